@@ -1,0 +1,3 @@
+"""hippoctl: the thin client for the hippod memory daemon."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,7 @@
+"""python -m hippoctl"""
+
+import sys
+
+from hippoctl.cli import main
+
+sys.exit(main())

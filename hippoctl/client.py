@@ -1,0 +1,186 @@
+"""Talking to the daemon: connect (spawning it when absent), handshake, one request, its replies."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from hippoctl import __version__
+from hippoctl.protocol import errors
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.framing import FrameError, pack, recv_frame
+from hippoctl.protocol.paths import log_dir, socket_path
+from hippoctl.protocol.version import PROTOCOL
+
+CONNECT_TIMEOUT = 0.25
+HELLO_TIMEOUT = 2.0
+SPAWN_WAIT = 5.0
+BACKOFF = (0.05, 0.1, 0.2, 0.4, 0.8)
+CANCEL_WAIT = 2.0
+
+_encode = msgspec.msgpack.Encoder().encode
+_decode = msgspec.msgpack.Decoder(m.DaemonMessage).decode
+
+
+class ClientError(Exception):
+    """The request could not be completed; carries the exit code to leave with."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def unreachable(message: str) -> ClientError:
+    return ClientError(message, errors.UNREACHABLE)
+
+
+def _connect_once(path: str) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(CONNECT_TIMEOUT)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def connect(*, spawn: bool) -> socket.socket:
+    """A connected socket to the daemon, starting it (bounded backoff, 5 s) when allowed."""
+    path = socket_path()
+    sock = _connect_once(path)
+    if sock is not None:
+        return sock
+    if not spawn:
+        raise unreachable(f"hippod is not running (no answer on {path})")
+    from hippoctl.spawn import spawn_daemon
+
+    spawn_daemon()
+    deadline = time.monotonic() + SPAWN_WAIT
+    attempt = 0
+    while True:
+        time.sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])
+        attempt += 1
+        sock = _connect_once(path)
+        if sock is not None:
+            return sock
+        if time.monotonic() >= deadline:
+            raise unreachable(f"hippod did not start within {SPAWN_WAIT:g} s; see {log_dir()}/hippod.log")
+
+
+def _recv(sock: socket.socket, timeout: float | None) -> m.Message:
+    sock.settimeout(timeout)
+    try:
+        raw = recv_frame(sock)
+    except TimeoutError:
+        raise unreachable("hippod stopped answering") from None
+    except FrameError as exc:
+        raise ClientError(f"bad frame from hippod: {exc}", errors.MISMATCH) from None
+    except OSError:
+        raise unreachable("connection to hippod lost") from None
+    if raw is None:
+        raise unreachable("connection to hippod lost before it replied")
+    try:
+        return _decode(raw)  # type: ignore[no-any-return]
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise ClientError("hippod sent a message this hippoctl cannot read", errors.MISMATCH) from None
+
+
+def _home() -> str:
+    value = os.environ.get("HIPPO_HOME", "").strip()
+    return os.path.expanduser(value) if value else ""
+
+
+def handshake(sock: socket.socket) -> m.Welcome:
+    hello = m.Hello(protocol=PROTOCOL, client_version=__version__, pid=os.getpid(), home=_home())
+    try:
+        sock.sendall(pack(_encode(hello)))
+    except OSError:
+        raise unreachable("connection to hippod lost") from None
+    reply = _recv(sock, HELLO_TIMEOUT)
+    if isinstance(reply, m.Error):
+        raise ClientError(reply.message, reply.exit_code or errors.exit_code_for(reply.code))
+    if not isinstance(reply, m.Welcome):
+        raise ClientError("hippod did not answer Hello with Welcome", errors.MISMATCH)
+    return reply
+
+
+def request_envelope(body: m.Body, *, cwd: str, global_store: bool) -> m.Request:
+    """A Request carrying the per-request environment (memory-model.md §5)."""
+    env = {k: os.environ[k] for k in m.REQUEST_ENV if os.environ.get(k)}
+    return m.Request(
+        id=1,
+        cwd=cwd,
+        body=body,  # type: ignore[arg-type]
+        env=env,
+        tenant=env.get("HIPPO_TENANT"),
+        session=env.get("HIPPO_SESSION_ID"),
+        global_store=global_store,
+    )
+
+
+def call(
+    request: m.Request,
+    *,
+    spawn: bool,
+    timeout: float,
+    on_progress: Callable[[m.Progress], None] | None = None,
+) -> m.Result | m.Error:
+    """Send one request and return its final Result or Error."""
+    sock = connect(spawn=spawn)
+    try:
+        handshake(sock)
+        try:
+            sock.sendall(pack(_encode(request)))
+        except FrameError as exc:
+            raise ClientError(str(exc), errors.FAILED) from None
+        except OSError:
+            raise unreachable("connection to hippod lost") from None
+        try:
+            while True:
+                reply = _recv(sock, timeout)
+                if isinstance(reply, m.Progress):
+                    if on_progress is not None and reply.line:
+                        on_progress(reply)
+                    continue
+                if isinstance(reply, m.Result | m.Error):
+                    return reply
+        except KeyboardInterrupt:
+            _cancel(sock, request.id)
+            raise
+    finally:
+        sock.close()
+
+
+def _cancel(sock: socket.socket, request_id: int) -> None:
+    """Ask the daemon to cancel, and wait briefly for it to say so."""
+    try:
+        sock.sendall(pack(_encode(m.Cancel(id=request_id))))
+        deadline = time.monotonic() + CANCEL_WAIT
+        while time.monotonic() < deadline:
+            reply = _recv(sock, max(0.01, deadline - time.monotonic()))
+            if isinstance(reply, m.Result | m.Error):
+                return
+    except (ClientError, OSError):
+        return
+
+
+def ping(*, spawn: bool = False) -> dict[str, Any] | None:
+    """The daemon's Ping reply as a dict, or None when it is not running."""
+    try:
+        result = call(request_envelope(m.Ping(), cwd=os.getcwd(), global_store=False), spawn=spawn, timeout=5.0)
+    except ClientError:
+        return None
+    if isinstance(result, m.Result) and isinstance(result.data, dict):
+        return result.data
+    return None
+
+
+def eprint(text: str) -> None:
+    print(text, file=sys.stderr)

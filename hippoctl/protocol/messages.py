@@ -1,0 +1,157 @@
+"""The messages on the wire: msgspec Structs tagged by class name in the field "t".
+
+Client -> daemon: Hello, Request, Cancel. Daemon -> client: Welcome, Progress, Result, Error.
+Every verb has its own closed request body type; the daemon dispatches on it in one place.
+Decoders ignore unknown fields, so new optional fields never need a protocol bump.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Message(msgspec.Struct, tag=True, tag_field="t", omit_defaults=True):
+    """Base of every top-level frame."""
+
+
+class Hello(Message):
+    protocol: int
+    client_version: str
+    pid: int
+    home: str
+    features: list[str] = []
+
+
+class Welcome(Message):
+    protocol: int
+    daemon_version: str
+    pid: int
+    started_at: str
+    home: str
+
+
+class Cancel(Message):
+    id: int
+
+
+class Progress(Message):
+    id: int
+    line: str
+    stream: str = "out"
+
+
+class Result(Message):
+    id: int
+    exit_code: int = 0
+    text: str = ""
+    data: Any = None
+    warnings: list[str] = []
+
+
+class Error(Message):
+    id: int | None
+    code: str
+    message: str
+    hint: str | None = None
+    details: dict[str, Any] = {}
+    exit_code: int = 1
+
+
+# --- request bodies: one per verb ---------------------------------------------------------------
+
+
+class Body(msgspec.Struct, tag=True, tag_field="t", omit_defaults=True):
+    """Base of every request body."""
+
+
+class Ping(Body):
+    """`version` and readiness probes."""
+
+
+class DaemonStatus(Body):
+    pass
+
+
+class Shutdown(Body):
+    pass
+
+
+class Init(Body):
+    pass
+
+
+class Remember(Body):
+    content: str
+    tags: list[str] = []
+    error: bool = False
+    pin: bool = False
+    confidence: str | None = None
+    scope: str | None = None
+    owner: str | None = None
+    artifact_ref: str | None = None
+
+
+class Recall(Body):
+    query: str
+    budget: int | None = None
+    limit: int | None = None
+    min_results: int = 1
+    why: bool = False
+    local_bump: float | None = None
+    equal_sources: bool = False
+    include_superseded: bool = False
+    scope: str | None = None
+
+
+class Inspect(Body):
+    id: str
+
+
+class Forget(Body):
+    id: str
+    archive: bool = False
+    reason: str | None = None
+
+
+class Outcome(Body):
+    good: bool
+    id: str | None = None
+
+
+class Status(Body):
+    pass
+
+
+RequestBody = (
+    Ping | DaemonStatus | Shutdown | Init | Remember | Recall | Inspect | Forget | Outcome | Status
+)
+
+
+class Request(Message):
+    id: int
+    cwd: str
+    body: RequestBody
+    env: dict[str, str] = {}
+    tenant: str | None = None
+    session: str | None = None
+    global_store: bool = False
+    deadline_ms: int | None = None
+
+
+ClientMessage = Hello | Request | Cancel
+DaemonMessage = Welcome | Progress | Result | Error
+
+BODY_TAGS = frozenset(t.__name__ for t in RequestBody.__args__)
+
+# Variables the client copies from its environment into every request (memory-model.md §5).
+REQUEST_ENV = (
+    "HIPPO_TENANT",
+    "HIPPO_SCOPE",
+    "GSTACK_SKILL",
+    "OPENCLAW_SKILL",
+    "HIPPO_SESSION_ID",
+    "HIPPO_AGENT_MEMORY_TOOLS",
+    "HIPPO_SKIP_AUTO_INTEGRATIONS",
+)

@@ -1,0 +1,94 @@
+"""Where the daemon's socket, lock and log live, computed with the standard library only.
+
+Client and daemon both call these functions, so they always agree on the socket path.
+They follow platformdirs' rules for app "hippo" (a test holds them to it) without
+importing platformdirs on the client's start-up path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import sys
+
+APP = "hippo"
+_MAX_SOCKET_PATH = 100
+
+
+def home_override() -> str | None:
+    """The realpath of $HIPPO_HOME, or None when it is unset or blank."""
+    value = os.environ.get("HIPPO_HOME", "").strip()
+    return os.path.realpath(os.path.expanduser(value)) if value else None
+
+
+def instance_key() -> str:
+    """`default`, or the first 12 hex of sha256(realpath of HIPPO_HOME) (daemon.md §2)."""
+    home = home_override()
+    if home is None:
+        return "default"
+    return hashlib.sha256(home.encode()).hexdigest()[:12]
+
+
+def _private_dir_ok(path: str) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077 == 0
+
+
+def runtime_base() -> str:
+    """platformdirs.user_runtime_dir("hippo") for this user, without platformdirs."""
+    if sys.platform == "darwin":
+        return os.path.expanduser("~/Library/Caches/TemporaryItems/" + APP)
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~/AppData/Local")
+        return os.path.join(local, "Temp", APP)
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    if xdg and _private_dir_ok(xdg):
+        return os.path.join(xdg, APP)
+    run_user = f"/run/user/{os.getuid()}"
+    if _private_dir_ok(run_user):
+        return os.path.join(run_user, APP)
+    tmp = os.environ.get("TMPDIR") or "/tmp"
+    return os.path.join(tmp, f"runtime-{os.getuid()}", APP)
+
+
+def socket_path() -> str:
+    """The socket the daemon binds and the client connects to; $HIPPO_SOCKET wins."""
+    explicit = os.environ.get("HIPPO_SOCKET", "").strip()
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    key = instance_key()
+    name = "hippod.sock" if key == "default" else f"hippod-{key}.sock"
+    path = os.path.join(runtime_base(), name)
+    if len(path.encode()) > _MAX_SOCKET_PATH:
+        # Unix socket paths are capped at 104-108 bytes; fall back to a short private folder.
+        path = os.path.join(f"/tmp/hippo-{os.getuid()}", name)
+    return path
+
+
+def lock_path(sock: str) -> str:
+    """The single-instance lock file sits next to the socket."""
+    return sock + ".lock"
+
+
+def log_dir() -> str:
+    """Where hippod.log lives: platformdirs' user log dir, or <HIPPO_HOME>/logs for a keyed instance.
+
+    A keyed instance (tests, alternate homes) logs inside its own home so that two
+    daemons never rotate the same file.
+    """
+    home = home_override()
+    if home is not None:
+        return os.path.join(home, "logs")
+    if sys.platform == "darwin":
+        return os.path.expanduser("~/Library/Logs/" + APP)
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~/AppData/Local")
+        return os.path.join(local, APP, "Logs")
+    state = os.environ.get("XDG_STATE_HOME", "").strip()
+    if not state or not os.path.isabs(state):
+        state = os.path.expanduser("~/.local/state")
+    return os.path.join(state, APP, "log")

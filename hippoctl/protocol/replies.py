@@ -1,0 +1,157 @@
+"""Typed reply data, one struct per verb: what `Result.data` carries and what `--json` prints.
+
+The daemon builds these; the client never needs to import them (it prints `text`, or
+re-encodes `data` as JSON), so this module stays off the client's start-up path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Reply(msgspec.Struct, omit_defaults=False):
+    """Base of every reply data struct."""
+
+
+class PingReply(Reply):
+    version: str
+    protocol: int
+    min_protocol: int
+    pid: int
+
+
+class StoreInfo(Reply):
+    path: str
+    kind: str
+    idle_s: int
+    schema: int
+
+
+class DaemonStatusReply(Reply):
+    version: str
+    protocol: int
+    pid: int
+    started_at: str
+    uptime_s: int
+    home: str
+    socket: str
+    socket_activated: bool
+    stores: list[StoreInfo]
+    connections: int
+    log: str
+
+
+class InitReply(Reply):
+    path: str
+    created: bool
+    kind: str
+
+
+class RememberReply(Reply):
+    id: str
+    store: str
+    layer: str
+    strength: float
+    half_life_days: float
+    confidence: str
+    tags: list[str]
+
+
+class Why(Reply):
+    bm25: float
+    bm25_norm: float
+    matched: list[str]
+    cosine: float | None
+    base: float
+    multipliers: dict[str, float]
+    envelope: dict[str, str | None]
+
+
+class RecallItem(Reply):
+    id: str
+    source: str
+    layer: str
+    confidence: str
+    aged: bool
+    pinned: bool
+    score: float
+    strength: float
+    tokens: int
+    tags: list[str]
+    content: str
+    created: str
+    last_retrieved: str
+    retrieval_count: int
+    half_life_days: float
+    superseded_by: str | None = None
+    why: Why | None = None
+
+
+class Skipped(Reply):
+    budget: int
+    limit: int
+
+
+class RecallReply(Reply):
+    query: str
+    budget: int
+    tokens: int
+    candidates: int
+    skipped: Skipped
+    results: list[RecallItem]
+
+
+class StrengthMath(Reply):
+    strength: float
+    days_since_retrieved: float
+    reward_factor: float
+    effective_half_life: float
+    decay: float
+    boost: float
+    emotion: float
+    penalty: float
+    aged: bool
+
+
+class InspectReply(Reply):
+    store: str
+    memory: dict[str, Any]
+    math: StrengthMath
+    supersedes: list[str]
+    conflicts: list[str]
+
+
+class ForgetReply(Reply):
+    id: str
+    archived: bool
+
+
+class OutcomeReply(Reply):
+    positive: bool
+    applied: int
+    ids: list[str]
+    pinned: list[str]
+
+
+class StoreStatus(Reply):
+    path: str
+    kind: str
+    tenant: str
+    total: int
+    layers: dict[str, int]
+    pinned: int
+    superseded: int
+    at_risk: int
+    mean_strength: float
+    schema: int
+    sleep_count: int
+    last_sleep: str | None
+    total_remembered: int
+    total_recalled: int
+    total_forgotten: int
+
+
+class StatusReply(Reply):
+    stores: list[StoreStatus]

@@ -1,0 +1,7 @@
+"""python -m hippod run"""
+
+import sys
+
+from hippod.main import main
+
+sys.exit(main())

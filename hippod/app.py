@@ -1,0 +1,113 @@
+"""The running daemon: bind last, serve, and stop gracefully (daemon.md §4, §13)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import time
+from typing import Any
+
+from hippod import clock
+from hippod.server import Server
+from hippod.state import DaemonState
+
+log = logging.getLogger("hippod.app")
+
+
+def systemd_socket() -> socket.socket | None:
+    """The listening socket systemd passed us (LISTEN_PID/LISTEN_FDS, fd 3), if any."""
+    if os.environ.get("LISTEN_PID") != str(os.getpid()) or os.environ.get("LISTEN_FDS") != "1":
+        return None
+    return socket.socket(fileno=3)
+
+
+def notify(message: str) -> None:
+    """Send READY=1 / STOPPING=1 to systemd when it asked for notifications."""
+    target = os.environ.get("NOTIFY_SOCKET")
+    if not target:
+        return
+    address = "\0" + target[1:] if target.startswith("@") else target
+    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.sendto(message.encode(), address)
+
+
+async def serve(state: DaemonState, config: dict[str, Any]) -> int:
+    """Bind the socket, serve until asked to stop, then shut down in order. Returns the exit code."""
+    loop = asyncio.get_running_loop()
+    server = Server(state, int(config["maxFrameBytes"]))
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        if signals > 1:
+            # A second signal during shutdown: leave now; WAL keeps every database consistent.
+            os._exit(1)
+        state.shutdown.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal)
+
+    adopted = systemd_socket()
+    state.socket_activated = adopted is not None
+    if adopted is not None:
+        listener = await asyncio.start_unix_server(server.handle, sock=adopted)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            # The lock proves no live daemon owns this path, so a leftover file is stale.
+            os.unlink(state.socket)
+        listener = await asyncio.start_unix_server(server.handle, path=state.socket, backlog=64)
+        os.chmod(state.socket, 0o600)
+    log.info("listening on %s (pid %d)", state.socket, state.pid)
+    notify("READY=1")
+
+    await state.shutdown.wait()
+    log.info("shutting down")
+    server.stopping = True
+    listener.close()
+    if adopted is None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(state.socket)
+    grace = float(config["shutdownGraceSeconds"])
+    if server.inflight:
+        _, pending = await asyncio.wait(set(server.inflight), timeout=grace)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=5)
+    await state.registry.close_all()
+    write_state(state)
+    notify("STOPPING=1")
+    log.info("stopped")
+    return 0
+
+
+def write_state(state: DaemonState) -> None:
+    """daemon-state.json: when this daemon ran, for the next one."""
+    path = os.path.join(state.registry.global_root, "daemon-state.json")
+    try:
+        os.makedirs(state.registry.global_root, mode=0o700, exist_ok=True)
+        with open(path + ".tmp", "w", encoding="utf-8") as handle:
+            json.dump(
+                {"last_started_at": state.started_at, "last_stopped_at": clock.iso(clock.now()), "pid": state.pid},
+                handle,
+            )
+        os.replace(path + ".tmp", path)
+    except OSError:
+        log.exception("could not write daemon-state.json")
+
+
+def new_state(registry: Any, socket_path: str, log_file: str, loss_aversion: float) -> DaemonState:
+    return DaemonState(
+        registry=registry,
+        socket=socket_path,
+        log_file=log_file,
+        started_at=clock.iso(clock.now()),
+        started_monotonic=time.monotonic(),
+        loss_aversion=loss_aversion,
+    )

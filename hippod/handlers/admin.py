@@ -1,0 +1,152 @@
+"""Handlers for version/ping, daemon status and stop, init and status."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies import (
+    DaemonStatusReply,
+    InitReply,
+    PingReply,
+    StatusReply,
+    StoreInfo,
+    StoreStatus,
+)
+from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
+from hippod import __version__, clock
+from hippod.lifecycle import strength as st
+from hippod.request import RequestContext
+from hippod.store import memories
+from hippod.store.db import DB_NAME
+from hippod.store.stores import PROJECT_DIR, Store
+
+
+async def ping(ctx: RequestContext, body: m.Ping) -> tuple[PingReply, str]:
+    reply = PingReply(version=__version__, protocol=PROTOCOL, min_protocol=MIN_PROTOCOL, pid=ctx.state.pid)
+    return reply, f"hippod {__version__} (protocol {MIN_PROTOCOL}-{PROTOCOL}), pid {ctx.state.pid}"
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes}m"
+    if minutes:
+        return f"{minutes}m {secs}s"
+    return f"{secs}s"
+
+
+async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[DaemonStatusReply, str]:
+    state = ctx.state
+    now = time.monotonic()
+    stores = [
+        StoreInfo(path=s.root, kind=s.kind, idle_s=int(now - s.last_used), schema=s.schema)
+        for s in state.registry.stores.values()
+    ]
+    uptime = now - state.started_monotonic
+    reply = DaemonStatusReply(
+        version=__version__,
+        protocol=PROTOCOL,
+        pid=state.pid,
+        started_at=state.started_at,
+        uptime_s=int(uptime),
+        home=state.registry.global_root,
+        socket=state.socket,
+        socket_activated=state.socket_activated,
+        stores=stores,
+        connections=state.connections,
+        log=state.log_file,
+    )
+    lines = [
+        f"hippod {__version__} (protocol {PROTOCOL}), pid {state.pid}, up {_duration(uptime)}",
+        f"home:    {reply.home}",
+        f"socket:  {state.socket} (socket activation: {'yes' if state.socket_activated else 'no'})",
+        f"log:     {state.log_file}",
+        f"stores open: {len(stores)}",
+    ]
+    lines += [f"  {s.path}   {s.kind:<8} idle {_duration(s.idle_s)}   schema {s.schema}" for s in stores]
+    lines.append(f"connections: {state.connections}")
+    return reply, "\n".join(lines)
+
+
+async def shutdown(ctx: RequestContext, body: m.Shutdown) -> tuple[None, str]:
+    ctx.state.shutdown.set()
+    return None, "hippod stopping"
+
+
+async def init(ctx: RequestContext, body: m.Init) -> tuple[InitReply, str]:
+    registry = ctx.state.registry
+    if ctx.request.global_store:
+        root, kind = registry.global_root, "global"
+    else:
+        root, kind = os.path.join(os.path.realpath(ctx.request.cwd), PROJECT_DIR), "project"
+    existed = os.path.isfile(os.path.join(root, DB_NAME))
+    store = await registry.open(root, kind)
+    if existed:
+        return InitReply(path=store.root, created=False, kind=kind), f"hippo store already at {store.root}"
+    return InitReply(path=store.root, created=True, kind=kind), f"Initialised {kind} hippo store at {store.root}"
+
+
+async def _store_status(store: Store, ctx: RequestContext) -> StoreStatus:
+    moment = clock.now()
+    rows = await memories.status_rows(store.db.reader, ctx.tenant)
+    meta = await memories.all_meta(store.db.reader)
+    layers: dict[str, int] = {}
+    pinned = superseded = at_risk = 0
+    total_strength = 0.0
+    for layer, is_pinned, superseded_by, last, half_life, pos, neg, count, valence in rows:
+        layers[layer] = layers.get(layer, 0) + 1
+        pinned += bool(is_pinned)
+        superseded += superseded_by is not None
+        value = st.strength(
+            days=clock.days_between(last, moment),
+            half_life_days=half_life,
+            pos=pos,
+            neg=neg,
+            retrieval_count=count,
+            valence=valence,
+            pinned=bool(is_pinned),
+            loss_aversion=ctx.state.loss_aversion,
+        )
+        total_strength += value
+        at_risk += value < st.AT_RISK_BELOW
+    return StoreStatus(
+        path=store.root,
+        kind=store.kind,
+        tenant=ctx.tenant,
+        total=len(rows),
+        layers=layers,
+        pinned=pinned,
+        superseded=superseded,
+        at_risk=at_risk,
+        mean_strength=round(total_strength / len(rows), 4) if rows else 0.0,
+        schema=store.schema,
+        sleep_count=int(meta.get("sleep_count", 0)),
+        last_sleep=meta.get("last_sleep"),
+        total_remembered=int(meta.get("total_remembered", 0)),
+        total_recalled=int(meta.get("total_recalled", 0)),
+        total_forgotten=int(meta.get("total_forgotten", 0)),
+    )
+
+
+async def status(ctx: RequestContext, body: m.Status) -> tuple[StatusReply, str]:
+    project, global_ = await ctx.read_stores()
+    stores = [await _store_status(s, ctx) for s in (project, global_) if s is not None]
+    lines: list[str] = []
+    for s in stores:
+        layer_text = ", ".join(f"{k} {v}" for k, v in sorted(s.layers.items())) or "none"
+        lines += [
+            f"{s.kind} store: {s.path} (tenant {s.tenant}, schema {s.schema})",
+            f"  memories: {s.total} ({layer_text}); pinned {s.pinned}; superseded {s.superseded}",
+            f"  strength: mean {s.mean_strength:.2f}; at risk (< {st.AT_RISK_BELOW}) {s.at_risk}",
+            f"  sleep: {s.sleep_count} runs; last {s.last_sleep or 'never'}",
+            f"  totals: remembered {s.total_remembered}, recalled {s.total_recalled}, "
+            f"forgotten {s.total_forgotten}",
+        ]
+    return StatusReply(stores=stores), "\n".join(lines)

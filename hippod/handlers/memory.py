@@ -1,0 +1,276 @@
+"""Handlers for remember, inspect, forget and outcome."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import asdict
+
+import msgspec
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies import ForgetReply, InspectReply, OutcomeReply, RememberReply, StrengthMath
+from hippod import clock
+from hippod.errors import HippoError
+from hippod.lifecycle import strength as st
+from hippod.request import RequestContext
+from hippod.store import memories
+from hippod.store.records import Memory
+from hippod.store.stores import Store
+
+MIN_CONTENT_CHARS = 3
+MAX_CONTENT_BYTES = 1024 * 1024
+CONFIDENCE_TIERS = ("verified", "observed", "inferred")
+_OWNER = re.compile(r"^(user|agent):\S{1,128}$")
+_URI = re.compile(r"^[a-z][a-z0-9+.-]*:")
+
+
+def validate_content(content: str) -> str:
+    """Trim and check a memory's text; the client runs the same checks before connecting."""
+    text = content.strip()
+    if len(text) < MIN_CONTENT_CHARS:
+        raise HippoError("usage", f"memory text must be at least {MIN_CONTENT_CHARS} characters after trimming")
+    size = len(text.encode())
+    if size > MAX_CONTENT_BYTES:
+        raise HippoError("usage", f"memory text is {size} bytes; the limit is 1 MiB ({MAX_CONTENT_BYTES} bytes)")
+    return text
+
+
+def _new_id() -> str:
+    return "mem_" + secrets.token_hex(6)
+
+
+def _tags(body: m.Remember, cwd_tags: list[str]) -> list[str]:
+    tags = [t.strip() for t in body.tags if t.strip()]
+    if body.error:
+        tags.append("error")
+    if body.scope:
+        tags.append(f"scope:{body.scope}")
+    tags.extend(cwd_tags)
+    return list(dict.fromkeys(tags))
+
+
+async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply, str]:
+    content = validate_content(body.content)
+    confidence = body.confidence or "verified"
+    if confidence not in CONFIDENCE_TIERS:
+        raise HippoError("usage", f"unknown confidence {confidence!r}; use one of {', '.join(CONFIDENCE_TIERS)}")
+    if body.owner is not None and not _OWNER.match(body.owner):
+        raise HippoError("usage", "--owner must look like user:<id> or agent:<id>")
+    if body.artifact_ref is not None and not _URI.match(body.artifact_ref):
+        raise HippoError("usage", "--artifact-ref must be a URI with a scheme, e.g. file:///path")
+    store = await ctx.target_store(write=True)
+    tags = _tags(body, ctx.cwd_path_tags)
+    now = clock.iso(clock.now())
+    half_life = st.initial_half_life(tags, float(store.config.get("defaultHalfLifeDays", 365)))
+    memory = Memory(
+        id=_new_id(),
+        tenant_id=ctx.tenant,
+        content=content,
+        layer="episodic",
+        kind="distilled",
+        created=now,
+        valid_from=now,
+        last_retrieved=now,
+        retrieval_count=0,
+        half_life_days=half_life,
+        strength=1.0,
+        emotional_valence=st.valence_for_tags(tags),
+        schema_fit=0.5,
+        tags=tags,
+        source="cli",
+        confidence=confidence,
+        pinned=body.pin,
+        outcome_positive=0,
+        outcome_negative=0,
+        outcome_score=None,
+        scope=body.scope,
+        owner=body.owner,
+        artifact_ref=body.artifact_ref,
+        origin_project=store.project,
+        source_session_id=ctx.request.session,
+        updated_at=now,
+    )
+    async with store.db.transaction() as conn:
+        stored = await memories.insert(conn, memory)
+        if stored:
+            await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="remember", target=memory.id)
+    if not stored:
+        async with store.db.transaction() as conn:
+            await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="reject_refusal")
+        raise HippoError(
+            "rejected_value",
+            "this text was rejected earlier and cannot be stored again",
+            hint="hippoctl rejections lists tombstones; hippoctl unreject <digest> lifts one",
+        )
+    store.mirrors.changed([memory.id])
+    reply = RememberReply(
+        id=memory.id,
+        store=store.root,
+        layer=memory.layer,
+        strength=1.0,
+        half_life_days=half_life,
+        confidence=confidence,
+        tags=tags,
+    )
+    text = (
+        f"Remembered [{memory.id}]\n"
+        f"Layer: {memory.layer} | Strength: 1.00 | Half-life: {half_life:g}d | Confidence: {confidence}"
+    )
+    return reply, text
+
+
+async def _find(ctx: RequestContext, memory_id: str) -> tuple[Store, Memory]:
+    """Look an id up in the target store, then (for a project request) the global store."""
+    store = await ctx.target_store(write=False)
+    found = await memories.get(store.db.reader, ctx.tenant, memory_id)
+    if found is None and store.kind == "project":
+        store = await ctx.global_store()
+        found = await memories.get(store.db.reader, ctx.tenant, memory_id)
+    if found is None:
+        raise HippoError("not_found", f"no memory with id {memory_id}")
+    return store, found
+
+
+def strength_math(memory: Memory, ctx: RequestContext) -> StrengthMath:
+    now = clock.now()
+    parts = memory.strength_at(now, ctx.state.loss_aversion)
+    return StrengthMath(
+        strength=parts.strength,
+        days_since_retrieved=parts.days,
+        reward_factor=parts.reward_factor,
+        effective_half_life=parts.effective_half_life,
+        decay=parts.decay,
+        boost=parts.boost,
+        emotion=parts.emotion,
+        penalty=parts.penalty,
+        aged=st.is_aged(pinned=memory.pinned, confidence=memory.confidence, days_since_retrieved=parts.days),
+    )
+
+
+async def inspect(ctx: RequestContext, body: m.Inspect) -> tuple[InspectReply, str]:
+    store, memory = await _find(ctx, body.id)
+    math = strength_math(memory, ctx)
+    supersedes = await memories.superseded_by_chain(store.db.reader, memory.id)
+    fields = asdict(memory)
+    reply = InspectReply(
+        store=store.root, memory=fields, math=math, supersedes=supersedes, conflicts=list(memory.conflicts_with)
+    )
+    lines = [f"{key}: {_show(value)}" for key, value in fields.items() if key != "content"]
+    lines += [
+        "",
+        "live strength math:",
+        f"  strength {math.strength:.4f} = clamp(decay {math.decay:.4f} x boost {math.boost:.4f} "
+        f"x emotion {math.emotion:g}) x penalty {math.penalty:g}" + (" (pinned: 1.0)" if memory.pinned else ""),
+        f"  {math.days_since_retrieved:.2f} days since last retrieval; reward factor {math.reward_factor:.4f}; "
+        f"effective half-life {math.effective_half_life:.1f} d" + ("; [aged]" if math.aged else ""),
+        f"  supersedes: {', '.join(supersedes) or '-'}; superseded by: {memory.superseded_by or '-'}",
+        f"  conflicts: {', '.join(memory.conflicts_with) or '-'}",
+        f"  store: {store.root}",
+        "",
+        memory.content,
+    ]
+    return reply, "\n".join(lines)
+
+
+def _show(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]:
+    store, memory = await _find(ctx, body.id)
+    now = clock.iso(clock.now())
+    if memory.kind == "raw" and not body.archive:
+        raise HippoError(
+            "raw_append_only",
+            f"{memory.id} is a raw receipt and cannot be deleted",
+            hint=f'hippoctl forget {memory.id} --archive --reason "<why>"',
+        )
+    if body.archive and memory.kind != "raw":
+        raise HippoError("bad_state", f"--archive applies to raw rows only; {memory.id} is {memory.kind}")
+    async with store.db.transaction() as conn:
+        if body.archive:
+            await memories.archive_raw(conn, memory, body.reason or "", now)
+            await memories.audit(
+                conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="archive_raw", target=memory.id
+            )
+        else:
+            await memories.delete(conn, ctx.tenant, memory.id)
+            await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=memory.id)
+    if body.archive:
+        store.mirrors.changed([memory.id])
+        return ForgetReply(id=memory.id, archived=True), f"Archived [{memory.id}]"
+    store.mirrors.deleted([memory.id])
+    return ForgetReply(id=memory.id, archived=False), f"Forgot [{memory.id}]"
+
+
+def last_batch_key(tenant: str, session: str) -> str:
+    return f"last_batch:{tenant}:{session}"
+
+
+async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, str]:
+    targets: list[tuple[Store, list[str]]] = []
+    if body.id is not None:
+        store, memory = await _find(ctx, body.id)
+        targets.append((store, [memory.id]))
+    else:
+        project, global_ = await ctx.read_stores()
+        key = last_batch_key(ctx.tenant, ctx.session_key)
+        for store in (project, global_):
+            if store is None:
+                continue
+            raw = await memories.get_meta(store.db.reader, key)
+            ids = msgspec.json.decode(raw, type=list[str]) if raw else []
+            if ids:
+                targets.append((store, ids))
+        if not targets:
+            raise HippoError(
+                "no_recent_recall",
+                "no recent recall to mark in this session",
+                hint="run hippoctl recall first, or pass --id <memory id>",
+            )
+    moment = clock.now()
+    now = clock.iso(moment)
+    applied: list[str] = []
+    pinned: list[str] = []
+    for store, ids in targets:
+        async with store.db.transaction() as conn:
+            rows = []
+            for memory in await memories.get_many(conn, ids):
+                if memory.tenant_id != ctx.tenant:
+                    continue
+                if body.good:
+                    memory.outcome_positive += 1
+                else:
+                    memory.outcome_negative += 1
+                memory.outcome_score = 1 if body.good else -1
+                strength = memory.strength_at(moment, ctx.state.loss_aversion).strength
+                rows.append(
+                    (memory.outcome_positive, memory.outcome_negative, memory.outcome_score, strength, now, memory.id)
+                )
+                applied.append(memory.id)
+                if memory.pinned:
+                    pinned.append(memory.id)
+            await memories.update_outcome(conn, rows)
+            for memory_id in (r[-1] for r in rows):
+                await memories.audit(
+                    conn,
+                    ts=now,
+                    tenant=ctx.tenant,
+                    actor=ctx.actor,
+                    op="outcome",
+                    target=memory_id,
+                    metadata={"positive": body.good},
+                )
+        store.mirrors.changed(r[-1] for r in rows)
+    word = "positive" if body.good else "negative"
+    text = f"Applied {word} outcome to {len(applied)} memories"
+    if pinned:
+        text += " (pinned: strength stays 1.0 while pinned)"
+    return OutcomeReply(positive=body.good, applied=len(applied), ids=applied, pinned=pinned), text

@@ -1,0 +1,173 @@
+"""The recall handler: candidates per store, scoring, merge, budget, render, strengthen (recall.md §1-§8, §12)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies import RecallItem, RecallReply, Skipped, Why
+from hippod import clock
+from hippod.errors import HippoError
+from hippod.handlers.memory import last_batch_key
+from hippod.lifecycle import strength as st
+from hippod.recall import render
+from hippod.recall.budget import fill_budget, tokens
+from hippod.recall.merge import merge_results
+from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
+from hippod.recall.tokenize import fts_match_expression, tokenize
+from hippod.request import RequestContext
+from hippod.store import memories
+from hippod.store.stores import Store
+
+CANDIDATE_LIMIT = 200
+
+
+async def _score_store(store: Store, query: list[str], body: m.Recall, ctx: RequestContext, sc: ScoreContext) -> list[Scored]:
+    reader = store.db.reader
+    if store.fts5:
+        found = await memories.candidates_fts(
+            reader,
+            ctx.tenant,
+            fts_match_expression(query),
+            include_superseded=body.include_superseded,
+            scope=body.scope,
+            limit=CANDIDATE_LIMIT,
+        )
+    else:
+        found = await memories.candidates_like(
+            reader, ctx.tenant, query, include_superseded=body.include_superseded, scope=body.scope,
+            limit=CANDIDATE_LIMIT,
+        )
+    # Without embeddings a LIKE-only candidate always scores zero (its tokens are not the query's),
+    # so the substring fallback runs only when FTS5 itself is missing.
+    return score_candidates(query, [c[0] for c in found], [c[1] for c in found], sc)
+
+
+def _item(s: Scored, now: datetime, why: bool) -> RecallItem:
+    mem = s.memory
+    days = clock.days_between(mem.last_retrieved, now)
+    item = RecallItem(
+        id=mem.id,
+        source=s.source,
+        layer=mem.layer,
+        confidence=mem.confidence,
+        aged=st.is_aged(pinned=mem.pinned, confidence=mem.confidence, days_since_retrieved=days),
+        pinned=mem.pinned,
+        score=round(s.score, 6),
+        strength=round(s.strength, 6),
+        tokens=0,
+        tags=mem.tags,
+        content=mem.content,
+        created=mem.created,
+        last_retrieved=mem.last_retrieved,
+        retrieval_count=mem.retrieval_count,
+        half_life_days=mem.half_life_days,
+        superseded_by=mem.superseded_by,
+    )
+    if why:
+        item.why = Why(
+            bm25=round(s.bm25, 6),
+            bm25_norm=round(s.base, 6),
+            matched=s.matched,
+            cosine=None,
+            base=round(s.base, 6),
+            multipliers={k: round(v, 6) for k, v in s.multipliers.items()},
+            envelope={
+                "kind": mem.kind,
+                "scope": mem.scope,
+                "owner": mem.owner,
+                "artifact_ref": mem.artifact_ref,
+                "session_id": mem.source_session_id,
+            },
+        )
+    return item
+
+
+async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]:
+    query = tokenize(body.query)
+    if not query:
+        raise HippoError("usage", "the query has no searchable words")
+    if body.budget is not None and body.budget < 0:
+        raise HippoError("usage", "--budget must be 0 or more")
+    project, global_ = await ctx.read_stores()
+    config = (project or global_ or await ctx.global_store()).config
+    budget = body.budget if body.budget is not None else int(config.get("defaultBudget", 4000))
+    moment = clock.now()
+    sc = ScoreContext(moment, ctx.cwd_path_tags, body.scope or ctx.active_scope, ctx.state.loss_aversion)
+    local = await _score_store(project, query, body, ctx, sc) if project else []
+    remote = await _score_store(global_, query, body, ctx, sc) if global_ else []
+    if body.equal_sources or project is None:
+        bump = 1.0
+    elif body.local_bump is not None:
+        bump = body.local_bump
+    else:
+        bump = float(config.get("search", {}).get("localBump", 1.2))
+    ranked = drop_extracted_sources(merge_results(local, remote, bump))
+
+    items = [_item(s, moment, body.why) for s in ranked]
+    blocks = [render.item_block(i, why=body.why) for i in items]
+    sizes = [tokens(b + "\n\n") for b in blocks]
+    reserved = tokens(render.reserved_heading(body.query) + "\n" + render.RESERVED_CUTOFF + "\n\n")
+    fill = fill_budget(sizes, budget, reserved=reserved, min_results=max(0, body.min_results), limit=body.limit)
+    chosen = [items[i] for i in fill.taken]
+    for index in fill.taken:
+        items[index].tokens = sizes[index]
+    cut = None
+    if fill.skipped_budget or fill.skipped_limit:
+        cut = render.cutoff(len(chosen), len(items), fill.skipped_budget, fill.skipped_limit)
+    if chosen:
+        rest = render.body([blocks[i] for i in fill.taken], cut)
+        total = tokens(render.reserved_heading(body.query) + "\n" + rest)
+        text = render.heading(len(chosen), total, body.query) + "\n" + rest
+    else:
+        text = render.no_results(body.query)
+        total = tokens(text)
+
+    by_id = {s.memory.id: s for s in ranked}
+    for store, source in ((project, "local"), (global_, "global")):
+        if store is not None:
+            picked = [by_id[i.id] for i in chosen if by_id[i.id].source == source]
+            await _after_recall(store, picked, body.query, ctx, moment)
+    reply = RecallReply(
+        query=body.query,
+        budget=budget,
+        tokens=total,
+        candidates=len(items),
+        skipped=Skipped(budget=fill.skipped_budget, limit=fill.skipped_limit),
+        results=chosen,
+    )
+    return reply, text
+
+
+async def _after_recall(store: Store, picked: list[Scored], query: str, ctx: RequestContext, moment: datetime) -> None:
+    """Strengthen what was returned, replace the session's last batch, audit (recall.md §12)."""
+    now = clock.iso(moment)
+    updates = []
+    for s in picked:
+        mem = s.memory
+        if not st.strengthens(mem.outcome_positive, mem.outcome_negative, mem.superseded_by is not None):
+            continue
+        mem.retrieval_count += 1
+        mem.last_retrieved = now
+        mem.half_life_days += st.RETRIEVAL_HALF_LIFE_BONUS
+        if mem.confidence == "stale":
+            mem.confidence = "observed"
+        strength = mem.strength_at(moment, ctx.state.loss_aversion).strength
+        updates.append((mem.retrieval_count, now, mem.half_life_days, mem.confidence, strength, now, mem.id))
+    ids = [s.memory.id for s in picked]
+    async with store.db.transaction() as conn:
+        if updates:
+            await memories.update_retrieval(conn, updates)
+        await memories.set_meta(conn, last_batch_key(ctx.tenant, ctx.session_key), msgspec.json.encode(ids).decode())
+        await memories.audit(
+            conn,
+            ts=now,
+            tenant=ctx.tenant,
+            actor=ctx.actor,
+            op="recall",
+            metadata={"query": query[:200], "results": len(ids), "mode": "recall"},
+        )
+    if updates:
+        store.mirrors.changed(u[-1] for u in updates)

@@ -1,0 +1,158 @@
+"""`hippod run [--foreground] [--detach]`: paths, umask, logging, the single-instance lock, asyncio.run."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import logging.handlers
+import os
+import stat
+import subprocess
+import sys
+import time
+
+from hippoctl.protocol import paths
+from hippod import __version__, clock
+from hippod.app import new_state, serve
+from hippod.config import DEFAULTS, load_daemon_config
+from hippod.lifecycle.strength import loss_aversion_from_env
+from hippod.lock import InstanceLock, lock_info
+from hippod.probe import ping
+from hippod.store.stores import StoreRegistry
+
+log = logging.getLogger("hippod")
+
+LOCK_WAIT_SECONDS = 5.0
+LOCK_PROBE_SECONDS = 0.25
+DETACH_WAIT_SECONDS = 5.0
+
+
+class StartupError(Exception):
+    """The daemon cannot start; the message says why in one line."""
+
+
+def setup_logging(foreground: bool) -> str:
+    """Rotating hippod.log (5 MiB x 3); stderr too in the foreground. Returns the log file path."""
+    folder = paths.log_dir()
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    log_file = os.path.join(folder, "hippod.log")
+    settings = DEFAULTS["log"]
+    handler: logging.Handler = logging.handlers.RotatingFileHandler(
+        log_file, maxBytes=settings["maxBytes"], backupCount=settings["backups"], encoding="utf-8"
+    )
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%Y-%m-%dT%H:%M:%S%z")
+    handler.setFormatter(fmt)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    if foreground:
+        err = logging.StreamHandler(sys.stderr)
+        err.setFormatter(fmt)
+        root.addHandler(err)
+    level = os.environ.get("HIPPO_LOG_LEVEL", "info").upper()
+    root.setLevel(level if level in ("DEBUG", "INFO", "WARNING") else "INFO")
+    # aiosqlite logs every statement at debug level; statements can carry memory text.
+    logging.getLogger("aiosqlite").setLevel(logging.WARNING)
+    return log_file
+
+
+def ensure_private_dir(path: str) -> None:
+    """Create a 0700 folder, or refuse one that another user owns or others can open."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    st = os.stat(path)
+    if st.st_uid != os.getuid():
+        raise StartupError(f"runtime dir {path} is owned by uid {st.st_uid}, not by this user")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        raise StartupError(f"runtime dir {path} is accessible to other users (mode {stat.S_IMODE(st.st_mode):o})")
+
+
+def acquire(lock: InstanceLock, sock: str) -> int | None:
+    """Take the lock; if it is busy, return the pid of the daemon that answers, else raise."""
+    if lock.try_acquire(lock_info(os.getpid(), __version__)):
+        return None
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        pid = ping(sock, timeout=LOCK_PROBE_SECONDS)
+        if pid is not None:
+            return pid
+        # The holder may have just exited.
+        if lock.try_acquire(lock_info(os.getpid(), __version__)):
+            return None
+        if time.monotonic() >= deadline:
+            raise StartupError("lock held by unresponsive process")
+        time.sleep(LOCK_PROBE_SECONDS)
+
+
+def run(foreground: bool) -> int:
+    os.umask(0o077)
+    clock.load_fake_now()
+    sock = paths.socket_path()
+    log_file = setup_logging(foreground)
+    if not os.environ.get("HIPPO_SOCKET", "").strip():
+        ensure_private_dir(os.path.dirname(sock))
+    else:
+        os.makedirs(os.path.dirname(sock), mode=0o700, exist_ok=True)
+    lock = InstanceLock(paths.lock_path(sock))
+    running = acquire(lock, sock)
+    if running is not None:
+        print(f"hippod already running (pid {running})")
+        return 0
+    try:
+        registry = StoreRegistry()
+        config = load_daemon_config(registry.global_root)
+        state = new_state(
+            registry, sock, log_file, loss_aversion_from_env(os.environ.get("HIPPO_LOSS_AVERSION_RATIO"))
+        )
+        return asyncio.run(serve(state, config))
+    finally:
+        lock.release()
+
+
+def detach() -> int:
+    """Start a background daemon and return once it answers on the socket."""
+    sock = paths.socket_path()
+    pid = ping(sock)
+    if pid is not None:
+        print(f"hippod already running (pid {pid})")
+        return 0
+    child = subprocess.Popen(
+        [sys.executable, "-m", "hippod", "run"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + DETACH_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        pid = ping(sock, timeout=0.25)
+        if pid is not None:
+            print(f"hippod started (pid {pid})")
+            return 0
+        if child.poll() is not None:
+            break
+        time.sleep(0.05)
+    print(f"hippod: did not start within {DETACH_WAIT_SECONDS:g} s; see {paths.log_dir()}/hippod.log", file=sys.stderr)
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hippod", description="The hippo memory daemon.")
+    parser.add_argument("--version", action="version", version=f"hippod {__version__}")
+    sub = parser.add_subparsers(dest="command")
+    run_parser = sub.add_parser("run", help="run the daemon")
+    run_parser.add_argument("--foreground", action="store_true", help="also log to stderr")
+    run_parser.add_argument("--detach", action="store_true", help="start in the background and return when ready")
+    args = parser.parse_args(argv)
+    if args.command != "run":
+        parser.print_help()
+        return 2
+    try:
+        return detach() if args.detach else run(args.foreground)
+    except StartupError as exc:
+        print(f"hippod: {exc}", file=sys.stderr)
+        log.error("%s", exc)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

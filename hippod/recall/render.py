@@ -1,0 +1,79 @@
+"""The printed `recall` block. The budget counts these exact lines, so they are built here, in the daemon."""
+
+from __future__ import annotations
+
+from hippoctl.protocol.replies import RecallItem
+
+BAR_CELLS = 10
+
+
+def heading(count: int, tokens: int, query: str) -> str:
+    noun = "memory" if count == 1 else "memories"
+    return f'Found {count} {noun} ({tokens} tokens) for: "{query}"'
+
+
+def reserved_heading(query: str) -> str:
+    """The heading with its numbers padded to 6 digits, so its size is known before the fill."""
+    return f'Found 000000 memories (000000 tokens) for: "{query}"'
+
+
+def cutoff(shown: int, candidates: int, skipped_budget: int, skipped_limit: int) -> str:
+    parts = [f"showing {shown} of {candidates} candidates"]
+    if skipped_budget:
+        parts.append(f"{skipped_budget} skipped to fit the budget")
+    if skipped_limit:
+        parts.append(f"{skipped_limit} past --limit")
+    return "Cutoff: " + "; ".join(parts)
+
+
+RESERVED_CUTOFF = (
+    "Cutoff: showing 000000 of 000000 candidates; 000000 skipped to fit the budget; 000000 past --limit"
+)
+
+
+def _num(value: float) -> str:
+    return str(round(value, 3))
+
+
+def item_block(item: RecallItem, *, why: bool) -> str:
+    """One memory: header line, strength bar with tags and date, content, and --why lines."""
+    labels = [f"[{item.layer}]", f"[{item.confidence}]"]
+    if item.aged:
+        labels.append("[aged]")
+    if why:
+        labels.append(f"[{item.source}]")
+    elif item.source == "global":
+        labels.append("[global]")
+    if item.superseded_by:
+        labels.append(f"[superseded → {item.superseded_by}]")
+    header = f"--- {item.id} {' '.join(labels)} score={item.score:.3f} strength={item.strength:.2f}"
+    filled = round(item.strength * BAR_CELLS)
+    bar = "█" * filled + "░" * (BAR_CELLS - filled)
+    tags = ", ".join(item.tags) or "-"
+    meta = f"{bar} tags: {tags} | retrieved: {item.retrieval_count}x | {item.created[:10]}"
+    lines = [header, meta, item.content]
+    if why and item.why is not None:
+        w = item.why
+        match = f"matched [{', '.join(w.matched)}]" if w.matched else "no direct term or embedding match"
+        if w.cosine is not None:
+            match += f"; cosine: {w.cosine:.2f}"
+        mults = " ".join(f"{name} {_num(value)}" for name, value in w.multipliers.items())
+        env = w.envelope
+        lines += [
+            f"    BM25: {match}",
+            f"    multipliers: {mults}",
+            f"    envelope: kind={env.get('kind') or '-'} scope={env.get('scope') or '-'} "
+            f"owner={env.get('owner') or '-'} artifact={env.get('artifact_ref') or '-'} "
+            f"session={env.get('session_id') or '-'}",
+        ]
+    return "\n".join(lines)
+
+
+def body(items: list[str], cutoff_line: str | None) -> str:
+    """Everything after the heading line: the cutoff line if any, a blank line, the item blocks."""
+    rest = f"{cutoff_line}\n" if cutoff_line else ""
+    return rest + "\n" + "\n\n".join(items)
+
+
+def no_results(query: str) -> str:
+    return f'No memories found for: "{query}"'

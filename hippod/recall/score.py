@@ -1,0 +1,155 @@
+"""The composite recall score: BM25 base times every multiplier that applies (recall.md §5)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hippod.clock import days_between, parse_iso
+from hippod.recall.bm25 import bm25_scores
+from hippod.store.records import Memory
+
+RECENT_WORDS = frozenset("recently latest last newest current today".split())
+EARLY_WORDS = frozenset("first earliest oldest initially originally".split())
+
+
+def strength_multiplier(strength: float) -> float:
+    return 0.5 + 0.5 * strength
+
+
+def recency_multiplier(age_days: float) -> float:
+    return 0.8 + 0.2 * math.exp(-age_days / 30.0)
+
+
+def decision_multiplier(tags: Sequence[str]) -> float:
+    return 1.2 if "decision" in tags else 1.0
+
+
+def path_multiplier(memory_tags: Sequence[str], cwd_path_tags: Sequence[str]) -> float:
+    """1 + 0.3 x the share of path tags in common; 1.0 when either side has none."""
+    m = {t for t in memory_tags if t.startswith("path:")}
+    c = set(cwd_path_tags)
+    if not m or not c:
+        return 1.0
+    return 1.0 + 0.3 * len(m & c) / max(len(m), len(c))
+
+
+def outcome_multiplier(pos: int, neg: int) -> float:
+    if pos == 0 and neg == 0:
+        return 1.0
+    return min(1.15, max(0.85, 1.0 + 0.15 * math.tanh((pos - neg) / 2.0)))
+
+
+def scope_multiplier(tags: Sequence[str], active_scope: str | None) -> float:
+    """1.5 for the active scope's tag, 0.5 for only other scope tags, else 1.0."""
+    if not active_scope:
+        return 1.0
+    scoped = [t for t in tags if t.startswith("scope:")]
+    if f"scope:{active_scope}" in scoped:
+        return 1.5
+    return 0.5 if scoped else 1.0
+
+
+def extracted_multiplier(tags: Sequence[str]) -> float:
+    return 1.3 if "extracted" in tags else 1.0
+
+
+def temporal_direction(query_tokens: Sequence[str]) -> int:
+    """+1 when the query asks for the newest, -1 for the oldest, 0 otherwise."""
+    words = set(query_tokens)
+    if words & RECENT_WORDS:
+        return 1
+    if words & EARLY_WORDS:
+        return -1
+    return 0
+
+
+def temporal_multiplier(direction: int, position: float) -> float:
+    """position is the created time normalised to [0, 1] over the candidates."""
+    if direction > 0:
+        return 0.8 + 0.4 * position
+    if direction < 0:
+        return 0.8 + 0.4 * (1.0 - position)
+    return 1.0
+
+
+@dataclass(slots=True)
+class Scored:
+    """A candidate with its score and every factor that made it."""
+
+    memory: Memory
+    score: float
+    bm25: float
+    base: float
+    strength: float
+    matched: list[str]
+    multipliers: dict[str, float] = field(default_factory=dict)
+    source: str = "local"
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreContext:
+    """What a score depends on besides the candidate itself."""
+
+    now: datetime
+    cwd_path_tags: Sequence[str]
+    active_scope: str | None = None
+    loss_aversion: float = 1.0
+
+
+def score_candidates(
+    query_tokens: Sequence[str],
+    candidates: Sequence[Memory],
+    doc_tokens: Sequence[Sequence[str]],
+    ctx: ScoreContext,
+) -> list[Scored]:
+    """Score one store's candidates (BM25 only), dropping those with bm25 <= 0 or score <= 0."""
+    if not candidates or not query_tokens:
+        return []
+    raw = bm25_scores(query_tokens, doc_tokens)
+    direction = temporal_direction(query_tokens)
+    positions = _created_positions(candidates) if direction else [0.5] * len(candidates)
+    results: list[Scored] = []
+    for memory, tokens, bm25, position in zip(candidates, doc_tokens, raw, positions, strict=True):
+        if bm25 <= 0:
+            continue
+        strength = memory.strength_at(ctx.now, ctx.loss_aversion).strength
+        multipliers = {
+            "strength": strength_multiplier(strength),
+            "recency": recency_multiplier(days_between(memory.created, ctx.now)),
+            "decision": decision_multiplier(memory.tags),
+            "path": path_multiplier(memory.tags, ctx.cwd_path_tags),
+            "outcome": outcome_multiplier(memory.outcome_positive, memory.outcome_negative),
+            "scope": scope_multiplier(memory.tags, ctx.active_scope),
+            "extracted": extracted_multiplier(memory.tags),
+            "temporal": temporal_multiplier(direction, position),
+        }
+        base = bm25 / len(query_tokens)
+        score = base * math.prod(multipliers.values())
+        if score <= 0:
+            continue
+        present = set(tokens)
+        matched = list(dict.fromkeys(q for q in query_tokens if q in present))
+        results.append(Scored(memory, score, bm25, base, strength, matched, multipliers))
+    return results
+
+
+def _created_positions(candidates: Sequence[Memory]) -> list[float]:
+    stamps = [parse_iso(m.created).timestamp() for m in candidates]
+    lo, hi = min(stamps), max(stamps)
+    if hi == lo:
+        return [0.5] * len(stamps)
+    return [(s - lo) / (hi - lo) for s in stamps]
+
+
+def sort_key(item: Scored) -> tuple[float, str, str]:
+    """Score descending, then content, then id (code-point order)."""
+    return (-item.score, item.memory.content, item.memory.id)
+
+
+def drop_extracted_sources(items: list[Scored]) -> list[Scored]:
+    """When an extracted fact and the memory it came from are both listed, keep only the fact."""
+    sources = {i.memory.extracted_from for i in items if i.memory.extracted_from}
+    return [i for i in items if i.memory.id not in sources] if sources else items

@@ -1,0 +1,53 @@
+"""The tokenizer shared by BM25, the FTS index, overlap tests and dormant search (recall.md §3)."""
+
+from __future__ import annotations
+
+import re
+
+_NON_WORD = re.compile(r"[^\w\s]")
+# Han, Hiragana, Katakana and Hangul: scripts written without spaces between words.
+_CJK = (
+    "\u1100-\u11ff\u3040-\u309f\u30a0-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
+)
+_CJK_SPLIT = re.compile(f"([{_CJK}]+)")
+_HAS_CJK = re.compile(f"[{_CJK}]")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase, drop punctuation, split on spaces, keep tokens longer than one character.
+
+    Runs of CJK characters become overlapping bigrams; a lone CJK character stays a token.
+    Duplicates are kept, in order.
+    """
+    tokens: list[str] = []
+    for piece in _NON_WORD.sub(" ", text.lower()).split():
+        if not _HAS_CJK.search(piece):
+            if len(piece) > 1:
+                tokens.append(piece)
+            continue
+        for part in _CJK_SPLIT.split(piece):
+            if not part:
+                continue
+            if _HAS_CJK.match(part):
+                if len(part) == 1:
+                    tokens.append(part)
+                else:
+                    tokens.extend(part[i : i + 2] for i in range(len(part) - 1))
+            elif len(part) > 1:
+                tokens.append(part)
+    return tokens
+
+
+def text_overlap(a: str, b: str) -> float:
+    """Jaccard similarity of the two texts' token sets; two empty texts overlap fully."""
+    sa, sb = set(tokenize(a)), set(tokenize(b))
+    if not sa and not sb:
+        return 1.0
+    return len(sa & sb) / len(sa | sb)
+
+
+def fts_match_expression(tokens: list[str]) -> str:
+    """An FTS5 MATCH string that ORs the distinct tokens, each quoted so user text is never syntax."""
+    distinct = list(dict.fromkeys(tokens))
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in distinct)

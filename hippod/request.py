@@ -1,0 +1,89 @@
+"""A request as handlers see it: envelope fields, store resolution and reply warnings."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from hippoctl.protocol.messages import Request
+from hippod.errors import HippoError
+from hippod.pathtags import path_tags
+from hippod.state import DaemonState
+from hippod.store.stores import Store
+
+
+@dataclass
+class RequestContext:
+    """One request's envelope plus the daemon state, with helpers to reach its stores."""
+
+    request: Request
+    state: DaemonState
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def tenant(self) -> str:
+        tenant = self.request.tenant or self.request.env.get("HIPPO_TENANT", "")
+        return tenant.strip() or "default"
+
+    @property
+    def session_key(self) -> str:
+        return self.request.session or self.request.env.get("HIPPO_SESSION_ID", "").strip() or "-"
+
+    @property
+    def actor(self) -> str:
+        return f"cli:{os.getuid()}" if hasattr(os, "getuid") else "cli"
+
+    @property
+    def active_scope(self) -> str | None:
+        for name in ("HIPPO_SCOPE", "GSTACK_SKILL", "OPENCLAW_SKILL"):
+            value = self.request.env.get(name, "").strip()
+            if value:
+                return value
+        return None
+
+    @property
+    def cwd_path_tags(self) -> list[str]:
+        return path_tags(self.request.cwd)
+
+    def _note_config(self, store: Store) -> Store:
+        if store.config_warning and store.config_warning not in self.warnings:
+            self.warnings.append(store.config_warning)
+        return store
+
+    async def global_store(self) -> Store:
+        registry = self.state.registry
+        return self._note_config(await registry.open(registry.global_root, "global"))
+
+    async def project_store(self) -> Store | None:
+        root = self.state.registry.project_root_for(self.request.cwd)
+        if root is None:
+            return None
+        return self._note_config(await self.state.registry.open(root, "project"))
+
+    async def target_store(self, *, write: bool) -> Store:
+        """--global, else the project store above cwd, else the global store (memory-model.md §1.3)."""
+        if not self.request.global_store:
+            project = await self.project_store()
+            if project is not None:
+                return project
+            if write:
+                self.warnings.append(f"(no project store above {self.request.cwd}; using the global store)")
+        return await self.global_store()
+
+    async def read_stores(self) -> tuple[Store | None, Store | None]:
+        """(project, global) for a merged read; global is None when the project disables merging."""
+        if self.request.global_store:
+            return None, await self.global_store()
+        project = await self.project_store()
+        if project is None:
+            return None, await self.global_store()
+        if not project.config.get("global", {}).get("enabled", True):
+            return project, None
+        return project, await self.global_store()
+
+    async def store_by_path(self, root: str) -> Store:
+        """Reopen a store named in earlier state (e.g. a last batch), refusing unknown paths."""
+        kind = "global" if root == self.state.registry.global_root else "project"
+        if kind == "project" and not os.path.isdir(root):
+            raise HippoError("no_store", f"store {root} no longer exists")
+        return await self.state.registry.open(root, kind)

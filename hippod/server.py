@@ -1,0 +1,216 @@
+"""The socket server: handshake, one request per connection, replies, cancel, and the error paths."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import struct
+import sys
+from typing import Any
+
+import msgspec
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.errors import exit_code_for
+from hippoctl.protocol.framing import FrameError, pack, read_frame
+from hippoctl.protocol.paths import home_override
+from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
+from hippod import __version__
+from hippod.dispatch import dispatch
+from hippod.errors import HippoError
+from hippod.request import RequestContext
+from hippod.state import DaemonState
+
+log = logging.getLogger("hippod.server")
+
+HELLO_TIMEOUT = 2.0
+IDLE_TIMEOUT = 30.0
+
+_decode_client = msgspec.msgpack.Decoder(m.ClientMessage).decode
+_encode = msgspec.msgpack.Encoder().encode
+
+
+class _BodyProbe(msgspec.Struct):
+    t: str = ""
+
+
+class _RequestProbe(msgspec.Struct):
+    t: str = ""
+    id: int | None = None
+    body: _BodyProbe | None = None
+
+
+def _error(request_id: int | None, code: str, message: str, hint: str | None = None) -> m.Error:
+    return m.Error(id=request_id, code=code, message=message, hint=hint, exit_code=exit_code_for(code))
+
+
+def _classify_undecodable(raw: bytes) -> m.Error:
+    """Tell an unknown request type (a newer client) from a frame that is simply broken."""
+    try:
+        probe = msgspec.msgpack.decode(raw, type=_RequestProbe)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _error(None, "bad_frame", "frame is not a valid message")
+    if probe.t == "Request" and probe.body is not None and probe.body.t not in m.BODY_TAGS:
+        return _error(
+            probe.id,
+            "unsupported_request",
+            f"this hippod ({__version__}) does not know the request {probe.body.t!r}",
+            hint="hippoctl daemon restart",
+        )
+    return _error(probe.id, "bad_frame", "frame is not a valid message")
+
+
+def peer_uid(sock: socket.socket | None) -> int | None:
+    """The connecting process's uid on Linux (SO_PEERCRED); None where the platform has no such call."""
+    if sock is None or not sys.platform.startswith("linux"):
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1])
+
+
+class Server:
+    """Serves connections; tracks in-flight requests so shutdown can let them finish."""
+
+    def __init__(self, state: DaemonState, max_frame: int) -> None:
+        self.state = state
+        self.max_frame = max_frame
+        self.stopping = False
+        self.inflight: set[asyncio.Task[Any]] = set()
+
+    async def _send(self, writer: asyncio.StreamWriter, message: m.Message) -> None:
+        writer.write(pack(_encode(message), self.max_frame))
+        await writer.drain()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """One connection: Hello/Welcome, one Request, its reply, close."""
+        self.state.connections += 1
+        try:
+            uid = peer_uid(writer.get_extra_info("socket"))
+            if uid is not None and uid != os.getuid():
+                log.warning("dropped a connection from uid %s", uid)
+                return
+            await self._converse(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        except Exception:
+            log.exception("connection failed")
+        finally:
+            self.state.connections -= 1
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _read(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float) -> Any:
+        """Read and decode one client frame; answers framing errors itself and returns None."""
+        try:
+            raw = await asyncio.wait_for(read_frame(reader, self.max_frame), timeout)
+        except TimeoutError:
+            return None
+        except FrameError as exc:
+            await self._send(writer, _error(None, exc.code, str(exc)))
+            return None
+        if raw is None:
+            return None
+        try:
+            return _decode_client(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            await self._send(writer, _classify_undecodable(raw))
+            return None
+
+    async def _converse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        hello = await self._read(reader, writer, HELLO_TIMEOUT)
+        if hello is None:
+            return
+        if not isinstance(hello, m.Hello):
+            await self._send(writer, _error(None, "bad_frame", "the first frame must be Hello"))
+            return
+        if not MIN_PROTOCOL <= hello.protocol <= PROTOCOL:
+            await self._send(
+                writer,
+                _error(
+                    None,
+                    "protocol_mismatch",
+                    f"hippod {__version__} speaks protocol {MIN_PROTOCOL}-{PROTOCOL}; "
+                    f"this hippoctl speaks {hello.protocol}. Run: hippoctl daemon restart",
+                ),
+            )
+            return
+        ours = home_override() or ""
+        theirs = os.path.realpath(hello.home) if hello.home else ""
+        if theirs != ours:
+            await self._send(
+                writer,
+                _error(None, "home_mismatch", f"this hippod serves HIPPO_HOME={ours or '(default)'}"),
+            )
+            return
+        await self._send(
+            writer,
+            m.Welcome(
+                protocol=hello.protocol,
+                daemon_version=__version__,
+                pid=self.state.pid,
+                started_at=self.state.started_at,
+                home=self.state.registry.global_root,
+            ),
+        )
+        request = await self._read(reader, writer, IDLE_TIMEOUT)
+        if request is None:
+            return
+        if not isinstance(request, m.Request):
+            if not isinstance(request, m.Cancel):
+                await self._send(writer, _error(None, "bad_frame", "expected a Request after Hello"))
+            return
+        if self.stopping:
+            await self._send(writer, _error(request.id, "shutting_down", "hippod is shutting down"))
+            return
+        await self._send(writer, await self._run(request, reader))
+
+    async def _run(self, request: m.Request, reader: asyncio.StreamReader) -> m.Message:
+        """Run a request, cancelling it when the client sends Cancel for it."""
+        ctx = RequestContext(request, self.state)
+        task = asyncio.get_running_loop().create_task(dispatch(ctx))
+        self.inflight.add(task)
+        task.add_done_callback(self.inflight.discard)
+        watcher = asyncio.get_running_loop().create_task(read_frame(reader, self.max_frame))
+        try:
+            await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            if watcher.done() and not task.done() and not watcher.cancelled() and watcher.exception() is None:
+                frame = watcher.result()
+                # A client that just disconnects does not cancel: its write still lands.
+                if frame is not None and _is_cancel(frame, request.id):
+                    task.cancel()
+            try:
+                data, text = await task
+            except asyncio.CancelledError:
+                if self.state.shutdown.is_set() or task.cancelled():
+                    return _error(request.id, "cancelled", "request cancelled before its commit point")
+                raise
+            except HippoError as exc:
+                return m.Error(
+                    id=request.id,
+                    code=exc.code,
+                    message=exc.message,
+                    hint=exc.hint,
+                    details=exc.details,
+                    exit_code=exc.exit_code,
+                )
+            except Exception:
+                # Log the failure without the request, which may carry memory text.
+                log.exception("%s request failed", type(request.body).__name__)
+                return _error(request.id, "internal", "internal error in hippod; see its log")
+            return m.Result(id=request.id, text=text, data=data, warnings=ctx.warnings)
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(BaseException):
+                await watcher
+
+
+def _is_cancel(frame: bytes, request_id: int) -> bool:
+    try:
+        message = _decode_client(frame)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return isinstance(message, m.Cancel) and message.id == request_id

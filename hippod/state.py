@@ -1,0 +1,25 @@
+"""What the whole daemon shares with every handler."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+
+from hippod.store.stores import StoreRegistry
+
+
+@dataclass
+class DaemonState:
+    """Daemon-wide facts and services; one instance per process."""
+
+    registry: StoreRegistry
+    socket: str
+    log_file: str
+    started_at: str
+    started_monotonic: float
+    loss_aversion: float = 1.0
+    socket_activated: bool = False
+    connections: int = 0
+    pid: int = field(default_factory=os.getpid)
+    shutdown: asyncio.Event = field(default_factory=asyncio.Event)

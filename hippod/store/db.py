@@ -1,0 +1,170 @@
+"""Opening a store's database: checks, pragmas, migrations, the FTS index, and transactions."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import aiosqlite
+
+from hippod.errors import HippoError
+from hippod.store.migrations import SCHEMA_VERSION, migrate
+
+APPLICATION_ID = 0x48505044
+DB_NAME = "hippo.db"
+PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA busy_timeout=5000",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA wal_autocheckpoint=100",
+)
+# Our tokenizer already split the text (CJK bigrams included); FTS only has to keep its tokens whole.
+FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_'"
+FTS_SETUP = (
+    f"""CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts
+        USING fts5(id UNINDEXED, content, tags, tokenize="{FTS_TOKENIZER}")""",
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, id, content, tags)
+            VALUES (new.rowid, new.id, new.fts_content, new.fts_tags);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
+        DELETE FROM memories_fts WHERE rowid = old.rowid;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF fts_content, fts_tags ON memories BEGIN
+        DELETE FROM memories_fts WHERE rowid = old.rowid;
+        INSERT INTO memories_fts (rowid, id, content, tags)
+            VALUES (new.rowid, new.id, new.fts_content, new.fts_tags);
+    END""",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What opening learned about a database."""
+
+    schema: int
+    fts5: bool
+
+
+def prepare(path: str) -> Prepared:
+    """Create or check the database at `path`, migrate it and set up FTS (blocking; run in a thread)."""
+    fresh = not os.path.exists(path)
+    if fresh:
+        # Create the file 0600 before SQLite touches it.
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        _check_identity(conn, path)
+        for pragma in PRAGMAS:
+            conn.execute(pragma)
+        schema = migrate(conn)
+        fts5 = _setup_fts(conn)
+        return Prepared(schema, fts5)
+    finally:
+        conn.close()
+
+
+def _check_identity(conn: sqlite3.Connection, path: str) -> None:
+    app_id: int = conn.execute("PRAGMA application_id").fetchone()[0]
+    version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+    if app_id == 0:
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if tables:
+            raise _foreign(path)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    elif app_id != APPLICATION_ID:
+        raise _foreign(path)
+    if version > SCHEMA_VERSION:
+        raise HippoError(
+            "store_too_new",
+            f"{path} has schema {version}; this hippod knows schema {SCHEMA_VERSION} at most",
+            hint="upgrade hippod, then run: hippoctl daemon restart",
+        )
+
+
+def _foreign(path: str) -> HippoError:
+    return HippoError(
+        "foreign_store",
+        f"{path} was not written by hippod and will not be opened",
+        hint="export it from the tool that wrote it, then run: hippoctl import --json <export>",
+    )
+
+
+def _setup_fts(conn: sqlite3.Connection) -> bool:
+    available = bool(conn.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')").fetchone()[0])
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if available:
+            for statement in FTS_SETUP:
+                conn.execute(statement)
+            indexed = conn.execute("SELECT count(*) FROM memories_fts").fetchone()[0]
+            stored = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+            if indexed != stored:
+                conn.execute("DELETE FROM memories_fts")
+                conn.execute(
+                    "INSERT INTO memories_fts (rowid, id, content, tags) "
+                    "SELECT rowid, id, fts_content, fts_tags FROM memories"
+                )
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('fts5_available', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            ("1" if available else "0",),
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return available
+
+
+class Database:
+    """One writer connection (behind a lock) and one reader connection to a store's hippo.db."""
+
+    def __init__(self, path: str, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+        self.path = path
+        self.writer = writer
+        self.reader = reader
+        self._write_lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: str) -> tuple[Database, Prepared]:
+        """Prepare the file in a worker thread, then connect the writer and the reader."""
+        prepared = await asyncio.to_thread(prepare, path)
+        writer = await aiosqlite.connect(path, isolation_level=None)
+        reader = await aiosqlite.connect(path, isolation_level=None)
+        for conn in (writer, reader):
+            for pragma in PRAGMAS[1:]:
+                await conn.execute(pragma)
+        await reader.execute("PRAGMA query_only=ON")
+        return cls(path, writer, reader), prepared
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """Serialise a write: BEGIN IMMEDIATE, yield the writer, COMMIT or ROLLBACK.
+
+        The commit and rollback are shielded, so a cancelled request never leaves a
+        transaction half-finished on the shared writer connection.
+        """
+        async with self._write_lock:
+            await self.writer.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.writer
+            except BaseException:
+                await asyncio.shield(self.writer.rollback())
+                raise
+            await asyncio.shield(self.writer.commit())
+
+    async def close(self) -> None:
+        """Checkpoint the WAL, optimise, and close both connections."""
+        async with self._write_lock:
+            try:
+                await self.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                await self.writer.execute("PRAGMA optimize")
+            finally:
+                await self.reader.close()
+                await self.writer.close()

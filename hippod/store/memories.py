@@ -1,0 +1,227 @@
+"""SQL for the memories table and its companions (meta, audit_log). Handlers call these; no SQL elsewhere."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import aiosqlite
+import msgspec
+
+from hippod.lifecycle.digest import content_digest
+from hippod.recall.tokenize import tokenize
+from hippod.store.records import COLUMNS, Memory
+
+_SELECT = ", ".join(COLUMNS)
+_JSON_LISTS = ("tags", "conflicts_with", "parents")
+_BOOLS = ("pinned", "legacy_base")
+_json_encode = msgspec.json.encode
+_json_decode = msgspec.json.decode
+
+
+def row_to_memory(row: Sequence[Any]) -> Memory:
+    """Build a Memory from a row selected in COLUMNS order."""
+    values = dict(zip(COLUMNS, row, strict=False))
+    for key in _JSON_LISTS:
+        values[key] = _json_decode(values[key])
+    for key in _BOOLS:
+        values[key] = bool(values[key])
+    return Memory(**values)
+
+
+def memory_values(memory: Memory) -> list[Any]:
+    """The row for a Memory, in COLUMNS order."""
+    values: list[Any] = []
+    for key in COLUMNS:
+        value = getattr(memory, key)
+        if key in _JSON_LISTS:
+            value = _json_encode(value).decode()
+        elif key in _BOOLS:
+            value = int(value)
+        values.append(value)
+    return values
+
+
+def fts_columns(memory: Memory) -> tuple[str, str]:
+    """The pre-tokenized content and tags the FTS index and BM25 read."""
+    return " ".join(tokenize(memory.content)), " ".join(tokenize(" ".join(memory.tags)))
+
+
+async def insert(conn: aiosqlite.Connection, memory: Memory) -> bool:
+    """Insert a memory unless its digest is tombstoned in its tenant; False when refused."""
+    digest = content_digest(memory.content)
+    fts_content, fts_tags = fts_columns(memory)
+    placeholders = ", ".join("?" * (len(COLUMNS) + 3))
+    cursor = await conn.execute(
+        f"INSERT INTO memories ({_SELECT}, content_digest, fts_content, fts_tags) "
+        f"SELECT {placeholders} WHERE NOT EXISTS "
+        "(SELECT 1 FROM rejected_values WHERE tenant_id = ? AND digest = ?)",
+        [*memory_values(memory), digest, fts_content, fts_tags, memory.tenant_id, digest],
+    )
+    return cursor.rowcount == 1
+
+
+async def get(conn: aiosqlite.Connection, tenant: str, memory_id: str) -> Memory | None:
+    rows = await conn.execute_fetchall(
+        f"SELECT {_SELECT} FROM memories WHERE id = ? AND tenant_id = ?", (memory_id, tenant)
+    )
+    return row_to_memory(next(iter(rows))) if rows else None
+
+
+async def get_many(conn: aiosqlite.Connection, ids: Sequence[str]) -> list[Memory]:
+    """Rows for these ids, in no particular order (missing ids are skipped)."""
+    if not ids:
+        return []
+    marks = ", ".join("?" * len(ids))
+    rows = await conn.execute_fetchall(f"SELECT {_SELECT} FROM memories WHERE id IN ({marks})", list(ids))
+    return [row_to_memory(r) for r in rows]
+
+
+def _admission(tenant: str, include_superseded: bool, scope: str | None) -> tuple[str, list[Any]]:
+    """The recall admission filter (recall.md §2) as SQL on alias m."""
+    sql = "m.tenant_id = ? AND m.layer != 'buffer' AND m.kind != 'archived'"
+    params: list[Any] = [tenant]
+    if not include_superseded:
+        sql += " AND m.superseded_by IS NULL"
+    default_scope = "(m.scope IS NULL OR (m.scope != 'unknown:legacy' AND m.scope NOT LIKE '%:private:%'))"
+    if scope:
+        sql += f" AND ({default_scope} OR m.scope = ?)"
+        params.append(scope)
+    else:
+        sql += f" AND {default_scope}"
+    return sql, params
+
+
+async def candidates_fts(
+    conn: aiosqlite.Connection,
+    tenant: str,
+    match: str,
+    *,
+    include_superseded: bool,
+    scope: str | None,
+    limit: int = 200,
+) -> list[tuple[Memory, list[str]]]:
+    """Admitted memories matching any query token, best FTS rank first, with their BM25 tokens."""
+    where, params = _admission(tenant, include_superseded, scope)
+    cols = ", ".join(f"m.{c}" for c in COLUMNS)
+    rows = await conn.execute_fetchall(
+        f"SELECT {cols}, m.fts_content, m.fts_tags FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
+        f"WHERE memories_fts MATCH ? AND {where} "
+        "ORDER BY f.rank, m.updated_at DESC, m.content, m.id LIMIT ?",
+        [match, *params, limit],
+    )
+    return [(row_to_memory(r), f"{r[-2]} {r[-1]}".split()) for r in rows]
+
+
+async def candidates_like(
+    conn: aiosqlite.Connection,
+    tenant: str,
+    terms: Iterable[str],
+    *,
+    include_superseded: bool,
+    scope: str | None,
+    limit: int = 200,
+) -> list[tuple[Memory, list[str]]]:
+    """The fallback when FTS5 is missing: a substring match on content or tags."""
+    where, params = _admission(tenant, include_superseded, scope)
+    likes: list[str] = []
+    for term in dict.fromkeys(terms):
+        pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        likes.append("LOWER(m.content) LIKE ? ESCAPE '\\' OR LOWER(m.tags) LIKE ? ESCAPE '\\'")
+        params += [pattern, pattern]
+    if not likes:
+        return []
+    cols = ", ".join(f"m.{c}" for c in COLUMNS)
+    rows = await conn.execute_fetchall(
+        f"SELECT {cols}, m.fts_content, m.fts_tags FROM memories m WHERE {where} AND ({' OR '.join(likes)}) "
+        "ORDER BY m.updated_at DESC, m.created DESC LIMIT ?",
+        [*params, limit],
+    )
+    return [(row_to_memory(r), f"{r[-2]} {r[-1]}".split()) for r in rows]
+
+
+async def update_retrieval(conn: aiosqlite.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Apply strengthening: (retrieval_count, last_retrieved, half_life_days, confidence, strength, now, id)."""
+    await conn.executemany(
+        "UPDATE memories SET retrieval_count = ?, last_retrieved = ?, half_life_days = ?, confidence = ?, "
+        "strength = ?, updated_at = ? WHERE id = ?",
+        rows,
+    )
+
+
+async def update_outcome(conn: aiosqlite.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Apply outcome marks: (outcome_positive, outcome_negative, outcome_score, strength, now, id)."""
+    await conn.executemany(
+        "UPDATE memories SET outcome_positive = ?, outcome_negative = ?, outcome_score = ?, strength = ?, "
+        "updated_at = ? WHERE id = ?",
+        rows,
+    )
+
+
+async def delete(conn: aiosqlite.Connection, tenant: str, memory_id: str) -> bool:
+    cursor = await conn.execute("DELETE FROM memories WHERE id = ? AND tenant_id = ?", (memory_id, tenant))
+    return cursor.rowcount == 1
+
+
+async def archive_raw(conn: aiosqlite.Connection, memory: Memory, reason: str, now: str) -> None:
+    """Keep a raw row's metadata (never its content) and take it out of use."""
+    metadata = {k: v for k, v in zip(COLUMNS, memory_values(memory), strict=True) if k != "content"}
+    await conn.execute(
+        "INSERT OR REPLACE INTO raw_archive (memory_id, tenant_id, archived_at, reason, metadata_json) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (memory.id, memory.tenant_id, now, reason, _json_encode(metadata).decode()),
+    )
+    await conn.execute(
+        "UPDATE memories SET kind = 'archived', updated_at = ? WHERE id = ?", (now, memory.id)
+    )
+
+
+async def audit(
+    conn: aiosqlite.Connection,
+    *,
+    ts: str,
+    tenant: str,
+    actor: str,
+    op: str,
+    target: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """Append one audit row; memory content never goes here."""
+    await conn.execute(
+        "INSERT INTO audit_log (ts, tenant_id, actor, op, target_id, metadata_json) VALUES (?, ?, ?, ?, ?, ?)",
+        (ts, tenant, actor, op, target, _json_encode(metadata or {}).decode()),
+    )
+
+
+async def get_meta(conn: aiosqlite.Connection, key: str) -> str | None:
+    rows = list(await conn.execute_fetchall("SELECT value FROM meta WHERE key = ?", (key,)))
+    return str(rows[0][0]) if rows else None
+
+
+async def set_meta(conn: aiosqlite.Connection, key: str, value: str) -> None:
+    await conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+async def all_meta(conn: aiosqlite.Connection) -> dict[str, str]:
+    rows = await conn.execute_fetchall("SELECT key, value FROM meta WHERE key NOT LIKE 'last_batch:%'")
+    return {str(k): str(v) for k, v in rows}
+
+
+async def status_rows(conn: aiosqlite.Connection, tenant: str) -> list[tuple[Any, ...]]:
+    """The fields `status` needs from every memory of a tenant."""
+    rows = await conn.execute_fetchall(
+        "SELECT layer, pinned, superseded_by, last_retrieved, half_life_days, outcome_positive, "
+        "outcome_negative, retrieval_count, emotional_valence FROM memories "
+        "WHERE tenant_id = ? AND kind != 'archived'",
+        (tenant,),
+    )
+    return [tuple(r) for r in rows]
+
+
+async def superseded_by_chain(conn: aiosqlite.Connection, memory_id: str) -> list[str]:
+    """Ids that point at this memory as their replacement (what it superseded)."""
+    rows = await conn.execute_fetchall("SELECT id FROM memories WHERE superseded_by = ?", (memory_id,))
+    return [str(r[0]) for r in rows]

@@ -1,0 +1,129 @@
+"""Schema migrations as plain numbered functions, each run in its own transaction.
+
+After migration N, `PRAGMA user_version` and `meta.schema_version` both hold N.
+Add a migration by appending a function to MIGRATIONS; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+
+def m001_initial(conn: sqlite3.Connection) -> None:
+    """Memories, meta, the audit log, tombstones and the raw-row archive."""
+    for statement in (
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE memories (
+            id TEXT PRIMARY KEY,
+            tenant_id TEXT NOT NULL DEFAULT 'default',
+            content TEXT NOT NULL,
+            layer TEXT NOT NULL DEFAULT 'episodic',
+            kind TEXT NOT NULL DEFAULT 'distilled',
+            created TEXT NOT NULL,
+            valid_from TEXT NOT NULL,
+            last_retrieved TEXT NOT NULL,
+            retrieval_count INTEGER NOT NULL DEFAULT 0,
+            half_life_days REAL NOT NULL,
+            strength REAL NOT NULL DEFAULT 1.0,
+            emotional_valence TEXT NOT NULL DEFAULT 'neutral',
+            schema_fit REAL NOT NULL DEFAULT 0.5,
+            tags TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL DEFAULT 'cli',
+            confidence TEXT NOT NULL DEFAULT 'verified',
+            pinned INTEGER NOT NULL DEFAULT 0,
+            outcome_positive INTEGER NOT NULL DEFAULT 0,
+            outcome_negative INTEGER NOT NULL DEFAULT 0,
+            outcome_score INTEGER,
+            conflicts_with TEXT NOT NULL DEFAULT '[]',
+            parents TEXT NOT NULL DEFAULT '[]',
+            merged_into TEXT,
+            superseded_by TEXT,
+            scope TEXT,
+            owner TEXT,
+            artifact_ref TEXT,
+            origin_project TEXT,
+            source_session_id TEXT,
+            compaction_id TEXT,
+            trace_outcome TEXT,
+            extracted_from TEXT,
+            legacy_base INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL,
+            content_digest TEXT NOT NULL,
+            fts_content TEXT NOT NULL,
+            fts_tags TEXT NOT NULL
+        )""",
+        "CREATE INDEX memories_tenant_layer ON memories (tenant_id, layer)",
+        "CREATE INDEX memories_digest ON memories (tenant_id, content_digest)",
+        """CREATE TABLE audit_log (
+            id INTEGER PRIMARY KEY,
+            ts TEXT NOT NULL,
+            tenant_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            op TEXT NOT NULL,
+            target_id TEXT,
+            metadata_json TEXT NOT NULL DEFAULT '{}'
+        )""",
+        "CREATE INDEX audit_log_op_ts ON audit_log (op, ts)",
+        """CREATE TABLE rejected_values (
+            tenant_id TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            rejected_by TEXT NOT NULL,
+            rejected_at TEXT NOT NULL,
+            source_memory_id TEXT,
+            normalized_chars INTEGER NOT NULL,
+            PRIMARY KEY (tenant_id, digest)
+        )""",
+        """CREATE TABLE raw_archive (
+            memory_id TEXT PRIMARY KEY,
+            tenant_id TEXT NOT NULL,
+            archived_at TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            metadata_json TEXT NOT NULL
+        )""",
+        # The stats.json counters follow the audit log inside the same transaction.
+        """CREATE TRIGGER audit_counters AFTER INSERT ON audit_log BEGIN
+            UPDATE meta SET value = CAST(value AS INTEGER) + 1
+                WHERE key = 'total_remembered' AND new.op = 'remember';
+            UPDATE meta SET value = CAST(value AS INTEGER) + 1
+                WHERE key = 'total_forgotten' AND new.op = 'forget';
+            UPDATE meta SET value = CAST(value AS INTEGER) + json_extract(new.metadata_json, '$.results')
+                WHERE key = 'total_recalled' AND new.op = 'recall';
+        END""",
+        """INSERT INTO meta (key, value) VALUES
+            ('total_remembered', '0'), ('total_forgotten', '0'), ('total_recalled', '0'),
+            ('sleep_count', '0')""",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the database up to SCHEMA_VERSION; returns the version it now has.
+
+    `conn` must be in autocommit mode (isolation_level=None) so each migration's
+    BEGIN/COMMIT is ours.
+    """
+    current: int = conn.execute("PRAGMA user_version").fetchone()[0]
+    for number, migration in enumerate(MIGRATIONS, start=1):
+        if number <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            migration(conn)
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(number),),
+            )
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        current = number
+    return current

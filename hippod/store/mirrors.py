@@ -1,0 +1,142 @@
+"""Markdown mirrors of each memory, written after commits and coalesced per store (memory-model.md §2-§3).
+
+Nothing reads the mirrors back; they exist for people and for grep. Writes happen in a
+worker thread about a second after the change, so bursts of writes cost one pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable, Iterable
+
+from hippod.store.records import Memory
+
+log = logging.getLogger("hippod.mirrors")
+
+LAYER_DIRS = ("episodic", "semantic", "trace", "buffer")
+COALESCE_SECONDS = 1.0
+
+
+def _scalar(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def render(memory: Memory) -> str:
+    """The mirror file: YAML front matter, a blank line, then the content verbatim."""
+    fields: list[tuple[str, object]] = [
+        ("id", memory.id),
+        ("created", memory.created),
+        ("last_retrieved", memory.last_retrieved),
+        ("retrieval_count", memory.retrieval_count),
+        ("strength", round(memory.strength, 4)),
+        ("half_life_days", _half_life(memory.half_life_days)),
+        ("layer", memory.layer),
+        ("tags", memory.tags),
+        ("emotional_valence", memory.emotional_valence),
+        ("schema_fit", memory.schema_fit),
+        ("source", memory.source),
+        ("outcome_positive", memory.outcome_positive),
+        ("outcome_negative", memory.outcome_negative),
+        ("conflicts_with", memory.conflicts_with),
+        ("pinned", memory.pinned),
+        ("confidence", memory.confidence),
+        ("parents", memory.parents),
+        ("kind", memory.kind),
+        ("scope", memory.scope),
+        ("owner", memory.owner),
+        ("artifact_ref", memory.artifact_ref),
+        ("superseded_by", memory.superseded_by),
+    ]
+    if memory.tenant_id != "default":
+        fields.append(("tenant_id", memory.tenant_id))
+    if memory.origin_project is not None:
+        fields.append(("origin_project", memory.origin_project))
+    front = "\n".join(f"{key}: {_scalar(value)}" for key, value in fields)
+    return f"---\n{front}\n---\n\n{memory.content}\n"
+
+
+def _half_life(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+class MirrorWriter:
+    """Collects changed and deleted ids and writes their mirrors in one coalesced pass."""
+
+    def __init__(
+        self,
+        root: str,
+        load: Callable[[list[str]], Awaitable[list[Memory]]],
+        stats: Callable[[], Awaitable[dict[str, object]]],
+    ) -> None:
+        self.root = root
+        self._load = load
+        self._stats = stats
+        self._changed: set[str] = set()
+        self._deleted: set[str] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def changed(self, ids: Iterable[str]) -> None:
+        self._changed.update(ids)
+        self._schedule()
+
+    def deleted(self, ids: Iterable[str]) -> None:
+        ids = set(ids)
+        self._deleted.update(ids)
+        self._changed.difference_update(ids)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._later())
+
+    async def _later(self) -> None:
+        await asyncio.sleep(COALESCE_SECONDS)
+        await self.flush()
+
+    async def flush(self) -> None:
+        """Write everything pending now (also called at shutdown)."""
+        changed, deleted = list(self._changed), list(self._deleted)
+        self._changed.clear()
+        self._deleted.clear()
+        try:
+            memories = await self._load(changed) if changed else []
+            stats = await self._stats()
+            await asyncio.to_thread(self._write, memories, deleted, stats)
+        except Exception:
+            log.exception("mirror pass failed for a store")
+
+    def _write(self, memories: list[Memory], deleted: list[str], stats: dict[str, object]) -> None:
+        for memory in memories:
+            folder = os.path.join(self.root, memory.layer)
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            for other in LAYER_DIRS:
+                if other != memory.layer:
+                    _remove(os.path.join(self.root, other, f"{memory.id}.md"))
+            _write_atomic(os.path.join(folder, f"{memory.id}.md"), render(memory))
+        for memory_id in deleted:
+            for layer in LAYER_DIRS:
+                _remove(os.path.join(self.root, layer, f"{memory_id}.md"))
+        _write_atomic(os.path.join(self.root, "stats.json"), json.dumps(stats, indent=2) + "\n")
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

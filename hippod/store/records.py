@@ -1,0 +1,100 @@
+"""The memory record as the daemon handles it in Python (memory-model.md §6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hippod.clock import days_between
+from hippod.lifecycle.strength import StrengthParts, strength_parts
+
+# Column order of the memories table; Memory fields follow it.
+COLUMNS = (
+    "id",
+    "tenant_id",
+    "content",
+    "layer",
+    "kind",
+    "created",
+    "valid_from",
+    "last_retrieved",
+    "retrieval_count",
+    "half_life_days",
+    "strength",
+    "emotional_valence",
+    "schema_fit",
+    "tags",
+    "source",
+    "confidence",
+    "pinned",
+    "outcome_positive",
+    "outcome_negative",
+    "outcome_score",
+    "conflicts_with",
+    "parents",
+    "merged_into",
+    "superseded_by",
+    "scope",
+    "owner",
+    "artifact_ref",
+    "origin_project",
+    "source_session_id",
+    "compaction_id",
+    "trace_outcome",
+    "extracted_from",
+    "legacy_base",
+    "updated_at",
+)
+
+
+@dataclass(slots=True)
+class Memory:
+    """One row of `memories`, with list fields decoded."""
+
+    id: str
+    tenant_id: str
+    content: str
+    layer: str
+    kind: str
+    created: str
+    valid_from: str
+    last_retrieved: str
+    retrieval_count: int
+    half_life_days: float
+    strength: float
+    emotional_valence: str
+    schema_fit: float
+    tags: list[str]
+    source: str
+    confidence: str
+    pinned: bool
+    outcome_positive: int
+    outcome_negative: int
+    outcome_score: int | None
+    conflicts_with: list[str] = field(default_factory=list)
+    parents: list[str] = field(default_factory=list)
+    merged_into: str | None = None
+    superseded_by: str | None = None
+    scope: str | None = None
+    owner: str | None = None
+    artifact_ref: str | None = None
+    origin_project: str | None = None
+    source_session_id: str | None = None
+    compaction_id: str | None = None
+    trace_outcome: str | None = None
+    extracted_from: str | None = None
+    legacy_base: bool = False
+    updated_at: str = ""
+
+    def strength_at(self, now: datetime, loss_aversion: float = 1.0) -> StrengthParts:
+        """Live strength math for this memory at `now`."""
+        return strength_parts(
+            days=days_between(self.last_retrieved, now),
+            half_life_days=self.half_life_days,
+            pos=self.outcome_positive,
+            neg=self.outcome_negative,
+            retrieval_count=self.retrieval_count,
+            valence=self.emotional_valence,
+            pinned=self.pinned,
+            loss_aversion=loss_aversion,
+        )

@@ -1,0 +1,119 @@
+"""Finding stores from a working directory, and opening each one once (daemon.md §5, memory-model.md §1)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+import platformdirs
+
+from hippod.store import config as store_config
+from hippod.store import memories
+from hippod.store.db import DB_NAME, Database
+from hippod.store.mirrors import MirrorWriter
+from hippod.store.records import Memory
+
+PROJECT_DIR = ".hippo"
+
+
+def global_root() -> str:
+    """$HIPPO_HOME, else the platformdirs user data dir for app "hippo"."""
+    value = os.environ.get("HIPPO_HOME", "").strip()
+    if value:
+        return os.path.realpath(os.path.expanduser(value))
+    return os.path.realpath(platformdirs.user_data_dir("hippo", appauthor=False))
+
+
+def find_project_root(cwd: str, global_root_path: str) -> str | None:
+    """The nearest `.hippo/` holding hippo.db at or above cwd, skipping the global root itself."""
+    current = os.path.realpath(cwd)
+    while True:
+        candidate = os.path.join(current, PROJECT_DIR)
+        if os.path.isfile(os.path.join(candidate, DB_NAME)) and os.path.realpath(candidate) != global_root_path:
+            return os.path.realpath(candidate)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+class Store:
+    """One open store: its database, config, mirrors and identity."""
+
+    def __init__(self, root: str, kind: str, db: Database, schema: int, fts5: bool) -> None:
+        self.root = root
+        self.kind = kind
+        self.db = db
+        self.schema = schema
+        self.fts5 = fts5
+        self.project = "" if kind == "global" else os.path.basename(os.path.dirname(root))
+        self.last_used = time.monotonic()
+        self.mirrors = MirrorWriter(root, self._load_for_mirror, self._stats)
+        self.config, self.config_warning = store_config.load(root)
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+    async def _load_for_mirror(self, ids: list[str]) -> list[Memory]:
+        return await memories.get_many(self.db.reader, ids)
+
+    async def _stats(self) -> dict[str, Any]:
+        meta = await memories.all_meta(self.db.reader)
+        return {
+            "total_remembered": int(meta.get("total_remembered", 0)),
+            "total_recalled": int(meta.get("total_recalled", 0)),
+            "total_forgotten": int(meta.get("total_forgotten", 0)),
+            "consolidation_runs": [],
+        }
+
+    async def close(self) -> None:
+        await self.mirrors.flush()
+        await self.db.close()
+
+
+class StoreRegistry:
+    """Open stores keyed by the realpath of their root; concurrent first uses share one opening."""
+
+    def __init__(self) -> None:
+        self.global_root = global_root()
+        self._opening: dict[str, asyncio.Future[Store]] = {}
+        self.stores: dict[str, Store] = {}
+
+    def project_root_for(self, cwd: str) -> str | None:
+        return find_project_root(cwd, self.global_root)
+
+    async def open(self, root: str, kind: str) -> Store:
+        """Open (creating when needed) the store at root, or return it if already open."""
+        root = os.path.realpath(root)
+        store = self.stores.get(root)
+        if store is not None:
+            store.touch()
+            return store
+        pending = self._opening.get(root)
+        if pending is None:
+            pending = asyncio.get_running_loop().create_future()
+            self._opening[root] = pending
+            try:
+                store = await self._open_new(root, kind)
+            except BaseException as exc:
+                pending.set_exception(exc)
+                # Mark the exception retrieved: other waiters re-raise it themselves.
+                pending.exception()
+                del self._opening[root]
+                raise
+            self.stores[root] = store
+            del self._opening[root]
+            pending.set_result(store)
+            return store
+        return await asyncio.shield(pending)
+
+    async def _open_new(self, root: str, kind: str) -> Store:
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        db, prepared = await Database.open(os.path.join(root, DB_NAME))
+        return Store(root, kind, db, prepared.schema, prepared.fts5)
+
+    async def close_all(self) -> None:
+        for root in list(self.stores):
+            await self.stores.pop(root).close()
