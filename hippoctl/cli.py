@@ -36,7 +36,9 @@ class Parser(argparse.ArgumentParser):
 def _common(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS keeps a subcommand's unset option from overwriting one given before the verb.
     s = argparse.SUPPRESS
-    parser.add_argument("--global", dest="global_store", action="store_true", default=s, help="use the global store")
+    parser.add_argument(
+        "--global", dest="global_store", action="store_true", default=s, help="use the global store"
+    )
     parser.add_argument("-C", dest="directory", metavar="DIR", default=s, help="act as if run from DIR")
     parser.add_argument("--no-spawn", action="store_true", default=s, help="never start the daemon")
     parser.add_argument("--timeout", type=float, default=s, metavar="S", help="seconds to wait for a reply")
@@ -186,7 +188,10 @@ def _version(as_json: bool) -> int:
     if daemon is None:
         print("hippod: not running")
     else:
-        print(f"hippod {daemon['version']} (protocol {daemon['min_protocol']}-{daemon['protocol']}), pid {daemon['pid']}")
+        print(
+            f"hippod {daemon['version']} (protocol {daemon['min_protocol']}-{daemon['protocol']}), "
+            f"pid {daemon['pid']}"
+        )
     return 0
 
 
@@ -221,7 +226,13 @@ def _daemon_stop() -> int:
 
 def run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    opts: dict[str, Any] = {"global_store": False, "directory": None, "no_spawn": False, "timeout": None, "json": False}
+    opts: dict[str, Any] = {
+        "global_store": False,
+        "directory": None,
+        "no_spawn": False,
+        "timeout": None,
+        "json": False,
+    }
     opts.update({k: v for k, v in vars(args).items() if k in opts})
     if args.verb is None:
         raise UsageError("a verb is required; see hippoctl --help")

@@ -87,7 +87,7 @@ def _recv(sock: socket.socket, timeout: float | None) -> m.Message:
     if raw is None:
         raise unreachable("connection to hippod lost before it replied")
     try:
-        return _decode(raw)  # type: ignore[no-any-return]
+        return _decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         raise ClientError("hippod sent a message this hippoctl cannot read", errors.MISMATCH) from None
 
@@ -174,7 +174,9 @@ def _cancel(sock: socket.socket, request_id: int) -> None:
 def ping(*, spawn: bool = False) -> dict[str, Any] | None:
     """The daemon's Ping reply as a dict, or None when it is not running."""
     try:
-        result = call(request_envelope(m.Ping(), cwd=os.getcwd(), global_store=False), spawn=spawn, timeout=5.0)
+        result = call(
+            request_envelope(m.Ping(), cwd=os.getcwd(), global_store=False), spawn=spawn, timeout=5.0
+        )
     except ClientError:
         return None
     if isinstance(result, m.Result) and isinstance(result.data, dict):

@@ -94,7 +94,11 @@ def write_state(state: DaemonState) -> None:
         os.makedirs(state.registry.global_root, mode=0o700, exist_ok=True)
         with open(path + ".tmp", "w", encoding="utf-8") as handle:
             json.dump(
-                {"last_started_at": state.started_at, "last_stopped_at": clock.iso(clock.now()), "pid": state.pid},
+                {
+                    "last_started_at": state.started_at,
+                    "last_stopped_at": clock.iso(clock.now()),
+                    "pid": state.pid,
+                },
                 handle,
             )
         os.replace(path + ".tmp", path)

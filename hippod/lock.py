@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
@@ -41,10 +42,8 @@ class InstanceLock:
         """Delete the file, then drop the lock."""
         if self.fd is None:
             return
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)
-        except FileNotFoundError:
-            pass
         os.close(self.fd)
         self.fd = None
 

@@ -63,7 +63,9 @@ def ensure_private_dir(path: str) -> None:
     if st.st_uid != os.getuid():
         raise StartupError(f"runtime dir {path} is owned by uid {st.st_uid}, not by this user")
     if stat.S_IMODE(st.st_mode) & 0o077:
-        raise StartupError(f"runtime dir {path} is accessible to other users (mode {stat.S_IMODE(st.st_mode):o})")
+        raise StartupError(
+            f"runtime dir {path} is accessible to other users (mode {stat.S_IMODE(st.st_mode):o})"
+        )
 
 
 def acquire(lock: InstanceLock, sock: str) -> int | None:
@@ -131,7 +133,10 @@ def detach() -> int:
         if child.poll() is not None:
             break
         time.sleep(0.05)
-    print(f"hippod: did not start within {DETACH_WAIT_SECONDS:g} s; see {paths.log_dir()}/hippod.log", file=sys.stderr)
+    print(
+        f"hippod: did not start within {DETACH_WAIT_SECONDS:g} s; see {paths.log_dir()}/hippod.log",
+        file=sys.stderr,
+    )
     return 1
 
 
@@ -141,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     run_parser = sub.add_parser("run", help="run the daemon")
     run_parser.add_argument("--foreground", action="store_true", help="also log to stderr")
-    run_parser.add_argument("--detach", action="store_true", help="start in the background and return when ready")
+    run_parser.add_argument(
+        "--detach", action="store_true", help="start in the background and return when ready"
+    )
     args = parser.parse_args(argv)
     if args.command != "run":
         parser.print_help()

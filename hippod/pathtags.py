@@ -6,8 +6,10 @@ import re
 
 MAX_PATH_TAGS = 4
 _SKIP = frozenset(
-    "users home documents desktop downloads node_modules .git .hippo dist build tmp temp var usr opt etc "
-    "appdata local roaming".split()
+    {
+        *("users", "home", "documents", "desktop", "downloads", "node_modules", ".git", ".hippo"),
+        *("dist", "build", "tmp", "temp", "var", "usr", "opt", "etc", "appdata", "local", "roaming"),
+    }
 )
 _DRIVE = re.compile(r"^[a-z]:$")
 

@@ -6,7 +6,6 @@ import os
 from dataclasses import dataclass, field
 
 from hippoctl.protocol.messages import Request
-from hippod.errors import HippoError
 from hippod.pathtags import path_tags
 from hippod.state import DaemonState
 from hippod.store.stores import Store
@@ -80,10 +79,3 @@ class RequestContext:
         if not project.config.get("global", {}).get("enabled", True):
             return project, None
         return project, await self.global_store()
-
-    async def store_by_path(self, root: str) -> Store:
-        """Reopen a store named in earlier state (e.g. a last batch), refusing unknown paths."""
-        kind = "global" if root == self.state.registry.global_root else "project"
-        if kind == "project" and not os.path.isdir(root):
-            raise HippoError("no_store", f"store {root} no longer exists")
-        return await self.state.registry.open(root, kind)

@@ -124,9 +124,7 @@ class Status(Body):
     pass
 
 
-RequestBody = (
-    Ping | DaemonStatus | Shutdown | Init | Remember | Recall | Inspect | Forget | Outcome | Status
-)
+RequestBody = Ping | DaemonStatus | Shutdown | Init | Remember | Recall | Inspect | Forget | Outcome | Status
 
 
 class Request(Message):

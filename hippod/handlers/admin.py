@@ -90,7 +90,9 @@ async def init(ctx: RequestContext, body: m.Init) -> tuple[InitReply, str]:
     store = await registry.open(root, kind)
     if existed:
         return InitReply(path=store.root, created=False, kind=kind), f"hippo store already at {store.root}"
-    return InitReply(path=store.root, created=True, kind=kind), f"Initialised {kind} hippo store at {store.root}"
+    return InitReply(
+        path=store.root, created=True, kind=kind
+    ), f"Initialised {kind} hippo store at {store.root}"
 
 
 async def _store_status(store: Store, ctx: RequestContext) -> StoreStatus:

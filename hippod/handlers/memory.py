@@ -29,10 +29,14 @@ def validate_content(content: str) -> str:
     """Trim and check a memory's text; the client runs the same checks before connecting."""
     text = content.strip()
     if len(text) < MIN_CONTENT_CHARS:
-        raise HippoError("usage", f"memory text must be at least {MIN_CONTENT_CHARS} characters after trimming")
+        raise HippoError(
+            "usage", f"memory text must be at least {MIN_CONTENT_CHARS} characters after trimming"
+        )
     size = len(text.encode())
     if size > MAX_CONTENT_BYTES:
-        raise HippoError("usage", f"memory text is {size} bytes; the limit is 1 MiB ({MAX_CONTENT_BYTES} bytes)")
+        raise HippoError(
+            "usage", f"memory text is {size} bytes; the limit is 1 MiB ({MAX_CONTENT_BYTES} bytes)"
+        )
     return text
 
 
@@ -54,7 +58,9 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
     content = validate_content(body.content)
     confidence = body.confidence or "verified"
     if confidence not in CONFIDENCE_TIERS:
-        raise HippoError("usage", f"unknown confidence {confidence!r}; use one of {', '.join(CONFIDENCE_TIERS)}")
+        raise HippoError(
+            "usage", f"unknown confidence {confidence!r}; use one of {', '.join(CONFIDENCE_TIERS)}"
+        )
     if body.owner is not None and not _OWNER.match(body.owner):
         raise HippoError("usage", "--owner must look like user:<id> or agent:<id>")
     if body.artifact_ref is not None and not _URI.match(body.artifact_ref):
@@ -94,7 +100,9 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
     async with store.db.transaction() as conn:
         stored = await memories.insert(conn, memory)
         if stored:
-            await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="remember", target=memory.id)
+            await memories.audit(
+                conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="remember", target=memory.id
+            )
     if not stored:
         async with store.db.transaction() as conn:
             await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="reject_refusal")
@@ -154,15 +162,21 @@ async def inspect(ctx: RequestContext, body: m.Inspect) -> tuple[InspectReply, s
     supersedes = await memories.superseded_by_chain(store.db.reader, memory.id)
     fields = asdict(memory)
     reply = InspectReply(
-        store=store.root, memory=fields, math=math, supersedes=supersedes, conflicts=list(memory.conflicts_with)
+        store=store.root,
+        memory=fields,
+        math=math,
+        supersedes=supersedes,
+        conflicts=list(memory.conflicts_with),
     )
     lines = [f"{key}: {_show(value)}" for key, value in fields.items() if key != "content"]
     lines += [
         "",
         "live strength math:",
         f"  strength {math.strength:.4f} = clamp(decay {math.decay:.4f} x boost {math.boost:.4f} "
-        f"x emotion {math.emotion:g}) x penalty {math.penalty:g}" + (" (pinned: 1.0)" if memory.pinned else ""),
-        f"  {math.days_since_retrieved:.2f} days since last retrieval; reward factor {math.reward_factor:.4f}; "
+        f"x emotion {math.emotion:g}) x penalty {math.penalty:g}"
+        + (" (pinned: 1.0)" if memory.pinned else ""),
+        f"  {math.days_since_retrieved:.2f} days since last retrieval; "
+        f"reward factor {math.reward_factor:.4f}; "
         f"effective half-life {math.effective_half_life:.1f} d" + ("; [aged]" if math.aged else ""),
         f"  supersedes: {', '.join(supersedes) or '-'}; superseded by: {memory.superseded_by or '-'}",
         f"  conflicts: {', '.join(memory.conflicts_with) or '-'}",
@@ -202,7 +216,9 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
             )
         else:
             await memories.delete(conn, ctx.tenant, memory.id)
-            await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=memory.id)
+            await memories.audit(
+                conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=memory.id
+            )
     if body.archive:
         store.mirrors.changed([memory.id])
         return ForgetReply(id=memory.id, archived=True), f"Archived [{memory.id}]"
@@ -222,13 +238,13 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
     else:
         project, global_ = await ctx.read_stores()
         key = last_batch_key(ctx.tenant, ctx.session_key)
-        for store in (project, global_):
-            if store is None:
+        for candidate in (project, global_):
+            if candidate is None:
                 continue
-            raw = await memories.get_meta(store.db.reader, key)
+            raw = await memories.get_meta(candidate.db.reader, key)
             ids = msgspec.json.decode(raw, type=list[str]) if raw else []
             if ids:
-                targets.append((store, ids))
+                targets.append((candidate, ids))
         if not targets:
             raise HippoError(
                 "no_recent_recall",
@@ -252,7 +268,14 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
                 memory.outcome_score = 1 if body.good else -1
                 strength = memory.strength_at(moment, ctx.state.loss_aversion).strength
                 rows.append(
-                    (memory.outcome_positive, memory.outcome_negative, memory.outcome_score, strength, now, memory.id)
+                    (
+                        memory.outcome_positive,
+                        memory.outcome_negative,
+                        memory.outcome_score,
+                        strength,
+                        now,
+                        memory.id,
+                    )
                 )
                 applied.append(memory.id)
                 if memory.pinned:

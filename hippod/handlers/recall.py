@@ -1,4 +1,4 @@
-"""The recall handler: candidates per store, scoring, merge, budget, render, strengthen (recall.md §1-§8, §12)."""
+"""The recall handler: candidates, scoring, merge, budget, render, strengthen (recall.md §1-§8, §12)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ from hippod.store.stores import Store
 CANDIDATE_LIMIT = 200
 
 
-async def _score_store(store: Store, query: list[str], body: m.Recall, ctx: RequestContext, sc: ScoreContext) -> list[Scored]:
+async def _score_store(
+    store: Store, query: list[str], body: m.Recall, ctx: RequestContext, sc: ScoreContext
+) -> list[Scored]:
     reader = store.db.reader
     if store.fts5:
         found = await memories.candidates_fts(
@@ -37,7 +39,11 @@ async def _score_store(store: Store, query: list[str], body: m.Recall, ctx: Requ
         )
     else:
         found = await memories.candidates_like(
-            reader, ctx.tenant, query, include_superseded=body.include_superseded, scope=body.scope,
+            reader,
+            ctx.tenant,
+            query,
+            include_superseded=body.include_superseded,
+            scope=body.scope,
             limit=CANDIDATE_LIMIT,
         )
     # Without embeddings a LIKE-only candidate always scores zero (its tokens are not the query's),
@@ -110,7 +116,9 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
     blocks = [render.item_block(i, why=body.why) for i in items]
     sizes = [tokens(b + "\n\n") for b in blocks]
     reserved = tokens(render.reserved_heading(body.query) + "\n" + render.RESERVED_CUTOFF + "\n\n")
-    fill = fill_budget(sizes, budget, reserved=reserved, min_results=max(0, body.min_results), limit=body.limit)
+    fill = fill_budget(
+        sizes, budget, reserved=reserved, min_results=max(0, body.min_results), limit=body.limit
+    )
     chosen = [items[i] for i in fill.taken]
     for index in fill.taken:
         items[index].tokens = sizes[index]
@@ -141,7 +149,9 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
     return reply, text
 
 
-async def _after_recall(store: Store, picked: list[Scored], query: str, ctx: RequestContext, moment: datetime) -> None:
+async def _after_recall(
+    store: Store, picked: list[Scored], query: str, ctx: RequestContext, moment: datetime
+) -> None:
     """Strengthen what was returned, replace the session's last batch, audit (recall.md §12)."""
     now = clock.iso(moment)
     updates = []
@@ -160,7 +170,9 @@ async def _after_recall(store: Store, picked: list[Scored], query: str, ctx: Req
     async with store.db.transaction() as conn:
         if updates:
             await memories.update_retrieval(conn, updates)
-        await memories.set_meta(conn, last_batch_key(ctx.tenant, ctx.session_key), msgspec.json.encode(ids).decode())
+        await memories.set_meta(
+            conn, last_batch_key(ctx.tenant, ctx.session_key), msgspec.json.encode(ids).decode()
+        )
         await memories.audit(
             conn,
             ts=now,

@@ -11,8 +11,8 @@ from hippod.clock import days_between, parse_iso
 from hippod.recall.bm25 import bm25_scores
 from hippod.store.records import Memory
 
-RECENT_WORDS = frozenset("recently latest last newest current today".split())
-EARLY_WORDS = frozenset("first earliest oldest initially originally".split())
+RECENT_WORDS = frozenset(["recently", "latest", "last", "newest", "current", "today"])
+EARLY_WORDS = frozenset(["first", "earliest", "oldest", "initially", "originally"])
 
 
 def strength_multiplier(strength: float) -> float:

@@ -35,7 +35,8 @@ FTS_SETUP = (
     """CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
         DELETE FROM memories_fts WHERE rowid = old.rowid;
     END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF fts_content, fts_tags ON memories BEGIN
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_update
+        AFTER UPDATE OF fts_content, fts_tags ON memories BEGIN
         DELETE FROM memories_fts WHERE rowid = old.rowid;
         INSERT INTO memories_fts (rowid, id, content, tags)
             VALUES (new.rowid, new.id, new.fts_content, new.fts_tags);

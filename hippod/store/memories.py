@@ -141,7 +141,7 @@ async def candidates_like(
 
 
 async def update_retrieval(conn: aiosqlite.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Apply strengthening: (retrieval_count, last_retrieved, half_life_days, confidence, strength, now, id)."""
+    """Apply strengthening rows of (count, last_retrieved, half_life_days, confidence, strength, now, id)."""
     await conn.executemany(
         "UPDATE memories SET retrieval_count = ?, last_retrieved = ?, half_life_days = ?, confidence = ?, "
         "strength = ?, updated_at = ? WHERE id = ?",
@@ -171,9 +171,7 @@ async def archive_raw(conn: aiosqlite.Connection, memory: Memory, reason: str, n
         "VALUES (?, ?, ?, ?, ?)",
         (memory.id, memory.tenant_id, now, reason, _json_encode(metadata).decode()),
     )
-    await conn.execute(
-        "UPDATE memories SET kind = 'archived', updated_at = ? WHERE id = ?", (now, memory.id)
-    )
+    await conn.execute("UPDATE memories SET kind = 'archived', updated_at = ? WHERE id = ?", (now, memory.id))
 
 
 async def audit(
@@ -188,7 +186,8 @@ async def audit(
 ) -> None:
     """Append one audit row; memory content never goes here."""
     await conn.execute(
-        "INSERT INTO audit_log (ts, tenant_id, actor, op, target_id, metadata_json) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO audit_log (ts, tenant_id, actor, op, target_id, metadata_json) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
         (ts, tenant, actor, op, target, _json_encode(metadata or {}).decode()),
     )
 

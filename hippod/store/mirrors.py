@@ -7,6 +7,7 @@ worker thread about a second after the change, so bursts of writes cost one pass
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -136,7 +137,5 @@ class MirrorWriter:
 
 
 def _remove(path: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass

@@ -31,7 +31,10 @@ def find_project_root(cwd: str, global_root_path: str) -> str | None:
     current = os.path.realpath(cwd)
     while True:
         candidate = os.path.join(current, PROJECT_DIR)
-        if os.path.isfile(os.path.join(candidate, DB_NAME)) and os.path.realpath(candidate) != global_root_path:
+        if (
+            os.path.isfile(os.path.join(candidate, DB_NAME))
+            and os.path.realpath(candidate) != global_root_path
+        ):
             return os.path.realpath(candidate)
         parent = os.path.dirname(current)
         if parent == current:
