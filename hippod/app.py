@@ -66,8 +66,13 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     log.info("listening on %s (pid %d)", state.socket, state.pid)
     notify("READY=1")
 
+    idle_minutes = float(config["storeIdleCloseMinutes"])
+    sweeper = loop.create_task(_close_idle_stores(state, idle_minutes * 60.0)) if idle_minutes > 0 else None
+
     await state.shutdown.wait()
     log.info("shutting down")
+    if sweeper is not None:
+        sweeper.cancel()
     server.stopping = True
     listener.close()
     if adopted is None:
@@ -85,6 +90,16 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     notify("STOPPING=1")
     log.info("stopped")
     return 0
+
+
+async def _close_idle_stores(state: DaemonState, max_idle_seconds: float) -> None:
+    """Close project stores nobody used for a while, checking once a minute (daemon.md §5.5)."""
+    while True:
+        await asyncio.sleep(min(60.0, max_idle_seconds))
+        try:
+            await state.registry.close_idle(max_idle_seconds)
+        except Exception:
+            log.exception("closing idle stores failed")
 
 
 def write_state(state: DaemonState) -> None:

@@ -122,6 +122,12 @@ class MirrorWriter:
         except Exception:
             log.exception("mirror pass failed for a store")
 
+    async def close(self) -> None:
+        """Stop the pending timer and write what is left, before the store's database closes."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        await self.flush()
+
     def _write(self, memories: list[Memory], deleted: list[str], stats: dict[str, object]) -> None:
         for memory in memories:
             folder = os.path.join(self.root, memory.layer)

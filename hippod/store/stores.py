@@ -72,7 +72,7 @@ class Store:
         }
 
     async def close(self) -> None:
-        await self.mirrors.flush()
+        await self.mirrors.close()
         await self.db.close()
 
 
@@ -116,6 +116,14 @@ class StoreRegistry:
         os.makedirs(root, mode=0o700, exist_ok=True)
         db, prepared = await Database.open(os.path.join(root, DB_NAME))
         return Store(root, kind, db, prepared.schema, prepared.fts5)
+
+    async def close_idle(self, max_idle_seconds: float) -> None:
+        """Checkpoint and close project stores unused for max_idle_seconds; the global store stays open."""
+        cutoff = time.monotonic() - max_idle_seconds
+        for root, store in list(self.stores.items()):
+            if store.kind == "project" and store.last_used < cutoff:
+                del self.stores[root]
+                await store.close()
 
     async def close_all(self) -> None:
         for root in list(self.stores):

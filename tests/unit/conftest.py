@@ -1,0 +1,79 @@
+"""Shared fixtures for the unit tests: the spec's vectors, a Memory factory, a clean clock."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hippod import clock
+from hippod.store.records import Memory
+
+# tests/unit/conftest.py -> parents[2] is the repository; the spec sits beside it in ../shared.
+VECTORS_PATH = Path(__file__).resolve().parents[2] / ".." / "shared" / "spec" / "vectors.json"
+
+
+# Fixture name -> the vectors.json section whose cases it is parametrized over.
+VECTOR_FIXTURES = {"strength_case": "strength", "reward_case": "reward_factor", "tokenize_case": "tokenize"}
+
+
+def load_vectors() -> dict[str, Any]:
+    """The expected values from the spec (never copied into the repo)."""
+    with open(VECTORS_PATH, encoding="utf-8") as handle:
+        data: dict[str, Any] = json.load(handle)
+    return data
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize a test over every case of a vectors.json section it asks for by fixture name."""
+    for name, section in VECTOR_FIXTURES.items():
+        if name in metafunc.fixturenames:
+            cases = load_vectors()[section]
+            assert cases, f"vectors.json has no {section} cases"
+            metafunc.parametrize(name, cases, ids=[f"{section}-{i}" for i in range(len(cases))])
+
+
+@pytest.fixture
+def make_memory() -> Callable[..., Memory]:
+    """Build a Memory with the defaults of memory-model.md §6; keyword arguments override fields."""
+    counter = iter(range(1, 1_000_000))
+
+    def factory(content: str = "a memory", **overrides: Any) -> Memory:
+        stamp = "2026-01-01T00:00:00.000Z"
+        fields: dict[str, Any] = {
+            "id": f"mem_{next(counter):012x}",
+            "tenant_id": "default",
+            "content": content,
+            "layer": "episodic",
+            "kind": "distilled",
+            "created": stamp,
+            "valid_from": stamp,
+            "last_retrieved": stamp,
+            "retrieval_count": 0,
+            "half_life_days": 365.0,
+            "strength": 1.0,
+            "emotional_valence": "neutral",
+            "schema_fit": 0.5,
+            "tags": [],
+            "source": "cli",
+            "confidence": "verified",
+            "pinned": False,
+            "outcome_positive": 0,
+            "outcome_negative": 0,
+            "outcome_score": None,
+            "updated_at": stamp,
+        }
+        fields.update(overrides)
+        return Memory(**fields)
+
+    return factory
+
+
+@pytest.fixture
+def fake_clock() -> Iterator[Callable[[Any], None]]:
+    """Fix hippod.clock's "now" for one test and always release it afterwards."""
+    yield clock.set_fake_now
+    clock.set_fake_now(None)

@@ -1,0 +1,39 @@
+"""The client entry point stays light: no SQLite, no daemon libraries (layout.md rule 1)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+FORBIDDEN = {"sqlite3", "_sqlite3", "aiosqlite", "watchfiles", "apscheduler", "platformdirs", "hippod"}
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"{statement}; import sys; print('\\n'.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.split())
+
+
+def test_client_entry_point_loads_no_daemon_modules() -> None:
+    loaded = _loaded_after("import hippoctl.cli")
+    assert "hippoctl" in loaded
+    assert loaded & FORBIDDEN == set()
+
+
+def test_client_modules_and_protocol_load_no_daemon_modules() -> None:
+    loaded = _loaded_after(
+        "import hippoctl.client, hippoctl.spawn, hippoctl.protocol.messages, hippoctl.protocol.framing, "
+        "hippoctl.protocol.paths, hippoctl.protocol.errors, hippoctl.protocol.version"
+    )
+    assert loaded & FORBIDDEN == set()
+
+
+def test_the_check_can_see_a_forbidden_import() -> None:
+    # Guards the probe itself: the daemon's store does pull these in.
+    loaded = _loaded_after("import hippod.store.db")
+    assert {"sqlite3", "aiosqlite", "hippod"} <= loaded

@@ -1,0 +1,275 @@
+"""The composite recall score and its multipliers (recall.md §5)."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from hippod import clock
+from hippod.lifecycle.strength import strength
+from hippod.recall import score as sc
+from hippod.recall.bm25 import bm25_scores
+from hippod.recall.tokenize import tokenize
+
+NOW = clock.parse_iso("2026-06-01T00:00:00Z")
+
+
+def _ago(days: float) -> str:
+    return clock.iso(NOW - timedelta(days=days))
+
+
+def _scored(memory: Any, score: float) -> sc.Scored:
+    return sc.Scored(memory=memory, score=score, bm25=score, base=score, strength=1.0, matched=[])
+
+
+# --- multipliers ---------------------------------------------------------------------------------
+
+
+def test_outcome_multiplier() -> None:
+    assert sc.outcome_multiplier(0, 0) == 1.0
+    assert round(sc.outcome_multiplier(1, 0), 3) == 1.069
+    assert round(sc.outcome_multiplier(0, 3), 3) == 0.864
+    assert round(sc.outcome_multiplier(4, 3), 3) == 1.069  # net, not gross
+    assert sc.outcome_multiplier(2, 2) == 1.0
+    assert sc.outcome_multiplier(1, 0) == pytest.approx(1 + 0.15 * math.tanh(0.5), abs=1e-12)
+
+
+def test_outcome_multiplier_stays_inside_its_clip() -> None:
+    for pos, neg in [(100, 0), (0, 100), (7, 0), (0, 7)]:
+        assert 0.85 <= sc.outcome_multiplier(pos, neg) <= 1.15
+    assert sc.outcome_multiplier(100, 0) == pytest.approx(1.15, abs=1e-9)
+    assert sc.outcome_multiplier(0, 100) == pytest.approx(0.85, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("tags", "active", "expected"),
+    [
+        (["scope:billing"], "billing", 1.5),
+        (["scope:ops", "scope:billing"], "billing", 1.5),
+        (["scope:ops"], "billing", 0.5),
+        (["deploy"], "billing", 1.0),
+        ([], "billing", 1.0),
+        (["scope:ops"], None, 1.0),
+        (["scope:ops"], "", 1.0),
+        (["billing"], "billing", 1.0),
+    ],
+)
+def test_scope_multiplier(tags: list[str], active: str | None, expected: float) -> None:
+    assert sc.scope_multiplier(tags, active) == expected
+
+
+@pytest.mark.parametrize(
+    ("memory_tags", "cwd_tags", "expected"),
+    [
+        (["path:etl", "path:jobs", "error"], ["path:etl", "path:jobs"], 1.3),
+        (["path:a", "path:b", "x"], ["path:b", "path:c", "path:d"], 1 + 0.3 * 1 / 3),
+        (["path:a"], ["path:a", "path:b", "path:c", "path:d"], 1 + 0.3 * 1 / 4),
+        (["path:a", "path:b", "path:c"], ["path:c"], 1 + 0.3 * 1 / 3),
+        (["path:a"], ["path:b"], 1.0),
+        (["error", "deploy"], ["path:etl"], 1.0),
+        (["path:etl"], [], 1.0),
+        ([], [], 1.0),
+    ],
+)
+def test_path_multiplier(memory_tags: list[str], cwd_tags: list[str], expected: float) -> None:
+    assert sc.path_multiplier(memory_tags, cwd_tags) == pytest.approx(expected, abs=1e-12)
+
+
+def test_strength_recency_decision_extracted() -> None:
+    assert sc.strength_multiplier(0.8) == pytest.approx(0.9)
+    assert sc.strength_multiplier(0.0) == 0.5
+    assert sc.strength_multiplier(1.0) == 1.0
+    assert sc.recency_multiplier(0) == 1.0
+    assert sc.recency_multiplier(30) == pytest.approx(0.8 + 0.2 / math.e, abs=1e-12)
+    assert round(sc.recency_multiplier(30), 4) == 0.8736
+    assert sc.recency_multiplier(10_000) == pytest.approx(0.8, abs=1e-9)
+    assert sc.decision_multiplier(["decision", "path:x"]) == 1.2
+    assert sc.decision_multiplier(["decisions"]) == 1.0
+    assert sc.extracted_multiplier(["extracted"]) == 1.3
+    assert sc.extracted_multiplier([]) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("tokens", "direction"),
+    [
+        (["what", "changed", "recently"], 1),
+        (["latest", "deploy"], 1),
+        (["last"], 1),
+        (["newest"], 1),
+        (["current"], 1),
+        (["today"], 1),
+        (["first", "deploy"], -1),
+        (["earliest"], -1),
+        (["oldest"], -1),
+        (["initially"], -1),
+        (["originally"], -1),
+        (["deploy", "failed"], 0),
+        ([], 0),
+    ],
+)
+def test_temporal_direction(tokens: list[str], direction: int) -> None:
+    assert sc.temporal_direction(tokens) == direction
+
+
+def test_temporal_multiplier() -> None:
+    assert sc.temporal_multiplier(1, 1.0) == pytest.approx(1.2)
+    assert sc.temporal_multiplier(1, 0.0) == pytest.approx(0.8)
+    assert sc.temporal_multiplier(1, 0.5) == pytest.approx(1.0)
+    assert sc.temporal_multiplier(-1, 0.0) == pytest.approx(1.2)
+    assert sc.temporal_multiplier(-1, 1.0) == pytest.approx(0.8)
+    assert sc.temporal_multiplier(0, 0.0) == 1.0
+    assert sc.temporal_multiplier(0, 1.0) == 1.0
+
+
+# --- the worked example ----------------------------------------------------------------------------
+
+
+def test_worked_example() -> None:
+    query_tokens = 2
+    base = 2.4 / query_tokens
+    tags = ["decision"]
+    multipliers = [
+        sc.strength_multiplier(0.8),
+        sc.recency_multiplier(30),
+        sc.decision_multiplier(tags),
+        sc.path_multiplier(tags, []),
+        sc.outcome_multiplier(0, 0),
+        sc.scope_multiplier(tags, None),
+        sc.extracted_multiplier(tags),
+        sc.temporal_multiplier(sc.temporal_direction(["nightly", "export"]), 0.5),
+    ]
+    assert base == 1.2
+    assert multipliers[0] == pytest.approx(0.9)
+    assert round(multipliers[1], 4) == 0.8736
+    assert multipliers[2:] == [1.2, 1.0, 1.0, 1.0, 1.0, 1.0]
+    score = base * math.prod(multipliers)
+    assert round(score, 3) == 1.132
+    assert round(score * 1.2, 3) == 1.359
+
+
+# --- score_candidates end to end -------------------------------------------------------------------
+
+
+def _doc_tokens(memory: Any) -> list[str]:
+    return tokenize(memory.content + " " + " ".join(memory.tags))
+
+
+def test_score_candidates_combines_bm25_and_multipliers(make_memory: Any) -> None:
+    hit = make_memory(
+        "nightly export times out",
+        tags=["decision", "path:exporter"],
+        created=_ago(30),
+        last_retrieved=_ago(100),
+        outcome_positive=1,
+    )
+    other = make_memory("nightly backup ran", created=_ago(2), last_retrieved=_ago(2))
+    miss = make_memory("unrelated words only", created=_ago(1), last_retrieved=_ago(1))
+    candidates = [hit, other, miss]
+    docs = [_doc_tokens(m) for m in candidates]
+    query = tokenize("nightly export")
+    ctx = sc.ScoreContext(now=NOW, cwd_path_tags=["path:exporter", "path:jobs"])
+    results = sc.score_candidates(query, candidates, docs, ctx)
+
+    assert [r.memory.id for r in results] == [hit.id, other.id]  # bm25 0 is dropped
+    first = results[0]
+    raw = bm25_scores(query, docs)
+    assert first.bm25 == pytest.approx(raw[0])
+    assert first.base == pytest.approx(raw[0] / 2)
+    live = strength(
+        days=100, half_life_days=365, pos=1, neg=0, retrieval_count=0, valence="neutral", pinned=False
+    )
+    assert first.strength == pytest.approx(live)
+    expected = {
+        "strength": 0.5 + 0.5 * live,
+        "recency": 0.8 + 0.2 / math.e,
+        "decision": 1.2,
+        "path": 1 + 0.3 * 1 / 2,
+        "outcome": 1 + 0.15 * math.tanh(0.5),
+        "scope": 1.0,
+        "extracted": 1.0,
+        "temporal": 1.0,
+    }
+    assert first.multipliers == pytest.approx(expected)
+    assert first.score == pytest.approx(first.base * math.prod(expected.values()))
+    assert first.matched == ["nightly", "export"]
+    assert results[1].matched == ["nightly"]
+
+
+def test_score_candidates_temporal_positions(make_memory: Any) -> None:
+    old = make_memory("deploy notes alpha", created=_ago(300), last_retrieved=_ago(0))
+    mid = make_memory("deploy notes beta", created=_ago(200), last_retrieved=_ago(0))
+    new = make_memory("deploy notes gamma", created=_ago(100), last_retrieved=_ago(0))
+    candidates = [old, mid, new]
+    docs = [_doc_tokens(m) for m in candidates]
+    ctx = sc.ScoreContext(now=NOW, cwd_path_tags=[])
+    latest = {
+        r.memory.id: r.multipliers["temporal"]
+        for r in sc.score_candidates(tokenize("latest deploy"), candidates, docs, ctx)
+    }
+    assert latest == pytest.approx({old.id: 0.8, mid.id: 1.0, new.id: 1.2})
+    first = {
+        r.memory.id: r.multipliers["temporal"]
+        for r in sc.score_candidates(tokenize("first deploy"), candidates, docs, ctx)
+    }
+    assert first == pytest.approx({old.id: 1.2, mid.id: 1.0, new.id: 0.8})
+
+
+def test_score_candidates_temporal_all_equal_is_middle(make_memory: Any) -> None:
+    a = make_memory("deploy alpha", created=_ago(5))
+    b = make_memory("deploy beta", created=_ago(5))
+    docs = [_doc_tokens(m) for m in (a, b)]
+    ctx = sc.ScoreContext(now=NOW, cwd_path_tags=[])
+    results = sc.score_candidates(tokenize("latest deploy"), [a, b], docs, ctx)
+    assert [r.multipliers["temporal"] for r in results] == pytest.approx([1.0, 1.0])
+
+
+def test_score_candidates_scope_and_extracted(make_memory: Any) -> None:
+    mine = make_memory("billing cache", tags=["scope:billing", "extracted"], created=_ago(0))
+    theirs = make_memory("billing cache", tags=["scope:ops"], created=_ago(0))
+    docs = [_doc_tokens(m) for m in (mine, theirs)]
+    ctx = sc.ScoreContext(now=NOW, cwd_path_tags=[], active_scope="billing")
+    by_id = {r.memory.id: r for r in sc.score_candidates(["billing"], [mine, theirs], docs, ctx)}
+    assert by_id[mine.id].multipliers["scope"] == 1.5
+    assert by_id[mine.id].multipliers["extracted"] == 1.3
+    assert by_id[theirs.id].multipliers["scope"] == 0.5
+
+
+def test_score_candidates_empty_inputs(make_memory: Any) -> None:
+    ctx = sc.ScoreContext(now=NOW, cwd_path_tags=[])
+    assert sc.score_candidates(["x1"], [], [], ctx) == []
+    memory = make_memory("x1 here")
+    assert sc.score_candidates([], [memory], [_doc_tokens(memory)], ctx) == []
+
+
+# --- ordering and post-sort ------------------------------------------------------------------------
+
+
+def test_sort_key_tie_break(make_memory: Any) -> None:
+    top = _scored(make_memory("zzz", id="mem_000000000009"), 2.0)
+    b = _scored(make_memory("beta", id="mem_000000000001"), 1.0)
+    a3 = _scored(make_memory("alpha", id="mem_000000000003"), 1.0)
+    a1 = _scored(make_memory("alpha", id="mem_000000000001"), 1.0)
+    upper = _scored(make_memory("Zulu", id="mem_000000000002"), 1.0)  # "Z" < "a" in code points
+    low = _scored(make_memory("aaa", id="mem_000000000000"), 0.5)
+    ordered = sorted([low, b, a3, top, upper, a1], key=sc.sort_key)
+    assert ordered == [top, upper, a1, a3, b, low]
+
+
+def test_drop_extracted_sources(make_memory: Any) -> None:
+    source = make_memory("long session transcript about the export")
+    fact = make_memory("the export runs nightly", tags=["extracted"], extracted_from=source.id)
+    other = make_memory("unrelated")
+    items = [_scored(fact, 2.0), _scored(source, 1.5), _scored(other, 1.0)]
+    kept = sc.drop_extracted_sources(items)
+    assert [i.memory.id for i in kept] == [fact.id, other.id]
+
+
+def test_drop_extracted_sources_keeps_list_when_source_absent(make_memory: Any) -> None:
+    fact = make_memory("the export runs nightly", tags=["extracted"], extracted_from="mem_absent000000")
+    other = make_memory("unrelated")
+    items = [_scored(fact, 2.0), _scored(other, 1.0)]
+    assert sc.drop_extracted_sources(items) == items
+    assert sc.drop_extracted_sources([]) == []
