@@ -141,6 +141,10 @@ def call(
         except FrameError as exc:
             raise ClientError(str(exc), errors.FAILED) from None
         except OSError:
+            # The daemon may have refused the frame (e.g. frame_too_large) and closed before reading it all.
+            refusal = _refusal(sock)
+            if refusal is not None:
+                return refusal
             raise unreachable("connection to hippod lost") from None
         try:
             while True:
@@ -156,6 +160,15 @@ def call(
             raise
     finally:
         sock.close()
+
+
+def _refusal(sock: socket.socket) -> m.Error | None:
+    """An Error the daemon sent before closing the connection under a request, if there is one."""
+    try:
+        reply = _recv(sock, HELLO_TIMEOUT)
+    except ClientError:
+        return None
+    return reply if isinstance(reply, m.Error) else None
 
 
 def _cancel(sock: socket.socket, request_id: int) -> None:

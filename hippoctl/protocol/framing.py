@@ -47,6 +47,7 @@ def check_length(n: int, max_frame: int) -> None:
 async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME) -> bytes | None:
     """Read one frame body; None on a clean end of stream before a header."""
     import asyncio
+
     try:
         header = await reader.readexactly(_HEADER.size)
     except asyncio.IncompleteReadError as exc:
