@@ -424,3 +424,28 @@ def test_daemon_frame_limit_from_daemon_json(hippo: Hippo) -> None:
         assert "exceeds the limit of 65536 bytes" in done.stderr, done.stderr
     still_serves(hippo, "Walrusfox")
     assert hippo.json("status")["stores"][0]["total"] == 1
+
+
+def test_ctrl_c_exits_130(hippo: Hippo) -> None:
+    hippo.start()
+    daemon = hippo.proc
+    assert daemon is not None
+    hippo.ok("remember", "Narwhals surface through leads in the ice")
+    os.kill(daemon.pid, signal.SIGSTOP)
+    try:
+        client = subprocess.Popen(
+            [sys.executable, "-m", "hippoctl", "--no-spawn", "recall", "narwhals ice"],
+            env=hippo.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        # Give the client time to connect and block on the frozen daemon's reply.
+        time.sleep(1.0)
+        client.send_signal(signal.SIGINT)
+        _, err = client.communicate(timeout=10)
+    finally:
+        os.kill(daemon.pid, signal.SIGCONT)
+    assert client.returncode == 130, err
+    assert "Traceback" not in err
+    assert hippo.json("recall", "narwhals ice")["results"][0]["content"].startswith("Narwhals")
