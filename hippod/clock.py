@@ -10,7 +10,7 @@ _fake: datetime | None = None
 
 def parse_iso(value: str) -> datetime:
     """Parse an ISO-8601 instant ("Z" allowed); naive values are taken as UTC."""
-    parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    parsed = datetime.fromisoformat(value.strip())
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 

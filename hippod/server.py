@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -61,6 +62,11 @@ def _classify_undecodable(raw: bytes) -> m.Error:
             hint="hippoctl daemon restart",
         )
     return _error(probe.id, "bad_frame", "frame is not a valid message")
+
+
+@functools.lru_cache(maxsize=64)
+def _realpath(path: str) -> str:
+    return os.path.realpath(path) if path else ""
 
 
 def peer_uid(sock: socket.socket | None) -> int | None:
@@ -139,8 +145,7 @@ class Server:
             )
             return
         ours = home_override() or ""
-        theirs = os.path.realpath(hello.home) if hello.home else ""
-        if theirs != ours:
+        if _realpath(hello.home) != ours:
             await self._send(
                 writer,
                 _error(None, "home_mismatch", f"this hippod serves HIPPO_HOME={ours or '(default)'}"),

@@ -7,7 +7,6 @@ importing platformdirs on the client's start-up path.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
@@ -27,6 +26,8 @@ def instance_key() -> str:
     home = home_override()
     if home is None:
         return "default"
+    import hashlib  # only keyed instances need it; it costs the client ~2 ms to import
+
     return hashlib.sha256(home.encode()).hexdigest()[:12]
 
 

@@ -111,7 +111,7 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
             "this text was rejected earlier and cannot be stored again",
             hint="hippoctl rejections lists tombstones; hippoctl unreject <digest> lifts one",
         )
-    store.mirrors.changed([memory.id])
+    store.mirrors.changed([memory])
     reply = RememberReply(
         id=memory.id,
         store=store.root,
@@ -220,7 +220,8 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
                 conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=memory.id
             )
     if body.archive:
-        store.mirrors.changed([memory.id])
+        memory.kind, memory.updated_at = "archived", now
+        store.mirrors.changed([memory])
         return ForgetReply(id=memory.id, archived=True), f"Archived [{memory.id}]"
     store.mirrors.deleted([memory.id])
     return ForgetReply(id=memory.id, archived=False), f"Forgot [{memory.id}]"
@@ -257,7 +258,7 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
     pinned: list[str] = []
     for store, ids in targets:
         async with store.db.transaction() as conn:
-            rows = []
+            marked: list[Memory] = []
             for memory in await memories.get_many(conn, ids):
                 if memory.tenant_id != ctx.tenant:
                     continue
@@ -266,32 +267,22 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
                 else:
                     memory.outcome_negative += 1
                 memory.outcome_score = 1 if body.good else -1
-                strength = memory.strength_at(moment, ctx.state.loss_aversion).strength
-                rows.append(
-                    (
-                        memory.outcome_positive,
-                        memory.outcome_negative,
-                        memory.outcome_score,
-                        strength,
-                        now,
-                        memory.id,
-                    )
-                )
-                applied.append(memory.id)
-                if memory.pinned:
-                    pinned.append(memory.id)
-            await memories.update_outcome(conn, rows)
-            for memory_id in (r[-1] for r in rows):
-                await memories.audit(
-                    conn,
-                    ts=now,
-                    tenant=ctx.tenant,
-                    actor=ctx.actor,
-                    op="outcome",
-                    target=memory_id,
-                    metadata={"positive": body.good},
-                )
-        store.mirrors.changed(r[-1] for r in rows)
+                memory.strength = memory.strength_at(moment, ctx.state.loss_aversion).strength
+                memory.updated_at = now
+                marked.append(memory)
+            await memories.update_outcome(conn, marked)
+            await memories.audit_many(
+                conn,
+                ts=now,
+                tenant=ctx.tenant,
+                actor=ctx.actor,
+                op="outcome",
+                targets=[memory.id for memory in marked],
+                metadata={"positive": body.good},
+            )
+        store.mirrors.changed(marked)
+        applied += [memory.id for memory in marked]
+        pinned += [memory.id for memory in marked if memory.pinned]
     word = "positive" if body.good else "negative"
     text = f"Applied {word} outcome to {len(applied)} memories"
     if pinned:

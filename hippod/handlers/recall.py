@@ -19,6 +19,7 @@ from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, sc
 from hippod.recall.tokenize import fts_match_expression, tokenize
 from hippod.request import RequestContext
 from hippod.store import memories
+from hippod.store.records import Memory
 from hippod.store.stores import Store
 
 CANDIDATE_LIMIT = 200
@@ -51,15 +52,14 @@ async def _score_store(
     return score_candidates(query, [c[0] for c in found], [c[1] for c in found], sc)
 
 
-def _item(s: Scored, now: datetime, why: bool) -> RecallItem:
+def _item(s: Scored, why: bool) -> RecallItem:
     mem = s.memory
-    days = clock.days_between(mem.last_retrieved, now)
     item = RecallItem(
         id=mem.id,
         source=s.source,
         layer=mem.layer,
         confidence=mem.confidence,
-        aged=st.is_aged(pinned=mem.pinned, confidence=mem.confidence, days_since_retrieved=days),
+        aged=st.is_aged(pinned=mem.pinned, confidence=mem.confidence, days_since_retrieved=s.retrieved_days),
         pinned=mem.pinned,
         score=round(s.score, 6),
         strength=round(s.strength, 6),
@@ -112,7 +112,7 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
         bump = float(config.get("search", {}).get("localBump", 1.2))
     ranked = drop_extracted_sources(merge_results(local, remote, bump))
 
-    items = [_item(s, moment, body.why) for s in ranked]
+    items = [_item(s, body.why) for s in ranked]
     blocks = [render.item_block(i, why=body.why) for i in items]
     sizes = [tokens(b + "\n\n") for b in blocks]
     reserved = tokens(render.reserved_heading(body.query) + "\n" + render.RESERVED_CUTOFF + "\n\n")
@@ -154,7 +154,7 @@ async def _after_recall(
 ) -> None:
     """Strengthen what was returned, replace the session's last batch, audit (recall.md §12)."""
     now = clock.iso(moment)
-    updates = []
+    updates: list[Memory] = []
     for s in picked:
         mem = s.memory
         if not st.strengthens(mem.outcome_positive, mem.outcome_negative, mem.superseded_by is not None):
@@ -164,8 +164,9 @@ async def _after_recall(
         mem.half_life_days += st.RETRIEVAL_HALF_LIFE_BONUS
         if mem.confidence == "stale":
             mem.confidence = "observed"
-        strength = mem.strength_at(moment, ctx.state.loss_aversion).strength
-        updates.append((mem.retrieval_count, now, mem.half_life_days, mem.confidence, strength, now, mem.id))
+        mem.strength = mem.strength_at(moment, ctx.state.loss_aversion).strength
+        mem.updated_at = now
+        updates.append(mem)
     ids = [s.memory.id for s in picked]
     async with store.db.transaction() as conn:
         if updates:
@@ -182,4 +183,4 @@ async def _after_recall(
             metadata={"query": query[:200], "results": len(ids), "mode": "recall"},
         )
     if updates:
-        store.mirrors.changed(u[-1] for u in updates)
+        store.mirrors.changed(updates)

@@ -84,6 +84,7 @@ class Scored:
     bm25: float
     base: float
     strength: float
+    retrieved_days: float
     matched: list[str]
     multipliers: dict[str, float] = field(default_factory=dict)
     source: str = "local"
@@ -115,7 +116,8 @@ def score_candidates(
     for memory, tokens, bm25, position in zip(candidates, doc_tokens, raw, positions, strict=True):
         if bm25 <= 0:
             continue
-        strength = memory.strength_at(ctx.now, ctx.loss_aversion).strength
+        parts = memory.strength_at(ctx.now, ctx.loss_aversion)
+        strength = parts.strength
         multipliers = {
             "strength": strength_multiplier(strength),
             "recency": recency_multiplier(days_between(memory.created, ctx.now)),
@@ -132,7 +134,7 @@ def score_candidates(
             continue
         present = set(tokens)
         matched = list(dict.fromkeys(q for q in query_tokens if q in present))
-        results.append(Scored(memory, score, bm25, base, strength, matched, multipliers))
+        results.append(Scored(memory, score, bm25, base, strength, parts.days, matched, multipliers))
     return results
 
 

@@ -13,6 +13,7 @@ from hippod.recall.tokenize import tokenize
 from hippod.store.records import COLUMNS, Memory
 
 _SELECT = ", ".join(COLUMNS)
+_CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.fts_content, m.fts_tags"
 _JSON_LISTS = ("tags", "conflicts_with", "parents")
 _BOOLS = ("pinned", "legacy_base")
 _json_encode = msgspec.json.encode
@@ -77,6 +78,10 @@ async def get_many(conn: aiosqlite.Connection, ids: Sequence[str]) -> list[Memor
     return [row_to_memory(r) for r in rows]
 
 
+async def _fetch(conn: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
+    return list(await conn.execute_fetchall(sql, params))
+
+
 def _admission(tenant: str, include_superseded: bool, scope: str | None) -> tuple[str, list[Any]]:
     """The recall admission filter (recall.md §2) as SQL on alias m."""
     sql = "m.tenant_id = ? AND m.layer != 'buffer' AND m.kind != 'archived'"
@@ -101,16 +106,32 @@ async def candidates_fts(
     scope: str | None,
     limit: int = 200,
 ) -> list[tuple[Memory, list[str]]]:
-    """Admitted memories matching any query token, best FTS rank first, with their BM25 tokens."""
+    """Admitted memories matching any query token, best FTS rank first, with their BM25 tokens.
+
+    FTS5 ranks fastest alone (`ORDER BY rank LIMIT`), so the top 2 x limit matches are taken
+    first and only those are joined, filtered and tie-broken. When the filter leaves fewer than
+    `limit` of a full over-fetch, the exhaustive query runs instead.
+    """
     where, params = _admission(tenant, include_superseded, scope)
-    cols = ", ".join(f"m.{c}" for c in COLUMNS)
-    rows = await conn.execute_fetchall(
-        f"SELECT {cols}, m.fts_content, m.fts_tags FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
-        f"WHERE memories_fts MATCH ? AND {where} "
+    overfetch = 2 * limit
+    rows = await _fetch(
+        conn,
+        f"SELECT {_CANDIDATE_COLS}, f.fetched FROM "
+        "(SELECT rowid, rank, count(*) OVER () AS fetched FROM "
+        "  (SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?)) f "
+        f"JOIN memories m ON m.rowid = f.rowid WHERE {where} "
         "ORDER BY f.rank, m.updated_at DESC, m.content, m.id LIMIT ?",
-        [match, *params, limit],
+        [match, overfetch, *params, limit],
     )
-    return [(row_to_memory(r), f"{r[-2]} {r[-1]}".split()) for r in rows]
+    if len(rows) < limit and (not rows or rows[0][-1] == overfetch):
+        rows = await _fetch(
+            conn,
+            f"SELECT {_CANDIDATE_COLS}, 0 FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} "
+            "ORDER BY f.rank, m.updated_at DESC, m.content, m.id LIMIT ?",
+            [match, *params, limit],
+        )
+    return [(row_to_memory(r), f"{r[-3]} {r[-2]}".split()) for r in rows]
 
 
 async def candidates_like(
@@ -131,30 +152,43 @@ async def candidates_like(
         params += [pattern, pattern]
     if not likes:
         return []
-    cols = ", ".join(f"m.{c}" for c in COLUMNS)
     rows = await conn.execute_fetchall(
-        f"SELECT {cols}, m.fts_content, m.fts_tags FROM memories m WHERE {where} AND ({' OR '.join(likes)}) "
+        f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} AND ({' OR '.join(likes)}) "
         "ORDER BY m.updated_at DESC, m.created DESC LIMIT ?",
         [*params, limit],
     )
     return [(row_to_memory(r), f"{r[-2]} {r[-1]}".split()) for r in rows]
 
 
-async def update_retrieval(conn: aiosqlite.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Apply strengthening rows of (count, last_retrieved, half_life_days, confidence, strength, now, id)."""
+async def update_retrieval(conn: aiosqlite.Connection, changed: Sequence[Memory]) -> None:
+    """Store the retrieval fields of strengthened memories."""
     await conn.executemany(
         "UPDATE memories SET retrieval_count = ?, last_retrieved = ?, half_life_days = ?, confidence = ?, "
         "strength = ?, updated_at = ? WHERE id = ?",
-        rows,
+        [
+            (
+                m.retrieval_count,
+                m.last_retrieved,
+                m.half_life_days,
+                m.confidence,
+                m.strength,
+                m.updated_at,
+                m.id,
+            )
+            for m in changed
+        ],
     )
 
 
-async def update_outcome(conn: aiosqlite.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Apply outcome marks: (outcome_positive, outcome_negative, outcome_score, strength, now, id)."""
+async def update_outcome(conn: aiosqlite.Connection, changed: Sequence[Memory]) -> None:
+    """Store the outcome fields of marked memories."""
     await conn.executemany(
         "UPDATE memories SET outcome_positive = ?, outcome_negative = ?, outcome_score = ?, strength = ?, "
         "updated_at = ? WHERE id = ?",
-        rows,
+        [
+            (m.outcome_positive, m.outcome_negative, m.outcome_score, m.strength, m.updated_at, m.id)
+            for m in changed
+        ],
     )
 
 
@@ -185,10 +219,25 @@ async def audit(
     metadata: dict[str, Any] | None = None,
 ) -> None:
     """Append one audit row; memory content never goes here."""
-    await conn.execute(
+    await audit_many(conn, ts=ts, tenant=tenant, actor=actor, op=op, targets=[target], metadata=metadata)
+
+
+async def audit_many(
+    conn: aiosqlite.Connection,
+    *,
+    ts: str,
+    tenant: str,
+    actor: str,
+    op: str,
+    targets: Sequence[str | None],
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """Append one audit row per target, in one round trip."""
+    meta = _json_encode(metadata or {}).decode()
+    await conn.executemany(
         "INSERT INTO audit_log (ts, tenant_id, actor, op, target_id, metadata_json) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-        (ts, tenant, actor, op, target, _json_encode(metadata or {}).decode()),
+        [(ts, tenant, actor, op, target, meta) for target in targets],
     )
 
 

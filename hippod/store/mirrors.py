@@ -77,48 +77,48 @@ def _write_atomic(path: str, text: str) -> None:
 
 
 class MirrorWriter:
-    """Collects changed and deleted ids and writes their mirrors in one coalesced pass."""
+    """Collects changed and deleted memories and writes their mirrors in one coalesced pass.
 
-    def __init__(
-        self,
-        root: str,
-        load: Callable[[list[str]], Awaitable[list[Memory]]],
-        stats: Callable[[], Awaitable[dict[str, object]]],
-    ) -> None:
+    Writers hand over the Memory they just committed, so a pass never reads the database back.
+    """
+
+    def __init__(self, root: str, stats: Callable[[], Awaitable[dict[str, object]]]) -> None:
         self.root = root
-        self._load = load
         self._stats = stats
-        self._changed: set[str] = set()
+        self._changed: dict[str, Memory] = {}
         self._deleted: set[str] = set()
         self._task: asyncio.Task[None] | None = None
 
-    def changed(self, ids: Iterable[str]) -> None:
-        self._changed.update(ids)
+    def changed(self, memories: Iterable[Memory]) -> None:
+        for memory in memories:
+            self._changed[memory.id] = memory
+            self._deleted.discard(memory.id)
         self._schedule()
 
     def deleted(self, ids: Iterable[str]) -> None:
-        ids = set(ids)
-        self._deleted.update(ids)
-        self._changed.difference_update(ids)
+        for memory_id in ids:
+            self._deleted.add(memory_id)
+            self._changed.pop(memory_id, None)
         self._schedule()
 
     def _schedule(self) -> None:
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._later())
+            self._task = asyncio.get_running_loop().create_task(self._run())
 
-    async def _later(self) -> None:
-        await asyncio.sleep(COALESCE_SECONDS)
-        await self.flush()
+    async def _run(self) -> None:
+        # Changes that arrive during a pass are picked up by the next turn of the loop.
+        while self._changed or self._deleted:
+            await asyncio.sleep(COALESCE_SECONDS)
+            await self.flush()
 
     async def flush(self) -> None:
         """Write everything pending now (also called at shutdown)."""
-        changed, deleted = list(self._changed), list(self._deleted)
+        changed, deleted = list(self._changed.values()), list(self._deleted)
         self._changed.clear()
         self._deleted.clear()
         try:
-            memories = await self._load(changed) if changed else []
             stats = await self._stats()
-            await asyncio.to_thread(self._write, memories, deleted, stats)
+            await asyncio.to_thread(self._write, changed, deleted, stats)
         except Exception:
             log.exception("mirror pass failed for a store")
 

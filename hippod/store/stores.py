@@ -13,7 +13,6 @@ from hippod.store import config as store_config
 from hippod.store import memories
 from hippod.store.db import DB_NAME, Database
 from hippod.store.mirrors import MirrorWriter
-from hippod.store.records import Memory
 
 PROJECT_DIR = ".hippo"
 
@@ -53,14 +52,11 @@ class Store:
         self.fts5 = fts5
         self.project = "" if kind == "global" else os.path.basename(os.path.dirname(root))
         self.last_used = time.monotonic()
-        self.mirrors = MirrorWriter(root, self._load_for_mirror, self._stats)
+        self.mirrors = MirrorWriter(root, self._stats)
         self.config, self.config_warning = store_config.load(root)
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
-
-    async def _load_for_mirror(self, ids: list[str]) -> list[Memory]:
-        return await memories.get_many(self.db.reader, ids)
 
     async def _stats(self) -> dict[str, Any]:
         meta = await memories.all_meta(self.db.reader)

@@ -11,7 +11,9 @@ from hippod.recall.score import Scored
 
 
 def _scored(memory: Any, score: float) -> Scored:
-    return Scored(memory=memory, score=score, bm25=score, base=score, strength=1.0, matched=[])
+    return Scored(
+        memory=memory, score=score, bm25=score, base=score, strength=1.0, retrieved_days=0.0, matched=[]
+    )
 
 
 def test_local_bump_and_local_copy_wins(make_memory: Any) -> None:

@@ -22,7 +22,9 @@ def _ago(days: float) -> str:
 
 
 def _scored(memory: Any, score: float) -> sc.Scored:
-    return sc.Scored(memory=memory, score=score, bm25=score, base=score, strength=1.0, matched=[])
+    return sc.Scored(
+        memory=memory, score=score, bm25=score, base=score, strength=1.0, retrieved_days=0.0, matched=[]
+    )
 
 
 # --- multipliers ---------------------------------------------------------------------------------
