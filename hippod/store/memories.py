@@ -13,6 +13,7 @@ from hippod.recall.tokenize import tokenize
 from hippod.store.records import COLUMNS, Memory
 
 _SELECT = ", ".join(COLUMNS)
+_NCOLS = len(COLUMNS)
 _CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.fts_content, m.fts_tags"
 _JSON_LISTS = ("tags", "conflicts_with", "parents")
 _BOOLS = ("pinned", "legacy_base")
@@ -21,13 +22,15 @@ _json_decode = msgspec.json.decode
 
 
 def row_to_memory(row: Sequence[Any]) -> Memory:
-    """Build a Memory from a row selected in COLUMNS order."""
-    values = dict(zip(COLUMNS, row, strict=False))
-    for key in _JSON_LISTS:
-        values[key] = _json_decode(values[key])
-    for key in _BOOLS:
-        values[key] = bool(values[key])
-    return Memory(**values)
+    """Build a Memory from a row selected in COLUMNS order (extra trailing columns are ignored)."""
+    # Positional construction: recall decodes 200 of these per store, so this is a hot path.
+    memory = Memory(*row[:_NCOLS])
+    memory.tags = _json_decode(memory.tags)
+    memory.conflicts_with = _json_decode(memory.conflicts_with)
+    memory.parents = _json_decode(memory.parents)
+    memory.pinned = bool(memory.pinned)
+    memory.legacy_base = bool(memory.legacy_base)
+    return memory
 
 
 def memory_values(memory: Memory) -> list[Any]:

@@ -359,3 +359,12 @@ async def test_fts_index_is_backfilled_when_out_of_step(
         assert [m.content for m, _ in found] == [CJK]
     finally:
         await database.close()
+
+
+def test_memory_fields_follow_the_column_order() -> None:
+    # row_to_memory builds Memory positionally from a row selected in COLUMNS order.
+    import dataclasses
+
+    from hippod.store.records import COLUMNS, Memory
+
+    assert tuple(f.name for f in dataclasses.fields(Memory)) == COLUMNS
