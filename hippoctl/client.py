@@ -97,18 +97,16 @@ def _home() -> str:
     return os.path.expanduser(value) if value else ""
 
 
-def handshake(sock: socket.socket) -> m.Welcome:
+def _hello_frame() -> bytes:
     hello = m.Hello(protocol=PROTOCOL, client_version=__version__, pid=os.getpid(), home=_home())
-    try:
-        sock.sendall(pack(_encode(hello)))
-    except OSError:
-        raise unreachable("connection to hippod lost") from None
-    reply = _recv(sock, HELLO_TIMEOUT)
+    return pack(_encode(hello))
+
+
+def _expect_welcome(reply: m.Message) -> None:
     if isinstance(reply, m.Error):
         raise ClientError(reply.message, reply.exit_code or errors.exit_code_for(reply.code))
     if not isinstance(reply, m.Welcome):
         raise ClientError("hippod did not answer Hello with Welcome", errors.MISMATCH)
-    return reply
 
 
 def request_envelope(body: m.Body, *, cwd: str, global_store: bool) -> m.Request:
@@ -133,19 +131,23 @@ def call(
     on_progress: Callable[[m.Progress], None] | None = None,
 ) -> m.Result | m.Error:
     """Send one request and return its final Result or Error."""
+    try:
+        frame = pack(_encode(request))
+    except FrameError as exc:
+        raise ClientError(str(exc), errors.FAILED) from None
     sock = connect(spawn=spawn)
     try:
-        handshake(sock)
+        # Hello and the request leave together, saving a round trip on every call: the daemon
+        # reads them in order, and a refused Hello just leaves the request unread.
         try:
-            sock.sendall(pack(_encode(request)))
-        except FrameError as exc:
-            raise ClientError(str(exc), errors.FAILED) from None
+            sock.sendall(_hello_frame() + frame)
         except OSError:
             # The daemon may have refused the frame (e.g. frame_too_large) and closed before reading it all.
             refusal = _refusal(sock)
             if refusal is not None:
                 return refusal
             raise unreachable("connection to hippod lost") from None
+        _expect_welcome(_recv(sock, HELLO_TIMEOUT))
         try:
             while True:
                 reply = _recv(sock, timeout)
@@ -166,6 +168,8 @@ def _refusal(sock: socket.socket) -> m.Error | None:
     """An Error the daemon sent before closing the connection under a request, if there is one."""
     try:
         reply = _recv(sock, HELLO_TIMEOUT)
+        if isinstance(reply, m.Welcome):
+            reply = _recv(sock, HELLO_TIMEOUT)
     except ClientError:
         return None
     return reply if isinstance(reply, m.Error) else None
