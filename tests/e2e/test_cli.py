@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from conftest import Hippo
+    from e2e.harness import Hippo
 
 NO_PROJECT = "(no project store above {}; using the global store)"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from conftest import Hippo
+    from e2e.harness import Hippo
 
 WORKERS = 8
 PER_WORKER = 10

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from hippoctl.protocol import messages as m
 
 if TYPE_CHECKING:
-    from conftest import Hippo
+    from e2e.harness import Hippo
 
 
 def lock_pid(path: str) -> int:

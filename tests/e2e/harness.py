@@ -1,0 +1,356 @@
+"""The e2e harness: a real daemon subprocess on a real Unix socket with real SQLite files,
+driven through the real `hippoctl` client or a raw socket."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.framing import pack, recv_frame
+from hippoctl.protocol.version import PROTOCOL
+
+# Inherited variables that would change what a daemon or client does.
+SCRUBBED_VARS = (
+    "HIPPO_HOME",
+    "HIPPO_SOCKET",
+    "HIPPO_NO_SPAWN",
+    "HIPPO_FAKE_NOW",
+    "HIPPO_TENANT",
+    "HIPPO_SCOPE",
+    "HIPPO_SESSION_ID",
+    "HIPPO_LOG_LEVEL",
+    "HIPPO_LOSS_AVERSION_RATIO",
+    "GSTACK_SKILL",
+    "OPENCLAW_SKILL",
+    "NOTIFY_SOCKET",
+    "LISTEN_PID",
+    "LISTEN_FDS",
+)
+START_TIMEOUT = 20.0
+STOP_TIMEOUT = 20.0
+
+_decode_daemon = msgspec.msgpack.Decoder(m.DaemonMessage).decode
+
+
+# --- process helpers ----------------------------------------------------------------------------------
+
+
+def pid_alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return fields[0] != "Z"
+
+
+def _proc_env(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+    return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
+
+
+def _is_our_daemon(pid: int, home: str) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if b"hippod" not in cmdline:
+        return False
+    return _proc_env(pid).get("HIPPO_HOME") == home
+
+
+def _kill(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def terminate_pid(pid: int, timeout: float = 10.0) -> None:
+    """SIGCONT + SIGTERM, then SIGKILL if the process is still there after `timeout`."""
+    _kill(pid, signal.SIGCONT)
+    _kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if pid_alive(pid):
+        _kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def wait_for(predicate: Any, timeout: float, interval: float = 0.05) -> bool:
+    """Poll until predicate() is truthy; False on timeout (never an assertion about speed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
+
+
+# --- raw socket client --------------------------------------------------------------------------------
+
+
+class RawConn:
+    """A raw connection to the daemon socket for sending arbitrary frames."""
+
+    def __init__(self, path: str, home: str, timeout: float = 10.0) -> None:
+        self.home = home
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+
+    def send_bytes(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def send(self, message: Any) -> None:
+        """Send a protocol struct or a plain dict, msgpack-encoded and framed."""
+        self.sock.sendall(pack(msgspec.msgpack.encode(message)))
+
+    def hello(self, protocol: int = PROTOCOL, home: str | None = None) -> m.Message | None:
+        self.send(
+            m.Hello(
+                protocol=protocol,
+                client_version="test",
+                pid=os.getpid(),
+                home=self.home if home is None else home,
+            )
+        )
+        return self.recv()
+
+    def recv(self) -> m.Message | None:
+        """The next daemon message, or None when the daemon closed the connection."""
+        try:
+            raw = recv_frame(self.sock)
+        except ConnectionResetError:
+            return None
+        return None if raw is None else _decode_daemon(raw)
+
+    def at_eof(self) -> bool:
+        """True when the daemon has closed its side (reads return nothing, or the peer reset)."""
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> RawConn:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# --- the hippo fixture --------------------------------------------------------------------------------
+
+
+class Hippo:
+    """One isolated hippo instance: HIPPO_HOME, HIPPO_SOCKET and XDG folders under a short /tmp path."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.home = os.path.join(root, "home")
+        self.socket = os.path.join(root, "d.sock")
+        self.runtime = os.path.join(root, "rt")
+        os.makedirs(self.runtime, mode=0o700)
+        os.chmod(self.runtime, 0o700)
+        env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_VARS}
+        env.update(
+            HIPPO_HOME=self.home,
+            HIPPO_SOCKET=self.socket,
+            XDG_RUNTIME_DIR=self.runtime,
+            XDG_DATA_HOME=os.path.join(root, "data"),
+            XDG_STATE_HOME=os.path.join(root, "state"),
+            XDG_CACHE_HOME=os.path.join(root, "cache"),
+            PYTHONDONTWRITEBYTECODE="1",
+        )
+        self.env: dict[str, str] = env
+        self.proc: subprocess.Popen[str] | None = None
+        self.procs: list[subprocess.Popen[str]] = []
+        self._outputs = 0
+
+    # paths
+    @property
+    def db(self) -> str:
+        return os.path.join(self.home, "hippo.db")
+
+    @property
+    def lock(self) -> str:
+        return self.socket + ".lock"
+
+    @property
+    def log(self) -> str:
+        return os.path.join(self.home, "logs", "hippod.log")
+
+    def daemon_env(self, **extra: str | None) -> dict[str, str]:
+        env = dict(self.env)
+        for key, value in extra.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        return env
+
+    # daemon
+    def spawn(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """Popen `python -m hippod run`, output to files in the instance folder; no waiting."""
+        self._outputs += 1
+        out = open(os.path.join(self.root, f"daemon{self._outputs}.out"), "w+", encoding="utf-8")  # noqa: SIM115
+        err = open(os.path.join(self.root, f"daemon{self._outputs}.err"), "w+", encoding="utf-8")  # noqa: SIM115
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hippod", "run", *args],
+            env=self.env if env is None else env,
+            cwd=self.root,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            text=True,
+        )
+        proc.out_file = out  # type: ignore[attr-defined]
+        proc.err_file = err  # type: ignore[attr-defined]
+        self.procs.append(proc)
+        return proc
+
+    @staticmethod
+    def output(proc: subprocess.Popen[str]) -> tuple[str, str]:
+        """(stdout, stderr) a spawned daemon has written so far."""
+        texts = []
+        for handle in (proc.out_file, proc.err_file):  # type: ignore[attr-defined]
+            handle.flush()
+            handle.seek(0)
+            texts.append(handle.read())
+        return texts[0], texts[1]
+
+    def answers(self, socket_path: str | None = None, env_home: str | None = None) -> int | None:
+        """The pid of a daemon answering Hello on the socket, else None."""
+        try:
+            with RawConn(socket_path or self.socket, env_home or self.home, timeout=1.0) as conn:
+                reply = conn.hello()
+        except OSError:
+            return None
+        return reply.pid if isinstance(reply, m.Welcome) else None
+
+    def start(
+        self,
+        *,
+        env: dict[str, str] | None = None,
+        fake_now: str | None = None,
+        socket_path: str | None = None,
+    ) -> int:
+        """Start a daemon (clock fixed at `fake_now` if given) and wait until it answers; returns its pid."""
+        if fake_now is not None:
+            env = dict(self.env if env is None else env, HIPPO_FAKE_NOW=fake_now)
+        proc = self.spawn(env=env)
+        self.proc = proc
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            pid = self.answers(socket_path)
+            if pid == proc.pid:
+                return pid
+            if proc.poll() is not None:
+                out, err = self.output(proc)
+                raise AssertionError(f"hippod exited with {proc.returncode}: {out!r} {err!r}")
+            time.sleep(0.05)
+        raise AssertionError(f"hippod did not answer within {START_TIMEOUT} s: {self.output(proc)}")
+
+    def stop(self, proc: subprocess.Popen[str] | None = None, timeout: float = STOP_TIMEOUT) -> int:
+        """SIGTERM the daemon and wait for it; returns its exit code."""
+        proc = proc or self.proc
+        assert proc is not None, "no daemon was started"
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+            raise AssertionError(f"hippod did not stop within {timeout} s after SIGTERM") from None
+
+    def kill(self, proc: subprocess.Popen[str] | None = None) -> None:
+        proc = proc or self.proc
+        assert proc is not None
+        proc.kill()
+        proc.wait(timeout=10)
+
+    # client
+    def ctl(
+        self,
+        *args: str,
+        cwd: str | None = None,
+        input: str | None = None,
+        timeout: float = 30,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run `python -m hippoctl <args>` to completion with text output."""
+        return subprocess.run(
+            [sys.executable, "-m", "hippoctl", *args],
+            cwd=cwd or self.root,
+            input=input,
+            env=self.env if env is None else env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def ok(
+        self, *args: str, cwd: str | None = None, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """ctl() that must exit 0."""
+        done = self.ctl(*args, cwd=cwd, input=input)
+        assert done.returncode == 0, f"hippoctl {args} exited {done.returncode}: {done.stderr!r}"
+        return done
+
+    def json(self, *args: str, cwd: str | None = None) -> Any:
+        """`hippoctl --json <args>` that must exit 0, parsed."""
+        return json.loads(self.ok("--json", *args, cwd=cwd).stdout)
+
+    wait_for = staticmethod(wait_for)
+    pid_alive = staticmethod(pid_alive)
+
+    def raw(self, timeout: float = 10.0) -> RawConn:
+        return RawConn(self.socket, self.home, timeout=timeout)
+
+    # teardown
+    def _daemon_pids(self) -> set[int]:
+        """Live daemons of this instance: our children, lock-file pids, any hippod using our home."""
+        pids = {p.pid for p in self.procs if p.poll() is None}
+        for lock in (self.lock, *Path(self.runtime).glob("**/*.lock")):
+            with contextlib.suppress(OSError, ValueError):
+                for line in Path(lock).read_text().splitlines():
+                    if line.startswith("pid "):
+                        pids.add(int(line.split()[1]))
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                pids.add(int(entry))
+        return {pid for pid in pids if pid != os.getpid() and _is_our_daemon(pid, self.home)}
+
+    def cleanup(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                terminate_pid(proc.pid)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=5)
+        for pid in self._daemon_pids():
+            terminate_pid(pid)
+        for proc in self.procs:
+            proc.out_file.close()  # type: ignore[attr-defined]
+            proc.err_file.close()  # type: ignore[attr-defined]
