@@ -98,7 +98,9 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
     if body.budget is not None and body.budget < 0:
         raise HippoError("usage", "--budget must be 0 or more")
     project, global_ = await ctx.read_stores()
-    config = (project or global_ or await ctx.global_store()).config
+    primary = project if project is not None else global_
+    assert primary is not None, "read_stores returns the global store when there is no project store"
+    config = primary.config
     budget = body.budget if body.budget is not None else int(config.get("defaultBudget", 4000))
     moment = clock.now()
     sc = ScoreContext(moment, ctx.cwd_path_tags, body.scope or ctx.active_scope, ctx.state.loss_aversion)
@@ -133,10 +135,10 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
         text = render.no_results(body.query)
         total = tokens(text)
 
-    by_id = {s.memory.id: s for s in ranked}
+    returned = [ranked[i] for i in fill.taken]
     for store, source in ((project, "local"), (global_, "global")):
         if store is not None:
-            picked = [by_id[i.id] for i in chosen if by_id[i.id].source == source]
+            picked = [s for s in returned if s.source == source]
             await _after_recall(store, picked, body.query, ctx, moment)
     reply = RecallReply(
         query=body.query,

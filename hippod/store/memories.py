@@ -17,6 +17,8 @@ _NCOLS = len(COLUMNS)
 _CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.fts_content, m.fts_tags"
 _JSON_LISTS = ("tags", "conflicts_with", "parents")
 _BOOLS = ("pinned", "legacy_base")
+_JSON_INDEXES = [COLUMNS.index(k) for k in _JSON_LISTS]
+_BOOL_INDEXES = [COLUMNS.index(k) for k in _BOOLS]
 _json_encode = msgspec.json.encode
 _json_decode = msgspec.json.decode
 
@@ -24,13 +26,12 @@ _json_decode = msgspec.json.decode
 def row_to_memory(row: Sequence[Any]) -> Memory:
     """Build a Memory from a row selected in COLUMNS order (extra trailing columns are ignored)."""
     # Positional construction: recall decodes 200 of these per store, so this is a hot path.
-    memory = Memory(*row[:_NCOLS])
-    memory.tags = _json_decode(memory.tags)
-    memory.conflicts_with = _json_decode(memory.conflicts_with)
-    memory.parents = _json_decode(memory.parents)
-    memory.pinned = bool(memory.pinned)
-    memory.legacy_base = bool(memory.legacy_base)
-    return memory
+    values = list(row[:_NCOLS])
+    for index in _JSON_INDEXES:
+        values[index] = _json_decode(values[index])
+    for index in _BOOL_INDEXES:
+        values[index] = bool(values[index])
+    return Memory(*values)
 
 
 def memory_values(memory: Memory) -> list[Any]:
