@@ -14,7 +14,7 @@ from hippoctl import __version__
 from hippoctl.client import ClientError, call, connect, eprint, ping, request_envelope
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.paths import socket_path
+from hippoctl.protocol.paths import lock_path, socket_path
 from hippoctl.protocol.version import PROTOCOL
 
 MAX_TEXT_BYTES = 1024 * 1024
@@ -216,7 +216,8 @@ def _daemon_stop() -> int:
         print("hippod is not running")
         return 0
     deadline = time.monotonic() + STOP_WAIT
-    while os.path.exists(path):
+    # The socket goes first and the lock last, once every store is checkpointed and closed.
+    while os.path.exists(path) or os.path.exists(lock_path(path)):
         if time.monotonic() >= deadline:
             raise ClientError(f"hippod did not stop within {STOP_WAIT:g} s", errors.FAILED)
         time.sleep(0.05)
