@@ -171,7 +171,13 @@ class Server:
         if self.stopping:
             await self._send(writer, _error(request.id, "shutting_down", "hippod is shutting down"))
             return
-        await self._send(writer, await self._run(request, reader))
+        reply = await self._run(request, reader)
+        try:
+            await self._send(writer, reply)
+        except FrameError:
+            limit = self.max_frame
+            message = f"the reply is over the {limit}-byte frame limit; ask for less (--budget, --limit)"
+            await self._send(writer, _error(request.id, "frame_too_large", message))
 
     async def _run(self, request: m.Request, reader: asyncio.StreamReader) -> m.Message:
         """Run a request, cancelling it when the client sends Cancel for it."""

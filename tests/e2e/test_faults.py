@@ -315,3 +315,18 @@ def test_daemon_frame_limit_from_daemon_json(hippo: Hippo) -> None:
         assert "exceeds the limit of 65536 bytes" in done.stderr, done.stderr
     still_serves(hippo, "Walrusfox")
     assert hippo.json("status")["stores"][0]["total"] == 1
+
+
+def test_reply_over_the_frame_limit_is_an_error(hippo: Hippo) -> None:
+    """A reply too big for the frame limit becomes a frame_too_large Error, not a dropped connection."""
+    os.makedirs(hippo.home, mode=0o700)
+    with open(os.path.join(hippo.home, "daemon.json"), "w", encoding="utf-8") as handle:
+        handle.write('{"maxFrameBytes": 8192}')
+    hippo.start()
+    for n in range(3):
+        hippo.ok("remember", f"Capybara note {n} " + "lorem ipsum " * 300)
+    done = hippo.ctl("recall", "capybara", "--budget", "100000")
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "frame limit" in done.stderr and "--budget" in done.stderr, done.stderr
+    small = hippo.json("recall", "capybara", "--limit", "1")
+    assert len(small["results"]) == 1
