@@ -75,7 +75,7 @@ async def _open_state(sb: Sandbox) -> DaemonState:
     if registry.global_root != sb.home:
         raise BenchError(f"registry opened {registry.global_root}, not the sandbox home {sb.home}")
     state = new_state(registry, sb.sock, os.path.join(sb.base, "bench.log"), 1.0)
-    await registry.open(registry.global_root, "global")
+    await registry.open(registry.global_root)
     return state
 
 
@@ -113,7 +113,7 @@ async def _instrumented(state: DaemonState, sb: Sandbox, queries: Sequence[str])
     acc: dict[str, float] = {}
     statements: list[tuple[str, list[Any]]] = []  # this recall's candidate SQL
     captured: list[list[tuple[str, list[Any]]]] = []
-    store = await state.registry.open(state.registry.global_root, "global")
+    store = await state.registry.open(state.registry.global_root)
     reader = store.db.reader
 
     orig_candidates = memories_module.candidates_fts

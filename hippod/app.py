@@ -71,13 +71,14 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
 
     await state.shutdown.wait()
     log.info("shutting down")
-    if sweeper is not None:
-        sweeper.cancel()
     server.stopping = True
     listener.close()
     if adopted is None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(state.socket)
+    if sweeper is not None:
+        # It returns once it sees the shutdown, never halfway through closing a store.
+        await sweeper
     grace = float(config["shutdownGraceSeconds"])
     if server.inflight:
         _, pending = await asyncio.wait(set(server.inflight), timeout=grace)
@@ -93,13 +94,12 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
 
 
 async def _close_idle_stores(state: DaemonState, max_idle_seconds: float) -> None:
-    """Close project stores nobody used for a while, checking once a minute (daemon.md §5.5)."""
-    while True:
-        await asyncio.sleep(min(60.0, max_idle_seconds))
-        try:
+    """Close project stores unused for a while, checking once a minute, until shutdown (daemon.md §5.5)."""
+    while not state.shutdown.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(state.shutdown.wait(), min(60.0, max_idle_seconds))
+        if not state.shutdown.is_set():
             await state.registry.close_idle(max_idle_seconds)
-        except Exception:
-            log.exception("closing idle stores failed")
 
 
 def write_state(state: DaemonState) -> None:

@@ -51,13 +51,13 @@ class RequestContext:
 
     async def global_store(self) -> Store:
         registry = self.state.registry
-        return self._note_config(await registry.open(registry.global_root, "global"))
+        return self._note_config(await registry.open(registry.global_root))
 
     async def project_store(self) -> Store | None:
         root = self.state.registry.project_root_for(self.request.cwd)
         if root is None:
             return None
-        return self._note_config(await self.state.registry.open(root, "project"))
+        return self._note_config(await self.state.registry.open(root))
 
     async def target_store(self, *, write: bool) -> Store:
         """--global, else the project store above cwd, else the global store (memory-model.md §1.3)."""

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 import os
 import socket
 import struct
 import sys
+import traceback
 from typing import Any
 
 import msgspec
@@ -24,6 +26,7 @@ from hippod.dispatch import dispatch
 from hippod.errors import HippoError
 from hippod.request import RequestContext
 from hippod.state import DaemonState
+from hippod.store.db import COMMIT_POINT, CommitPoint
 
 log = logging.getLogger("hippod.server")
 
@@ -69,6 +72,12 @@ def _realpath(path: str) -> str:
     return os.path.realpath(path) if path else ""
 
 
+def log_failure(what: str, exc: BaseException) -> None:
+    """Log an unexpected failure by type and stack only: its message might quote memory text."""
+    stack = "".join(traceback.format_tb(exc.__traceback__))
+    log.error("%s failed: %s\n%s", what, type(exc).__name__, stack.rstrip())
+
+
 def peer_uid(sock: socket.socket | None) -> int | None:
     """The connecting process's uid on Linux (SO_PEERCRED); None where the platform has no such call."""
     if sock is None or not sys.platform.startswith("linux"):
@@ -101,8 +110,8 @@ class Server:
             await self._converse(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
-        except Exception:
-            log.exception("connection failed")
+        except Exception as exc:
+            log_failure("connection", exc)
         finally:
             self.state.connections -= 1
             writer.close()
@@ -182,7 +191,10 @@ class Server:
     async def _run(self, request: m.Request, reader: asyncio.StreamReader) -> m.Message:
         """Run a request, cancelling it when the client sends Cancel for it."""
         ctx = RequestContext(request, self.state)
-        task = asyncio.get_running_loop().create_task(dispatch(ctx))
+        point = CommitPoint()
+        context = contextvars.copy_context()
+        context.run(COMMIT_POINT.set, point)
+        task = asyncio.get_running_loop().create_task(dispatch(ctx), context=context)
         self.inflight.add(task)
         task.add_done_callback(self.inflight.discard)
         watcher = asyncio.get_running_loop().create_task(read_frame(reader, self.max_frame))
@@ -190,8 +202,9 @@ class Server:
             await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
             if watcher.done() and not task.done() and not watcher.cancelled() and watcher.exception() is None:
                 frame = watcher.result()
-                # A client that just disconnects does not cancel: its write still lands.
-                if frame is not None and _is_cancel(frame, request.id):
+                # A client that just disconnects does not cancel: its write still lands. Nor does
+                # a Cancel that comes after the commit point: the request then finishes.
+                if frame is not None and _is_cancel(frame, request.id) and not point.reached:
                     task.cancel()
             try:
                 data, text = await task
@@ -208,9 +221,8 @@ class Server:
                     details=exc.details,
                     exit_code=exc.exit_code,
                 )
-            except Exception:
-                # Log the failure without the request, which may carry memory text.
-                log.exception("%s request failed", type(request.body).__name__)
+            except Exception as exc:
+                log_failure(f"{type(request.body).__name__} request", exc)
                 return _error(request.id, "internal", "internal error in hippod; see its log")
             return m.Result(id=request.id, text=text, data=data, warnings=ctx.warnings)
         finally:

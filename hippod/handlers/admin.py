@@ -82,17 +82,16 @@ async def shutdown(ctx: RequestContext, body: m.Shutdown) -> tuple[None, str]:
 
 async def init(ctx: RequestContext, body: m.Init) -> tuple[InitReply, str]:
     registry = ctx.state.registry
-    if ctx.request.global_store:
-        root, kind = registry.global_root, "global"
-    else:
-        root, kind = os.path.join(os.path.realpath(ctx.request.cwd), PROJECT_DIR), "project"
+    root = registry.global_root
+    if not ctx.request.global_store:
+        # A .hippo/ that is the global root itself (HIPPO_HOME=~/.hippo) stays the global store.
+        root = os.path.realpath(os.path.join(ctx.request.cwd, PROJECT_DIR))
     existed = os.path.isfile(os.path.join(root, DB_NAME))
-    store = await registry.open(root, kind)
+    store = await registry.open(root)
+    reply = InitReply(path=store.root, created=not existed, kind=store.kind)
     if existed:
-        return InitReply(path=store.root, created=False, kind=kind), f"hippo store already at {store.root}"
-    return InitReply(
-        path=store.root, created=True, kind=kind
-    ), f"Initialised {kind} hippo store at {store.root}"
+        return reply, f"hippo store already at {store.root}"
+    return reply, f"Initialised {store.kind} hippo store at {store.root}"
 
 
 async def _store_status(store: Store, ctx: RequestContext) -> StoreStatus:

@@ -99,13 +99,10 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
     )
     async with store.db.transaction() as conn:
         stored = await memories.insert(conn, memory)
-        if stored:
-            await memories.audit(
-                conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="remember", target=memory.id
-            )
+        op = "remember" if stored else "reject_refusal"
+        target = memory.id if stored else None
+        await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op=op, target=target)
     if not stored:
-        async with store.db.transaction() as conn:
-            await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="reject_refusal")
         raise HippoError(
             "rejected_value",
             "this text was rejected earlier and cannot be stored again",
@@ -215,7 +212,9 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
                 conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="archive_raw", target=memory.id
             )
         else:
-            await memories.delete(conn, ctx.tenant, memory.id)
+            if not await memories.delete(conn, ctx.tenant, memory.id):
+                # Another request forgot it between our lookup and this transaction.
+                raise HippoError("not_found", f"no memory with id {memory.id}")
             await memories.audit(
                 conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=memory.id
             )

@@ -151,26 +151,33 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
     return reply, text
 
 
+def _strengthen(mem: Memory, moment: datetime, loss_aversion: float) -> bool:
+    """Apply one strengthening retrieval to mem (memory-model.md §9.2-9.3); False when it does not apply."""
+    if not st.strengthens(mem.outcome_positive, mem.outcome_negative, mem.superseded_by is not None):
+        return False
+    now = clock.iso(moment)
+    mem.retrieval_count += 1
+    mem.last_retrieved = now
+    mem.half_life_days += st.RETRIEVAL_HALF_LIFE_BONUS
+    if mem.confidence == "stale":
+        mem.confidence = "observed"
+    mem.strength = mem.strength_at(moment, loss_aversion).strength
+    mem.updated_at = now
+    return True
+
+
 async def _after_recall(
     store: Store, picked: list[Scored], query: str, ctx: RequestContext, moment: datetime
 ) -> None:
-    """Strengthen what was returned, replace the session's last batch, audit (recall.md §12)."""
-    now = clock.iso(moment)
-    updates: list[Memory] = []
-    for s in picked:
-        mem = s.memory
-        if not st.strengthens(mem.outcome_positive, mem.outcome_negative, mem.superseded_by is not None):
-            continue
-        mem.retrieval_count += 1
-        mem.last_retrieved = now
-        mem.half_life_days += st.RETRIEVAL_HALF_LIFE_BONUS
-        if mem.confidence == "stale":
-            mem.confidence = "observed"
-        mem.strength = mem.strength_at(moment, ctx.state.loss_aversion).strength
-        mem.updated_at = now
-        updates.append(mem)
+    """Strengthen what was returned, replace the session's last batch, audit (recall.md §12).
+
+    The rows are read again inside the transaction, so concurrent recalls, outcomes and
+    forgets are never overwritten with the values this recall scored.
+    """
     ids = [s.memory.id for s in picked]
     async with store.db.transaction() as conn:
+        fresh = await memories.get_many(conn, ids) if ids else []
+        updates = [mem for mem in fresh if _strengthen(mem, moment, ctx.state.loss_aversion)]
         if updates:
             await memories.update_retrieval(conn, updates)
         await memories.set_meta(
@@ -178,7 +185,7 @@ async def _after_recall(
         )
         await memories.audit(
             conn,
-            ts=now,
+            ts=clock.iso(moment),
             tenant=ctx.tenant,
             actor=ctx.actor,
             op="recall",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import sqlite3
 from collections.abc import AsyncIterator
@@ -123,6 +124,17 @@ def _setup_fts(conn: sqlite3.Connection) -> bool:
     return available
 
 
+class CommitPoint:
+    """Set once a request's first transaction starts to commit; the server then lets it finish."""
+
+    reached = False
+
+
+COMMIT_POINT: contextvars.ContextVar[CommitPoint | None] = contextvars.ContextVar(
+    "commit_point", default=None
+)
+
+
 class Database:
     """One writer connection (behind a lock) and one reader connection to a store's hippo.db."""
 
@@ -150,8 +162,9 @@ class Database:
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
         """Serialise a write: yield the writer (its first write begins the transaction), COMMIT or ROLLBACK.
 
-        The commit and rollback are shielded, so a cancelled request never leaves a
-        transaction half-finished on the shared writer connection.
+        Reaching COMMIT marks the request's commit point (see CommitPoint), after which a
+        Cancel no longer interrupts it. A failed COMMIT rolls back before the lock is released,
+        so the next writer never joins a leftover transaction.
         """
         async with self._write_lock:
             try:
@@ -159,7 +172,14 @@ class Database:
             except BaseException:
                 await asyncio.shield(self.writer.rollback())
                 raise
-            await asyncio.shield(self.writer.commit())
+            point = COMMIT_POINT.get()
+            if point is not None:
+                point.reached = True
+            try:
+                await asyncio.shield(self.writer.commit())
+            except BaseException:
+                await asyncio.shield(self.writer.rollback())
+                raise
 
     async def close(self) -> None:
         """Checkpoint the WAL, optimise, and close both connections."""

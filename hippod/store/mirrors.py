@@ -17,7 +17,7 @@ from hippod.store.records import Memory
 
 log = logging.getLogger("hippod.mirrors")
 
-LAYER_DIRS = ("episodic", "semantic", "trace", "buffer")
+LAYER_DIRS = ("episodic", "semantic", "trace")
 COALESCE_SECONDS = 1.0
 
 
@@ -88,6 +88,7 @@ class MirrorWriter:
         self._changed: dict[str, Memory] = {}
         self._deleted: set[str] = set()
         self._task: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
 
     def changed(self, memories: Iterable[Memory]) -> None:
         for memory in memories:
@@ -108,7 +109,8 @@ class MirrorWriter:
     async def _run(self) -> None:
         # Changes that arrive during a pass are picked up by the next turn of the loop.
         while self._changed or self._deleted:
-            await asyncio.sleep(COALESCE_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), COALESCE_SECONDS)
             await self.flush()
 
     async def flush(self) -> None:
@@ -123,9 +125,14 @@ class MirrorWriter:
             log.exception("mirror pass failed for a store")
 
     async def close(self) -> None:
-        """Stop the pending timer and write what is left, before the store's database closes."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+        """Write what is pending now, before the store's database closes.
+
+        The running pass is woken and awaited rather than cancelled, so no batch is dropped
+        and no two passes write the same files at once.
+        """
+        self._closing.set()
+        if self._task is not None:
+            await self._task
         await self.flush()
 
     def _write(self, memories: list[Memory], deleted: list[str], stats: dict[str, object]) -> None:

@@ -3,26 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from typing import Any
 
 import platformdirs
 
+from hippoctl.protocol.paths import home_override
 from hippod.store import config as store_config
 from hippod.store import memories
 from hippod.store.db import DB_NAME, Database
 from hippod.store.mirrors import MirrorWriter
+
+log = logging.getLogger("hippod.stores")
 
 PROJECT_DIR = ".hippo"
 
 
 def global_root() -> str:
     """$HIPPO_HOME, else the platformdirs user data dir for app "hippo"."""
-    value = os.environ.get("HIPPO_HOME", "").strip()
-    if value:
-        return os.path.realpath(os.path.expanduser(value))
-    return os.path.realpath(platformdirs.user_data_dir("hippo", appauthor=False))
+    return home_override() or os.path.realpath(platformdirs.user_data_dir("hippo", appauthor=False))
 
 
 def find_project_root(cwd: str, global_root_path: str) -> str | None:
@@ -77,41 +78,39 @@ class StoreRegistry:
 
     def __init__(self) -> None:
         self.global_root = global_root()
-        self._opening: dict[str, asyncio.Future[Store]] = {}
+        self._opening: dict[str, asyncio.Task[Store]] = {}
         self.stores: dict[str, Store] = {}
 
     def project_root_for(self, cwd: str) -> str | None:
         return find_project_root(cwd, self.global_root)
 
-    async def open(self, root: str, kind: str) -> Store:
-        """Open (creating when needed) the store at root, or return it if already open."""
+    async def open(self, root: str) -> Store:
+        """Open (creating when needed) the store at root, or return it if already open.
+
+        The opening runs in a task of its own that every caller awaits through a shield, so a
+        cancelled caller neither cancels it for the others nor leaves a half-opened store.
+        """
         root = os.path.realpath(root)
         store = self.stores.get(root)
         if store is not None:
             store.touch()
             return store
-        pending = self._opening.get(root)
-        if pending is None:
-            pending = asyncio.get_running_loop().create_future()
-            self._opening[root] = pending
-            try:
-                store = await self._open_new(root, kind)
-            except BaseException as exc:
-                pending.set_exception(exc)
-                # Mark the exception retrieved: other waiters re-raise it themselves.
-                pending.exception()
-                del self._opening[root]
-                raise
-            self.stores[root] = store
-            del self._opening[root]
-            pending.set_result(store)
-            return store
-        return await asyncio.shield(pending)
+        opening = self._opening.get(root)
+        if opening is None:
+            opening = asyncio.get_running_loop().create_task(self._open_new(root))
+            self._opening[root] = opening
+        return await asyncio.shield(opening)
 
-    async def _open_new(self, root: str, kind: str) -> Store:
-        os.makedirs(root, mode=0o700, exist_ok=True)
-        db, prepared = await Database.open(os.path.join(root, DB_NAME))
-        return Store(root, kind, db, prepared.schema, prepared.fts5)
+    async def _open_new(self, root: str) -> Store:
+        try:
+            kind = "global" if root == self.global_root else "project"
+            os.makedirs(root, mode=0o700, exist_ok=True)
+            db, prepared = await Database.open(os.path.join(root, DB_NAME))
+            store = Store(root, kind, db, prepared.schema, prepared.fts5)
+            self.stores[root] = store
+            return store
+        finally:
+            del self._opening[root]
 
     async def close_idle(self, max_idle_seconds: float) -> None:
         """Checkpoint and close project stores unused for max_idle_seconds; the global store stays open."""
@@ -119,8 +118,16 @@ class StoreRegistry:
         for root, store in list(self.stores.items()):
             if store.kind == "project" and store.last_used < cutoff:
                 del self.stores[root]
-                await store.close()
+                await _close_logged(store)
 
     async def close_all(self) -> None:
         for root in list(self.stores):
-            await self.stores.pop(root).close()
+            await _close_logged(self.stores.pop(root))
+
+
+async def _close_logged(store: Store) -> None:
+    """Close a store; a failure is logged and does not stop the others from closing."""
+    try:
+        await store.close()
+    except Exception:
+        log.exception("closing the store at %s failed", store.root)

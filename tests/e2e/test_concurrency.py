@@ -113,3 +113,27 @@ def test_parallel_writers_across_two_stores(hippo: Hippo) -> None:
     status = hippo.json("status", cwd=project)
     totals = {s["kind"]: s["total"] for s in status["stores"]}
     assert totals == {"project": 6, "global": 6}
+
+
+def test_parallel_recalls_count_every_retrieval(hippo: Hippo) -> None:
+    """Concurrent recalls of one memory each strengthen it: no update is lost."""
+    hippo.start()
+    memory_id = hippo.json("remember", "Okapi stripes help calves follow their mothers")["id"]
+    recalls = 12
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "hippoctl", "recall", "okapi stripes", "--global"],
+            env=hippo.env,
+            cwd=hippo.root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(recalls)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    memory = hippo.json("inspect", memory_id)["memory"]
+    assert memory["retrieval_count"] == recalls
+    assert memory["half_life_days"] == 365 + 2 * recalls
