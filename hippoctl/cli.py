@@ -11,13 +11,12 @@ from typing import Any, NoReturn
 import msgspec
 
 from hippoctl import __version__
-from hippoctl.client import ClientError, call, connect, eprint, ping, request_envelope
-from hippoctl.protocol import errors
+from hippoctl.client import ClientError, call, daemon_holds_lock, ping, request_envelope
+from hippoctl.protocol import errors, validate
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.paths import lock_path, socket_path
+from hippoctl.protocol.paths import socket_path
 from hippoctl.protocol.version import PROTOCOL
 
-MAX_TEXT_BYTES = 1024 * 1024
 DEFAULT_TIMEOUT = 60.0
 STOP_WAIT = 35.0  # the daemon's default shutdown grace (30 s) + 5 s
 
@@ -104,15 +103,27 @@ def build_parser() -> Parser:
 
 def _read_text(text: str) -> str:
     if text == "-":
-        data = sys.stdin.buffer.read(MAX_TEXT_BYTES + 1)
+        # One byte past the limit is enough to know the text is too long.
+        data = sys.stdin.buffer.read(validate.MAX_CONTENT_BYTES + 1)
         text = data.decode("utf-8", errors="replace")
     stripped = text.strip()
-    if len(stripped) < 3:
-        raise UsageError("memory text must be at least 3 characters after trimming")
-    size = len(stripped.encode())
-    if size > MAX_TEXT_BYTES:
-        raise UsageError(f"memory text is over the 1 MiB limit ({size} bytes or more)")
+    _check(validate.content_problem(stripped))
     return stripped
+
+
+def _check(problem: str | None) -> None:
+    if problem is not None:
+        raise UsageError(problem)
+
+
+def _utf8(value: str | None, name: str) -> str | None:
+    """Refuse arguments that cannot be sent (bytes the shell passed that are not UTF-8)."""
+    try:
+        if value is not None:
+            value.encode()
+    except UnicodeEncodeError:
+        raise UsageError(f"{name} is not valid UTF-8") from None
+    return value
 
 
 def build_body(args: argparse.Namespace) -> m.Body:
@@ -121,19 +132,20 @@ def build_body(args: argparse.Namespace) -> m.Body:
     if verb == "init":
         return m.Init()
     if verb == "remember":
+        _check(validate.owner_problem(args.owner))
+        _check(validate.artifact_ref_problem(args.artifact_ref))
         return m.Remember(
             content=_read_text(args.text),
-            tags=args.tag,
+            tags=[t for t in args.tag if _utf8(t, "--tag")],
             error=args.error,
             pin=args.pin,
             confidence=args.confidence,
-            scope=args.scope,
-            owner=args.owner,
-            artifact_ref=args.artifact_ref,
+            scope=_utf8(args.scope, "--scope"),
+            owner=_utf8(args.owner, "--owner"),
+            artifact_ref=_utf8(args.artifact_ref, "--artifact-ref"),
         )
     if verb == "recall":
-        if not args.query.strip():
-            raise UsageError("the query is empty")
+        _check(validate.query_problem(_utf8(args.query, "the query") or ""))
         for name in ("budget", "limit", "min_results"):
             value = getattr(args, name)
             if value is not None and value < 0:
@@ -160,6 +172,10 @@ def build_body(args: argparse.Namespace) -> m.Body:
     if verb == "status":
         return m.Status()
     raise UsageError(f"unknown verb {verb}")
+
+
+def eprint(text: str) -> None:
+    print(text, file=sys.stderr)
 
 
 def _print_reply(reply: m.Result | m.Error, as_json: bool) -> int:
@@ -200,29 +216,37 @@ def _daemon_start() -> int:
     if running is not None:
         print(f"hippod already running (pid {running['pid']})")
         return 0
-    connect(spawn=True).close()
-    started = ping(spawn=False)
+    started = ping(spawn=True)
     if started is None:
         raise ClientError("hippod did not start", errors.UNREACHABLE)
     print(f"hippod started (pid {started['pid']})")
     return 0
 
 
-def _daemon_stop() -> int:
-    path = socket_path()
-    try:
-        call(request_envelope(m.Shutdown(), cwd=os.getcwd(), global_store=False), spawn=False, timeout=10.0)
-    except ClientError:
-        print("hippod is not running")
-        return 0
+def _wait_for_exit() -> None:
+    """Wait until the daemon has let go of its lock, i.e. finished shutting down."""
     deadline = time.monotonic() + STOP_WAIT
-    # The socket goes first and the lock last, once every store is checkpointed and closed.
-    while os.path.exists(path) or os.path.exists(lock_path(path)):
+    while daemon_holds_lock(socket_path()):
         if time.monotonic() >= deadline:
             raise ClientError(f"hippod did not stop within {STOP_WAIT:g} s", errors.FAILED)
         time.sleep(0.05)
+
+
+def _daemon_stop() -> int:
+    try:
+        call(request_envelope(m.Shutdown(), cwd=os.getcwd(), global_store=False), spawn=False, timeout=10.0)
+    except ClientError as exc:
+        if exc.exit_code != errors.UNREACHABLE:
+            raise
+        print("hippod is not running")
+        return 0
+    _wait_for_exit()
     print("hippod stopped")
     return 0
+
+
+def _print_progress(progress: m.Progress) -> None:
+    print(progress.line, file=sys.stderr if progress.stream == "err" else sys.stdout, flush=True)
 
 
 def run(argv: list[str]) -> int:
@@ -259,7 +283,13 @@ def run(argv: list[str]) -> int:
             raise UsageError(f"-C {opts['directory']}: no such directory")
     request = request_envelope(body, cwd=cwd, global_store=opts["global_store"])
     timeout = opts["timeout"] if opts["timeout"] is not None else DEFAULT_TIMEOUT
-    reply = call(request, spawn=spawn, timeout=timeout)
+    if timeout <= 0:
+        raise UsageError("--timeout must be more than 0 seconds")
+    reply = call(request, spawn=spawn, timeout=timeout, on_progress=_print_progress)
+    if isinstance(reply, m.Error) and reply.code == "shutting_down" and spawn:
+        # The daemon was stopping: let it finish, then start a fresh one, once (daemon.md §9).
+        _wait_for_exit()
+        reply = call(request, spawn=True, timeout=timeout, on_progress=_print_progress)
     return _print_reply(reply, opts["json"])
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +14,7 @@ from hippoctl import __version__
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import FrameError, pack, recv_frame
-from hippoctl.protocol.paths import log_dir, socket_path
+from hippoctl.protocol.paths import lock_path, log_dir, socket_path
 from hippoctl.protocol.version import PROTOCOL
 
 CONNECT_TIMEOUT = 0.25
@@ -194,12 +193,30 @@ def ping(*, spawn: bool = False) -> dict[str, Any] | None:
         result = call(
             request_envelope(m.Ping(), cwd=os.getcwd(), global_store=False), spawn=spawn, timeout=5.0
         )
-    except ClientError:
-        return None
+    except ClientError as exc:
+        if exc.exit_code == errors.UNREACHABLE:
+            return None
+        raise
     if isinstance(result, m.Result) and isinstance(result.data, dict):
         return result.data
     return None
 
 
-def eprint(text: str) -> None:
-    print(text, file=sys.stderr)
+def daemon_holds_lock(sock_path: str) -> bool:
+    """Whether a live daemon still holds the single-instance lock next to this socket.
+
+    The lock is released last in a shutdown, after every store is checkpointed and closed.
+    """
+    import fcntl
+
+    try:
+        fd = os.open(lock_path(sock_path), os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False

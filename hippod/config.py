@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 from typing import Any
 
-from hippod.store.config import merge
+from hippod.jsonfile import merge, read_object
 
-log = logging.getLogger("hippod.config")
-
-DEFAULTS: dict[str, Any] = {
+DAEMON_DEFAULTS: dict[str, Any] = {
     "daily": {"enabled": True, "time": "06:15", "days": 1},
     "watch": {"enabled": True, "debounceMs": 1600, "rescanSeconds": 60},
     "http": {"autostart": False, "host": "127.0.0.1", "port": 6789},
@@ -25,22 +21,39 @@ DEFAULTS: dict[str, Any] = {
     "log": {"level": "info", "maxBytes": 5 * 1024 * 1024, "backups": 3},
 }
 
-
-def load_json_object(path: str) -> dict[str, Any]:
-    """A JSON object from path; a missing file is {}, bad JSON is {} with a logged warning."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            value = json.load(handle)
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        log.warning("%s is not valid JSON; using defaults", path)
-        return {}
-    if not isinstance(value, dict):
-        log.warning("%s is not a JSON object; using defaults", path)
-        return {}
-    return value
+# Numeric settings the daemon uses now, with the smallest value that makes sense.
+_NUMBERS: tuple[tuple[tuple[str, ...], float], ...] = (
+    (("maxFrameBytes",), 1024),
+    (("shutdownGraceSeconds",), 0),
+    (("storeIdleCloseMinutes",), 0),
+    (("log", "maxBytes"), 1024),
+    (("log", "backups"), 0),
+)
+LOG_LEVELS = ("debug", "info", "warning")
 
 
-def load_daemon_config(global_root: str) -> dict[str, Any]:
-    return merge(DEFAULTS, load_json_object(os.path.join(global_root, "daemon.json")))
+def load_daemon_config(global_root: str) -> tuple[dict[str, Any], list[str]]:
+    """daemon.json over the defaults, with any unusable value put back to its default.
+
+    Returns (config, warnings); the caller logs the warnings once logging is set up.
+    """
+    path = os.path.join(global_root, "daemon.json")
+    overrides, warning = read_object(path)
+    config = merge(DAEMON_DEFAULTS, overrides)
+    warnings = [warning] if warning else []
+    for key, default_value in DAEMON_DEFAULTS.items():
+        if isinstance(default_value, dict) and not isinstance(config[key], dict):
+            warnings.append(f"{path}: {key} must be an object; using the default")
+            config[key] = dict(default_value)
+    for keys, smallest in _NUMBERS:
+        holder, default = config, DAEMON_DEFAULTS
+        for key in keys[:-1]:
+            holder, default = holder[key], default[key]
+        value = holder[keys[-1]]
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < smallest:
+            warnings.append(f"{path}: {'.'.join(keys)} must be a number >= {smallest:g}; using the default")
+            holder[keys[-1]] = default[keys[-1]]
+    if config["log"]["level"] not in LOG_LEVELS:
+        warnings.append(f"{path}: log.level must be one of {', '.join(LOG_LEVELS)}; using info")
+        config["log"]["level"] = "info"
+    return config, warnings

@@ -11,11 +11,12 @@ import stat
 import subprocess
 import sys
 import time
+from typing import Any
 
 from hippoctl.protocol import paths
 from hippod import __version__, clock
 from hippod.app import new_state, serve
-from hippod.config import DEFAULTS, load_daemon_config
+from hippod.config import LOG_LEVELS, load_daemon_config
 from hippod.lifecycle.strength import loss_aversion_from_env
 from hippod.lock import InstanceLock, lock_info
 from hippod.probe import ping
@@ -32,12 +33,11 @@ class StartupError(Exception):
     """The daemon cannot start; the message says why in one line."""
 
 
-def setup_logging(foreground: bool) -> str:
-    """Rotating hippod.log (5 MiB x 3); stderr too in the foreground. Returns the log file path."""
+def setup_logging(settings: dict[str, Any], foreground: bool) -> str:
+    """Rotating hippod.log (5 MiB x 3 by default); stderr too in the foreground. Returns the log path."""
     folder = paths.log_dir()
     os.makedirs(folder, mode=0o700, exist_ok=True)
     log_file = os.path.join(folder, "hippod.log")
-    settings = DEFAULTS["log"]
     handler: logging.Handler = logging.handlers.RotatingFileHandler(
         log_file, maxBytes=settings["maxBytes"], backupCount=settings["backups"], encoding="utf-8"
     )
@@ -49,8 +49,8 @@ def setup_logging(foreground: bool) -> str:
         err = logging.StreamHandler(sys.stderr)
         err.setFormatter(fmt)
         root.addHandler(err)
-    level = os.environ.get("HIPPO_LOG_LEVEL", "info").upper()
-    root.setLevel(level if level in ("DEBUG", "INFO", "WARNING") else "INFO")
+    level = os.environ.get("HIPPO_LOG_LEVEL", "").strip().lower() or settings["level"]
+    root.setLevel(level.upper() if level in LOG_LEVELS else "INFO")
     # aiosqlite logs every statement at debug level; statements can carry memory text.
     logging.getLogger("aiosqlite").setLevel(logging.WARNING)
     return log_file
@@ -89,7 +89,12 @@ def run(foreground: bool) -> int:
     os.umask(0o077)
     clock.load_fake_now()
     sock = paths.socket_path()
-    log_file = setup_logging(foreground)
+    # daemon.json is read before logging starts because it holds the log settings.
+    registry = StoreRegistry()
+    config, warnings = load_daemon_config(registry.global_root)
+    log_file = setup_logging(config["log"], foreground)
+    for warning in warnings:
+        log.warning("%s", warning)
     if not os.environ.get("HIPPO_SOCKET", "").strip():
         ensure_private_dir(os.path.dirname(sock))
     else:
@@ -100,8 +105,6 @@ def run(foreground: bool) -> int:
         print(f"hippod already running (pid {running})")
         return 0
     try:
-        registry = StoreRegistry()
-        config = load_daemon_config(registry.global_root)
         state = new_state(
             registry, sock, log_file, loss_aversion_from_env(os.environ.get("HIPPO_LOSS_AVERSION_RATIO"))
         )
@@ -131,6 +134,11 @@ def detach() -> int:
             print(f"hippod started (pid {pid})")
             return 0
         if child.poll() is not None:
+            # It may have exited because another daemon won the race: ask once more.
+            pid = ping(sock, timeout=0.25)
+            if pid is not None:
+                print(f"hippod already running (pid {pid})")
+                return 0
             break
         time.sleep(0.05)
     print(

@@ -9,6 +9,7 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import pack, recv_frame
+from hippoctl.protocol.paths import home_override
 from hippoctl.protocol.version import PROTOCOL
 from hippod import __version__
 
@@ -23,7 +24,7 @@ def ping(path: str, timeout: float = 1.0) -> int | None:
                 protocol=PROTOCOL,
                 client_version=__version__,
                 pid=os.getpid(),
-                home=os.environ.get("HIPPO_HOME", ""),
+                home=home_override() or "",
             )
             sock.sendall(pack(msgspec.msgpack.encode(hello)))
             raw = recv_frame(sock)

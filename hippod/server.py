@@ -31,6 +31,7 @@ from hippod.store.db import COMMIT_POINT, CommitPoint
 log = logging.getLogger("hippod.server")
 
 HELLO_TIMEOUT = 2.0
+FROZEN = (m.Ping, m.DaemonStatus, m.Shutdown)
 IDLE_TIMEOUT = 30.0
 
 _decode_client = msgspec.msgpack.Decoder(m.ClientMessage).decode
@@ -142,17 +143,9 @@ class Server:
         if not isinstance(hello, m.Hello):
             await self._send(writer, _error(None, "bad_frame", "the first frame must be Hello"))
             return
-        if not MIN_PROTOCOL <= hello.protocol <= PROTOCOL:
-            await self._send(
-                writer,
-                _error(
-                    None,
-                    "protocol_mismatch",
-                    f"hippod {__version__} speaks protocol {MIN_PROTOCOL}-{PROTOCOL}; "
-                    f"this hippoctl speaks {hello.protocol}. Run: hippoctl daemon restart",
-                ),
-            )
-            return
+        # Outside our protocol range only the frozen requests are served (daemon.md §7.3), so that
+        # `version` and `daemon status|stop|restart` work between any client and daemon.
+        in_range = MIN_PROTOCOL <= hello.protocol <= PROTOCOL
         ours = home_override() or ""
         if _realpath(hello.home) != ours:
             await self._send(
@@ -163,7 +156,7 @@ class Server:
         await self._send(
             writer,
             m.Welcome(
-                protocol=hello.protocol,
+                protocol=hello.protocol if in_range else PROTOCOL,
                 daemon_version=__version__,
                 pid=self.state.pid,
                 started_at=self.state.started_at,
@@ -176,6 +169,13 @@ class Server:
         if not isinstance(request, m.Request):
             if not isinstance(request, m.Cancel):
                 await self._send(writer, _error(None, "bad_frame", "expected a Request after Hello"))
+            return
+        if not in_range and not isinstance(request.body, FROZEN):
+            message = (
+                f"hippod {__version__} speaks protocol {MIN_PROTOCOL}-{PROTOCOL}; "
+                f"this hippoctl speaks {hello.protocol}. Run: hippoctl daemon restart"
+            )
+            await self._send(writer, _error(request.id, "protocol_mismatch", message))
             return
         if self.stopping:
             await self._send(writer, _error(request.id, "shutting_down", "hippod is shutting down"))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import secrets
 from dataclasses import asdict
 
 import msgspec
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol import validate
 from hippoctl.protocol.replies import ForgetReply, InspectReply, OutcomeReply, RememberReply, StrengthMath
 from hippod import clock
 from hippod.errors import HippoError
@@ -18,25 +18,16 @@ from hippod.store import memories
 from hippod.store.records import Memory
 from hippod.store.stores import Store
 
-MIN_CONTENT_CHARS = 3
-MAX_CONTENT_BYTES = 1024 * 1024
-CONFIDENCE_TIERS = ("verified", "observed", "inferred")
-_OWNER = re.compile(r"^(user|agent):\S{1,128}$")
-_URI = re.compile(r"^[a-z][a-z0-9+.-]*:")
+
+def _check(problem: str | None) -> None:
+    if problem is not None:
+        raise HippoError("usage", problem)
 
 
 def validate_content(content: str) -> str:
-    """Trim and check a memory's text; the client runs the same checks before connecting."""
+    """Trim and check a memory's text (the client ran the same checks before connecting)."""
     text = content.strip()
-    if len(text) < MIN_CONTENT_CHARS:
-        raise HippoError(
-            "usage", f"memory text must be at least {MIN_CONTENT_CHARS} characters after trimming"
-        )
-    size = len(text.encode())
-    if size > MAX_CONTENT_BYTES:
-        raise HippoError(
-            "usage", f"memory text is {size} bytes; the limit is 1 MiB ({MAX_CONTENT_BYTES} bytes)"
-        )
+    _check(validate.content_problem(text))
     return text
 
 
@@ -57,14 +48,11 @@ def _tags(body: m.Remember, cwd_tags: list[str]) -> list[str]:
 async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply, str]:
     content = validate_content(body.content)
     confidence = body.confidence or "verified"
-    if confidence not in CONFIDENCE_TIERS:
-        raise HippoError(
-            "usage", f"unknown confidence {confidence!r}; use one of {', '.join(CONFIDENCE_TIERS)}"
-        )
-    if body.owner is not None and not _OWNER.match(body.owner):
-        raise HippoError("usage", "--owner must look like user:<id> or agent:<id>")
-    if body.artifact_ref is not None and not _URI.match(body.artifact_ref):
-        raise HippoError("usage", "--artifact-ref must be a URI with a scheme, e.g. file:///path")
+    if confidence not in validate.CONFIDENCE_TIERS:
+        tiers = ", ".join(validate.CONFIDENCE_TIERS)
+        raise HippoError("usage", f"unknown confidence {confidence!r}; use one of {tiers}")
+    _check(validate.owner_problem(body.owner))
+    _check(validate.artifact_ref_problem(body.artifact_ref))
     store = await ctx.target_store(write=True)
     tags = _tags(body, ctx.cwd_path_tags)
     now = clock.iso(clock.now())

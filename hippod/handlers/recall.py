@@ -7,6 +7,7 @@ from datetime import datetime
 import msgspec
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol import validate
 from hippoctl.protocol.replies import RecallItem, RecallReply, Skipped, Why
 from hippod import clock
 from hippod.errors import HippoError
@@ -75,7 +76,7 @@ def _item(s: Scored, why: bool) -> RecallItem:
     if why:
         item.why = Why(
             bm25=round(s.bm25, 6),
-            bm25_norm=round(s.base, 6),
+            bm25_norm=round(s.bm25_norm, 6),
             matched=s.matched,
             cosine=None,
             base=round(s.base, 6),
@@ -92,9 +93,10 @@ def _item(s: Scored, why: bool) -> RecallItem:
 
 
 async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]:
+    problem = validate.query_problem(body.query)
+    if problem is not None:
+        raise HippoError("usage", problem)
     query = tokenize(body.query)
-    if not query:
-        raise HippoError("usage", "the query has no searchable words")
     if body.budget is not None and body.budget < 0:
         raise HippoError("usage", "--budget must be 0 or more")
     project, global_ = await ctx.read_stores()
@@ -117,10 +119,13 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
     items = [_item(s, body.why) for s in ranked]
     blocks = [render.item_block(i, why=body.why) for i in items]
     sizes = [tokens(b + "\n\n") for b in blocks]
-    reserved = tokens(render.reserved_heading(body.query) + "\n" + render.RESERVED_CUTOFF + "\n\n")
-    fill = fill_budget(
-        sizes, budget, reserved=reserved, min_results=max(0, body.min_results), limit=body.limit
-    )
+    heading = tokens(render.reserved_heading(body.query) + "\n\n")
+    min_results = max(0, body.min_results)
+    fill = fill_budget(sizes, budget, reserved=heading, min_results=min_results, limit=body.limit)
+    if fill.skipped_budget or fill.skipped_limit:
+        # Something is left out, so a cutoff line will be printed: fill again with room for it.
+        reserved = heading + tokens(render.RESERVED_CUTOFF + "\n")
+        fill = fill_budget(sizes, budget, reserved=reserved, min_results=min_results, limit=body.limit)
     chosen = [items[i] for i in fill.taken]
     for index in fill.taken:
         items[index].tokens = sizes[index]

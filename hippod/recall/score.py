@@ -88,6 +88,7 @@ class Scored:
     matched: list[str]
     multipliers: dict[str, float] = field(default_factory=dict)
     source: str = "local"
+    bm25_norm: float = 0.0  # bm25 / the best bm25 among this store's candidates
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,7 @@ def score_candidates(
     if not candidates or not query_tokens:
         return []
     raw = bm25_scores(query_tokens, doc_tokens)
+    best = max(raw)
     direction = temporal_direction(query_tokens)
     positions = _created_positions(candidates) if direction else [0.5] * len(candidates)
     results: list[Scored] = []
@@ -134,7 +136,9 @@ def score_candidates(
             continue
         present = set(tokens)
         matched = list(dict.fromkeys(q for q in query_tokens if q in present))
-        results.append(Scored(memory, score, bm25, base, strength, parts.days, matched, multipliers))
+        scored = Scored(memory, score, bm25, base, strength, parts.days, matched, multipliers)
+        scored.bm25_norm = bm25 / best
+        results.append(scored)
     return results
 
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import re
 
+from hippoctl.protocol.validate import CJK_RANGES
+
 _NON_WORD = re.compile(r"[^\w\s]")
-# Han, Hiragana, Katakana and Hangul: scripts written without spaces between words.
-_CJK = (
-    "\u1100-\u11ff\u3040-\u309f\u30a0-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
-)
+_CJK = CJK_RANGES
 _CJK_SPLIT = re.compile(f"([{_CJK}]+)")
 _HAS_CJK = re.compile(f"[{_CJK}]")
 

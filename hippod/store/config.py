@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import copy
-import json
 import os
 from typing import Any
 
-DEFAULTS: dict[str, Any] = {
+from hippod.jsonfile import merge, read_object
+
+STORE_DEFAULTS: dict[str, Any] = {
     "defaultHalfLifeDays": 365,
     "defaultBudget": 4000,
     "defaultContextBudget": 1500,
@@ -55,27 +55,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def merge(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """Overrides win key by key; for dict values, one level deeper."""
-    merged = copy.deepcopy(defaults)
-    for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = {**merged[key], **value}
-        else:
-            merged[key] = value
-    return merged
-
-
 def load(root: str) -> tuple[dict[str, Any], str | None]:
-    """Read <root>/config.json; returns (config, warning). A missing file is not a warning."""
-    path = os.path.join(root, "config.json")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            raw = json.load(handle)
-    except FileNotFoundError:
-        return merge(DEFAULTS, {}), None
-    except (OSError, ValueError) as exc:
-        return merge(DEFAULTS, {}), f"{path} is unreadable ({exc.__class__.__name__}); using defaults"
-    if not isinstance(raw, dict):
-        return merge(DEFAULTS, {}), f"{path} is not a JSON object; using defaults"
-    return merge(DEFAULTS, raw), None
+    """Read <root>/config.json over the defaults; returns (config, warning)."""
+    overrides, warning = read_object(os.path.join(root, "config.json"))
+    return merge(STORE_DEFAULTS, overrides), warning

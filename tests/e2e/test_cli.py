@@ -114,6 +114,11 @@ USAGE_CASES = [
     pytest.param(["outcome"], None, id="outcome-without-mark"),
     pytest.param(["outcome", "--good", "--bad"], None, id="outcome-both-marks"),
     pytest.param(["recall", "  "], None, id="empty-query"),
+    pytest.param(["recall", "!! ? a"], None, id="query-without-words"),
+    pytest.param(["remember", "valid text", "--owner", "nobody"], None, id="bad-owner"),
+    pytest.param(["remember", "valid text", "--artifact-ref", "no scheme"], None, id="bad-artifact-ref"),
+    pytest.param(["--timeout", "0", "status"], None, id="zero-timeout"),
+    pytest.param(["remember", "text \udcff here"], None, id="not-utf8"),
     pytest.param([], None, id="no-verb"),
 ]
 
@@ -265,3 +270,18 @@ def test_log_never_holds_memory_text_or_query(hippo: Hippo) -> None:
     assert "listening on" in log  # the log is really this daemon's
     for needle in ("Zyxwvut", "Qponmlk", "canary"):
         assert needle not in log
+
+
+def test_budget_that_fits_exactly_prints_no_cutoff(hippo: Hippo) -> None:
+    """The heading is always budgeted; room for a cutoff line only when something is left out."""
+    hippo.start()
+    hippo.ok("remember", "Quokkas smile because of their jaw shape")
+    first = hippo.json("recall", "quokkas jaw")
+    exact = first["tokens"]
+    done = hippo.ok("recall", "quokkas jaw", "--budget", str(exact))
+    assert "Cutoff" not in done.stdout
+    assert hippo.json("recall", "quokkas jaw", "--budget", str(exact))["tokens"] <= exact
+    hippo.ok("remember", "Quokkas live on Rottnest Island and jaw at tourists")
+    both = hippo.json("recall", "quokkas jaw", "--budget", str(exact), "--min-results", "0")
+    assert both["skipped"]["budget"] >= 1
+    assert both["tokens"] <= exact

@@ -100,14 +100,28 @@ def test_first_frame_not_hello(hippo: Hippo) -> None:
 def test_hello_with_unknown_protocol(hippo: Hippo, protocol: int) -> None:
     hippo.start()
     with hippo.raw() as conn:
-        reply = conn.hello(protocol=protocol)
+        welcome = conn.hello(protocol=protocol)
+        assert isinstance(welcome, m.Welcome), welcome
+        conn.send(m.Request(id=3, cwd=hippo.root, body=m.Recall(query="anything")))
+        reply = conn.recv()
         assert isinstance(reply, m.Error), reply
-        assert reply.code == "protocol_mismatch"
-        assert reply.exit_code == 4
+        assert (reply.id, reply.code, reply.exit_code) == (3, "protocol_mismatch", 4)
         assert f"this hippoctl speaks {protocol}" in reply.message
         assert "hippoctl daemon restart" in reply.message
         assert conn.at_eof()
     still_serves(hippo, "Protofox")
+
+
+@pytest.mark.parametrize("body", [m.Ping(), m.DaemonStatus()])
+def test_frozen_requests_work_across_protocols(hippo: Hippo, body: m.Body) -> None:
+    hippo.start()
+    with hippo.raw() as conn:
+        assert isinstance(conn.hello(protocol=999), m.Welcome)
+        conn.send(m.Request(id=4, cwd=hippo.root, body=body))  # type: ignore[arg-type]
+        reply = conn.recv()
+        assert isinstance(reply, m.Result), reply
+        assert hippo.proc is not None
+        assert reply.data["pid"] == hippo.proc.pid
 
 
 def test_hello_for_another_home(hippo: Hippo) -> None:

@@ -259,3 +259,19 @@ def test_open_runtime_dir_is_refused(hippo: Hippo) -> None:
     expected = f"hippoctl: hippod did not start within 5 s; see {log}"
     assert done.stderr.strip() == expected
     assert os.listdir(folder) == []
+
+
+def test_bad_daemon_json_values_fall_back_to_defaults(hippo: Hippo) -> None:
+    os.makedirs(hippo.home, mode=0o700)
+    with open(os.path.join(hippo.home, "daemon.json"), "w", encoding="utf-8") as handle:
+        handle.write('{"maxFrameBytes": "big", "shutdownGraceSeconds": -1, "log": "loud"}')
+    hippo.start()
+    hippo.ok("remember", "Pangolins roll into a ball when threatened")
+    log = Path(hippo.log).read_text(encoding="utf-8")
+    for key in (
+        "maxFrameBytes must be a number",
+        "shutdownGraceSeconds must be a number",
+        "log must be an object",
+    ):
+        assert key in log, log
+    assert hippo.stop() == 0
