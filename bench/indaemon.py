@@ -195,8 +195,7 @@ async def _instrumented(state: DaemonState, sb: Sandbox, queries: Sequence[str])
             captured.append(list(statements))
         # Let the last coalesced mirror pass run inside the measurement.
         await asyncio.sleep(mirrors_module.COALESCE_SECONDS + 0.2)
-        if store.mirrors._task is not None:
-            await store.mirrors._task
+        await store.mirrors.flush_now()
 
     # Replay each recall's candidate statements on a plain sqlite3 connection: the pure SQL time,
     # and how many rows FTS matched in all (the first parameter is the MATCH expression).
@@ -218,11 +217,8 @@ async def _instrumented(state: DaemonState, sb: Sandbox, queries: Sequence[str])
 
 async def _settle(state: DaemonState) -> None:
     """Wait for the pending coalesced mirror pass, so one phase's writes do not land in the next."""
-    await asyncio.sleep(mirrors_module.COALESCE_SECONDS + 0.2)
     for store in state.registry.stores.values():
-        task = store.mirrors._task
-        if task is not None and not task.done():
-            await task
+        await store.mirrors.flush_now()
 
 
 def _mute_mirrors() -> contextlib.AbstractContextManager[None]:
@@ -243,9 +239,7 @@ async def _remember_dispatch(state: DaemonState, cwd: str, items: Items) -> tupl
         times.append(time.perf_counter() - start)
     # The coalesced mirror pass belongs to these writes: run it now instead of waiting for its timer.
     for store in state.registry.stores.values():
-        if store.mirrors._task is not None:
-            store.mirrors._task.cancel()
-        await store.mirrors.flush()
+        await store.mirrors.flush_now()
     return len(items) / (time.perf_counter() - wall), times
 
 

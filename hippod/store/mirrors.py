@@ -88,7 +88,8 @@ class MirrorWriter:
         self._changed: dict[str, Memory] = {}
         self._deleted: set[str] = set()
         self._task: asyncio.Task[None] | None = None
-        self._closing = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._closed = False
 
     def changed(self, memories: Iterable[Memory]) -> None:
         for memory in memories:
@@ -110,7 +111,9 @@ class MirrorWriter:
         # Changes that arrive during a pass are picked up by the next turn of the loop.
         while self._changed or self._deleted:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._closing.wait(), COALESCE_SECONDS)
+                await asyncio.wait_for(self._wake.wait(), COALESCE_SECONDS)
+            if not self._closed:
+                self._wake.clear()
             await self.flush()
 
     async def flush(self) -> None:
@@ -124,16 +127,21 @@ class MirrorWriter:
         except Exception:
             log.exception("mirror pass failed for a store")
 
-    async def close(self) -> None:
-        """Write what is pending now, before the store's database closes.
+    async def flush_now(self) -> None:
+        """Write what is pending now and wait for it, instead of at the end of the coalescing window.
 
         The running pass is woken and awaited rather than cancelled, so no batch is dropped
         and no two passes write the same files at once.
         """
-        self._closing.set()
+        self._wake.set()
         if self._task is not None:
             await self._task
         await self.flush()
+
+    async def close(self) -> None:
+        """Write what is pending, before the store's database closes; later passes run at once."""
+        self._closed = True
+        await self.flush_now()
 
     def _write(self, memories: list[Memory], deleted: list[str], stats: dict[str, object]) -> None:
         for memory in memories:
