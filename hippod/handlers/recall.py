@@ -20,7 +20,6 @@ from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, sc
 from hippod.recall.tokenize import fts_match_expression, tokenize
 from hippod.request import RequestContext
 from hippod.store import memories
-from hippod.store.records import Memory
 from hippod.store.stores import Store
 
 CANDIDATE_LIMIT = 200
@@ -156,35 +155,14 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
     return reply, text
 
 
-def _strengthen(mem: Memory, moment: datetime, loss_aversion: float) -> bool:
-    """Apply one strengthening retrieval to mem (memory-model.md §9.2-9.3); False when it does not apply."""
-    if not st.strengthens(mem.outcome_positive, mem.outcome_negative, mem.superseded_by is not None):
-        return False
-    now = clock.iso(moment)
-    mem.retrieval_count += 1
-    mem.last_retrieved = now
-    mem.half_life_days += st.RETRIEVAL_HALF_LIFE_BONUS
-    if mem.confidence == "stale":
-        mem.confidence = "observed"
-    mem.strength = mem.strength_at(moment, loss_aversion).strength
-    mem.updated_at = now
-    return True
-
-
 async def _after_recall(
     store: Store, picked: list[Scored], query: str, ctx: RequestContext, moment: datetime
 ) -> None:
-    """Strengthen what was returned, replace the session's last batch, audit (recall.md §12).
-
-    The rows are read again inside the transaction, so concurrent recalls, outcomes and
-    forgets are never overwritten with the values this recall scored.
-    """
+    """Strengthen what was returned, replace the session's last batch, audit (recall.md §12)."""
     ids = [s.memory.id for s in picked]
     async with store.db.transaction() as conn:
-        fresh = await memories.get_many(conn, ids) if ids else []
-        updates = [mem for mem in fresh if _strengthen(mem, moment, ctx.state.loss_aversion)]
-        if updates:
-            await memories.update_retrieval(conn, updates)
+        if ids:
+            await memories.strengthen(conn, ids, clock.iso(moment), st.RETRIEVAL_HALF_LIFE_BONUS)
         await memories.set_meta(
             conn, last_batch_key(ctx.tenant, ctx.session_key), msgspec.json.encode(ids).decode()
         )
@@ -196,5 +174,5 @@ async def _after_recall(
             op="recall",
             metadata={"query": query[:200], "results": len(ids), "mode": "recall"},
         )
-    if updates:
-        store.mirrors.changed(updates)
+    # The mirror pass reads these rows back as committed (a memory forgotten meanwhile is skipped).
+    store.mirrors.changed_ids(ids)

@@ -164,23 +164,20 @@ async def candidates_like(
     return [(row_to_memory(r), f"{r[-2]} {r[-1]}".split()) for r in rows]
 
 
-async def update_retrieval(conn: aiosqlite.Connection, changed: Sequence[Memory]) -> None:
-    """Store the retrieval fields of strengthened memories."""
+async def strengthen(conn: aiosqlite.Connection, ids: Sequence[str], now: str, bonus_days: float) -> None:
+    """One strengthening retrieval for each id (memory-model.md §9.2-9.3), in one round trip.
+
+    The update is relative and its conditions are checked by SQLite, so it applies to the row as
+    it is now, never to values read earlier: no strengthening while bad marks lead or once
+    superseded. A memory just retrieved has decayed 0 days and carries no penalty, so its cached
+    strength is 1.0.
+    """
     await conn.executemany(
-        "UPDATE memories SET retrieval_count = ?, last_retrieved = ?, half_life_days = ?, confidence = ?, "
-        "strength = ?, updated_at = ? WHERE id = ?",
-        [
-            (
-                m.retrieval_count,
-                m.last_retrieved,
-                m.half_life_days,
-                m.confidence,
-                m.strength,
-                m.updated_at,
-                m.id,
-            )
-            for m in changed
-        ],
+        "UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved = ?, "
+        "half_life_days = half_life_days + ?, strength = 1.0, updated_at = ?, "
+        "confidence = CASE confidence WHEN 'stale' THEN 'observed' ELSE confidence END "
+        "WHERE id = ? AND outcome_negative <= outcome_positive AND superseded_by IS NULL",
+        [(now, bonus_days, now, memory_id) for memory_id in ids],
     )
 
 

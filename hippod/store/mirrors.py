@@ -79,13 +79,20 @@ def _write_atomic(path: str, text: str) -> None:
 class MirrorWriter:
     """Collects changed and deleted memories and writes their mirrors in one coalesced pass.
 
-    Writers hand over the Memory they just committed, so a pass never reads the database back.
+    Writers hand over the Memory they just committed (`changed`), or only its id when they
+    changed it in SQL (`changed_ids`); those rows are read back at the pass, as committed then.
     """
 
-    def __init__(self, root: str, stats: Callable[[], Awaitable[dict[str, object]]]) -> None:
+    def __init__(
+        self,
+        root: str,
+        load: Callable[[list[str]], Awaitable[list[Memory]]],
+        stats: Callable[[], Awaitable[dict[str, object]]],
+    ) -> None:
         self.root = root
+        self._load = load
         self._stats = stats
-        self._changed: dict[str, Memory] = {}
+        self._changed: dict[str, Memory | None] = {}
         self._deleted: set[str] = set()
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
@@ -95,6 +102,12 @@ class MirrorWriter:
         for memory in memories:
             self._changed[memory.id] = memory
             self._deleted.discard(memory.id)
+        self._schedule()
+
+    def changed_ids(self, ids: Iterable[str]) -> None:
+        for memory_id in ids:
+            self._changed[memory_id] = None
+            self._deleted.discard(memory_id)
         self._schedule()
 
     def deleted(self, ids: Iterable[str]) -> None:
@@ -118,10 +131,14 @@ class MirrorWriter:
 
     async def flush(self) -> None:
         """Write everything pending now (also called at shutdown)."""
-        changed, deleted = list(self._changed.values()), list(self._deleted)
+        pending, deleted = dict(self._changed), list(self._deleted)
         self._changed.clear()
         self._deleted.clear()
         try:
+            changed = [memory for memory in pending.values() if memory is not None]
+            to_load = [memory_id for memory_id, memory in pending.items() if memory is None]
+            if to_load:
+                changed += await self._load(to_load)
             stats = await self._stats()
             await asyncio.to_thread(self._write, changed, deleted, stats)
         except Exception:

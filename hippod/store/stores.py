@@ -15,6 +15,7 @@ from hippod.store import config as store_config
 from hippod.store import memories
 from hippod.store.db import DB_NAME, Database
 from hippod.store.mirrors import MirrorWriter
+from hippod.store.records import Memory
 
 log = logging.getLogger("hippod.stores")
 
@@ -53,11 +54,14 @@ class Store:
         self.fts5 = fts5
         self.project = "" if kind == "global" else os.path.basename(os.path.dirname(root))
         self.last_used = time.monotonic()
-        self.mirrors = MirrorWriter(root, self._stats)
+        self.mirrors = MirrorWriter(root, self._load, self._stats)
         self.config, self.config_warning = store_config.load(root)
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
+
+    async def _load(self, ids: list[str]) -> list[Memory]:
+        return await memories.get_many(self.db.reader, ids)
 
     async def _stats(self) -> dict[str, Any]:
         meta = await memories.all_meta(self.db.reader)
