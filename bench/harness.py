@@ -60,10 +60,12 @@ def _read(sock: socket.socket) -> Any:
     return _decode(raw)
 
 
-def call(sock_path: str, home: str, cwd: str, body: m.Body, timeout: float = 60.0) -> m.Result | m.Error:
+def call(
+    sock_path: str, home: str, cwd: str, body: m.Body, timeout: float = 60.0, *, global_store: bool = True
+) -> m.Result | m.Error:
     """One request the way hippoctl sends it: connect, Hello and Request in one write, Welcome, replies."""
     hello = m.Hello(protocol=PROTOCOL, client_version=CLIENT_VERSION, pid=os.getpid(), home=home)
-    request = m.Request(id=1, cwd=cwd, body=body, global_store=True)  # type: ignore[arg-type]
+    request = m.Request(id=1, cwd=cwd, body=body, global_store=global_store)  # type: ignore[arg-type]
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         sock.connect(sock_path)

@@ -1,0 +1,73 @@
+"""Question-answering benchmarks' plumbing: one real daemon, a fresh project store per conversation.
+
+Every memory goes in through the daemon's Remember request and every question through its Recall
+request, exactly as `hippoctl remember` and `hippoctl recall` send them; nothing touches SQLite.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from harness import BenchError, Sandbox, call, make_sandbox, start_daemon, stop_daemon
+
+from hippoctl.protocol import messages as m
+
+# Large enough that the token budget never cuts the top-k, for the unbudgeted figures.
+UNBUDGETED = 10_000_000
+
+
+class QaDaemon:
+    """A daemon in its own sandbox; `new_store` makes a fresh project store to fill and query."""
+
+    def __init__(self, sb: Sandbox) -> None:
+        self.sb = sb
+        self._stores = 0
+
+    def _call(self, cwd: str, body: m.Body) -> Any:
+        reply = call(self.sb.sock, self.sb.home, cwd, body, timeout=120.0, global_store=False)
+        if isinstance(reply, m.Error):
+            raise BenchError(f"{type(body).__name__} failed: {reply.code}: {reply.message}")
+        return reply.data
+
+    def new_store(self) -> str:
+        """A fresh project folder with its own `.hippo/` store; returns the folder (the cwd to use)."""
+        self._stores += 1
+        cwd = os.path.join(self.sb.base, "stores", f"s{self._stores}")
+        os.makedirs(cwd)
+        data = self._call(cwd, m.Init())
+        if not data["created"] or data["kind"] != "project":
+            raise BenchError(f"init did not create a project store in {cwd}: {data}")
+        return cwd
+
+    def remember(
+        self, cwd: str, text: str, *, artifact_ref: str | None = None, tags: list[str] | None = None
+    ) -> str:
+        """Store one memory; returns its id."""
+        data = self._call(cwd, m.Remember(content=text, artifact_ref=artifact_ref, tags=tags or []))
+        return str(data["id"])
+
+    def recall(
+        self, cwd: str, query: str, *, limit: int | None = None, budget: int = UNBUDGETED
+    ) -> list[str]:
+        """Memory ids in rank order, as `hippoctl recall --limit N --budget B` would return them."""
+        data = self._call(cwd, m.Recall(query=query, limit=limit, budget=budget, min_results=0))
+        return [str(item["id"]) for item in data["results"]]
+
+
+@contextmanager
+def qa_daemon(name: str) -> Iterator[QaDaemon]:
+    """Start a daemon in a fresh sandbox for a benchmark run, and stop it afterwards."""
+    sb = make_sandbox(0, parent="/tmp")
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        proc = start_daemon(sb)
+        yield QaDaemon(sb)
+    finally:
+        if proc is not None:
+            stop_daemon(proc)
+        shutil.rmtree(sb.base, ignore_errors=True)
