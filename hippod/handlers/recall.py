@@ -17,6 +17,7 @@ from hippod.recall import render
 from hippod.recall.budget import fill_budget, tokens
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
+from hippod.recall.terms import stem, terms
 from hippod.recall.tokenize import fts_match_expression, tokenize
 from hippod.request import RequestContext
 from hippod.store import memories
@@ -52,7 +53,7 @@ async def _score_store(
     return score_candidates(query, [c[0] for c in found], [c[1] for c in found], sc)
 
 
-def _item(s: Scored, why: bool) -> RecallItem:
+def _item(s: Scored, why: bool, words: list[str]) -> RecallItem:
     mem = s.memory
     item = RecallItem(
         id=mem.id,
@@ -76,7 +77,8 @@ def _item(s: Scored, why: bool) -> RecallItem:
         item.why = Why(
             bm25=round(s.bm25, 6),
             bm25_norm=round(s.bm25_norm, 6),
-            matched=s.matched,
+            # Shown as the words the user typed whose terms matched, in query order.
+            matched=[w for w in dict.fromkeys(words) if stem(w) in s.matched],
             cosine=None,
             base=round(s.base, 6),
             multipliers={k: round(v, 6) for k, v in s.multipliers.items()},
@@ -95,7 +97,7 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
     problem = validate.query_problem(body.query)
     if problem is not None:
         raise HippoError("usage", problem)
-    query = tokenize(body.query)
+    query = terms(body.query)
     if body.budget is not None and body.budget < 0:
         raise HippoError("usage", "--budget must be 0 or more")
     project, global_ = await ctx.read_stores()
@@ -115,7 +117,8 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
         bump = float(config.get("search", {}).get("localBump", 1.2))
     ranked = drop_extracted_sources(merge_results(local, remote, bump))
 
-    items = [_item(s, body.why) for s in ranked]
+    words = tokenize(body.query)
+    items = [_item(s, body.why, words) for s in ranked]
     blocks = [render.item_block(i, why=body.why) for i in items]
     sizes = [tokens(b + "\n\n") for b in blocks]
     heading = tokens(render.reserved_heading(body.query) + "\n\n")

@@ -9,10 +9,12 @@ from datetime import datetime
 
 from hippod.clock import days_between, parse_iso
 from hippod.recall.bm25 import bm25_scores
+from hippod.recall.terms import stem
 from hippod.store.records import Memory
 
-RECENT_WORDS = frozenset(["recently", "latest", "last", "newest", "current", "today"])
-EARLY_WORDS = frozenset(["first", "earliest", "oldest", "initially", "originally"])
+# Compared by stem, so that query words and query terms both work.
+RECENT_WORDS = frozenset(map(stem, ["recently", "latest", "last", "newest", "current", "today"]))
+EARLY_WORDS = frozenset(map(stem, ["first", "earliest", "oldest", "initially", "originally"]))
 
 
 def strength_multiplier(strength: float) -> float:
@@ -58,7 +60,7 @@ def extracted_multiplier(tags: Sequence[str]) -> float:
 
 def temporal_direction(query_tokens: Sequence[str]) -> int:
     """+1 when the query asks for the newest, -1 for the oldest, 0 otherwise."""
-    words = set(query_tokens)
+    words = {stem(t) for t in query_tokens}
     if words & RECENT_WORDS:
         return 1
     if words & EARLY_WORDS:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import os
 import sqlite3
 from collections.abc import AsyncIterator
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 import aiosqlite
 
 from hippod.errors import HippoError
+from hippod.recall.terms import TERMS_VERSION, fts_columns
 from hippod.store.migrations import SCHEMA_VERSION, migrate
 
 APPLICATION_ID = 0x48505044
@@ -97,10 +99,26 @@ def _foreign(path: str) -> HippoError:
     )
 
 
+def _refresh_terms(conn: sqlite3.Connection) -> None:
+    """Recompute every row's index terms when the text-to-terms mapping changed since they were made."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'terms_version'").fetchone()
+    if row is not None and row[0] == str(TERMS_VERSION):
+        return
+    rows = conn.execute("SELECT rowid, content, tags FROM memories").fetchall()
+    updates = [(*fts_columns(content, json.loads(tags)), rowid) for rowid, content, tags in rows]
+    conn.executemany("UPDATE memories SET fts_content = ?, fts_tags = ? WHERE rowid = ?", updates)
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('terms_version', ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (str(TERMS_VERSION),),
+    )
+
+
 def _setup_fts(conn: sqlite3.Connection) -> bool:
     available = bool(conn.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')").fetchone()[0])
     conn.execute("BEGIN IMMEDIATE")
     try:
+        _refresh_terms(conn)
         if available:
             for statement in FTS_SETUP:
                 conn.execute(statement)

@@ -9,7 +9,7 @@ import aiosqlite
 import msgspec
 
 from hippod.lifecycle.digest import content_digest
-from hippod.recall.tokenize import tokenize
+from hippod.recall.terms import fts_columns
 from hippod.store.records import COLUMNS, Memory
 
 _SELECT = ", ".join(COLUMNS)
@@ -47,15 +47,10 @@ def memory_values(memory: Memory) -> list[Any]:
     return values
 
 
-def fts_columns(memory: Memory) -> tuple[str, str]:
-    """The pre-tokenized content and tags the FTS index and BM25 read."""
-    return " ".join(tokenize(memory.content)), " ".join(tokenize(" ".join(memory.tags)))
-
-
 async def insert(conn: aiosqlite.Connection, memory: Memory) -> bool:
     """Insert a memory unless its digest is tombstoned in its tenant; False when refused."""
     digest = content_digest(memory.content)
-    fts_content, fts_tags = fts_columns(memory)
+    fts_content, fts_tags = fts_columns(memory.content, memory.tags)
     placeholders = ", ".join("?" * (len(COLUMNS) + 3))
     cursor = await conn.execute(
         f"INSERT INTO memories ({_SELECT}, content_digest, fts_content, fts_tags) "

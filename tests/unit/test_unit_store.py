@@ -12,6 +12,7 @@ import pytest
 
 from hippod.errors import HippoError
 from hippod.lifecycle.digest import content_digest
+from hippod.recall.terms import terms
 from hippod.recall.tokenize import fts_match_expression, tokenize
 from hippod.store import db as dbmod
 from hippod.store import memories, migrations
@@ -187,7 +188,7 @@ async def _match(database: dbmod.Database, query: str, **kwargs: Any) -> list[tu
     options: dict[str, Any] = {"include_superseded": False, "scope": None}
     options.update(kwargs)
     tenant = options.pop("tenant", "default")
-    expression = fts_match_expression(tokenize(query))
+    expression = fts_match_expression(terms(query))  # queries match on index terms, as recall does
     return await memories.candidates_fts(database.reader, tenant, expression, **options)
 
 
@@ -219,12 +220,12 @@ async def test_insert_get_and_fts_candidates(
     assert [m.id for m, _ in found] == [cjk.id]
     memory, tokens = found[0]
     assert memory == cjk
-    assert tokens == tokenize(CJK)
+    assert tokens == terms(CJK)
 
     found = await _match(database, "tips_10y cache")
     assert [m.id for m, _ in found] == [fred.id]
     # BM25 tokens are the content tokens followed by the tag tokens.
-    assert found[0][1] == tokenize(fred.content) + tokenize("error path:etl")
+    assert found[0][1] == terms(fred.content) + terms("error path:etl")
 
     # Tags are searchable too.
     assert [m.id for m, _ in await _match(database, "decision")] == [other.id]
