@@ -17,7 +17,7 @@ from hippod.recall import render
 from hippod.recall.budget import fill_budget, tokens
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
-from hippod.recall.terms import stem, terms
+from hippod.recall.terms import query_terms, stem
 from hippod.recall.tokenize import fts_match_expression, tokenize
 from hippod.request import RequestContext
 from hippod.store import memories
@@ -97,7 +97,7 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
     problem = validate.query_problem(body.query)
     if problem is not None:
         raise HippoError("usage", problem)
-    query = terms(body.query)
+    query = query_terms(body.query)
     if body.budget is not None and body.budget < 0:
         raise HippoError("usage", "--budget must be 0 or more")
     project, global_ = await ctx.read_stores()

@@ -31,6 +31,27 @@ def stem(token: str) -> str:
     return stemmed if len(stemmed) > 1 else token
 
 
+# English function words, left out of queries (never out of the index): they match most memories, so
+# they pull in candidates for no reason and make FTS rank many more rows. A query made only of them
+# keeps them all.
+QUERY_STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can did do does doing down during each few for from further had has have having he
+    her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+    nor not now of off on once only or other our ours ourselves out over own same she should so some such
+    than that the their theirs them themselves then there these they this those through to too under until
+    up very was we were what when where which while who whom why will with would you your yours yourself
+    yourselves""".split()
+)
+
+
+def query_terms(text: str) -> list[str]:
+    """The terms a query searches with: its words less the English function words, stemmed."""
+    tokens = tokenize(text)
+    kept = [token for token in tokens if token not in QUERY_STOPWORDS] or tokens
+    return [stem(token) for token in kept]
+
+
 def terms(text: str) -> list[str]:
     """The index terms of a text, in order, repeats kept."""
     return [stem(token) for token in tokenize(text)]
