@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import os
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 
 from hippod.store.records import Memory
@@ -70,7 +71,8 @@ def _half_life(value: float) -> float | int:
 
 
 def _write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp"
+    # A name per thread: two passes of one store may overlap (at close), and must not share a file.
+    tmp = f"{path}.{threading.get_ident()}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(text)
     os.replace(tmp, path)
