@@ -95,6 +95,7 @@ class Server:
         self.max_frame = max_frame
         self.stopping = False
         self.inflight: set[asyncio.Task[Any]] = set()
+        self.home = home_override() or ""  # read once: the daemon's environment does not change
 
     async def _send(self, writer: asyncio.StreamWriter, message: m.Message) -> None:
         writer.write(pack(_encode(message), self.max_frame))
@@ -146,7 +147,7 @@ class Server:
         # Outside our protocol range only the frozen requests are served (daemon.md §7.3), so that
         # `version` and `daemon status|stop|restart` work between any client and daemon.
         in_range = MIN_PROTOCOL <= hello.protocol <= PROTOCOL
-        ours = home_override() or ""
+        ours = self.home
         if _realpath(hello.home) != ours:
             await self._send(
                 writer,
