@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 import time
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import msgspec
 
@@ -116,7 +116,10 @@ def _check(problem: str | None) -> None:
         raise UsageError(problem)
 
 
-def _utf8(value: str | None, name: str) -> str | None:
+_Text = TypeVar("_Text", str, None)
+
+
+def _utf8(value: _Text, name: str) -> _Text:
     """Refuse arguments that cannot be sent (bytes the shell passed that are not UTF-8)."""
     try:
         if value is not None:
@@ -136,7 +139,7 @@ def build_body(args: argparse.Namespace) -> m.Body:
         _check(validate.artifact_ref_problem(args.artifact_ref))
         return m.Remember(
             content=_read_text(args.text),
-            tags=[t for t in args.tag if _utf8(t, "--tag")],
+            tags=[_utf8(t, "--tag") for t in args.tag],
             error=args.error,
             pin=args.pin,
             confidence=args.confidence,
@@ -145,7 +148,7 @@ def build_body(args: argparse.Namespace) -> m.Body:
             artifact_ref=_utf8(args.artifact_ref, "--artifact-ref"),
         )
     if verb == "recall":
-        _check(validate.query_problem(_utf8(args.query, "the query") or ""))
+        _check(validate.query_problem(_utf8(args.query, "the query")))
         for name in ("budget", "limit", "min_results"):
             value = getattr(args, name)
             if value is not None and value < 0:

@@ -138,9 +138,11 @@ def score_candidates(
             continue
         present = set(tokens)
         matched = list(dict.fromkeys(q for q in query_tokens if q in present))
-        scored = Scored(memory, score, bm25, base, strength, parts.days, matched, multipliers)
-        scored.bm25_norm = bm25 / best
-        results.append(scored)
+        results.append(
+            Scored(
+                memory, score, bm25, base, strength, parts.days, matched, multipliers, bm25_norm=bm25 / best
+            )
+        )
     return results
 
 
