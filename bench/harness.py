@@ -112,6 +112,10 @@ def make_sandbox(size: int, parent: str = "/tmp") -> Sandbox:
         XDG_CACHE_HOME=dirs["cache"],
         HIPPO_NO_SPAWN="1",
     )
+    # The performance figures are those of the default, no-model recall, whether or not the
+    # embed extra is installed in this environment.
+    with open(os.path.join(dirs["home"], "config.json"), "w", encoding="utf-8") as f:
+        f.write('{"embeddings": {"enabled": false}}\n')
     return Sandbox(base, os.path.realpath(dirs["home"]), env["HIPPO_SOCKET"], env)
 
 

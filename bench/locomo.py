@@ -13,7 +13,7 @@ evidence turns in the top k, and hit@5, whether any is in the top 5; averaged ov
 
 The data file is CC BY-NC: it is read in place and nothing of it is copied into the repository.
 
-Usage: python bench/locomo.py [--data PATH] [--limit N] [--conversations N]
+Usage: python bench/locomo.py [--data PATH] [--limit N] [--conversations N] [--embed]
 """
 
 from __future__ import annotations
@@ -169,6 +169,7 @@ def fill_store(daemon: QaDaemon, conv: Conversation) -> tuple[str, dict[str, str
         if memory_id in by_memory:
             raise BenchError(f"{conv.sample_id}: {turn.dia_id} got the id of {by_memory[memory_id]}")
         by_memory[memory_id] = turn.dia_id
+    daemon.ready(store)
     return store, by_memory
 
 
@@ -189,9 +190,9 @@ class Run:
     foreign_results: int = 0
 
 
-def run(convs: Sequence[Conversation], limit: int | None) -> Run:
+def run(convs: Sequence[Conversation], limit: int | None, embed: bool) -> Run:
     result = Run()
-    with qa_daemon("locomo") as daemon:
+    with qa_daemon("locomo", embed) as daemon:
         for conv in convs:
             if limit is not None and len(result.scores) >= limit:
                 break
@@ -243,10 +244,11 @@ def _row(label: str, scores: Sequence[Score]) -> str:
     return f"{label:<16} {len(scores):>5}  {r5:>9.3f}  {r10:>10.3f}  {h5:>6.3f}"
 
 
-def render(result: Run, data: str, seconds: float) -> str:
+def render(result: Run, data: str, seconds: float, embed: bool) -> str:
     c = result.counts
+    mode = "hybrid (embed extra)" if embed else "no model"
     lines = [
-        f"LoCoMo evidence retrieval: {os.path.normpath(data)}",
+        f"LoCoMo evidence retrieval, {mode}: {os.path.normpath(data)}",
         f"{result.conversations} conversations, {result.memories} turns stored (one memory each, "
         f"{result.fill_seconds:.1f} s); recall top {RECALL_LIMIT} unbudgeted, socket p50 "
         f"{pct(result.recall_ms, 50):.1f} ms, p95 {pct(result.recall_ms, 95):.1f} ms; total {seconds:.1f} s",
@@ -271,7 +273,7 @@ def render(result: Run, data: str, seconds: float) -> str:
     lines.append("")
     s = result.scores
     lines.append(
-        f"locomo evidence_recall@5={_mean([x.recall[5] for x in s]):.3f} "
+        f"locomo{'[embed]' if embed else ''} evidence_recall@5={_mean([x.recall[5] for x in s]):.3f} "
         f"recall@10={_mean([x.recall[10] for x in s]):.3f} hit@5={_mean([x.hit5 for x in s]):.3f} n={len(s)}"
     )
     return "\n".join(lines)
@@ -289,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=DEFAULT_DATA, help="LoCoMo JSON file (default: %(default)s)")
     parser.add_argument("--limit", type=_positive, help="score at most N questions in all (quick run)")
     parser.add_argument("--conversations", type=_positive, help="use only the first N conversations")
+    parser.add_argument("--embed", action="store_true", help="hybrid recall with the hippod[embed] extra")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -297,14 +300,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.conversations is not None:
             convs = convs[: args.conversations]
         log(f"{len(convs)} conversations from {args.data}")
-        result = run(convs, args.limit)
+        result = run(convs, args.limit, args.embed)
     except BenchError as exc:
         print(f"locomo: {exc}", file=sys.stderr)
         return 1
     if not result.scores:
         print("locomo: no question had evidence to score", file=sys.stderr)
         return 1
-    print(render(result, args.data, time.perf_counter() - started))
+    print(render(result, args.data, time.perf_counter() - started, args.embed))
     return 0
 
 

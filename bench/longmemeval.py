@@ -20,7 +20,7 @@ official script counts as evidence only answer sessions with a has_answer user t
 answer is in an assistant turn has none, and scores recall_all 1 and recall_any 0); the session figures
 under that rule are printed on a line of their own, for comparison with published numbers.
 
-Usage: python bench/longmemeval.py [--data PATH(.json|.json.xz)] [--limit N] [--budget B]
+Usage: python bench/longmemeval.py [--data PATH(.json|.json.xz)] [--limit N] [--budget B] [--embed]
 """
 
 from __future__ import annotations
@@ -185,6 +185,7 @@ def fill(daemon: QaDaemon, items: Sequence[tuple[str, T]]) -> tuple[str, dict[st
         if mid in keys:
             raise BenchError(f"the daemon returned memory id {mid} twice")
         keys[mid] = key
+    daemon.ready(cwd)
     return cwd, keys
 
 
@@ -295,9 +296,10 @@ def render(scores: Sequence[Score], budget: int | None) -> str:
     return "\n".join(lines)
 
 
-def summary(scores: Sequence[Score], budget: int | None) -> str:
+def summary(scores: Sequence[Score], budget: int | None, embed: bool) -> str:
+    name = "longmemeval[embed]" if embed else "longmemeval"
     line = (
-        f"longmemeval session recall_any@5={_rate([s.any5 for s in scores])[0]:.3f}"
+        f"{name} session recall_any@5={_rate([s.any5 for s in scores])[0]:.3f}"
         f" recall_all@5={_rate([s.all5 for s in scores])[0]:.3f}"
         f" recall_all@10={_rate([s.all10 for s in scores])[0]:.3f}"
         f" turn recall_all@5={_rate([s.turn_all5 for s in scores])[0]:.3f}"
@@ -314,10 +316,10 @@ def summary(scores: Sequence[Score], budget: int | None) -> str:
 # --- main -------------------------------------------------------------------------------------------
 
 
-def run(questions: Sequence[Question], budget: int | None) -> list[Score]:
+def run(questions: Sequence[Question], budget: int | None, embed: bool) -> list[Score]:
     scores = []
     start = time.monotonic()
-    with qa_daemon("longmemeval") as daemon:
+    with qa_daemon("longmemeval", embed) as daemon:
         for done, q in enumerate(questions, 1):
             scores.append(score_question(daemon, q, budget))
             if done % 10 == 0 or done == len(questions):
@@ -330,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=DEFAULT_DATA, help="LongMemEval .json or .json.xz")
     parser.add_argument("--limit", type=int, help="score only the first N questions (after exclusions)")
     parser.add_argument("--budget", type=int, help="also score `recall --budget B` at the session level")
+    parser.add_argument("--embed", action="store_true", help="hybrid recall with the hippod[embed] extra")
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be 1 or more")
@@ -354,12 +357,13 @@ def main(argv: list[str] | None = None) -> int:
         if unreachable:
             print(f"session level: {unreachable} questions have an evidence session with no user text")
         log(f"{len(questions)} questions from {args.data}")
-        scores = run(questions, args.budget)
+        print(f"recall: {'hybrid (embed extra)' if args.embed else 'no model'}")
+        scores = run(questions, args.budget, args.embed)
         print()
         print(render(scores, args.budget))
         print()
         print(f"runtime: {time.monotonic() - started:.0f} s")
-        print(summary(scores, args.budget))
+        print(summary(scores, args.budget, args.embed))
     except BenchError as exc:
         print(f"longmemeval: {exc}", file=sys.stderr)
         return 1

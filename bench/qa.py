@@ -6,6 +6,7 @@ request, exactly as `hippoctl remember` and `hippoctl recall` send them; nothing
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -22,10 +23,16 @@ UNBUDGETED = 10_000_000
 
 
 class QaDaemon:
-    """A daemon in its own sandbox; `new_store` makes a fresh project store to fill and query."""
+    """A daemon in its own sandbox; `new_store` makes a fresh project store to fill and query.
 
-    def __init__(self, sb: Sandbox) -> None:
+    With `embed`, each store embeds its memories (the `hippod[embed]` extra) and recall is hybrid;
+    without, each store's config turns embeddings off, so the figures are the no-model ones
+    whether or not the extra is installed.
+    """
+
+    def __init__(self, sb: Sandbox, embed: bool = False) -> None:
         self.sb = sb
+        self.embed = embed
         self._stores = 0
 
     def _call(self, cwd: str, body: m.Body) -> Any:
@@ -38,11 +45,22 @@ class QaDaemon:
         """A fresh project folder with its own `.hippo/` store; returns the folder (the cwd to use)."""
         self._stores += 1
         cwd = os.path.join(self.sb.base, "stores", f"s{self._stores}")
-        os.makedirs(cwd)
+        os.makedirs(os.path.join(cwd, ".hippo"))
+        with open(os.path.join(cwd, ".hippo", "config.json"), "w") as f:
+            json.dump({"embeddings": {"enabled": "auto" if self.embed else False}}, f)
         data = self._call(cwd, m.Init())
         if not data["created"] or data["kind"] != "project":
             raise BenchError(f"init did not create a project store in {cwd}: {data}")
         return cwd
+
+    def ready(self, cwd: str) -> None:
+        """Call once a store is filled: with `embed`, make sure every memory has its vector."""
+        if not self.embed:
+            return
+        data = self._call(cwd, m.Embed())
+        store = data["stores"][0]
+        if store.get("unavailable") or store["embedded"] != store["total"]:
+            raise BenchError(f"embedding the store in {cwd} failed: {store}")
 
     def remember(
         self, cwd: str, text: str, *, artifact_ref: str | None = None, tags: list[str] | None = None
@@ -60,13 +78,13 @@ class QaDaemon:
 
 
 @contextmanager
-def qa_daemon(name: str) -> Iterator[QaDaemon]:
+def qa_daemon(name: str, embed: bool = False) -> Iterator[QaDaemon]:
     """Start a daemon in a fresh sandbox for a benchmark run, and stop it afterwards."""
     sb = make_sandbox(0, parent="/tmp")
     proc: subprocess.Popen[bytes] | None = None
     try:
         proc = start_daemon(sb)
-        yield QaDaemon(sb)
+        yield QaDaemon(sb, embed)
     finally:
         if proc is not None:
             stop_daemon(proc)

@@ -94,6 +94,9 @@ def build_parser() -> Parser:
     p.add_argument("--id")
 
     verb("status", "store health: counts, strengths, at-risk, last sleep")
+
+    p = verb("embed", "embed every memory lacking a current vector (needs the hippod[embed] extra)")
+    p.add_argument("--status", action="store_true", help="only show how many memories have one")
     verb("version", "client and daemon versions and protocols")
 
     p = verb("daemon", "control and inspect the daemon")
@@ -174,6 +177,8 @@ def build_body(args: argparse.Namespace) -> m.Body:
         return m.Outcome(good=args.good, id=args.id)
     if verb == "status":
         return m.Status()
+    if verb == "embed":
+        return m.Embed(status_only=args.status)
     raise UsageError(f"unknown verb {verb}")
 
 
@@ -252,6 +257,11 @@ def _print_progress(progress: m.Progress) -> None:
     print(progress.line, file=sys.stderr if progress.stream == "err" else sys.stdout, flush=True)
 
 
+def _print_progress_json(progress: m.Progress) -> None:
+    # With --json, stdout holds the reply document only.
+    print(progress.line, file=sys.stderr, flush=True)
+
+
 def run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     opts: dict[str, Any] = {
@@ -288,11 +298,12 @@ def run(argv: list[str]) -> int:
     timeout = opts["timeout"] if opts["timeout"] is not None else DEFAULT_TIMEOUT
     if timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")
-    reply = call(request, spawn=spawn, timeout=timeout, on_progress=_print_progress)
+    on_progress = _print_progress_json if opts["json"] else _print_progress
+    reply = call(request, spawn=spawn, timeout=timeout, on_progress=on_progress)
     if isinstance(reply, m.Error) and reply.code == "shutting_down" and spawn:
         # The daemon was stopping: let it finish, then start a fresh one, once (daemon.md §9).
         _wait_for_exit()
-        reply = call(request, spawn=True, timeout=timeout, on_progress=_print_progress)
+        reply = call(request, spawn=True, timeout=timeout, on_progress=on_progress)
     return _print_reply(reply, opts["json"])
 
 

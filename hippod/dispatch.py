@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hippoctl.protocol import messages as m
-from hippod.handlers import admin, memory, recall
+from hippod.handlers import admin, embed, memory, recall
 from hippod.request import RequestContext
 
 
@@ -32,4 +32,6 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await memory.forget(ctx, body)
         case m.Outcome() as body:
             return await memory.outcome(ctx, body)
+        case m.Embed() as body:
+            return await embed.embed(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from hippoctl.protocol.messages import Request
@@ -18,6 +19,13 @@ class RequestContext:
     request: Request
     state: DaemonState
     warnings: list[str] = field(default_factory=list)
+    # Sends one progress line to the client; a client that has gone away is not an error.
+    progress: Callable[[str], Awaitable[None]] | None = None
+
+    async def say(self, line: str) -> None:
+        """A progress line for a long request (e.g. `embed`)."""
+        if self.progress is not None:
+            await self.progress(line)
 
     @property
     def tenant(self) -> str:

@@ -181,7 +181,7 @@ class Server:
         if self.stopping:
             await self._send(writer, _error(request.id, "shutting_down", "hippod is shutting down"))
             return
-        reply = await self._run(request, reader)
+        reply = await self._run(request, reader, writer)
         try:
             await self._send(writer, reply)
         except FrameError:
@@ -189,9 +189,17 @@ class Server:
             message = f"the reply is over the {limit}-byte frame limit; ask for less (--budget, --limit)"
             await self._send(writer, _error(request.id, "frame_too_large", message))
 
-    async def _run(self, request: m.Request, reader: asyncio.StreamReader) -> m.Message:
+    async def _run(
+        self, request: m.Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> m.Message:
         """Run a request, cancelling it when the client sends Cancel for it."""
-        ctx = RequestContext(request, self.state)
+
+        async def progress(line: str) -> None:
+            # The request goes on when its client has left (daemon.md §4.4).
+            with contextlib.suppress(ConnectionError, FrameError):
+                await self._send(writer, m.Progress(id=request.id, line=line))
+
+        ctx = RequestContext(request, self.state, progress=progress)
         point = CommitPoint()
         context = contextvars.copy_context()
         context.run(COMMIT_POINT.set, point)

@@ -124,7 +124,15 @@ class Status(Body):
     pass
 
 
-RequestBody = Ping | DaemonStatus | Shutdown | Init | Remember | Recall | Inspect | Forget | Outcome | Status
+class Embed(Body):
+    """`embed [--status]`: embed what lacks a current vector, or only report coverage."""
+
+    status_only: bool = False
+
+
+RequestBody = (
+    Ping | DaemonStatus | Shutdown | Init | Remember | Recall | Inspect | Forget | Outcome | Status | Embed
+)
 
 
 class Request(Message):

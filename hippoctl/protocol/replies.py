@@ -155,3 +155,20 @@ class StoreStatus(Reply):
 
 class StatusReply(Reply):
     stores: list[StoreStatus]
+
+
+class EmbedStore(Reply):
+    """One store's vectors after an `embed` request."""
+
+    path: str
+    kind: str
+    model: str
+    dim: int | None
+    embedded: int  # memories with a current vector
+    total: int
+    added: int = 0  # vectors made by this request
+    unavailable: str | None = None  # why the model could not be used
+
+
+class EmbedReply(Reply):
+    stores: list[EmbedStore]

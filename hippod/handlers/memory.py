@@ -96,7 +96,7 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
             "this text was rejected earlier and cannot be stored again",
             hint="hippoctl rejections lists tombstones; hippoctl unreject <digest> lifts one",
         )
-    store.mirrors.changed([memory])
+    store.written([memory])
     reply = RememberReply(
         id=memory.id,
         store=store.root,

@@ -10,6 +10,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippoctl.protocol.replies import RecallItem, RecallReply, Skipped, Why
 from hippod import clock
+from hippod.embed.service import Settings, embedding_text, text_digest
 from hippod.errors import HippoError
 from hippod.handlers.memory import last_batch_key
 from hippod.lifecycle import strength as st
@@ -20,16 +21,19 @@ from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, sc
 from hippod.recall.terms import query_terms, stem
 from hippod.recall.tokenize import fts_match_expression, tokenize
 from hippod.request import RequestContext
-from hippod.store import memories
+from hippod.store import embeddings, memories
+from hippod.store.records import Memory
 from hippod.store.stores import Store
 
 CANDIDATE_LIMIT = 200
+MMR_TOP = 100
 
 
 async def _score_store(
     store: Store, query: list[str], body: m.Recall, ctx: RequestContext, sc: ScoreContext
 ) -> list[Scored]:
     reader = store.db.reader
+    settings = store.embed_settings()
     if store.fts5:
         found = await memories.candidates_fts(
             reader,
@@ -40,17 +44,97 @@ async def _score_store(
             limit=CANDIDATE_LIMIT,
         )
     else:
-        found = await memories.candidates_like(
-            reader,
-            ctx.tenant,
-            query,
-            include_superseded=body.include_superseded,
-            scope=body.scope,
-            limit=CANDIDATE_LIMIT,
-        )
-    # Without embeddings a LIKE-only candidate always scores zero (its tokens are not the query's),
-    # so the substring fallback runs only when FTS5 itself is missing.
-    return score_candidates(query, [c[0] for c in found], [c[1] for c in found], sc)
+        found = await _candidates_like(store, query, body, ctx)
+    if not found and await _embeddings_active(store, settings):
+        # A LIKE-only or unmatched candidate can still score on its cosine (recall.md §2).
+        if store.fts5:
+            found = await _candidates_like(store, query, body, ctx)
+        if not found:
+            found = await memories.candidates_oldest(
+                reader,
+                ctx.tenant,
+                include_superseded=body.include_superseded,
+                scope=body.scope,
+                limit=CANDIDATE_LIMIT,
+            )
+    candidates = [c[0] for c in found]
+    hybrid = await _cosines(store, settings, body.query, candidates, ctx)
+    if hybrid is None:
+        # Without embeddings a LIKE-only candidate always scores zero (its tokens are not the
+        # query's), so the substring fallback above runs only when FTS5 itself is missing.
+        return score_candidates(query, candidates, [c[1] for c in found], sc)
+    cosines, blobs = hybrid
+    scored = score_candidates(
+        query, candidates, [c[1] for c in found], sc, cosines=cosines, hybrid_weight=settings.hybrid_weight
+    )
+    for item in scored:
+        item.vector = blobs.get(item.memory.id)
+    return scored
+
+
+async def _candidates_like(
+    store: Store, query: list[str], body: m.Recall, ctx: RequestContext
+) -> list[tuple[Memory, list[str]]]:
+    return await memories.candidates_like(
+        store.db.reader,
+        ctx.tenant,
+        query,
+        include_superseded=body.include_superseded,
+        scope=body.scope,
+        limit=CANDIDATE_LIMIT,
+    )
+
+
+async def _embeddings_active(store: Store, settings: Settings) -> bool:
+    """Embeddings are on, the model loads, and this store holds vectors of it."""
+    if settings.mode == "off" or not await embeddings.has_any(store.db.reader, settings.model):
+        return False
+    return await store.embedder.get(settings) is not None
+
+
+async def _cosines(
+    store: Store, settings: Settings, query: str, candidates: list[Memory], ctx: RequestContext
+) -> tuple[list[float | None], dict[str, bytes]] | None:
+    """Each candidate's cosine with the query, and the current vectors; None when embeddings do not apply.
+
+    The query is embedded only when some candidate has a current vector (recall.md §10.4).
+    """
+    if settings.mode == "off" or not candidates:
+        return None
+    stored = await embeddings.vectors(store.db.reader, settings.model, [c.id for c in candidates])
+    blobs = {
+        c.id: stored[c.id][0]
+        for c in candidates
+        if c.id in stored and stored[c.id][1] == text_digest(embedding_text(c.content, c.tags))
+    }
+    if not blobs:
+        return None
+    embedder = await store.embedder.get(settings)
+    if embedder is None:
+        if settings.mode == "required":
+            reason = store.embedder.reason(settings.model)
+            _warn(ctx, f"(embeddings are required by config but unavailable: {reason})")
+        return None
+    cosines = embedder.cosines(query, [blobs.get(c.id) for c in candidates])
+    return cosines, blobs
+
+
+def _warn(ctx: RequestContext, line: str) -> None:
+    if line not in ctx.warnings:
+        ctx.warnings.append(line)
+
+
+async def _diversify(store: Store, ranked: list[Scored]) -> list[Scored]:
+    """MMR over the top 100 when the results carry vectors and `mmr.enabled` (recall.md §10.5)."""
+    settings = store.embed_settings()
+    head = ranked[:MMR_TOP]
+    if not settings.mmr or not any(s.vector is not None for s in head):
+        return ranked
+    embedder = await store.embedder.get(settings)
+    if embedder is None:
+        return ranked
+    order = embedder.mmr_order([s.score for s in head], [s.vector for s in head], settings.mmr_lambda)
+    return [head[i] for i in order] + ranked[MMR_TOP:]
 
 
 def _item(s: Scored, why: bool, words: list[str]) -> RecallItem:
@@ -79,7 +163,7 @@ def _item(s: Scored, why: bool, words: list[str]) -> RecallItem:
             bm25_norm=round(s.bm25_norm, 6),
             # Shown as the words the user typed whose terms matched, in query order.
             matched=[w for w in dict.fromkeys(words) if stem(w) in s.matched],
-            cosine=None,
+            cosine=None if s.cosine is None else round(s.cosine, 6),
             base=round(s.base, 6),
             multipliers={k: round(v, 6) for k, v in s.multipliers.items()},
             envelope={
@@ -115,7 +199,7 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
         bump = body.local_bump
     else:
         bump = float(config.get("search", {}).get("localBump", 1.2))
-    ranked = drop_extracted_sources(merge_results(local, remote, bump))
+    ranked = await _diversify(primary, drop_extracted_sources(merge_results(local, remote, bump)))
 
     words = tokenize(body.query)
     items = [_item(s, body.why, words) for s in ranked]

@@ -54,7 +54,10 @@ def item_block(item: RecallItem, *, why: bool) -> str:
     lines = [header, meta, item.content]
     if why and item.why is not None:
         w = item.why
-        match = f"matched [{', '.join(w.matched)}]" if w.matched else "no direct term or embedding match"
+        if w.matched:
+            match = f"matched [{', '.join(w.matched)}]"
+        else:
+            match = "no direct term match" if w.cosine is not None else "no direct term or embedding match"
         if w.cosine is not None:
             match += f"; cosine: {w.cosine:.2f}"
         mults = " ".join(f"{name} {_num(value)}" for name, value in w.multipliers.items())

@@ -91,6 +91,8 @@ class Scored:
     multipliers: dict[str, float] = field(default_factory=dict)
     source: str = "local"
     bm25_norm: float = 0.0  # bm25 / the best bm25 among this store's candidates
+    cosine: float | None = None  # with embeddings: cosine of the query and memory vectors
+    vector: bytes | None = None  # with embeddings: the memory's stored vector, for MMR
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,17 +110,34 @@ def score_candidates(
     candidates: Sequence[Memory],
     doc_tokens: Sequence[Sequence[str]],
     ctx: ScoreContext,
+    *,
+    cosines: Sequence[float | None] | None = None,
+    hybrid_weight: float = 0.6,
 ) -> list[Scored]:
-    """Score one store's candidates (BM25 only), dropping those with bm25 <= 0 or score <= 0."""
+    """Score one store's candidates, dropping those whose base or score is not above zero.
+
+    Without `cosines` the base is BM25 per query token. With them (embeddings active, one entry
+    per candidate, None where a memory has no vector) the base is the hybrid of recall.md §5:
+    (1 - w) x bm25 / max_bm25 + w x max(0, cosine), so a memory no query term matches can still
+    come back on meaning alone.
+    """
     if not candidates or not query_tokens:
         return []
     raw = bm25_scores(query_tokens, doc_tokens)
     best = max(raw)
     direction = temporal_direction(query_tokens)
     positions = _created_positions(candidates) if direction else [0.5] * len(candidates)
+    sims = cosines if cosines is not None else [None] * len(candidates)
     results: list[Scored] = []
-    for memory, tokens, bm25, position in zip(candidates, doc_tokens, raw, positions, strict=True):
-        if bm25 <= 0:
+    for memory, tokens, bm25, position, cosine in zip(
+        candidates, doc_tokens, raw, positions, sims, strict=True
+    ):
+        norm = bm25 / best if best > 0 else 0.0
+        if cosines is None:
+            base = bm25 / len(query_tokens)
+        else:
+            base = (1.0 - hybrid_weight) * norm + hybrid_weight * max(0.0, cosine or 0.0)
+        if base <= 0:
             continue
         parts = memory.strength_at(ctx.now, ctx.loss_aversion)
         strength = parts.strength
@@ -132,7 +151,6 @@ def score_candidates(
             "extracted": extracted_multiplier(memory.tags),
             "temporal": temporal_multiplier(direction, position),
         }
-        base = bm25 / len(query_tokens)
         score = base * math.prod(multipliers.values())
         if score <= 0:
             continue
@@ -140,7 +158,16 @@ def score_candidates(
         matched = list(dict.fromkeys(q for q in query_tokens if q in present))
         results.append(
             Scored(
-                memory, score, bm25, base, strength, parts.days, matched, multipliers, bm25_norm=bm25 / best
+                memory,
+                score,
+                bm25,
+                base,
+                strength,
+                parts.days,
+                matched,
+                multipliers,
+                bm25_norm=norm,
+                cosine=cosine,
             )
         )
     return results

@@ -159,6 +159,19 @@ async def candidates_like(
     return [(row_to_memory(r), f"{r[-2]} {r[-1]}".split()) for r in rows]
 
 
+async def candidates_oldest(
+    conn: aiosqlite.Connection, tenant: str, *, include_superseded: bool, scope: str | None, limit: int = 200
+) -> list[tuple[Memory, list[str]]]:
+    """The oldest admitted memories, for cosine-only ranking when no term matches (recall.md §2.3)."""
+    where, params = _admission(tenant, include_superseded, scope)
+    rows = await _fetch(
+        conn,
+        f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} ORDER BY m.created ASC, m.id LIMIT ?",
+        [*params, limit],
+    )
+    return [(row_to_memory(r), f"{r[-2]} {r[-1]}".split()) for r in rows]
+
+
 async def strengthen(conn: aiosqlite.Connection, ids: Sequence[str], now: str, bonus_days: float) -> None:
     """One strengthening retrieval for each id (memory-model.md §9.2-9.3), in one round trip.
 

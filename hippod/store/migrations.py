@@ -98,7 +98,25 @@ def m001_initial(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]
+def m002_embeddings(conn: sqlite3.Connection) -> None:
+    """Vectors for the optional embeddings (recall.md §10), dropped with their memory."""
+    conn.execute(
+        """CREATE TABLE embeddings (
+            memory_id TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            content_digest TEXT NOT NULL
+        )"""
+    )
+    conn.execute(
+        """CREATE TRIGGER embeddings_forget AFTER DELETE ON memories BEGIN
+            DELETE FROM embeddings WHERE memory_id = old.id;
+        END"""
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_embeddings]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -11,6 +11,8 @@ from typing import Any
 import platformdirs
 
 from hippoctl.protocol.paths import home_override
+from hippod.embed.queue import EmbedQueue
+from hippod.embed.service import EmbedService, Settings, settings
 from hippod.store import config as store_config
 from hippod.store import memories
 from hippod.store.db import DB_NAME, Database
@@ -46,7 +48,9 @@ def find_project_root(cwd: str, global_root_path: str) -> str | None:
 class Store:
     """One open store: its database, config, mirrors and identity."""
 
-    def __init__(self, root: str, kind: str, db: Database, schema: int, fts5: bool) -> None:
+    def __init__(
+        self, root: str, kind: str, db: Database, schema: int, fts5: bool, embedder: EmbedService
+    ) -> None:
         self.root = root
         self.kind = kind
         self.db = db
@@ -56,6 +60,16 @@ class Store:
         self.last_used = time.monotonic()
         self.mirrors = MirrorWriter(root, self._load, self._stats)
         self.config, self.config_warning = store_config.load(root)
+        self.embedder = embedder
+        self.embed_queue = EmbedQueue(db, self.embed_settings, embedder)
+
+    def embed_settings(self) -> Settings:
+        return settings(self.config)
+
+    def written(self, new: list[Memory]) -> None:
+        """After a commit that added memories or changed their text: mirror them and embed them."""
+        self.mirrors.changed(new)
+        self.embed_queue.changed_ids(m.id for m in new)
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
@@ -73,6 +87,7 @@ class Store:
         }
 
     async def close(self) -> None:
+        await self.embed_queue.close()
         await self.mirrors.close()
         await self.db.close()
 
@@ -82,6 +97,7 @@ class StoreRegistry:
 
     def __init__(self) -> None:
         self.global_root = global_root()
+        self.embedder = EmbedService()
         self._opening: dict[str, asyncio.Task[Store]] = {}
         self.stores: dict[str, Store] = {}
 
@@ -110,7 +126,7 @@ class StoreRegistry:
             kind = "global" if root == self.global_root else "project"
             os.makedirs(root, mode=0o700, exist_ok=True)
             db, prepared = await Database.open(os.path.join(root, DB_NAME))
-            store = Store(root, kind, db, prepared.schema, prepared.fts5)
+            store = Store(root, kind, db, prepared.schema, prepared.fts5, self.embedder)
             self.stores[root] = store
             return store
         finally:

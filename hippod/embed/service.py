@@ -1,0 +1,146 @@
+"""Which embedder a store uses, loaded once per daemon, and what it is asked to embed (recall.md §10).
+
+This module needs only the standard library: numpy and the model come with the `hippod[embed]`
+extra and are imported, in a worker thread, the first time a store asks for them. A daemon
+without the extra answers every recall with BM25 alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+log = logging.getLogger("hippod.embed")
+
+DEFAULT_MODEL = "wordllama:l2_supercat_256"
+EXTRA_HINT = "pip install 'hippod[embed]'"
+
+
+class Embedder(Protocol):
+    """A loaded model. Vectors travel as float32 little-endian blobs, already normalised."""
+
+    model: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> list[bytes]:
+        """One normalised vector blob per text."""
+        ...
+
+    def cosines(self, query: str, blobs: Sequence[bytes | None]) -> list[float | None]:
+        """Cosine of the query's vector with each blob; None where there is no blob."""
+        ...
+
+    def mmr_order(self, scores: Sequence[float], blobs: Sequence[bytes | None], lam: float) -> list[int]:
+        """Indexes in maximal-marginal-relevance order (recall.md §10.5)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """A store's `embeddings` and `mmr` config, read once per request."""
+
+    mode: str  # "auto", "required" or "off"
+    model: str
+    hybrid_weight: float
+    mmr: bool
+    mmr_lambda: float
+
+
+def settings(config: dict[str, Any]) -> Settings:
+    """The embeddings settings of a store config; unusable values fall back to the defaults."""
+    section = config.get("embeddings") or {}
+    enabled = section.get("enabled", "auto")
+    if enabled is True or str(enabled).lower() == "true":
+        mode = "required"
+    elif enabled is False or str(enabled).lower() in ("false", "off"):
+        mode = "off"
+    else:
+        mode = "auto"
+    model = section.get("model")
+    weight = _unit(section.get("hybridWeight"))
+    mmr = config.get("mmr") or {}
+    lam = _unit(mmr.get("lambda"))
+    return Settings(
+        mode=mode,
+        model=model if isinstance(model, str) and model else DEFAULT_MODEL,
+        hybrid_weight=0.6 if weight is None else weight,
+        mmr=mmr.get("enabled", True) is not False,
+        mmr_lambda=0.7 if lam is None else lam,
+    )
+
+
+def _unit(value: Any) -> float | None:
+    """value as a float when it is a number in [0, 1], else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
+        return float(value)
+    return None
+
+
+def embedding_text(content: str, tags: Sequence[str]) -> str:
+    """What a memory's vector stands for: its content and its tags other than `path:` ones."""
+    kept = [t for t in tags if not t.startswith("path:")]
+    return " ".join([content, *kept]) if kept else content
+
+
+def text_digest(text: str) -> str:
+    """The digest a vector is stored with; a memory whose text digests differently is stale."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class EmbedService:
+    """Loads each configured model once, in a worker thread, and remembers why one cannot load."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, Embedder] = {}
+        self.unavailable: dict[str, str] = {}
+        self._loading: dict[str, asyncio.Task[Embedder | None]] = {}
+
+    def reason(self, model: str) -> str | None:
+        """Why `model` could not be loaded, once a load has been tried and failed."""
+        return self.unavailable.get(model)
+
+    async def get(self, s: Settings) -> Embedder | None:
+        """The store's embedder, or None when embeddings are off or the extra or model is missing."""
+        if s.mode == "off":
+            return None
+        if s.model in self._loaded:
+            return self._loaded[s.model]
+        if s.model in self.unavailable:
+            return None
+        task = self._loading.get(s.model)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(asyncio.to_thread(_load, s.model, self.unavailable))
+            self._loading[s.model] = task
+        embedder = await asyncio.shield(task)
+        self._loading.pop(s.model, None)
+        if embedder is not None:
+            self._loaded[s.model] = embedder
+        return embedder
+
+
+def _load(model: str, unavailable: dict[str, str]) -> Embedder | None:
+    """Import the extra and load the model from disk; records the reason when that fails."""
+    name, _, variant = model.partition(":")
+    if name != "wordllama" or not variant:
+        unavailable[model] = f"unsupported embeddings.model {model!r} (supported: wordllama:<config>_<dim>)"
+        return None
+    # Nothing may be downloaded: the weights ship inside the wheel.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        from hippod.embed import wordllama_model
+    except ImportError as exc:
+        unavailable[model] = f"the embeddings extra is not installed ({exc.name or exc}); {EXTRA_HINT}"
+        return None
+    try:
+        embedder = wordllama_model.load(variant)
+    except Exception as exc:  # the library raises several types for a missing or broken model
+        unavailable[model] = f"cannot load {model} from disk: {type(exc).__name__}: {exc}"
+        log.warning("embeddings unavailable: %s", unavailable[model])
+        return None
+    log.info("embeddings model %s loaded (%d dimensions)", model, embedder.dim)
+    return embedder

@@ -1,0 +1,50 @@
+"""`embed [--status]`: vectors for every memory of the target stores (recall.md §10.6)."""
+
+from __future__ import annotations
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies import EmbedReply, EmbedStore
+from hippod.embed import queue
+from hippod.embed.service import EXTRA_HINT
+from hippod.errors import HippoError
+from hippod.request import RequestContext
+from hippod.store.stores import Store
+
+
+async def embed(ctx: RequestContext, body: m.Embed) -> tuple[EmbedReply, str]:
+    project, global_ = await ctx.read_stores()
+    results = [await _one(ctx, s, body.status_only) for s in (project, global_) if s is not None]
+    lines = []
+    for r in results:
+        label = f"{r.kind} store {r.path}"
+        if r.unavailable is not None:
+            lines.append(f"{label}: embeddings unavailable: {r.unavailable}")
+            continue
+        lines.append(f"{label}: {r.embedded} of {r.total} memories embedded ({r.model}, {r.dim}d)")
+    if not body.status_only and results and all(r.unavailable is not None for r in results):
+        raise HippoError("embeddings_unavailable", lines[0].split(": ", 1)[1], hint=EXTRA_HINT)
+    return EmbedReply(stores=results), "\n".join(lines)
+
+
+async def _one(ctx: RequestContext, store: Store, status_only: bool) -> EmbedStore:
+    settings = store.embed_settings()
+    entry = EmbedStore(path=store.root, kind=store.kind, model=settings.model, dim=None, embedded=0, total=0)
+    if settings.mode == "off":
+        entry.unavailable = "embeddings.enabled is false in this store's config.json"
+        return entry
+    embedder = await store.embedder.get(settings)
+    if embedder is None:
+        entry.unavailable = store.embedder.reason(settings.model) or "the model could not be loaded"
+        return entry
+    entry.dim = embedder.dim
+    if status_only:
+        entry.embedded, entry.total = await queue.scan(store.db, embedder, write=False)
+        return entry
+
+    async def report(done: int, seen: int) -> None:
+        await ctx.say(f"{store.kind} store: embedded {done} (of {seen} memories read so far)")
+
+    before, entry.total = await queue.scan(store.db, embedder, write=True, progress=report)
+    entry.added = entry.total - before
+    entry.embedded = entry.total
+    return entry

@@ -1,0 +1,168 @@
+"""Optional embeddings: settings, embedded text, vector math, MMR, hybrid scoring (recall.md §5, §10)."""
+
+from __future__ import annotations
+
+import os
+import struct
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hippod import clock
+from hippod.embed import vectors
+from hippod.embed.service import DEFAULT_MODEL, embedding_text, settings, text_digest
+from hippod.recall import score as sc
+from hippod.recall.bm25 import bm25_scores
+from hippod.recall.tokenize import tokenize
+from hippod.store.config import STORE_DEFAULTS
+
+NOW = clock.parse_iso("2026-06-01T00:00:00Z")
+
+
+def _blob(*values: float) -> bytes:
+    return vectors.to_blob(vectors.normalise(np.array([values], dtype=np.float32))[0])
+
+
+# --- settings and text ------------------------------------------------------------------------------
+
+
+def test_settings_follow_the_spec_defaults() -> None:
+    s = settings(STORE_DEFAULTS)
+    assert (s.mode, s.model, s.hybrid_weight, s.mmr, s.mmr_lambda) == ("auto", DEFAULT_MODEL, 0.6, True, 0.7)
+
+
+@pytest.mark.parametrize(
+    ("enabled", "mode"),
+    [
+        (True, "required"),
+        ("true", "required"),
+        (False, "off"),
+        ("false", "off"),
+        ("auto", "auto"),
+        (3, "auto"),
+    ],
+)
+def test_settings_modes(enabled: Any, mode: str) -> None:
+    assert settings({"embeddings": {"enabled": enabled}}).mode == mode
+
+
+def test_settings_refuse_unusable_numbers() -> None:
+    s = settings({"embeddings": {"hybridWeight": 1.7, "model": ""}, "mmr": {"lambda": "x", "enabled": False}})
+    assert (s.hybrid_weight, s.model, s.mmr_lambda, s.mmr) == (0.6, DEFAULT_MODEL, 0.7, False)
+    assert settings({"embeddings": {"hybridWeight": 0.25}}).hybrid_weight == 0.25
+
+
+def test_embedding_text_leaves_out_path_tags() -> None:
+    assert embedding_text("deploy broke", ["path:src", "error", "path:api", "db"]) == "deploy broke error db"
+    assert embedding_text("deploy broke", ["path:src"]) == "deploy broke"
+
+
+def test_text_digest_changes_with_the_text() -> None:
+    assert text_digest("a b") == text_digest("a b")
+    assert text_digest("a b") != text_digest("a b c")
+    assert len(text_digest("")) == 64
+
+
+# --- vector math ------------------------------------------------------------------------------------
+
+
+def test_blobs_are_float32_little_endian() -> None:
+    blob = vectors.to_blob(np.array([1.0, -2.5], dtype=np.float32))
+    assert blob == struct.pack("<2f", 1.0, -2.5)
+    assert vectors.from_blob(blob).tolist() == [1.0, -2.5]
+
+
+def test_normalise_makes_unit_rows_and_keeps_zero_rows() -> None:
+    unit = vectors.normalise(np.array([[3.0, 4.0], [0.0, 0.0]]))
+    assert unit[0].tolist() == pytest.approx([0.6, 0.8])
+    assert unit[1].tolist() == [0.0, 0.0]
+
+
+def test_cosines_skip_missing_and_wrongly_sized_vectors() -> None:
+    query = vectors.normalise(np.array([[1.0, 0.0]]))[0]
+    out = vectors.cosines(query, [_blob(1, 0), None, _blob(0, 1), _blob(1, 1), b"\x00" * 12])
+    assert out[0] == pytest.approx(1.0)
+    assert out[1] is None
+    assert out[2] == pytest.approx(0.0)
+    assert out[3] == pytest.approx(1 / np.sqrt(2))
+    assert out[4] is None
+
+
+def test_mmr_pushes_a_near_duplicate_below_a_different_item() -> None:
+    # 0 and 1 are the same vector; 2 points elsewhere and scores a little lower.
+    blobs = [_blob(1, 0, 0), _blob(1, 0, 0), _blob(0, 1, 0)]
+    order = vectors.mmr_order([1.0, 0.99, 0.9], blobs, 0.7, 3)
+    # Second pick: item 1 gains 0.7 * 0.99 - 0.3 * 1 = 0.393; item 2 gains 0.7 * 0.9 - 0 = 0.63.
+    assert order == [0, 2, 1]
+
+
+def test_mmr_with_lambda_one_keeps_the_score_order() -> None:
+    blobs = [_blob(1, 0), _blob(1, 0), None]
+    assert vectors.mmr_order([3.0, 2.0, 1.0], blobs, 1.0, 2) == [0, 1, 2]
+    assert vectors.mmr_order([], [], 0.7, 2) == []
+
+
+# --- hybrid score -----------------------------------------------------------------------------------
+
+
+def test_hybrid_base_is_point_four_bm25_share_plus_point_six_cosine(make_memory: Any) -> None:
+    fresh = {"created": clock.iso(NOW), "last_retrieved": clock.iso(NOW)}
+    best = make_memory("nightly export times out", **fresh)
+    partial = make_memory("nightly backup ran", **fresh)
+    meaning = make_memory("the scheduled dump hangs", **fresh)
+    unrelated = make_memory("lunch was good", **fresh)
+    candidates = [best, partial, meaning, unrelated]
+    docs = [tokenize(m.content) for m in candidates]
+    query = tokenize("nightly export")
+    ctx = sc.ScoreContext(NOW, [])
+
+    results = sc.score_candidates(query, candidates, docs, ctx, cosines=[0.5, None, 0.8, -0.2])
+
+    raw = bm25_scores(query, docs)
+    by_id = {r.memory.id: r for r in results}
+    assert set(by_id) == {best.id, partial.id, meaning.id}  # no BM25 and cosine <= 0: dropped
+    assert by_id[best.id].base == pytest.approx(0.4 * 1.0 + 0.6 * 0.5)
+    assert by_id[partial.id].base == pytest.approx(0.4 * raw[1] / raw[0])  # no vector: cosine 0
+    assert by_id[meaning.id].base == pytest.approx(0.6 * 0.8)  # no term matched, kept on meaning
+    assert by_id[meaning.id].cosine == 0.8
+    assert by_id[best.id].score == pytest.approx(by_id[best.id].base)  # fresh, full strength: x 1.0
+
+
+def test_hybrid_weight_comes_from_config(make_memory: Any) -> None:
+    memory = make_memory("nightly export", created=clock.iso(NOW), last_retrieved=clock.iso(NOW))
+    ctx = sc.ScoreContext(NOW, [])
+    [result] = sc.score_candidates(
+        ["nightly"], [memory], [tokenize(memory.content)], ctx, cosines=[0.5], hybrid_weight=0.3
+    )
+    assert result.base == pytest.approx(0.7 + 0.3 * 0.5)
+
+
+# --- the default model, loaded from the wheel -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Any:
+    # The embed extra is part of the test dependencies, so this import must work.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from hippod.embed import wordllama_model
+
+    return wordllama_model.load("l2_supercat_256")
+
+
+def test_wordllama_loads_offline_and_returns_unit_vectors(embedder: Any) -> None:
+    blobs = embedder.embed(["the deploy failed on friday", "cats sleep in the sun", ""])
+    assert embedder.model == DEFAULT_MODEL and embedder.dim == 256
+    assert [len(b) for b in blobs] == [1024, 1024, 1024]
+    norms = [float(np.linalg.norm(vectors.from_blob(b))) for b in blobs[:2]]
+    assert norms == pytest.approx([1.0, 1.0], abs=1e-5)
+    cos = embedder.cosines("deployment failure", blobs[:2])
+    assert cos[0] > cos[1]
+
+
+def test_wordllama_chunks_long_texts_close_to_whole_text_pooling(embedder: Any) -> None:
+    sentence = "the staging database ran out of disk space during the nightly migration. "
+    long_text = sentence * 100  # about 7,400 characters: four chunks
+    [whole] = embedder.embed([long_text])
+    [short] = embedder.embed([sentence])
+    assert float(vectors.from_blob(whole) @ vectors.from_blob(short)) > 0.99
