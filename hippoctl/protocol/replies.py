@@ -151,6 +151,7 @@ class StoreStatus(Reply):
     total_remembered: int
     total_recalled: int
     total_forgotten: int
+    embeddings: str | None = None  # coverage, when the store's embeddings are not off
 
 
 class StatusReply(Reply):

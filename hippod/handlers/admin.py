@@ -18,7 +18,7 @@ from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
 from hippod import __version__, clock
 from hippod.lifecycle import strength as st
 from hippod.request import RequestContext
-from hippod.store import memories
+from hippod.store import embeddings, memories
 from hippod.store.db import DB_NAME
 from hippod.store.stores import PROJECT_DIR, Store
 
@@ -133,7 +133,17 @@ async def _store_status(store: Store, ctx: RequestContext) -> StoreStatus:
         total_remembered=int(meta.get("total_remembered", 0)),
         total_recalled=int(meta.get("total_recalled", 0)),
         total_forgotten=int(meta.get("total_forgotten", 0)),
+        embeddings=await _embedding_coverage(store),
     )
+
+
+async def _embedding_coverage(store: Store) -> str | None:
+    """The coverage line of `status`: memories with a vector of the model, unless embeddings are off."""
+    settings = store.embed_settings()
+    if settings.mode == "off":
+        return None
+    have, total = await embeddings.count(store.db.reader, settings.model)
+    return f"{have} of {total} memories have a {settings.model} vector"
 
 
 async def status(ctx: RequestContext, body: m.Status) -> tuple[StatusReply, str]:
@@ -150,4 +160,6 @@ async def status(ctx: RequestContext, body: m.Status) -> tuple[StatusReply, str]
             f"  totals: remembered {s.total_remembered}, recalled {s.total_recalled}, "
             f"forgotten {s.total_forgotten}",
         ]
+        if s.embeddings is not None:
+            lines.append(f"  embeddings: {s.embeddings}")
     return StatusReply(stores=stores), "\n".join(lines)

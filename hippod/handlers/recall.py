@@ -57,15 +57,17 @@ async def _score_store(
                 scope=body.scope,
                 limit=CANDIDATE_LIMIT,
             )
-    candidates = [c[0] for c in found]
+    candidates = [c.memory for c in found]
+    terms = [c.terms for c in found]
+    rowids = [c.rowid for c in found]
     hybrid = await _cosines(store, settings, body.query, candidates, ctx)
     if hybrid is None:
         # Without embeddings a LIKE-only candidate always scores zero (its tokens are not the
         # query's), so the substring fallback above runs only when FTS5 itself is missing.
-        return score_candidates(query, candidates, [c[1] for c in found], sc)
+        return score_candidates(query, candidates, terms, sc, rowids=rowids)
     cosines, blobs = hybrid
     scored = score_candidates(
-        query, candidates, [c[1] for c in found], sc, cosines=cosines, hybrid_weight=settings.hybrid_weight
+        query, candidates, terms, sc, cosines=cosines, hybrid_weight=settings.hybrid_weight, rowids=rowids
     )
     for item in scored:
         item.vector = blobs.get(item.memory.id)
@@ -74,7 +76,7 @@ async def _score_store(
 
 async def _candidates_like(
     store: Store, query: list[str], body: m.Recall, ctx: RequestContext
-) -> list[tuple[Memory, list[str]]]:
+) -> list[memories.Candidate]:
     return await memories.candidates_like(
         store.db.reader,
         ctx.tenant,

@@ -77,6 +77,50 @@ def temporal_multiplier(direction: int, position: float) -> float:
     return 1.0
 
 
+# Share of the best neighbour's BM25 a candidate gets on top of its own (see `context_multiplier`).
+CONTEXT_WEIGHT = 0.4
+# Neighbours count only when stored this close in time: "in the same breath", not a week apart.
+CONTEXT_WINDOW_SECONDS = 30 * 60
+
+
+def neighbour_bm25(
+    bm25: Sequence[float], rowids: Sequence[int], sessions: Sequence[str | None], created: Sequence[float]
+) -> list[float]:
+    """Per candidate, the best BM25 among the candidates stored right before or after it.
+
+    A neighbour is a candidate whose row number is one less or one more (the memory stored just
+    before or just after it in the store), that came from the same session (both None counts as
+    the same) and was created within CONTEXT_WINDOW_SECONDS of it (`created` in epoch seconds).
+    0.0 when no neighbour is a candidate.
+    """
+    by_row = {row: i for i, row in enumerate(rowids)}
+    best: list[float] = []
+    for i, row in enumerate(rowids):
+        found = 0.0
+        for near in (row - 1, row + 1):
+            j = by_row.get(near)
+            if (
+                j is not None
+                and sessions[j] == sessions[i]
+                and abs(created[j] - created[i]) <= CONTEXT_WINDOW_SECONDS
+            ):
+                found = max(found, bm25[j])
+        best.append(found)
+    return best
+
+
+def context_multiplier(bm25: float, neighbour: float) -> float:
+    """1 + CONTEXT_WEIGHT x neighbour / bm25; 1.0 without a neighbour or without a BM25 of its own.
+
+    The memory scores as if CONTEXT_WEIGHT of its best neighbour's BM25 were added to its own: a
+    memory saved in the same breath as a strong match (the reply to a question, the second half of
+    a note) is often what the query is after, even when it repeats few of the query's words.
+    """
+    if neighbour <= 0 or bm25 <= 0:
+        return 1.0
+    return 1.0 + CONTEXT_WEIGHT * neighbour / bm25
+
+
 @dataclass(slots=True)
 class Scored:
     """A candidate with its score and every factor that made it."""
@@ -113,6 +157,7 @@ def score_candidates(
     *,
     cosines: Sequence[float | None] | None = None,
     hybrid_weight: float = 0.6,
+    rowids: Sequence[int] | None = None,
 ) -> list[Scored]:
     """Score one store's candidates, dropping those whose base or score is not above zero.
 
@@ -120,19 +165,29 @@ def score_candidates(
     per candidate, None where a memory has no vector) the base is the hybrid of recall.md §5:
     (1 - w) x bm25 / max_bm25 + w x max(0, cosine), so a memory no query term matches can still
     come back on meaning alone.
+
+    With `rowids` (the candidates' row numbers in the store), a candidate stored right next to
+    another candidate gets CONTEXT_WEIGHT of that neighbour's BM25 added to its own. Without
+    embeddings that is the `context` multiplier, listed only where it applies; in the hybrid it
+    lifts the BM25 share (normalised by the best lifted BM25), so it never scales the cosine.
     """
     if not candidates or not query_tokens:
         return []
     raw = bm25_scores(query_tokens, doc_tokens)
-    best = max(raw)
     direction = temporal_direction(query_tokens)
     positions = _created_positions(candidates) if direction else [0.5] * len(candidates)
+    if rowids is None:
+        near = [0.0] * len(candidates)
+    else:
+        near = neighbour_bm25(raw, rowids, [c.source_session_id for c in candidates], _stamps(candidates))
+    lifted = [bm25 + CONTEXT_WEIGHT * n if bm25 > 0 else 0.0 for bm25, n in zip(raw, near, strict=True)]
+    best = max(lifted)
     sims = cosines if cosines is not None else [None] * len(candidates)
     results: list[Scored] = []
-    for memory, tokens, bm25, position, cosine in zip(
-        candidates, doc_tokens, raw, positions, sims, strict=True
+    for memory, tokens, bm25, own, position, cosine, neighbour in zip(
+        candidates, doc_tokens, raw, lifted, positions, sims, near, strict=True
     ):
-        norm = bm25 / best if best > 0 else 0.0
+        norm = own / best if best > 0 else 0.0
         if cosines is None:
             base = bm25 / len(query_tokens)
         else:
@@ -151,6 +206,8 @@ def score_candidates(
             "extracted": extracted_multiplier(memory.tags),
             "temporal": temporal_multiplier(direction, position),
         }
+        if cosines is None and own != bm25:
+            multipliers["context"] = context_multiplier(bm25, neighbour)  # = own / bm25
         score = base * math.prod(multipliers.values())
         if score <= 0:
             continue
@@ -173,8 +230,12 @@ def score_candidates(
     return results
 
 
+def _stamps(candidates: Sequence[Memory]) -> list[float]:
+    return [parse_iso(m.created).timestamp() for m in candidates]
+
+
 def _created_positions(candidates: Sequence[Memory]) -> list[float]:
-    stamps = [parse_iso(m.created).timestamp() for m in candidates]
+    stamps = _stamps(candidates)
     lo, hi = min(stamps), max(stamps)
     if hi == lo:
         return [0.5] * len(stamps)

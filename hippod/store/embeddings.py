@@ -73,3 +73,12 @@ async def upsert(
         [(memory_id, model, dim, blob, digest) for memory_id, blob, digest in rows],
     )
     return conn.total_changes - before
+
+
+async def count(conn: aiosqlite.Connection, model: str) -> tuple[int, int]:
+    """(memories with a vector of `model`, all memories); `embed --status` also checks staleness."""
+    rows = await conn.execute_fetchall(
+        "SELECT (SELECT count(*) FROM embeddings WHERE model = ?), (SELECT count(*) FROM memories)", (model,)
+    )
+    have, total = next(iter(rows))
+    return int(have), int(total)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiosqlite
 import msgspec
@@ -14,13 +14,25 @@ from hippod.store.records import COLUMNS, Memory
 
 _SELECT = ", ".join(COLUMNS)
 _NCOLS = len(COLUMNS)
-_CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.fts_content, m.fts_tags"
+_CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.fts_content, m.fts_tags, m.rowid"
 _JSON_LISTS = ("tags", "conflicts_with", "parents")
 _BOOLS = ("pinned", "legacy_base")
 _JSON_INDEXES = [COLUMNS.index(k) for k in _JSON_LISTS]
 _BOOL_INDEXES = [COLUMNS.index(k) for k in _BOOLS]
 _json_encode = msgspec.json.encode
 _json_decode = msgspec.json.decode
+
+
+class Candidate(NamedTuple):
+    """A recall candidate: the memory, its BM25 terms (content then tags), and its row number.
+
+    Row numbers grow in the order memories were stored, so two memories stored one right after
+    the other have consecutive ones (recall's context factor reads them).
+    """
+
+    memory: Memory
+    terms: list[str]
+    rowid: int
 
 
 def row_to_memory(row: Sequence[Any]) -> Memory:
@@ -104,7 +116,7 @@ async def candidates_fts(
     include_superseded: bool,
     scope: str | None,
     limit: int = 200,
-) -> list[tuple[Memory, list[str]]]:
+) -> list[Candidate]:
     """Admitted memories matching any query token, best FTS rank first, with their BM25 tokens.
 
     FTS5 ranks fastest alone (`ORDER BY rank LIMIT`), so the top 2 x limit matches are taken
@@ -130,7 +142,7 @@ async def candidates_fts(
             "ORDER BY f.rank, m.updated_at DESC, m.content, m.id LIMIT ?",
             [match, *params, limit],
         )
-    return [(row_to_memory(r), f"{r[-3]} {r[-2]}".split()) for r in rows]
+    return [Candidate(row_to_memory(r), f"{r[-4]} {r[-3]}".split(), r[-2]) for r in rows]
 
 
 async def candidates_like(
@@ -141,7 +153,7 @@ async def candidates_like(
     include_superseded: bool,
     scope: str | None,
     limit: int = 200,
-) -> list[tuple[Memory, list[str]]]:
+) -> list[Candidate]:
     """The fallback when FTS5 is missing: a substring match on content or tags."""
     where, params = _admission(tenant, include_superseded, scope)
     likes: list[str] = []
@@ -156,12 +168,12 @@ async def candidates_like(
         "ORDER BY m.updated_at DESC, m.created DESC LIMIT ?",
         [*params, limit],
     )
-    return [(row_to_memory(r), f"{r[-2]} {r[-1]}".split()) for r in rows]
+    return [Candidate(row_to_memory(r), f"{r[-3]} {r[-2]}".split(), r[-1]) for r in rows]
 
 
 async def candidates_oldest(
     conn: aiosqlite.Connection, tenant: str, *, include_superseded: bool, scope: str | None, limit: int = 200
-) -> list[tuple[Memory, list[str]]]:
+) -> list[Candidate]:
     """The oldest admitted memories, for cosine-only ranking when no term matches (recall.md §2.3)."""
     where, params = _admission(tenant, include_superseded, scope)
     rows = await _fetch(
@@ -169,7 +181,7 @@ async def candidates_oldest(
         f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} ORDER BY m.created ASC, m.id LIMIT ?",
         [*params, limit],
     )
-    return [(row_to_memory(r), f"{r[-2]} {r[-1]}".split()) for r in rows]
+    return [Candidate(row_to_memory(r), f"{r[-3]} {r[-2]}".split(), r[-1]) for r in rows]
 
 
 async def strengthen(conn: aiosqlite.Connection, ids: Sequence[str], now: str, bonus_days: float) -> None:

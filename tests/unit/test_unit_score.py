@@ -246,6 +246,54 @@ def test_score_candidates_empty_inputs(make_memory: Any) -> None:
     assert sc.score_candidates([], [memory], [_doc_tokens(memory)], ctx) == []
 
 
+# --- context: neighbours stored next to a match ----------------------------------------------------
+
+
+def test_neighbour_bm25_takes_the_best_adjacent_row_of_the_same_session() -> None:
+    bm25 = [4.0, 1.0, 2.0, 3.0, 5.0]
+    rowids = [10, 11, 12, 20, 21]
+    sessions = [None, None, None, "s1", "s2"]
+    created = [0.0] * 5
+    # 11 sees 10 and 12; 10 and 12 see 11; 20 and 21 are adjacent but from different sessions.
+    assert sc.neighbour_bm25(bm25, rowids, sessions, created) == [1.0, 4.0, 1.0, 0.0, 0.0]
+    assert sc.neighbour_bm25([], [], [], []) == []
+
+
+def test_neighbours_count_only_within_the_time_window() -> None:
+    window = sc.CONTEXT_WINDOW_SECONDS
+    created = [0.0, window, 2 * window + 1]
+    # 0 and 1 are exactly one window apart (counted); 1 and 2 are one second more (not counted).
+    assert sc.neighbour_bm25([1.0, 2.0, 3.0], [1, 2, 3], [None] * 3, created) == [2.0, 1.0, 0.0]
+
+
+def test_context_multiplier_adds_a_share_of_the_neighbour() -> None:
+    assert sc.context_multiplier(2.0, 0.0) == 1.0
+    assert sc.context_multiplier(0.0, 3.0) == 1.0
+    assert sc.context_multiplier(2.0, 3.0) == pytest.approx(1.0 + sc.CONTEXT_WEIGHT * 1.5)
+    # bm25 x multiplier = bm25 + CONTEXT_WEIGHT x the neighbour's bm25
+    assert 2.0 * sc.context_multiplier(2.0, 3.0) == pytest.approx(2.0 + sc.CONTEXT_WEIGHT * 3.0)
+
+
+def test_score_candidates_context_lifts_the_reply_to_a_match(make_memory: Any) -> None:
+    question = make_memory("which database did we pick for the billing service")
+    reply = make_memory("postgres, because billing needs transactions")
+    far = make_memory("billing dashboard colours")
+    candidates = [question, reply, far]
+    docs = [_doc_tokens(m) for m in candidates]
+    query = tokenize("billing database")
+    ctx = sc.ScoreContext(now=NOW, cwd_path_tags=[])
+    plain = {r.memory.id: r for r in sc.score_candidates(query, candidates, docs, ctx)}
+    assert all("context" not in r.multipliers for r in plain.values())
+    with_rows = {r.memory.id: r for r in sc.score_candidates(query, candidates, docs, ctx, rowids=[1, 2, 7])}
+    raw = bm25_scores(query, docs)
+    lifted = with_rows[reply.id]
+    assert lifted.bm25 == pytest.approx(raw[1])
+    assert lifted.multipliers["context"] == pytest.approx(1 + sc.CONTEXT_WEIGHT * raw[0] / raw[1])
+    assert lifted.score == pytest.approx(plain[reply.id].score * lifted.multipliers["context"])
+    assert lifted.score > plain[far.id].score == with_rows[far.id].score
+    assert "context" not in with_rows[far.id].multipliers
+
+
 # --- ordering and post-sort ------------------------------------------------------------------------
 
 

@@ -184,7 +184,7 @@ def _needs_fts5(path: Path) -> None:
         pytest.skip("this SQLite has no FTS5")
 
 
-async def _match(database: dbmod.Database, query: str, **kwargs: Any) -> list[tuple[Memory, list[str]]]:
+async def _match(database: dbmod.Database, query: str, **kwargs: Any) -> list[memories.Candidate]:
     options: dict[str, Any] = {"include_superseded": False, "scope": None}
     options.update(kwargs)
     tenant = options.pop("tenant", "default")
@@ -217,18 +217,18 @@ async def test_insert_get_and_fts_candidates(
     assert await memories.get(database.reader, "default", "mem_missing00000") is None
 
     found = await _match(database, "数据管道")
-    assert [m.id for m, _ in found] == [cjk.id]
-    memory, tokens = found[0]
+    assert [m.id for m, *_ in found] == [cjk.id]
+    memory, tokens, _ = found[0]
     assert memory == cjk
     assert tokens == terms(CJK)
 
     found = await _match(database, "tips_10y cache")
-    assert [m.id for m, _ in found] == [fred.id]
+    assert [m.id for m, *_ in found] == [fred.id]
     # BM25 tokens are the content tokens followed by the tag tokens.
-    assert found[0][1] == terms(fred.content) + terms("error path:etl")
+    assert found[0].terms == terms(fred.content) + terms("error path:etl")
 
     # Tags are searchable too.
-    assert [m.id for m, _ in await _match(database, "decision")] == [other.id]
+    assert [m.id for m, *_ in await _match(database, "decision")] == [other.id]
     assert await _match(database, "nothing matches this") == []
 
 
@@ -248,14 +248,31 @@ async def test_fts_admission_filter(
         for memory in (live, superseded, private, scoped, buffer, archived, foreign):
             assert await memories.insert(conn, memory)
 
-    ids = {m.id for m, _ in await _match(database, "export")}
+    ids = {m.id for m, *_ in await _match(database, "export")}
     assert ids == {live.id, scoped.id}
-    ids = {m.id for m, _ in await _match(database, "export", include_superseded=True)}
+    ids = {m.id for m, *_ in await _match(database, "export", include_superseded=True)}
     assert ids == {live.id, scoped.id, superseded.id}
-    ids = {m.id for m, _ in await _match(database, "export", scope="team:private:x")}
+    ids = {m.id for m, *_ in await _match(database, "export", scope="team:private:x")}
     assert ids == {live.id, scoped.id, private.id}
-    ids = {m.id for m, _ in await _match(database, "export", tenant="acme")}
+    ids = {m.id for m, *_ in await _match(database, "export", tenant="acme")}
     assert ids == {foreign.id}
+
+
+async def test_candidates_carry_row_numbers_in_storing_order(
+    store: tuple[dbmod.Database, Path], make_memory: Callable[..., Memory]
+) -> None:
+    database, path = store
+    _needs_fts5(path)
+    stored = [make_memory(f"export step {n}") for n in range(3)]
+    async with database.transaction() as conn:
+        for memory in stored:
+            assert await memories.insert(conn, memory)
+    rows = {c.memory.id: c.rowid for c in await _match(database, "export")}
+    assert [rows[m.id] - rows[stored[0].id] for m in stored] == [0, 1, 2]
+    found = await memories.candidates_like(
+        database.reader, "default", ["export"], include_superseded=False, scope=None
+    )
+    assert {c.memory.id: c.rowid for c in found} == rows
 
 
 async def test_like_fallback_finds_the_same_rows(
@@ -270,12 +287,12 @@ async def test_like_fallback_finds_the_same_rows(
     found = await memories.candidates_like(
         database.reader, "default", tokenize("数据管道"), include_superseded=False, scope=None
     )
-    assert [m.id for m, _ in found] == [cjk.id]
+    assert [m.id for m, *_ in found] == [cjk.id]
     # % and _ are literal in the LIKE pattern.
     found = await memories.candidates_like(
         database.reader, "default", ["0%_d"], include_superseded=False, scope=None
     )
-    assert [m.id for m, _ in found] == [other.id]
+    assert [m.id for m, *_ in found] == [other.id]
     # Unescaped, "1%marker" would match "100%_done marker" through the wildcard.
     assert (
         await memories.candidates_like(
@@ -357,7 +374,7 @@ async def test_fts_index_is_backfilled_when_out_of_step(
     database, _ = await dbmod.Database.open(str(path))
     try:
         found = await _match(database, "数据管道")
-        assert [m.content for m, _ in found] == [CJK]
+        assert [m.content for m, *_ in found] == [CJK]
     finally:
         await database.close()
 
