@@ -5,7 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from hippoctl.protocol import messages as m
-from hippod.handlers import admin, embed, memory, recall
+from hippod.handlers import (
+    admin,
+    audit,
+    conflicts,
+    daily,
+    decisions,
+    dormant,
+    embed,
+    lifecycle,
+    memory,
+    recall,
+    sharing,
+    sleep,
+)
 from hippod.request import RequestContext
 
 
@@ -34,4 +47,50 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await memory.outcome(ctx, body)
         case m.Embed() as body:
             return await embed.embed(ctx, body)
+        case m.Supersede() as body:
+            return await lifecycle.supersede(ctx, body)
+        case m.Reject() as body:
+            return await lifecycle.reject(ctx, body)
+        case m.Rejections() as body:
+            return await lifecycle.rejections(ctx, body)
+        case m.Unreject() as body:
+            return await lifecycle.unreject(ctx, body)
+        case m.Invalidate() as body:
+            return await lifecycle.invalidate(ctx, body)
+        case m.Decide() as body:
+            return await decisions.decide(ctx, body)
+        case m.DecideList() as body:
+            return await decisions.decide_list(ctx, body)
+        case m.DecideGet() as body:
+            return await decisions.decide_get(ctx, body)
+        case m.DecideClose() as body:
+            return await decisions.decide_close(ctx, body)
+        case m.Dormant() as body:
+            return await dormant.dormant(ctx, body)
+        case m.DormantRestore() as body:
+            return await dormant.restore(ctx, body)
+        case m.DormantForget() as body:
+            return await dormant.forget(ctx, body)
+        case m.AuditList() as body:
+            return await audit.audit_list(ctx, body)
+        case m.AuditPrune() as body:
+            return await audit.audit_prune(ctx, body)
+        case m.Sleep() as body:
+            return await sleep.sleep(ctx, body)
+        case m.Conflicts() as body:
+            return await conflicts.conflicts(ctx, body)
+        case m.Resolve() as body:
+            return await conflicts.resolve(ctx, body)
+        case m.Promote() as body:
+            return await sharing.promote(ctx, body)
+        case m.Share() as body:
+            return await sharing.share(ctx, body)
+        case m.Peers() as body:
+            return await sharing.peers(ctx, body)
+        case m.Sync() as body:
+            return await sharing.sync(ctx, body)
+        case m.Workspaces() as body:
+            return await daily.workspaces(ctx, body)
+        case m.DailyRunner() as body:
+            return await daily.daily_runner(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")

@@ -130,8 +130,171 @@ class Embed(Body):
     status_only: bool = False
 
 
+# --- the memory lifecycle (memory-model.md §12-§15) ------------------------------------------------
+
+
+class Supersede(Body):
+    id: str
+    content: str
+    tags: list[str] | None = None  # None: copy the old memory's tags
+    pin: bool | None = None
+    layer: str | None = None
+
+
+class Reject(Body):
+    """By id, or by value (exactly one of the two)."""
+
+    reason: str
+    id: str | None = None
+    value: str | None = None
+
+
+class Rejections(Body):
+    pass
+
+
+class Unreject(Body):
+    prefix: str
+
+
+class Invalidate(Body):
+    pattern: str | None = None
+    id: str | None = None
+    reason: str | None = None
+    dry_run: bool = False
+
+
+class Decide(Body):
+    text: str
+    context: str | None = None
+    supersedes: str | None = None
+
+
+class DecideList(Body):
+    status: str | None = None  # active, superseded, closed; None for all
+
+
+class DecideGet(Body):
+    n: int
+
+
+class DecideClose(Body):
+    n: int
+
+
+class Dormant(Body):
+    query: str | None = None
+    limit: int = 20
+
+
+class DormantRestore(Body):
+    id: str
+
+
+class DormantForget(Body):
+    id: str
+
+
+class AuditList(Body):
+    op: str | None = None
+    since: str | None = None
+    limit: int = 100
+
+
+class AuditPrune(Body):
+    days: int
+
+
+# --- sleep, conflicts and sharing (sleep.md §1-§9) --------------------------------------------------
+
+
+class Sleep(Body):
+    dry_run: bool = False
+    no_learn: bool = False
+    no_share: bool = False
+
+
+class Conflicts(Body):
+    status: str = "open"  # open, resolved or all
+
+
+class Resolve(Body):
+    n: int
+    keep: str | None = None
+    forget: bool = False
+    reject_loser: bool = False
+    reason: str | None = None
+
+
+class Promote(Body):
+    id: str
+
+
+class Share(Body):
+    """`share <id> [--force]`, or `share --auto [--min-score S] [--dry-run]`."""
+
+    id: str | None = None
+    force: bool = False
+    auto: bool = False
+    min_score: float = 0.6
+    dry_run: bool = False
+
+
+class Peers(Body):
+    pass
+
+
+class Sync(Body):
+    cross_project: bool = False
+
+
+# --- the daily run (sleep.md §10) --------------------------------------------------------------------
+
+
+class Workspaces(Body):
+    action: str = "list"  # list, add or remove
+    path: str | None = None
+
+
+class DailyRunner(Body):
+    pass
+
+
 RequestBody = (
-    Ping | DaemonStatus | Shutdown | Init | Remember | Recall | Inspect | Forget | Outcome | Status | Embed
+    Ping
+    | DaemonStatus
+    | Shutdown
+    | Init
+    | Remember
+    | Recall
+    | Inspect
+    | Forget
+    | Outcome
+    | Status
+    | Embed
+    | Supersede
+    | Reject
+    | Rejections
+    | Unreject
+    | Invalidate
+    | Decide
+    | DecideList
+    | DecideGet
+    | DecideClose
+    | Dormant
+    | DormantRestore
+    | DormantForget
+    | AuditList
+    | AuditPrune
+    | Sleep
+    | Conflicts
+    | Resolve
+    | Promote
+    | Share
+    | Peers
+    | Sync
+    | Workspaces
+    | DailyRunner
 )
 
 

@@ -173,3 +173,43 @@ class EmbedStore(Reply):
 
 class EmbedReply(Reply):
     stores: list[EmbedStore]
+
+
+# --- sleep (sleep.md §9) -------------------------------------------------------------------------------
+
+
+class DedupeCounts(Reply):
+    episodic: int = 0
+    semantic: int = 0
+    cross_layer: int = 0
+
+
+class ConflictCounts(Reply):
+    open: int = 0
+    new: int = 0
+    auto_resolved: int = 0
+
+
+class SleepReply(Reply):
+    """The results of one sleep of one store, as `sleep --json` prints them."""
+
+    dry_run: bool = False
+    active: int = 0
+    removed: int = 0
+    dormant_moved: int = 0
+    secret_deleted: int = 0
+    dormant_expired: int = 0
+    merged: int = 0
+    semantic_created: int = 0
+    replayed: int = 0
+    traces_promoted: int = 0
+    extracted: int = 0
+    deduped: DedupeCounts = msgspec.field(default_factory=DedupeCounts)
+    junk_removed: int = 0
+    junk_warnings: int = 0
+    conflicts: ConflictCounts = msgspec.field(default_factory=ConflictCounts)
+    shared: int = 0
+    learned: int = 0
+    agent_notes: int = 0
+    rejected: int = 0
+    details: list[str] = []

@@ -116,7 +116,52 @@ def m002_embeddings(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_embeddings]
+def m003_lifecycle(conn: sqlite3.Connection) -> None:
+    """Dormant memories, decisions, conflicts and the record of each sleep (memory-model.md, sleep.md)."""
+    for statement in (
+        # Same columns, in the same order, as memories (so a row moves with INSERT ... SELECT *),
+        # plus when and why it went dormant. Not in the FTS index.
+        "CREATE TABLE dormant_memories AS SELECT * FROM memories WHERE 0",
+        "ALTER TABLE dormant_memories ADD COLUMN dormant_at TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE dormant_memories ADD COLUMN dormant_reason TEXT NOT NULL DEFAULT 'faded'",
+        "CREATE UNIQUE INDEX dormant_memories_id ON dormant_memories (id)",
+        "CREATE INDEX dormant_memories_at ON dormant_memories (tenant_id, dormant_at)",
+        """CREATE TABLE decisions (
+            n INTEGER PRIMARY KEY,
+            tenant_id TEXT NOT NULL,
+            text TEXT NOT NULL,
+            context TEXT,
+            status TEXT NOT NULL DEFAULT 'active',
+            memory_id TEXT,
+            superseded_by INTEGER,
+            created_at TEXT NOT NULL,
+            closed_at TEXT
+        )""",
+        "CREATE INDEX decisions_memory ON decisions (memory_id)",
+        """CREATE TABLE memory_conflicts (
+            id INTEGER PRIMARY KEY,
+            tenant_id TEXT NOT NULL,
+            memory_a_id TEXT NOT NULL,
+            memory_b_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            score REAL NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open',
+            resolved_by TEXT,
+            detected_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (memory_a_id, memory_b_id),
+            CHECK (memory_a_id < memory_b_id)
+        )""",
+        """CREATE TABLE consolidation_runs (
+            id INTEGER PRIMARY KEY,
+            ts TEXT NOT NULL,
+            results_json TEXT NOT NULL
+        )""",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_embeddings, m003_lifecycle]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -37,3 +37,10 @@ def test_the_check_can_see_a_forbidden_import() -> None:
     # Guards the probe itself: the daemon's store does pull these in.
     loaded = _loaded_after("import hippod.store.db")
     assert {"sqlite3", "aiosqlite", "hippod"} <= loaded
+
+
+def test_the_daemon_loads_the_embed_extra_only_when_a_store_uses_it() -> None:
+    # A daemon without the extra must start and recall; one with it pays for numpy only on use.
+    loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch")
+    assert "hippod" in loaded
+    assert loaded & {"numpy", "wordllama", "tokenizers"} == set()

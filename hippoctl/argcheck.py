@@ -1,0 +1,41 @@
+"""Checks on command-line values, shared by every verb's argument builder (usage errors, exit 2)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TypeVar
+
+from hippoctl.protocol import validate
+
+
+class UsageError(Exception):
+    """Bad arguments: exit 2 without contacting the daemon."""
+
+
+def read_text(text: str) -> str:
+    """A memory's text from the argument, or from stdin for "-": trimmed and checked."""
+    if text == "-":
+        # One byte past the limit is enough to know the text is too long.
+        data = sys.stdin.buffer.read(validate.MAX_CONTENT_BYTES + 1)
+        text = data.decode("utf-8", errors="replace")
+    stripped = text.strip()
+    check(validate.content_problem(stripped))
+    return stripped
+
+
+def check(problem: str | None) -> None:
+    if problem is not None:
+        raise UsageError(problem)
+
+
+_Text = TypeVar("_Text", str, None)
+
+
+def utf8(value: _Text, name: str) -> _Text:
+    """Refuse arguments that cannot be sent (bytes the shell passed that are not UTF-8)."""
+    try:
+        if value is not None:
+            value.encode()
+    except UnicodeEncodeError:
+        raise UsageError(f"{name} is not valid UTF-8") from None
+    return value
