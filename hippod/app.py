@@ -82,6 +82,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
         # It returns once it sees the shutdown, never halfway through closing a store.
         await sweeper
     grace = float(config["shutdownGraceSeconds"])
+    deadline = loop.time() + grace
     if server.inflight:
         _, pending = await asyncio.wait(set(server.inflight), timeout=grace)
         for task in pending:
@@ -89,7 +90,8 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
         if pending:
             await asyncio.wait(pending, timeout=5)
     if state.daily is not None:
-        await state.daily.drain(grace)
+        # The running daily run shares the one grace period with the requests.
+        await state.daily.drain(max(0.0, deadline - loop.time()))
     await state.registry.close_all()
     write_state(state)
     notify("STOPPING=1")

@@ -26,6 +26,7 @@ import contextlib
 import logging
 import os
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -64,6 +65,9 @@ class Schedule:
         self.zone = tzlocal.get_localzone()
         self.scheduler: AsyncIOScheduler | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        # The clock watcher's wall clock and interval; a test may set them before start().
+        self.wall_clock: Callable[[], float] = time.time
+        self.check_seconds = CLOCK_CHECK_SECONDS
 
     def now(self) -> datetime:
         """The wall clock in the local zone: the scheduler's clock, which HIPPO_FAKE_NOW does not fix."""
@@ -125,10 +129,10 @@ class Schedule:
 
     async def _watch_clock(self) -> None:
         """Notice a suspend (the wall clock ran ahead of the monotonic one) and catch up at once."""
-        wall, mono = time.time(), time.monotonic()
+        wall, mono = self.wall_clock(), time.monotonic()
         while True:
-            await asyncio.sleep(CLOCK_CHECK_SECONDS)
-            new_wall, new_mono = time.time(), time.monotonic()
+            await asyncio.sleep(self.check_seconds)
+            new_wall, new_mono = self.wall_clock(), time.monotonic()
             if wall_jumped(new_wall - wall, new_mono - mono):
                 log.info(
                     "the wall clock jumped %.0f s ahead (suspend?)", (new_wall - wall) - (new_mono - mono)

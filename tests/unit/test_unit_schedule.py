@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import copy
 import json
+import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from hippod import clock, daemon_state
 from hippod.app import new_state
 from hippod.config import DAEMON_DEFAULTS, load_daemon_config
+from hippod.daily_run import DailyRunner
 from hippod.lifecycle.daily_time import (
     DailyTime,
     catch_up_due,
@@ -220,3 +222,40 @@ async def test_resume_after_a_missed_instant_runs_once(daemon: DaemonState) -> N
         assert daemon.daily.last.trigger == "resume"
         await schedule._run_if_due("resume")  # nothing is owed any more
         assert await sleep_count(daemon) == 1
+
+
+async def test_disabled_schedule_plans_nothing(daemon: DaemonState) -> None:
+    plant_last_started(daemon, datetime.now(UTC) - timedelta(days=2))
+    async with scheduled(daemon, enabled=False, catchUpDelaySeconds=0) as schedule:
+        assert schedule.scheduler is None
+        status = schedule.status()
+        assert (status.daily_enabled, status.daily_next, status.catch_up_at) == (False, None, None)
+        await asyncio.sleep(0.2)
+        assert daemon.daily is not None and daemon.daily.last is None
+
+
+async def test_clock_watcher_runs_a_missed_instant_after_a_suspend(
+    daemon: DaemonState, tmp_path: Path
+) -> None:
+    # The one stand-in here is the wall clock the watcher reads: a real suspend cannot happen in a test.
+    plant_last_started(daemon, datetime.now(UTC) - timedelta(days=1, hours=1))
+    runner = DailyRunner(daemon, 1, str(tmp_path / "daily.log"))
+    daily = dict(DAEMON_DEFAULTS["daily"], catchUpDelaySeconds=3600)
+    schedule = Schedule(runner, daily)
+    asleep = [0.0]
+    schedule.wall_clock = lambda: time.time() + asleep[0]
+    schedule.check_seconds = 0.05
+    schedule.start()
+    try:
+        await asyncio.sleep(0.3)
+        assert runner.last is None  # no jump, no run: the catch-up waits its hour
+        asleep[0] = 9 * 3600.0  # the machine "slept" nine hours between two checks
+        for _ in range(100):
+            if runner.last is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert runner.last is not None and runner.last.trigger == "resume"
+        assert await sleep_count(daemon) == 1
+    finally:
+        schedule.stop()
+        await daemon.registry.close_all()
