@@ -79,6 +79,9 @@ class Schedule:
         if not self.enabled:
             log.info("daily run disabled in daemon.json")
             return
+        if not log.isEnabledFor(logging.DEBUG):
+            # Our own lines say when a run starts and ends; apscheduler's would repeat them.
+            logging.getLogger("apscheduler").setLevel(logging.WARNING)
         scheduler = AsyncIOScheduler(timezone=self.zone)
         scheduler.add_job(
             self._run_if_due,
