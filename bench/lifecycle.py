@@ -253,8 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         kill_all_daemons()
     print(
-        f"{args.topics} topics ({args.topics // 3} each changed / wrong / kept), {BACKGROUND} related memories "
-        f"each, {args.weeks} weeks, a sleep every week\n"
+        f"{args.topics} topics ({args.topics // 3} each changed / wrong / kept), "
+        f"{BACKGROUND} related memories each, {args.weeks} weeks, a sleep every week\n"
     )
     print("| mechanisms | trap persistence | current-version@5 | retained@5 | time in sleep (s) |")
     print("|---|---|---|---|---|")

@@ -41,6 +41,7 @@ class DaemonStatusReply(Reply):
     stores: list[StoreInfo]
     connections: int
     log: str
+    schedule: ScheduleStatus | None = None
 
 
 class InitReply(Reply):
@@ -315,3 +316,49 @@ class AuditReply(Reply):
 class AuditPruneReply(Reply):
     deleted: int
     before: str
+
+
+# --- daily run and workspace registry (sleep.md §10, daemon.md §12, §16) -------------------------------
+
+
+class DailyRunResult(Reply):
+    """One daily run, as daemon-state.json records it (`last_daily_result`) and `daemon status` shows it."""
+
+    started_at: str
+    finished_at: str | None = None
+    trigger: str = "manual"  # schedule, catch-up, resume or manual
+    workspaces: int = 0  # workspaces processed
+    skipped: int = 0  # registered paths that are missing or hold no store
+    failures: int = 0  # failed steps
+    ok: bool = True
+    summary: str = ""
+
+
+class DailyRunnerReply(Reply):
+    joined: bool  # the request joined a run that was already going
+    run: DailyRunResult
+
+
+class ScheduleStatus(Reply):
+    """The `schedule` part of `daemon status`."""
+
+    daily_enabled: bool
+    daily_time: str | None = None  # local HH:MM[:SS]
+    daily_next: str | None = None  # ISO instant of the next scheduled run
+    catch_up_at: str | None = None  # a pending catch-up run after downtime
+    reclaim_next: str | None = None
+    running: bool = False
+    last_daily: DailyRunResult | None = None
+
+
+class WorkspaceEntry(Reply):
+    path: str
+    exists: bool
+    has_store: bool
+
+
+class WorkspacesReply(Reply):
+    action: str
+    path: str | None
+    changed: bool
+    workspaces: list[WorkspaceEntry]
