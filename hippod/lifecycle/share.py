@@ -31,7 +31,7 @@ def transfer_score(memory: Memory) -> float:
         + 0.1 * memory.pinned
         + 0.05 * (memory.emotional_valence in ("negative", "critical"))
     )
-    return min(1.0, max(0.0, score))
+    return round(min(1.0, max(0.0, score)), 4)  # 4 decimals: 0.5 - 0.45 prints as 0.05
 
 
 def share_key(content: str) -> str:
