@@ -106,6 +106,11 @@ _RULES: tuple[tuple[Callable[[str], bool], Callable[[str], bool], str], ...] = (
 )
 
 
+def _sides(text: str) -> tuple[bool, bool]:
+    """(has some P phrase, has some N phrase) of any rule, for a window text."""
+    return any(p(text) for p, _, _ in _RULES), any(n(text) for _, n, _ in _RULES)
+
+
 def rule_reason(window_a: str, window_b: str) -> str | None:
     """The first §7 rule that fires for two window texts, or None."""
     for positive, negative, reason in _RULES:
@@ -162,21 +167,29 @@ def detect(candidates: Sequence[ConflictInput]) -> list[Detected]:
     found: list[Detected] = []
     for tenant, items in by_tenant.items():
         tokens = [distinctive_tokens(i.content) for i in items]
-        keep = [k for k, t in enumerate(tokens) if len(t) >= MIN_SHARED_TOKENS]
-        index = SetIndex([tokens[k] for k in keep], MIN_JACCARD)
-        windows: dict[int, str] = {}
+        windows = [window(i.content) for i in items]
+        sides = [_sides(w) for w in windows]
+        # A rule needs a P phrase on one side and an N phrase on the other, so P-side texts are
+        # looked up among N-side ones and back; texts with neither never take part.
+        keep = [k for k, t in enumerate(tokens) if len(t) >= MIN_SHARED_TOKENS and any(sides[k])]
+        positives = SetIndex([tokens[k] for k in keep], MIN_JACCARD)
+        negatives = SetIndex([tokens[k] for k in keep], MIN_JACCARD)
         for pos, k in enumerate(keep):
-            for other_pos in index.candidates(pos):
-                if other_pos < pos:
-                    continue  # each pair once
+            is_p, is_n = sides[k]
+            others = set(negatives.candidates(pos)) if is_p else set()
+            if is_n:
+                others.update(positives.candidates(pos))
+            for other_pos in sorted(others):
                 o = keep[other_pos]
                 if items[k].trace and items[o].trace:
                     continue
-                wa = windows.setdefault(k, window(items[k].content))
-                wb = windows.setdefault(o, window(items[o].content))
-                hit = pair_conflict(tokens[k], wa, tokens[o], wb)
+                hit = pair_conflict(tokens[k], windows[k], tokens[o], windows[o])
                 if hit is not None:
                     a, b = sorted((items[k].id, items[o].id))
                     found.append(Detected(a, b, tenant, hit[0], hit[1]))
+            if is_p:
+                positives.add(pos)
+            if is_n:
+                negatives.add(pos)
     found.sort(key=lambda d: (d.a, d.b))
     return found

@@ -70,21 +70,22 @@ def dedupe(rows: Sequence[Memory]) -> list[Duplicate]:
     for tenant in sorted(by_tenant):
         items = sorted(by_tenant[tenant], key=_order_key)
         index = SetIndex([frozenset(tokenize(m.content)) for m in items], DUPLICATE_ABOVE)
-        gone = [False] * len(items)
-        for i in range(len(items)):
-            if gone[i]:
-                continue
-            for j in sorted(index.candidates(i)):
-                if j < i or gone[j]:
-                    continue
-                overlap = index.overlap(i, j)
-                if overlap <= DUPLICATE_ABOVE:
-                    continue
-                a, b = items[i], items[j]
-                if is_protected(b) or _related(a, b) or conflict_between(a.content, b.content):
-                    continue
-                gone[j] = True
-                found.append(Duplicate(b, a, dedupe_kind(a, b), overlap))
+        # Walking in order, an item goes when an earlier surviving item overlaps it above 0.7 (and
+        # neither rule keeps both); the same result as "each i deletes every later present j".
+        for k, b in enumerate(items):
+            keepers = [
+                i
+                for i in index.candidates(k)
+                if index.overlap(i, k) > DUPLICATE_ABOVE
+                and not is_protected(b)
+                and not _related(items[i], b)
+                and not conflict_between(items[i].content, b.content)
+            ]
+            if keepers:
+                a = items[min(keepers)]
+                found.append(Duplicate(b, a, dedupe_kind(a, b), index.overlap(min(keepers), k)))
+            else:
+                index.add(k)
     return found
 
 

@@ -42,18 +42,18 @@ def clusters(candidates: Sequence[Memory]) -> list[list[Memory]]:
     for tenant in sorted(by_tenant):
         items = sorted(by_tenant[tenant], key=lambda m: (m.created, m.id))
         index = SetIndex([frozenset(tokenize(m.content)) for m in items], MERGE_AT)
-        taken = [False] * len(items)
-        for seed in range(len(items)):
-            if taken[seed]:
-                continue
-            taken[seed] = True
-            members = [seed]
-            for other in sorted(index.candidates(seed)):
-                if other > seed and not taken[other] and index.overlap(seed, other) >= MERGE_AT:
-                    taken[other] = True
-                    members.append(other)
-            if len(members) >= 2:
-                found.append([items[k] for k in members])
+        # Walking in order, an item joins the earliest earlier seed it overlaps enough, else it
+        # becomes a seed: the same clusters as "each seed takes every later unclustered match",
+        # with each pair looked at once and only seeds in the index.
+        members_of: dict[int, list[int]] = {}
+        for k in range(len(items)):
+            seeds = [i for i in index.candidates(k) if index.overlap(i, k) >= MERGE_AT]
+            if seeds:
+                members_of[min(seeds)].append(k)
+            else:
+                members_of[k] = [k]
+                index.add(k)
+        found += [[items[k] for k in members] for members in members_of.values() if len(members) >= 2]
     return found
 
 

@@ -2,8 +2,9 @@
 
 Prefix filtering (the AllPairs join): order tokens rarest first over the whole collection; two sets
 with Jaccard >= t always share a token among the first |x| - ceil(t·|x|) + 1 tokens of each. Only
-sets sharing such a prefix token are candidates, and the caller checks each candidate exactly. This
-keeps merge, dedupe and conflict detection near-linear on a real store instead of O(n²).
+sets sharing such a prefix token are candidates, and the caller checks each candidate exactly. The
+index is filled as the caller walks its items in order, so each pair is looked at once, from its
+later side (merge, dedupe and conflicts all walk in an order where that is what they need).
 """
 
 from __future__ import annotations
@@ -31,7 +32,11 @@ def _prefix_length(size: int, threshold: float) -> int:
 
 
 class SetIndex:
-    """An index over token sets for candidate pairs with Jaccard >= threshold."""
+    """An index over token sets for candidate pairs with Jaccard >= threshold.
+
+    `add(i)` puts set i in the index; `candidates(i)` yields the indexed sets (in the order they
+    were added) that may reach the threshold with set i.
+    """
 
     def __init__(self, sets: Sequence[frozenset[str]], threshold: float) -> None:
         self.sets = [s if s else frozenset({EMPTY_TOKEN}) for s in sets]
@@ -40,27 +45,33 @@ class SetIndex:
         for tokens in self.sets:
             frequency.update(tokens)
         rank = {t: (n, t) for t, n in frequency.items()}
+        self.prefixes = [
+            sorted(tokens, key=rank.__getitem__)[: _prefix_length(len(tokens), threshold)]
+            for tokens in self.sets
+        ]
         self.postings: dict[str, list[int]] = {}
-        self.prefixes: list[list[str]] = []
-        for index, tokens in enumerate(self.sets):
-            ordered = sorted(tokens, key=rank.__getitem__)
-            prefix = ordered[: _prefix_length(len(ordered), threshold)]
-            self.prefixes.append(prefix)
-            for token in prefix:
-                self.postings.setdefault(token, []).append(index)
+
+    def add(self, index: int) -> None:
+        for token in self.prefixes[index]:
+            self.postings.setdefault(token, []).append(index)
+
+    def add_all(self) -> None:
+        for index in range(len(self.sets)):
+            self.add(index)
 
     def candidates(self, index: int) -> Iterator[int]:
-        """Indexes (never `index` itself) that may reach the threshold with set `index`, each once."""
+        """Indexed sets (never `index` itself) that may reach the threshold with set `index`, once each."""
         size = len(self.sets[index])
-        low, high = self.threshold * size - 1e-9, size / self.threshold + 1e-9 if self.threshold else math.inf
+        low = self.threshold * size - 1e-9
+        high = size / self.threshold + 1e-9 if self.threshold else math.inf
         seen: set[int] = {index}
+        sets = self.sets
         for token in self.prefixes[index]:
-            for other in self.postings[token]:
-                if other in seen:
-                    continue
-                seen.add(other)
-                if low <= len(self.sets[other]) <= high:
-                    yield other
+            for other in self.postings.get(token, ()):
+                if other not in seen:
+                    seen.add(other)
+                    if low <= len(sets[other]) <= high:
+                        yield other
 
     def overlap(self, i: int, j: int) -> float:
         return jaccard(self.sets[i], self.sets[j])

@@ -23,7 +23,8 @@ def test_share_promote_and_peers(hippo: Hippo) -> None:
     hippo.start()
     folder, _ = project(hippo, "webapp")
     good = hippo.json("remember", GOTCHA, "--tag", "powershell", "--tag", "gotcha", cwd=folder)["id"]
-    local = hippo.json("remember", "Deploy config lives in infra/deploy.yaml", "--tag", "deploy", "--tag", "config", "--tag", "file-path", cwd=folder)["id"]  # fmt: skip
+    tags = ("--tag", "deploy", "--tag", "config", "--tag", "file-path")
+    local = hippo.json("remember", "Deploy config lives in infra/deploy.yaml", *tags, cwd=folder)["id"]
     done = hippo.ok("share", good, cwd=folder)
     assert (
         done.stdout.startswith(f"Shared {good} to the global store as g_")
@@ -51,9 +52,11 @@ def test_share_auto_and_sleep_phase(hippo: Hippo) -> None:
     hippo.start()
     folder, _ = project(hippo)
     hippo.ok("remember", GOTCHA, "--tag", "powershell", "--tag", "gotcha", cwd=folder)
-    hippo.ok("remember", "Python subprocess on windows needs shell=True for builtins", "--tag", "python", "--tag", "windows", cwd=folder)  # fmt: skip
+    python = ("--tag", "python", "--tag", "windows")
+    hippo.ok("remember", "Python subprocess on windows needs shell=True for builtins", *python, cwd=folder)
     hippo.ok("remember", "The office coffee machine is on floor 3", cwd=folder)
-    hippo.ok("remember", "Secret token: ghp_" + "x" * 36 + " python gotcha", "--tag", "python", "--tag", "gotcha", cwd=folder)  # fmt: skip
+    secret = "Secret token: ghp_" + "x" * 36 + " python gotcha"
+    hippo.ok("remember", secret, "--tag", "python", "--tag", "gotcha", cwd=folder)
     preview = hippo.json("share", "--auto", "--dry-run", cwd=folder)
     assert preview["dry_run"] and len(preview["items"]) == 2
     assert not os.path.exists(os.path.join(hippo.home, "hippo.db")) or _global(hippo) == []

@@ -186,13 +186,14 @@ def test_set_index_finds_every_pair_at_the_threshold() -> None:
     sets = [frozenset(rng.sample(words, rng.randint(1, 8))) for _ in range(150)] + [frozenset(), frozenset()]
     for threshold in (0.35, 0.5, 0.7):
         index = SetIndex(sets, threshold)
-        found = {
-            (i, j) for i in range(len(sets)) for j in index.candidates(i) if index.overlap(i, j) >= threshold
-        }
+        found: set[tuple[int, int]] = set()
+        for k in range(len(sets)):  # each pair once, from its later side
+            found |= {(i, k) for i in index.candidates(k) if index.overlap(i, k) >= threshold}
+            index.add(k)
         expected = {
             (i, j)
             for i in range(len(sets))
-            for j in range(len(sets))
-            if i != j and jaccard(sets[i], sets[j]) >= threshold
+            for j in range(i + 1, len(sets))
+            if jaccard(sets[i], sets[j]) >= threshold
         }
         assert found == expected
