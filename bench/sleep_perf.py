@@ -61,9 +61,9 @@ def run_size(size: int, parent: str, keep: bool) -> list[str]:
             rss = proc_status_kb(proc.pid, "VmHWM") / 1024
             dedupe = sum(data["deduped"].values())
             counts = "  ".join(f"{data[k]:>8}" for k in COUNTERS)
+            conflicts = data["conflicts"]["open"]
             rows.append(
-                f"{size:>8}  {label:<6}  {elapsed:>8.2f}  {counts}  {dedupe:>8}  {data['conflicts']['open']:>8}"
-                f"  {rss:>8.0f}"
+                f"{size:>8}  {label:<6}  {elapsed:>8.2f}  {counts}  {dedupe:>8}  {conflicts:>8}  {rss:>8.0f}"
             )
             log(f"size {size}: {label} sleep {elapsed:.2f} s")
         stop_daemon(proc)

@@ -157,8 +157,14 @@ async def _plan(conn: Any, settings: Settings) -> tuple[Plan, dict[str, str], di
     return result, *signature
 
 
+NOT_BUILT = (
+    "phases 1, 5, 7 and 13 (learning from git and agent notes, trace promotion, fact extraction, "
+    "the compaction spool) are not built yet: skipped"
+)
+
+
 def _details(result: Plan, shared: int) -> list[str]:
-    lines: list[str] = []
+    lines: list[str] = [NOT_BUILT]
     for memory, value in result.decay.dormant:
         lines.append(f"moved {memory.id} to dormant (strength {value:.4f} < 0.05)")
     for memory, value in result.decay.deleted:

@@ -176,9 +176,9 @@ def detect(candidates: Sequence[ConflictInput]) -> list[Detected]:
         negatives = SetIndex([tokens[k] for k in keep], MIN_JACCARD)
         for pos, k in enumerate(keep):
             is_p, is_n = sides[k]
-            others = set(negatives.candidates(pos)) if is_p else set()
+            others = set(negatives.matches(pos)) if is_p else set()
             if is_n:
-                others.update(positives.candidates(pos))
+                others.update(positives.matches(pos))
             for other_pos in sorted(others):
                 o = keep[other_pos]
                 if items[k].trace and items[o].trace:

@@ -75,15 +75,14 @@ def dedupe(rows: Sequence[Memory]) -> list[Duplicate]:
         for k, b in enumerate(items):
             keepers = [
                 i
-                for i in index.candidates(k)
-                if index.overlap(i, k) > DUPLICATE_ABOVE
-                and not is_protected(b)
+                for i in index.matches(k, strict=True)
+                if not is_protected(b)
                 and not _related(items[i], b)
                 and not conflict_between(items[i].content, b.content)
             ]
             if keepers:
-                a = items[min(keepers)]
-                found.append(Duplicate(b, a, dedupe_kind(a, b), index.overlap(min(keepers), k)))
+                a = items[keepers[0]]
+                found.append(Duplicate(b, a, dedupe_kind(a, b), index.overlap(keepers[0], k)))
             else:
                 index.add(k)
     return found

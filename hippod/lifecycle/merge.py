@@ -47,9 +47,9 @@ def clusters(candidates: Sequence[Memory]) -> list[list[Memory]]:
         # with each pair looked at once and only seeds in the index.
         members_of: dict[int, list[int]] = {}
         for k in range(len(items)):
-            seeds = [i for i in index.candidates(k) if index.overlap(i, k) >= MERGE_AT]
+            seeds = index.matches(k)
             if seeds:
-                members_of[min(seeds)].append(k)
+                members_of[seeds[0]].append(k)
             else:
                 members_of[k] = [k]
                 index.add(k)

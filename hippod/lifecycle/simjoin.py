@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 # A set with no tokens overlaps 1.0 with another empty set and 0 with anything else (recall.md §3);
 # giving every empty set this one token makes the general rule produce exactly that.
@@ -34,8 +34,8 @@ def _prefix_length(size: int, threshold: float) -> int:
 class SetIndex:
     """An index over token sets for candidate pairs with Jaccard >= threshold.
 
-    `add(i)` puts set i in the index; `candidates(i)` yields the indexed sets (in the order they
-    were added) that may reach the threshold with set i.
+    `add(i)` puts set i in the index; `matches(i)` lists the indexed sets that reach the threshold
+    with set i.
     """
 
     def __init__(self, sets: Sequence[frozenset[str]], threshold: float) -> None:
@@ -50,6 +50,11 @@ class SetIndex:
             for tokens in self.sets
         ]
         self.postings: dict[str, list[int]] = {}
+        # Every set holding each token, for counting overlaps in C instead of one set at a time.
+        self.holders: dict[str, set[int]] = {}
+        for index, tokens in enumerate(self.sets):
+            for token in tokens:
+                self.holders.setdefault(token, set()).add(index)
 
     def add(self, index: int) -> None:
         for token in self.prefixes[index]:
@@ -59,19 +64,30 @@ class SetIndex:
         for index in range(len(self.sets)):
             self.add(index)
 
-    def candidates(self, index: int) -> Iterator[int]:
-        """Indexed sets (never `index` itself) that may reach the threshold with set `index`, once each."""
-        size = len(self.sets[index])
-        low = self.threshold * size - 1e-9
-        high = size / self.threshold + 1e-9 if self.threshold else math.inf
-        seen: set[int] = {index}
-        sets = self.sets
-        for token in self.prefixes[index]:
-            for other in self.postings.get(token, ()):
-                if other not in seen:
-                    seen.add(other)
-                    if low <= len(sets[other]) <= high:
-                        yield other
+    def matches(self, index: int, *, strict: bool = False) -> list[int]:
+        """Indexed sets whose Jaccard with set `index` is >= the threshold (> with strict), ascending.
+
+        The candidate union and the exact checks run as set operations and one comprehension:
+        this is the hot loop of a sleep on a large store.
+        """
+        x = self.sets[index]
+        lists = [self.postings[t] for t in self.prefixes[index] if t in self.postings]
+        if not lists:
+            return []
+        candidates = set().union(*lists)
+        candidates.discard(index)
+        counts: Counter[int] = Counter()
+        for token in x:
+            counts.update(candidates & self.holders[token])
+        sets, size, t = self.sets, len(x), self.threshold
+        # Jaccard >= t needs an overlap of at least t·|x| (|y| >= overlap), a cheap first cut.
+        least = t * size - 1e-9
+        if strict:
+            found = [i for i, o in counts.items() if o >= least and o / (size + len(sets[i]) - o) > t]
+        else:
+            found = [i for i, o in counts.items() if o >= least and o / (size + len(sets[i]) - o) >= t]
+        found.sort()
+        return found
 
     def overlap(self, i: int, j: int) -> float:
         return jaccard(self.sets[i], self.sets[j])

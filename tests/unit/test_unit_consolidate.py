@@ -188,7 +188,10 @@ def test_set_index_finds_every_pair_at_the_threshold() -> None:
         index = SetIndex(sets, threshold)
         found: set[tuple[int, int]] = set()
         for k in range(len(sets)):  # each pair once, from its later side
-            found |= {(i, k) for i in index.candidates(k) if index.overlap(i, k) >= threshold}
+            found |= {(i, k) for i in index.matches(k)}
+            assert {(i, k) for i in index.matches(k, strict=True)} == {
+                (i, k) for i in index.matches(k) if jaccard(sets[i], sets[k]) > threshold
+            }
             index.add(k)
         expected = {
             (i, j)
