@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -12,7 +11,8 @@ import socket
 import time
 from typing import Any
 
-from hippod import clock
+from hippod import clock, daemon_state
+from hippod.schedule import start_schedule
 from hippod.server import Server
 from hippod.state import DaemonState
 
@@ -53,6 +53,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal)
 
+    schedule = start_schedule(state, config)
     adopted = systemd_socket()
     state.socket_activated = adopted is not None
     if adopted is not None:
@@ -73,6 +74,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     log.info("shutting down")
     server.stopping = True
     listener.close()
+    schedule.stop()
     if adopted is None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(state.socket)
@@ -80,12 +82,16 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
         # It returns once it sees the shutdown, never halfway through closing a store.
         await sweeper
     grace = float(config["shutdownGraceSeconds"])
+    deadline = loop.time() + grace
     if server.inflight:
         _, pending = await asyncio.wait(set(server.inflight), timeout=grace)
         for task in pending:
             task.cancel()
         if pending:
             await asyncio.wait(pending, timeout=5)
+    if state.daily is not None:
+        # The running daily run shares the one grace period with the requests.
+        await state.daily.drain(max(0.0, deadline - loop.time()))
     await state.registry.close_all()
     write_state(state)
     notify("STOPPING=1")
@@ -103,20 +109,14 @@ async def _close_idle_stores(state: DaemonState, max_idle_seconds: float) -> Non
 
 
 def write_state(state: DaemonState) -> None:
-    """daemon-state.json: when this daemon ran, for the next one."""
-    path = os.path.join(state.registry.global_root, "daemon-state.json")
+    """daemon-state.json: when this daemon ran, for the next one (other keys in it are kept)."""
     try:
-        os.makedirs(state.registry.global_root, mode=0o700, exist_ok=True)
-        with open(path + ".tmp", "w", encoding="utf-8") as handle:
-            json.dump(
-                {
-                    "last_started_at": state.started_at,
-                    "last_stopped_at": clock.iso(clock.now()),
-                    "pid": state.pid,
-                },
-                handle,
-            )
-        os.replace(path + ".tmp", path)
+        daemon_state.update(
+            state.registry.global_root,
+            last_started_at=state.started_at,
+            last_stopped_at=clock.iso(clock.now()),
+            pid=state.pid,
+        )
     except OSError:
         log.exception("could not write daemon-state.json")
 

@@ -6,9 +6,11 @@ import os
 from typing import Any
 
 from hippod.jsonfile import merge, read_object
+from hippod.lifecycle.daily_time import parse_daily_time
 
 DAEMON_DEFAULTS: dict[str, Any] = {
-    "daily": {"enabled": True, "time": "06:15", "days": 1},
+    # catchUpDelaySeconds (our addition): how long after startup a missed run catches up (sleep.md §10.3).
+    "daily": {"enabled": True, "time": "06:15", "days": 1, "catchUpDelaySeconds": 120},
     "watch": {"enabled": True, "debounceMs": 1600, "rescanSeconds": 60},
     "http": {"autostart": False, "host": "127.0.0.1", "port": 6789},
     "dashboard": {"port": 3333},
@@ -28,6 +30,8 @@ _NUMBERS: tuple[tuple[tuple[str, ...], float], ...] = (
     (("storeIdleCloseMinutes",), 0),
     (("log", "maxBytes"), 1024),
     (("log", "backups"), 0),
+    (("daily", "days"), 1),
+    (("daily", "catchUpDelaySeconds"), 0),
 )
 LOG_LEVELS = ("debug", "info", "warning")
 
@@ -56,4 +60,20 @@ def load_daemon_config(global_root: str) -> tuple[dict[str, Any], list[str]]:
     if config["log"]["level"] not in LOG_LEVELS:
         warnings.append(f"{path}: log.level must be one of {', '.join(LOG_LEVELS)}; using info")
         config["log"]["level"] = "info"
+    warnings += _check_daily(path, config["daily"])
     return config, warnings
+
+
+def _check_daily(path: str, daily: dict[str, Any]) -> list[str]:
+    """daily.enabled must be a boolean and daily.time a local HH:MM (or HH:MM:SS); else the default."""
+    warnings = []
+    if not isinstance(daily["enabled"], bool):
+        warnings.append(f"{path}: daily.enabled must be true or false; using the default")
+        daily["enabled"] = DAEMON_DEFAULTS["daily"]["enabled"]
+    try:
+        parse_daily_time(daily["time"])
+    except ValueError as exc:
+        warnings.append(f"{path}: daily.time: {exc}; using the default")
+        daily["time"] = DAEMON_DEFAULTS["daily"]["time"]
+    daily["days"] = int(daily["days"])
+    return warnings

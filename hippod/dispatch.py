@@ -52,7 +52,7 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
         case m.Reject() as body:
             return await lifecycle.reject(ctx, body)
         case m.Rejections() as body:
-            return await lifecycle.rejections(ctx, body)
+            return await lifecycle.rejections_list(ctx, body)
         case m.Unreject() as body:
             return await lifecycle.unreject(ctx, body)
         case m.Invalidate() as body:

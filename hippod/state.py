@@ -5,8 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hippod.store.stores import StoreRegistry
+
+if TYPE_CHECKING:
+    from hippod.daily_run import DailyRunner
+    from hippod.schedule import Schedule
 
 
 @dataclass
@@ -23,3 +28,6 @@ class DaemonState:
     connections: int = 0
     pid: int = field(default_factory=os.getpid)
     shutdown: asyncio.Event = field(default_factory=asyncio.Event)
+    # The daily run and its schedule (sleep.md §10); set up by app.serve.
+    daily: DailyRunner | None = None
+    schedule: Schedule | None = None

@@ -41,6 +41,7 @@ class DaemonStatusReply(Reply):
     stores: list[StoreInfo]
     connections: int
     log: str
+    schedule: ScheduleStatus | None = None
 
 
 class InitReply(Reply):
@@ -215,6 +216,154 @@ class SleepReply(Reply):
     agent_notes: int = 0
     rejected: int = 0
     details: list[str] = []
+
+
+# --- supersede, reject, invalidate, decide, dormant, audit (memory-model.md §12-§15) ------------------
+
+
+class SupersedeReply(Reply):
+    old: str
+    new: str
+    store: str
+    layer: str
+    half_life_days: float
+
+
+class RejectReply(Reply):
+    digest: str
+    removed: list[str]  # live and dormant copies deleted
+    archived: list[str]  # raw copies archived instead
+
+
+class RejectionItem(Reply):
+    digest: str
+    reason: str
+    rejected_by: str
+    rejected_at: str
+    source_memory_id: str | None
+    normalized_chars: int
+
+
+class RejectionsReply(Reply):
+    store: str
+    rejections: list[RejectionItem]
+
+
+class UnrejectReply(Reply):
+    digest: str
+
+
+class InvalidateReply(Reply):
+    pattern: str | None
+    dry_run: bool
+    invalidated: list[str]
+    skipped_pinned: list[str]
+
+
+class DecisionItem(Reply):
+    n: int
+    text: str
+    context: str | None
+    status: str
+    memory_id: str | None
+    superseded_by: int | None
+    created_at: str
+    closed_at: str | None
+
+
+class DecideReply(Reply):
+    decision: DecisionItem
+    superseded_memory: str | None = None
+    superseded_decision: int | None = None
+
+
+class DecisionsReply(Reply):
+    decisions: list[DecisionItem]
+
+
+class DormantItem(Reply):
+    id: str
+    content: str
+    tags: list[str]
+    layer: str
+    dormant_at: str
+    reason: str
+
+
+class DormantReply(Reply):
+    total: int
+    results: list[DormantItem]
+
+
+class DormantMoveReply(Reply):
+    id: str
+    restored: bool = False
+    forgotten: bool = False
+
+
+class AuditItem(Reply):
+    id: int
+    ts: str
+    tenant: str
+    actor: str
+    op: str
+    target: str | None
+    metadata: dict[str, Any]
+
+
+class AuditReply(Reply):
+    entries: list[AuditItem]
+
+
+class AuditPruneReply(Reply):
+    deleted: int
+    before: str
+
+
+# --- daily run and workspace registry (sleep.md §10, daemon.md §12, §16) -------------------------------
+
+
+class DailyRunResult(Reply):
+    """One daily run, as daemon-state.json records it (`last_daily_result`) and `daemon status` shows it."""
+
+    started_at: str
+    finished_at: str | None = None
+    trigger: str = "manual"  # schedule, catch-up, resume or manual
+    workspaces: int = 0  # workspaces processed
+    skipped: int = 0  # registered paths that are missing or hold no store
+    failures: int = 0  # failed steps
+    ok: bool = True
+    summary: str = ""
+
+
+class DailyRunnerReply(Reply):
+    joined: bool  # the request joined a run that was already going
+    run: DailyRunResult
+
+
+class ScheduleStatus(Reply):
+    """The `schedule` part of `daemon status`."""
+
+    daily_enabled: bool
+    daily_time: str | None = None  # local HH:MM[:SS]
+    daily_next: str | None = None  # ISO instant of the next scheduled run
+    catch_up_at: str | None = None  # a pending catch-up run after downtime
+    reclaim_next: str | None = None
+    running: bool = False
+    last_daily: DailyRunResult | None = None
+
+
+class WorkspaceEntry(Reply):
+    path: str
+    exists: bool
+    has_store: bool
+
+
+class WorkspacesReply(Reply):
+    action: str
+    path: str | None
+    changed: bool
+    workspaces: list[WorkspaceEntry]
 
 
 # --- conflicts and sharing (sleep.md §7-§8) ------------------------------------------------------------

@@ -15,7 +15,8 @@ from hippoctl.protocol.replies import (
     StoreStatus,
 )
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
-from hippod import __version__, clock
+from hippod import __version__, clock, workspaces
+from hippod.handlers.schedule_text import schedule_lines
 from hippod.lifecycle import strength as st
 from hippod.request import RequestContext
 from hippod.store import conflicts as conflict_sql
@@ -63,6 +64,7 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         stores=stores,
         connections=state.connections,
         log=state.log_file,
+        schedule=state.schedule.status() if state.schedule is not None else None,
     )
     lines = [
         f"hippod {__version__} (protocol {PROTOCOL}), pid {state.pid}, up {_duration(uptime)}",
@@ -72,6 +74,8 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         f"stores open: {len(stores)}",
     ]
     lines += [f"  {s.path}   {s.kind:<8} idle {_duration(s.idle_s)}   schema {s.schema}" for s in stores]
+    if reply.schedule is not None:
+        lines += schedule_lines(reply.schedule)
     lines.append(f"connections: {state.connections}")
     return reply, "\n".join(lines)
 
@@ -89,6 +93,8 @@ async def init(ctx: RequestContext, body: m.Init) -> tuple[InitReply, str]:
         root = os.path.realpath(os.path.join(ctx.request.cwd, PROJECT_DIR))
     existed = os.path.isfile(os.path.join(root, DB_NAME))
     store = await registry.open(root)
+    if store.kind == "project":
+        workspaces.register_project(registry.global_root, store.root)  # sleep.md §10.1
     reply = InitReply(path=store.root, created=not existed, kind=store.kind)
     if existed:
         return reply, f"hippo store already at {store.root}"

@@ -2,20 +2,82 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies import DormantItem, DormantMoveReply, DormantReply
+from hippod import clock
 from hippod.errors import HippoError
+from hippod.lifecycle import strength as st
+from hippod.recall.tokenize import tokenize
 from hippod.request import RequestContext
+from hippod.store import dormant as dormant_store
+from hippod.store import memories
+from hippod.store.dormant import DormantMemory
 
 
-async def dormant(ctx: RequestContext, body: m.Dormant) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl dormant is not available yet")
+def _matches(words: list[str], d: DormantMemory) -> bool:
+    """Every query word appears in the lowercased content or tags."""
+    haystack = (d.memory.content + " " + " ".join(d.memory.tags)).lower()
+    return all(word in haystack for word in words)
 
 
-async def restore(ctx: RequestContext, body: m.DormantRestore) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl dormant restore is not available yet")
+async def dormant(ctx: RequestContext, body: m.Dormant) -> tuple[DormantReply, str]:
+    if body.limit < 1:
+        raise HippoError("usage", "--limit must be 1 or more")
+    store = await ctx.target_store(write=False)
+    rows = await dormant_store.newest(store.db.reader, ctx.tenant)
+    if body.query is not None and body.query.strip():
+        words = tokenize(body.query)
+        if not words:
+            raise HippoError("usage", "the query has no words to search for")
+        rows = [d for d in rows if _matches(words, d)]
+    shown = rows[: body.limit]
+    items = [
+        DormantItem(d.memory.id, d.memory.content, d.memory.tags, d.memory.layer, d.dormant_at, d.reason)
+        for d in shown
+    ]
+    lines = [f"[{i.id}] dormant since {i.dormant_at[:10]} ({i.reason})\n  {i.content[:120]}" for i in items]
+    if len(rows) > len(shown):
+        lines.append(f"... {len(rows) - len(shown)} more (--limit)")
+    return DormantReply(total=len(rows), results=items), "\n".join(lines) or "No dormant memories."
 
 
-async def forget(ctx: RequestContext, body: m.DormantForget) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl dormant forget is not available yet")
+async def restore(ctx: RequestContext, body: m.DormantRestore) -> tuple[DormantMoveReply, str]:
+    store = await ctx.target_store(write=True)
+    now = clock.iso(clock.now())
+    async with store.db.transaction() as conn:
+        found = await dormant_store.get(conn, ctx.tenant, body.id)
+        if found is None:
+            raise HippoError("not_found", f"no dormant memory with id {body.id}")
+        memory = found.memory
+        # A fresh recall clock always; a retrieval's strengthening unless bad marks lead.
+        memory.last_retrieved = now
+        if memory.outcome_negative <= memory.outcome_positive:
+            memory.retrieval_count += 1
+            memory.half_life_days += st.RETRIEVAL_HALF_LIFE_BONUS
+        memory.strength = 1.0
+        memory.updated_at = now
+        await dormant_store.move_out(conn, memory.id)
+        await memories.update(conn, memory)
+        await memories.audit(
+            conn,
+            ts=now,
+            tenant=ctx.tenant,
+            actor=ctx.actor,
+            op="dormant_restore",
+            target=memory.id,
+            metadata={"reason": found.reason},
+        )
+    store.written([memory])
+    return DormantMoveReply(id=memory.id, restored=True), f"Restored [{memory.id}] from dormant"
+
+
+async def forget(ctx: RequestContext, body: m.DormantForget) -> tuple[DormantMoveReply, str]:
+    store = await ctx.target_store(write=True)
+    now = clock.iso(clock.now())
+    async with store.db.transaction() as conn:
+        if not await dormant_store.delete(conn, ctx.tenant, body.id):
+            raise HippoError("not_found", f"no dormant memory with id {body.id}")
+        await memories.audit(
+            conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="dormant_forget", target=body.id
+        )
+    return DormantMoveReply(id=body.id, forgotten=True), f"Forgot dormant [{body.id}] for good"

@@ -2,28 +2,221 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies import (
+    InvalidateReply,
+    RejectionItem,
+    RejectionsReply,
+    RejectReply,
+    SupersedeReply,
+    UnrejectReply,
+)
+from hippod import clock
 from hippod.errors import HippoError
+from hippod.handlers.memory import find_memory, fresh_memory, validate_content
+from hippod.lifecycle import invalidate as inv
+from hippod.lifecycle.digest import content_digest, normalize
 from hippod.request import RequestContext
+from hippod.store import dormant, memories, rejections
+from hippod.store.stores import Store
+
+LAYERS = ("episodic", "semantic", "trace")
+_HEX = re.compile(r"[0-9a-f]{4,64}")
 
 
-async def supersede(ctx: RequestContext, body: m.Supersede) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl supersede is not available yet")
+async def supersede(ctx: RequestContext, body: m.Supersede) -> tuple[SupersedeReply, str]:
+    content = validate_content(body.content)
+    if body.layer is not None and body.layer not in LAYERS:
+        raise HippoError("usage", f"unknown layer {body.layer!r}; use one of {', '.join(LAYERS)}")
+    store, old = await find_memory(ctx, body.id)
+    if old.superseded_by is not None:
+        raise HippoError("already_superseded", f"{old.id} was already superseded by {old.superseded_by}")
+    now = clock.iso(clock.now())
+    tags = (
+        list(dict.fromkeys(t.strip() for t in body.tags if t.strip())) if body.tags is not None else old.tags
+    )
+    new = fresh_memory(
+        ctx,
+        store,
+        content,
+        tags,
+        layer=body.layer or old.layer,
+        source=old.source,
+        pinned=old.pinned if body.pin is None else body.pin,
+        scope=old.scope,
+        owner=old.owner,
+        artifact_ref=old.artifact_ref,
+        origin_project=old.origin_project,
+    )
+    half_life = new.half_life_days
+    async with store.db.transaction() as conn:
+        # The new version is written first; the old one points at it only if nobody got there first.
+        if not await memories.insert(conn, new):
+            raise HippoError("rejected_value", "the new text was rejected earlier and cannot be stored again")
+        if not await memories.mark_superseded(conn, old.id, new.id, now):
+            raise HippoError("already_superseded", f"{old.id} was superseded meanwhile")
+        await memories.audit(
+            conn,
+            ts=now,
+            tenant=ctx.tenant,
+            actor=ctx.actor,
+            op="supersede",
+            target=old.id,
+            metadata={"new": new.id},
+        )
+    store.written([new])
+    store.mirrors.changed_ids([old.id])
+    reply = SupersedeReply(
+        old=old.id, new=new.id, store=store.root, layer=new.layer, half_life_days=half_life
+    )
+    text = (
+        f"Superseded [{old.id}] with [{new.id}]\n"
+        f"Layer: {new.layer} | Strength: 1.00 | Half-life: {half_life:g}d | Confidence: verified"
+    )
+    return reply, text
 
 
-async def reject(ctx: RequestContext, body: m.Reject) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl reject is not available yet")
+async def reject(ctx: RequestContext, body: m.Reject) -> tuple[RejectReply, str]:
+    reason = body.reason.strip()
+    if not reason:
+        raise HippoError("usage", "--reason must not be empty")
+    if body.id is not None:
+        store, memory = await find_memory(ctx, body.id)
+        text, source = memory.content, memory.id
+    elif body.value is not None:
+        store, text, source = await ctx.target_store(write=True), validate_content(body.value), None
+    else:
+        raise HippoError("usage", "reject takes a memory id or --value")
+    removed, archived, digest = await reject_value(ctx, store, text, reason, source)
+    reply = RejectReply(digest=digest, removed=removed, archived=archived)
+    copies = len(removed) + len(archived)
+    return reply, f"Rejected value {digest[:12]} ({copies} {'copy' if copies == 1 else 'copies'} removed)"
 
 
-async def rejections(ctx: RequestContext, body: m.Rejections) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl rejections is not available yet")
+async def reject_value(
+    ctx: RequestContext, store: Store, text: str, reason: str, source: str | None
+) -> tuple[list[str], list[str], str]:
+    """Tombstone a value in one transaction: delete its live and dormant copies, archive raw ones.
+
+    Returns (deleted ids, archived raw ids, digest). `resolve --reject-loser` uses this too.
+    """
+    digest = content_digest(text)
+    now = clock.iso(clock.now())
+    tombstone = rejections.Rejection(digest, reason, ctx.actor, now, source, len(normalize(text)))
+    removed: list[str] = []
+    archived: list[str] = []
+    async with store.db.transaction() as conn:
+        await rejections.add(conn, ctx.tenant, tombstone)
+        for copy in await memories.with_digest(conn, ctx.tenant, digest):
+            if copy.kind == "raw":
+                await memories.archive_raw(conn, copy, f"rejected: {reason}", now)
+                archived.append(copy.id)
+            elif copy.kind != "archived":
+                await memories.delete(conn, ctx.tenant, copy.id)
+                removed.append(copy.id)
+        removed += await dormant.delete_digest(conn, ctx.tenant, digest)
+        await memories.audit(
+            conn,
+            ts=now,
+            tenant=ctx.tenant,
+            actor=ctx.actor,
+            op="reject_value",
+            target=source,
+            metadata={"digest": digest, "removed": len(removed), "archived": len(archived)},
+        )
+    store.mirrors.deleted(removed)
+    store.mirrors.changed_ids(archived)
+    return removed, archived, digest
 
 
-async def unreject(ctx: RequestContext, body: m.Unreject) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl unreject is not available yet")
+async def rejections_list(ctx: RequestContext, body: m.Rejections) -> tuple[RejectionsReply, str]:
+    store = await ctx.target_store(write=False)
+    items = [
+        RejectionItem(
+            r.digest, r.reason, r.rejected_by, r.rejected_at, r.source_memory_id, r.normalized_chars
+        )
+        for r in await rejections.all_of(store.db.reader, ctx.tenant)
+    ]
+    lines = [f"{r.digest[:16]}  {r.rejected_at}  {r.rejected_by}  {r.reason}" for r in items]
+    return RejectionsReply(store=store.root, rejections=items), "\n".join(lines) or "No rejected values."
 
 
-async def invalidate(ctx: RequestContext, body: m.Invalidate) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl invalidate is not available yet")
+async def unreject(ctx: RequestContext, body: m.Unreject) -> tuple[UnrejectReply, str]:
+    prefix = body.prefix.strip().lower()
+    if not _HEX.fullmatch(prefix):
+        raise HippoError("usage", "give at least 4 hex characters of the digest (see hippoctl rejections)")
+    store = await ctx.target_store(write=True)
+    now = clock.iso(clock.now())
+    async with store.db.transaction() as conn:
+        found = await rejections.matching(conn, ctx.tenant, prefix)
+        if not found:
+            raise HippoError("not_found", f"no rejected value starts with {prefix}")
+        if len(found) > 1:
+            raise HippoError(
+                "ambiguous_prefix", f"{prefix} matches {len(found)} rejected values; give more of it"
+            )
+        await rejections.remove(conn, ctx.tenant, found[0])
+        await memories.audit(
+            conn,
+            ts=now,
+            tenant=ctx.tenant,
+            actor=ctx.actor,
+            op="unreject_value",
+            metadata={"digest": found[0]},
+        )
+    return UnrejectReply(digest=found[0]), f"Unrejected {found[0][:12]}: the value can be stored again"
+
+
+async def invalidate(ctx: RequestContext, body: m.Invalidate) -> tuple[InvalidateReply, str]:
+    if body.id is not None:
+        store, one = await find_memory(ctx, body.id)
+        if one.superseded_by is not None:
+            raise HippoError("already_superseded", f"{one.id} is superseded; it is already out of recall")
+        targets = [one]
+    elif body.pattern and body.pattern.strip():
+        store = await ctx.target_store(write=False)
+        pattern = body.pattern.strip()
+        targets = [
+            mem
+            for mem in await memories.live(store.db.reader, ctx.tenant)
+            if inv.matches(pattern, mem.content, mem.tags)
+        ]
+    else:
+        raise HippoError("usage", 'invalidate takes a "<pattern>" or --id')
+    hit = [mem for mem in targets if not mem.pinned]
+    skipped = [mem.id for mem in targets if mem.pinned]
+    if not body.dry_run and hit:
+        now = clock.iso(clock.now())
+        async with store.db.transaction() as conn:
+            # Re-read inside the transaction, so a retrieval that landed meanwhile is not undone.
+            hit = [mem for mem in await memories.get_many(conn, [mem.id for mem in hit]) if not mem.pinned]
+            for mem in hit:
+                mem.half_life_days = inv.halved(mem.half_life_days)
+                mem.confidence = "stale"
+                mem.tags = list(dict.fromkeys([*mem.tags, "invalidated"]))
+                mem.updated_at = now
+                await memories.update(conn, mem)
+            await memories.audit_many(
+                conn,
+                ts=now,
+                tenant=ctx.tenant,
+                actor=ctx.actor,
+                op="invalidate",
+                targets=[mem.id for mem in hit],
+                metadata={"pattern": (body.pattern or "")[:200], "reason": (body.reason or "")[:200]},
+            )
+        store.written(hit)
+    label = body.pattern if body.pattern is not None else body.id
+    verb = "Would invalidate" if body.dry_run else "Invalidated"
+    lines = [f'{verb} {len(hit)} {"memory" if len(hit) == 1 else "memories"} referencing "{label}".']
+    lines += [f"  [{mem.id}] {mem.content[:120]}" for mem in hit]
+    lines += [f"  skipped (pinned): [{memory_id}]" for memory_id in skipped]
+    reply = InvalidateReply(
+        pattern=body.pattern,
+        dry_run=body.dry_run,
+        invalidated=[mem.id for mem in hit],
+        skipped_pinned=skipped,
+    )
+    return reply, "\n".join(lines)

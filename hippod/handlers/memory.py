@@ -31,7 +31,7 @@ def validate_content(content: str) -> str:
     return text
 
 
-def _new_id() -> str:
+def new_id() -> str:
     return "mem_" + secrets.token_hex(6)
 
 
@@ -45,6 +45,58 @@ def _tags(body: m.Remember, cwd_tags: list[str]) -> list[str]:
     return list(dict.fromkeys(tags))
 
 
+def fresh_memory(
+    ctx: RequestContext,
+    store: Store,
+    content: str,
+    tags: list[str],
+    *,
+    layer: str = "episodic",
+    source: str = "cli",
+    confidence: str = "verified",
+    pinned: bool = False,
+    half_life_days: float | None = None,
+    scope: str | None = None,
+    owner: str | None = None,
+    artifact_ref: str | None = None,
+    origin_project: str | None = None,
+) -> Memory:
+    """A new memory as every write verb makes one: created now, full strength, half-life by §8.
+
+    Without `half_life_days` it is the store's default, doubled for an `error` tag.
+    """
+    now = clock.iso(clock.now())
+    default = float(store.config.get("defaultHalfLifeDays", 365))
+    return Memory(
+        id=new_id(),
+        tenant_id=ctx.tenant,
+        content=content,
+        layer=layer,
+        kind="distilled",
+        created=now,
+        valid_from=now,
+        last_retrieved=now,
+        retrieval_count=0,
+        half_life_days=st.initial_half_life(tags, default) if half_life_days is None else half_life_days,
+        strength=1.0,
+        emotional_valence=st.valence_for_tags(tags),
+        schema_fit=0.5,
+        tags=tags,
+        source=source,
+        confidence=confidence,
+        pinned=pinned,
+        outcome_positive=0,
+        outcome_negative=0,
+        outcome_score=None,
+        scope=scope,
+        owner=owner,
+        artifact_ref=artifact_ref,
+        origin_project=store.project if origin_project is None else origin_project,
+        source_session_id=ctx.request.session,
+        updated_at=now,
+    )
+
+
 async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply, str]:
     content = validate_content(body.content)
     confidence = body.confidence or "verified"
@@ -55,36 +107,18 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
     _check(validate.artifact_ref_problem(body.artifact_ref))
     store = await ctx.target_store(write=True)
     tags = _tags(body, ctx.cwd_path_tags)
-    now = clock.iso(clock.now())
-    half_life = st.initial_half_life(tags, float(store.config.get("defaultHalfLifeDays", 365)))
-    memory = Memory(
-        id=_new_id(),
-        tenant_id=ctx.tenant,
-        content=content,
-        layer="episodic",
-        kind="distilled",
-        created=now,
-        valid_from=now,
-        last_retrieved=now,
-        retrieval_count=0,
-        half_life_days=half_life,
-        strength=1.0,
-        emotional_valence=st.valence_for_tags(tags),
-        schema_fit=0.5,
-        tags=tags,
-        source="cli",
+    memory = fresh_memory(
+        ctx,
+        store,
+        content,
+        tags,
         confidence=confidence,
         pinned=body.pin,
-        outcome_positive=0,
-        outcome_negative=0,
-        outcome_score=None,
         scope=body.scope,
         owner=body.owner,
         artifact_ref=body.artifact_ref,
-        origin_project=store.project,
-        source_session_id=ctx.request.session,
-        updated_at=now,
     )
+    now, half_life = memory.created, memory.half_life_days
     async with store.db.transaction() as conn:
         stored = await memories.insert(conn, memory)
         op = "remember" if stored else "reject_refusal"
@@ -113,7 +147,7 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
     return reply, text
 
 
-async def _find(ctx: RequestContext, memory_id: str) -> tuple[Store, Memory]:
+async def find_memory(ctx: RequestContext, memory_id: str) -> tuple[Store, Memory]:
     """Look an id up in the target store, then (for a project request) the global store."""
     store = await ctx.target_store(write=False)
     found = await memories.get(store.db.reader, ctx.tenant, memory_id)
@@ -142,7 +176,7 @@ def strength_math(memory: Memory, ctx: RequestContext) -> StrengthMath:
 
 
 async def inspect(ctx: RequestContext, body: m.Inspect) -> tuple[InspectReply, str]:
-    store, memory = await _find(ctx, body.id)
+    store, memory = await find_memory(ctx, body.id)
     math = strength_math(memory, ctx)
     supersedes = await memories.superseded_by_chain(store.db.reader, memory.id)
     fields = asdict(memory)
@@ -183,7 +217,7 @@ def _show(value: object) -> str:
 
 
 async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]:
-    store, memory = await _find(ctx, body.id)
+    store, memory = await find_memory(ctx, body.id)
     now = clock.iso(clock.now())
     if memory.kind == "raw" and not body.archive:
         raise HippoError(
@@ -221,7 +255,7 @@ def last_batch_key(tenant: str, session: str) -> str:
 async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, str]:
     targets: list[tuple[Store, list[str]]] = []
     if body.id is not None:
-        store, memory = await _find(ctx, body.id)
+        store, memory = await find_memory(ctx, body.id)
         targets.append((store, [memory.id]))
     else:
         project, global_ = await ctx.read_stores()

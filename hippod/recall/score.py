@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from hippod.clock import days_between, parse_iso
-from hippod.recall.bm25 import bm25_scores
+from hippod.recall.bm25 import bm25_term_scores
 from hippod.recall.terms import stem
 from hippod.store.records import Memory
 
@@ -77,21 +78,26 @@ def temporal_multiplier(direction: int, position: float) -> float:
     return 1.0
 
 
-# Share of the best neighbour's BM25 a candidate gets on top of its own (see `context_multiplier`).
+# Share of the neighbour's BM25 a candidate gets on top of its own (see `context_multiplier`).
 CONTEXT_WEIGHT = 0.4
 # Neighbours count only when stored this close in time: "in the same breath", not a week apart.
 CONTEXT_WINDOW_SECONDS = 30 * 60
 
 
-def neighbour_bm25(
-    bm25: Sequence[float], rowids: Sequence[int], sessions: Sequence[str | None], created: Sequence[float]
+def neighbour_lift(
+    shares: Sequence[Mapping[str, float]],
+    present: Sequence[AbstractSet[str]],
+    rowids: Sequence[int],
+    sessions: Sequence[str | None],
+    created: Sequence[float],
 ) -> list[float]:
-    """Per candidate, the best BM25 among the candidates stored right before or after it.
+    """Per candidate, the BM25 a neighbour earns on query terms the candidate itself lacks (the best one).
 
     A neighbour is a candidate whose row number is one less or one more (the memory stored just
     before or just after it in the store), that came from the same session (both None counts as
     the same) and was created within CONTEXT_WINDOW_SECONDS of it (`created` in epoch seconds).
-    0.0 when no neighbour is a candidate.
+    `shares` are the per-term BM25 shares of each candidate, `present` its terms. Only what the
+    neighbour adds counts: notes that all repeat the same words lift each other by nothing.
     """
     by_row = {row: i for i, row in enumerate(rowids)}
     best: list[float] = []
@@ -104,21 +110,22 @@ def neighbour_bm25(
                 and sessions[j] == sessions[i]
                 and abs(created[j] - created[i]) <= CONTEXT_WINDOW_SECONDS
             ):
-                found = max(found, bm25[j])
+                found = max(found, sum(v for t, v in shares[j].items() if t not in present[i]))
         best.append(found)
     return best
 
 
-def context_multiplier(bm25: float, neighbour: float) -> float:
-    """1 + CONTEXT_WEIGHT x neighbour / bm25; 1.0 without a neighbour or without a BM25 of its own.
+def context_multiplier(bm25: float, lift: float) -> float:
+    """1 + CONTEXT_WEIGHT x lift / bm25; 1.0 without a lift or without a BM25 of its own.
 
-    The memory scores as if CONTEXT_WEIGHT of its best neighbour's BM25 were added to its own: a
-    memory saved in the same breath as a strong match (the reply to a question, the second half of
-    a note) is often what the query is after, even when it repeats few of the query's words.
+    The memory scores as if CONTEXT_WEIGHT of its neighbour's BM25 on the query terms it lacks were
+    added to its own: a memory saved in the same breath as a strong match (the reply to a question,
+    the second half of a note) is often what the query is after, even when it repeats few of the
+    query's words.
     """
-    if neighbour <= 0 or bm25 <= 0:
+    if lift <= 0 or bm25 <= 0:
         return 1.0
-    return 1.0 + CONTEXT_WEIGHT * neighbour / bm25
+    return 1.0 + CONTEXT_WEIGHT * lift / bm25
 
 
 @dataclass(slots=True)
@@ -173,14 +180,19 @@ def score_candidates(
     """
     if not candidates or not query_tokens:
         return []
-    raw = bm25_scores(query_tokens, doc_tokens)
+    shares = bm25_term_scores(query_tokens, doc_tokens)
+    raw = [sum(parts.values()) for parts in shares]
     direction = temporal_direction(query_tokens)
     positions = _created_positions(candidates) if direction else [0.5] * len(candidates)
     if rowids is None:
         near = [0.0] * len(candidates)
     else:
-        near = neighbour_bm25(raw, rowids, [c.source_session_id for c in candidates], _stamps(candidates))
-    lifted = [bm25 + CONTEXT_WEIGHT * n if bm25 > 0 else 0.0 for bm25, n in zip(raw, near, strict=True)]
+        term_sets = [set(tokens) for tokens in doc_tokens]
+        sessions = [c.source_session_id for c in candidates]
+        near = neighbour_lift(shares, term_sets, rowids, sessions, _stamps(candidates))
+    lifted = [
+        bm25 * context_multiplier(bm25, n) if bm25 > 0 else 0.0 for bm25, n in zip(raw, near, strict=True)
+    ]
     best = max(lifted)
     sims = cosines if cosines is not None else [None] * len(candidates)
     results: list[Scored] = []

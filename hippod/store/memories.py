@@ -73,6 +73,43 @@ async def insert(conn: aiosqlite.Connection, memory: Memory) -> bool:
     return cursor.rowcount == 1
 
 
+async def update(conn: aiosqlite.Connection, memory: Memory) -> None:
+    """Rewrite every field of a stored memory (and its index terms, which follow content and tags)."""
+    fts_content, fts_tags = fts_columns(memory.content, memory.tags)
+    assignments = ", ".join(f"{c} = ?" for c in COLUMNS)
+    await conn.execute(
+        f"UPDATE memories SET {assignments}, content_digest = ?, fts_content = ?, fts_tags = ? WHERE id = ?",
+        [*memory_values(memory), content_digest(memory.content), fts_content, fts_tags, memory.id],
+    )
+
+
+async def mark_superseded(conn: aiosqlite.Connection, old_id: str, new_id: str, now: str) -> bool:
+    """Point old at its replacement, only if nothing superseded it meanwhile (compare-and-set)."""
+    cursor = await conn.execute(
+        "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ? AND superseded_by IS NULL",
+        (new_id, now, old_id),
+    )
+    return cursor.rowcount == 1
+
+
+async def with_digest(conn: aiosqlite.Connection, tenant: str, digest: str) -> list[Memory]:
+    """Every memory of the tenant whose content has this digest."""
+    rows = await conn.execute_fetchall(
+        f"SELECT {_SELECT} FROM memories WHERE tenant_id = ? AND content_digest = ?", (tenant, digest)
+    )
+    return [row_to_memory(r) for r in rows]
+
+
+async def live(conn: aiosqlite.Connection, tenant: str) -> list[Memory]:
+    """The tenant's memories in use: not superseded, not archived."""
+    rows = await conn.execute_fetchall(
+        f"SELECT {_SELECT} FROM memories WHERE tenant_id = ? AND superseded_by IS NULL "
+        "AND kind != 'archived' ORDER BY created, id",
+        (tenant,),
+    )
+    return [row_to_memory(r) for r in rows]
+
+
 async def get(conn: aiosqlite.Connection, tenant: str, memory_id: str) -> Memory | None:
     rows = await conn.execute_fetchall(
         f"SELECT {_SELECT} FROM memories WHERE id = ? AND tenant_id = ?", (memory_id, tenant)

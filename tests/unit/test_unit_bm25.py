@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from hippod.recall.bm25 import K1, B, bm25_scores
+from hippod.recall.bm25 import K1, B, bm25_scores, bm25_term_scores
 
 # A three-document corpus; avgdl = (3 + 2 + 4) / 3 = 3.
 D1 = ["cache", "miss", "cache"]
@@ -67,3 +67,13 @@ def test_empty_query_scores_zero() -> None:
 
 def test_all_empty_documents_do_not_divide_by_zero() -> None:
     assert bm25_scores(["cache"], [[], []]) == [0.0, 0.0]
+
+
+def test_term_shares_add_up_to_the_score() -> None:
+    docs = [["deploy", "cache", "cache"], ["cache"], ["other", "words", "here"]]
+    query = ["cache", "deploy", "cache"]
+    shares = bm25_term_scores(query, docs)
+    assert set(shares[0]) == {"cache", "deploy"} and set(shares[1]) == {"cache"} and shares[2] == {}
+    assert [sum(s.values()) for s in shares] == pytest.approx(bm25_scores(query, docs))
+    # A repeated query term counts twice, as in the score.
+    assert shares[1]["cache"] == pytest.approx(2 * bm25_term_scores(["cache"], docs)[1]["cache"])

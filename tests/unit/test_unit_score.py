@@ -249,28 +249,39 @@ def test_score_candidates_empty_inputs(make_memory: Any) -> None:
 # --- context: neighbours stored next to a match ----------------------------------------------------
 
 
-def test_neighbour_bm25_takes_the_best_adjacent_row_of_the_same_session() -> None:
-    bm25 = [4.0, 1.0, 2.0, 3.0, 5.0]
+def test_neighbour_lift_takes_the_best_adjacent_row_of_the_same_session() -> None:
+    shares = [{"a": 4.0}, {"b": 1.0}, {"c": 2.0}, {"a": 3.0}, {"b": 5.0}]
+    present = [{"a"}, {"b"}, {"c"}, {"a"}, {"b"}]
     rowids = [10, 11, 12, 20, 21]
     sessions = [None, None, None, "s1", "s2"]
     created = [0.0] * 5
     # 11 sees 10 and 12; 10 and 12 see 11; 20 and 21 are adjacent but from different sessions.
-    assert sc.neighbour_bm25(bm25, rowids, sessions, created) == [1.0, 4.0, 1.0, 0.0, 0.0]
-    assert sc.neighbour_bm25([], [], [], []) == []
+    assert sc.neighbour_lift(shares, present, rowids, sessions, created) == [1.0, 4.0, 1.0, 0.0, 0.0]
+    assert sc.neighbour_lift([], [], [], [], []) == []
+
+
+def test_neighbour_lift_counts_only_terms_the_memory_lacks() -> None:
+    # Notes that repeat the same query words lift each other by nothing; a neighbour that brings
+    # a query word the memory lacks lifts it by that word's share only.
+    shares = [{"db": 2.0, "billing": 1.0}, {"db": 2.0, "billing": 1.5}, {"billing": 0.5}]
+    present = [{"db", "billing", "x"}, {"db", "billing", "y"}, {"billing", "z"}]
+    assert sc.neighbour_lift(shares, present, [1, 2, 3], [None] * 3, [0.0] * 3) == [0.0, 0.0, 2.0]
 
 
 def test_neighbours_count_only_within_the_time_window() -> None:
     window = sc.CONTEXT_WINDOW_SECONDS
     created = [0.0, window, 2 * window + 1]
+    shares = [{"a": 1.0}, {"b": 2.0}, {"c": 3.0}]
+    present = [{"a"}, {"b"}, {"c"}]
     # 0 and 1 are exactly one window apart (counted); 1 and 2 are one second more (not counted).
-    assert sc.neighbour_bm25([1.0, 2.0, 3.0], [1, 2, 3], [None] * 3, created) == [2.0, 1.0, 0.0]
+    assert sc.neighbour_lift(shares, present, [1, 2, 3], [None] * 3, created) == [2.0, 1.0, 0.0]
 
 
 def test_context_multiplier_adds_a_share_of_the_neighbour() -> None:
     assert sc.context_multiplier(2.0, 0.0) == 1.0
     assert sc.context_multiplier(0.0, 3.0) == 1.0
     assert sc.context_multiplier(2.0, 3.0) == pytest.approx(1.0 + sc.CONTEXT_WEIGHT * 1.5)
-    # bm25 x multiplier = bm25 + CONTEXT_WEIGHT x the neighbour's bm25
+    # bm25 x multiplier = bm25 + CONTEXT_WEIGHT x the lift
     assert 2.0 * sc.context_multiplier(2.0, 3.0) == pytest.approx(2.0 + sc.CONTEXT_WEIGHT * 3.0)
 
 
@@ -288,7 +299,10 @@ def test_score_candidates_context_lifts_the_reply_to_a_match(make_memory: Any) -
     raw = bm25_scores(query, docs)
     lifted = with_rows[reply.id]
     assert lifted.bm25 == pytest.approx(raw[1])
-    assert lifted.multipliers["context"] == pytest.approx(1 + sc.CONTEXT_WEIGHT * raw[0] / raw[1])
+    # The question brings "database", which the reply lacks; "billing" they share.
+    database_share = bm25_scores(["database"], docs)[0]
+    assert lifted.multipliers["context"] == pytest.approx(1 + sc.CONTEXT_WEIGHT * database_share / raw[1])
+    assert "context" not in with_rows[question.id].multipliers  # the reply adds no word it lacks
     assert lifted.score == pytest.approx(plain[reply.id].score * lifted.multipliers["context"])
     assert lifted.score > plain[far.id].score == with_rows[far.id].score
     assert "context" not in with_rows[far.id].multipliers
