@@ -20,12 +20,12 @@ class RequestContext:
     state: DaemonState
     warnings: list[str] = field(default_factory=list)
     # Sends one progress line to the client; a client that has gone away is not an error.
-    progress: Callable[[str], Awaitable[None]] | None = None
+    progress: Callable[[str, str], Awaitable[None]] | None = None
 
-    async def say(self, line: str) -> None:
-        """A progress line for a long request (e.g. `embed`)."""
+    async def say(self, line: str, stream: str = "out") -> None:
+        """A progress line for a long request (e.g. `embed`); stream "err" keeps it off stdout."""
         if self.progress is not None:
-            await self.progress(line)
+            await self.progress(line, stream)
 
     @property
     def tenant(self) -> str:

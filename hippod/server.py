@@ -194,10 +194,10 @@ class Server:
     ) -> m.Message:
         """Run a request, cancelling it when the client sends Cancel for it."""
 
-        async def progress(line: str) -> None:
+        async def progress(line: str, stream: str = "out") -> None:
             # The request goes on when its client has left (daemon.md §4.4).
             with contextlib.suppress(ConnectionError, FrameError):
-                await self._send(writer, m.Progress(id=request.id, line=line))
+                await self._send(writer, m.Progress(id=request.id, line=line, stream=stream))
 
         ctx = RequestContext(request, self.state, progress=progress)
         point = CommitPoint()

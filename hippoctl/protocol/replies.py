@@ -153,6 +153,8 @@ class StoreStatus(Reply):
     total_recalled: int
     total_forgotten: int
     embeddings: str | None = None  # coverage, when the store's embeddings are not off
+    dormant: int = 0
+    open_conflicts: int = 0
 
 
 class StatusReply(Reply):
@@ -362,3 +364,64 @@ class WorkspacesReply(Reply):
     path: str | None
     changed: bool
     workspaces: list[WorkspaceEntry]
+
+
+# --- conflicts and sharing (sleep.md §7-§8) ------------------------------------------------------------
+
+
+class ConflictSide(Reply):
+    id: str
+    content: str | None  # first 120 chars; None when the memory is gone
+
+
+class ConflictItem(Reply):
+    id: int
+    status: str
+    reason: str
+    score: float
+    resolved_by: str | None
+    detected_at: str
+    updated_at: str
+    a: ConflictSide
+    b: ConflictSide
+
+
+class ConflictsReply(Reply):
+    status: str
+    conflicts: list[ConflictItem]
+
+
+class ResolveReply(Reply):
+    conflict: ConflictItem
+    kept: str | None = None
+    loser: str | None = None
+    action: str | None = None  # weakened, forgotten or rejected; None when only shown
+
+
+class SharedItem(Reply):
+    id: str
+    global_id: str | None  # the copy, or the memory already there
+    score: float | None
+    already: bool = False
+
+
+class ShareReply(Reply):
+    dry_run: bool
+    items: list[SharedItem]
+
+
+class Peer(Reply):
+    project: str
+    memories: int
+    last: str
+
+
+class PeersReply(Reply):
+    peers: list[Peer]
+
+
+class SyncReply(Reply):
+    copied: list[str]
+    present: int
+    rejected: int
+    other_projects: int

@@ -19,6 +19,7 @@ from hippod import __version__, clock, workspaces
 from hippod.handlers.schedule_text import schedule_lines
 from hippod.lifecycle import strength as st
 from hippod.request import RequestContext
+from hippod.store import conflicts as conflict_sql
 from hippod.store import embeddings, memories
 from hippod.store.db import DB_NAME
 from hippod.store.stores import PROJECT_DIR, Store
@@ -140,6 +141,8 @@ async def _store_status(store: Store, ctx: RequestContext) -> StoreStatus:
         total_recalled=int(meta.get("total_recalled", 0)),
         total_forgotten=int(meta.get("total_forgotten", 0)),
         embeddings=await _embedding_coverage(store),
+        dormant=await conflict_sql.count_dormant(store.db.reader, ctx.tenant),
+        open_conflicts=await conflict_sql.count_open(store.db.reader, ctx.tenant),
     )
 
 
@@ -161,6 +164,7 @@ async def status(ctx: RequestContext, body: m.Status) -> tuple[StatusReply, str]
         lines += [
             f"{s.kind} store: {s.path} (tenant {s.tenant}, schema {s.schema})",
             f"  memories: {s.total} ({layer_text}); pinned {s.pinned}; superseded {s.superseded}",
+            f"  dormant {s.dormant}; open conflicts {s.open_conflicts}",
             f"  strength: mean {s.mean_strength:.2f}; at risk (< {st.AT_RISK_BELOW}) {s.at_risk}",
             f"  sleep: {s.sleep_count} runs; last {s.last_sleep or 'never'}",
             f"  totals: remembered {s.total_remembered}, recalled {s.total_recalled}, "

@@ -2,16 +2,153 @@
 
 from __future__ import annotations
 
-from typing import Any
+import aiosqlite
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies import ConflictItem, ConflictSide, ConflictsReply, ResolveReply
+from hippod import clock
 from hippod.errors import HippoError
+from hippod.handlers.sleep import conflict_files
+from hippod.lifecycle.digest import content_digest, normalize
 from hippod.request import RequestContext
+from hippod.store import conflicts as sql
+from hippod.store import memories
+from hippod.store.conflicts import ConflictRecord
+from hippod.store.records import Memory
+
+PREVIEW_CHARS = 120
 
 
-async def conflicts(ctx: RequestContext, body: m.Conflicts) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl conflicts is not available yet")
+def _item(conflict: ConflictRecord, texts: dict[str, str]) -> ConflictItem:
+    def side(memory_id: str) -> ConflictSide:
+        text = texts.get(memory_id)
+        return ConflictSide(memory_id, None if text is None else " ".join(text.split())[:PREVIEW_CHARS])
+
+    return ConflictItem(
+        id=conflict.id,
+        status=conflict.status,
+        reason=conflict.reason,
+        score=conflict.score,
+        resolved_by=conflict.resolved_by,
+        detected_at=conflict.detected_at,
+        updated_at=conflict.updated_at,
+        a=side(conflict.memory_a_id),
+        b=side(conflict.memory_b_id),
+    )
 
 
-async def resolve(ctx: RequestContext, body: m.Resolve) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl resolve is not available yet")
+def _lines(item: ConflictItem) -> list[str]:
+    """`#<id> [<status>] score=<2dp> <reason>`, then each side's id and first 120 chars."""
+    lines = [f"#{item.id} [{item.status}] score={item.score:.2f} {item.reason}"]
+    for s in (item.a, item.b):
+        lines.append(f"  {s.id}  {s.content if s.content is not None else '(no longer stored)'}")
+    return lines
+
+
+async def conflicts(ctx: RequestContext, body: m.Conflicts) -> tuple[ConflictsReply, str]:
+    if body.status not in ("open", "resolved", "all"):
+        raise HippoError("usage", f"unknown status {body.status!r}; use open, resolved or all")
+    store = await ctx.target_store(write=False)
+    rows = await sql.listing(store.db.reader, ctx.tenant, body.status)
+    texts = await sql.contents(
+        store.db.reader, sorted({i for c in rows for i in (c.memory_a_id, c.memory_b_id)})
+    )
+    items = [_item(c, texts) for c in rows]
+    if not items:
+        label = "" if body.status == "all" else f"{body.status} "
+        return ConflictsReply(body.status, []), f"No {label}conflicts."
+    lines: list[str] = []
+    for item in items:
+        lines += _lines(item)
+    return ConflictsReply(body.status, items), "\n".join(lines)
+
+
+async def resolve(ctx: RequestContext, body: m.Resolve) -> tuple[ResolveReply, str]:
+    if (body.forget or body.reject_loser) and body.keep is None:
+        raise HippoError("usage", "--forget and --reject-loser need --keep <mem-id>")
+    store = await ctx.target_store(write=body.keep is not None)
+    conflict = await sql.get(store.db.reader, ctx.tenant, body.n)
+    if conflict is None:
+        raise HippoError("not_found", f"no conflict #{body.n}")
+    sides = (conflict.memory_a_id, conflict.memory_b_id)
+    texts = await sql.contents(store.db.reader, list(sides))
+    if body.keep is None:
+        item = _item(conflict, texts)
+        hint = f"keep one side: hippoctl resolve {conflict.id} --keep <mem-id> [--forget | --reject-loser]"
+        return ResolveReply(item), "\n".join([*_lines(item), hint])
+    if body.keep not in sides:
+        raise HippoError(
+            "usage", f"--keep must be one side of conflict #{conflict.id}: {sides[0]} or {sides[1]}"
+        )
+    if conflict.status != "open":
+        raise HippoError("already_resolved", f"conflict #{conflict.id} is already resolved")
+    loser_id = sides[1] if body.keep == sides[0] else sides[0]
+    action = "rejected" if body.reject_loser else "forgotten" if body.forget else "weakened"
+    now = clock.iso(clock.now())
+    changed: list[str] = []
+    deleted: list[str] = []
+    dormant: list[str] = []
+    async with store.db.transaction() as conn:
+        winner = await memories.get(conn, ctx.tenant, body.keep)
+        loser = await memories.get(conn, ctx.tenant, loser_id)
+        await sql.mark_user_resolved(conn, conflict.id, now)
+        if winner is not None and loser_id in winner.conflicts_with:
+            winner.conflicts_with = [i for i in winner.conflicts_with if i != loser_id]
+            await sql.set_conflicts_with(conn, winner, now)
+            changed.append(winner.id)
+        if loser is not None:
+            deleted, more, dormant = await _settle_loser(ctx, conn, loser, body, action)
+            changed += more
+        await memories.audit(
+            conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="conflict_resolve", target=str(conflict.id),
+            metadata={"kept": body.keep, "loser": loser_id, "action": action},
+        )  # fmt: skip
+    store.mirrors.deleted(deleted)
+    store.mirrors.changed_ids([i for i in changed if i not in deleted])
+    files = await conflict_files(store)
+    files.update({f"dormant/{i}.md": None for i in dormant})
+    store.mirrors.files(files)
+    resolved = await sql.get(store.db.reader, ctx.tenant, conflict.id)
+    item = _item(resolved or conflict, texts)
+    verbs = {
+        "weakened": "half-life halved",
+        "forgotten": "forgotten",
+        "rejected": "value rejected and removed",
+    }
+    text = f"Resolved conflict #{conflict.id}: kept {body.keep}; {loser_id} {verbs[action]}"
+    return ResolveReply(item, kept=body.keep, loser=loser_id, action=action), text
+
+
+async def _settle_loser(
+    ctx: RequestContext, conn: aiosqlite.Connection, loser: Memory, body: m.Resolve, action: str
+) -> tuple[list[str], list[str], list[str]]:
+    """Weaken, forget or reject the losing memory; returns (deleted, changed, dormant-deleted) ids."""
+    now = clock.iso(clock.now())
+    if action == "weakened":
+        loser.half_life_days = max(1.0, loser.half_life_days / 2)
+        loser.conflicts_with = [i for i in loser.conflicts_with if i != body.keep]
+        loser.strength = loser.strength_at(clock.now(), ctx.state.loss_aversion).strength
+        await sql.halve_half_life(conn, loser, now)
+        return [], [loser.id], []
+    if action == "forgotten":
+        if loser.kind == "raw":
+            raise HippoError("raw_append_only", f"{loser.id} is a raw receipt and cannot be deleted")
+        await memories.delete(conn, ctx.tenant, loser.id)
+        await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=loser.id)
+        return [loser.id], [], []
+    digest = content_digest(loser.content)
+    deleted, archived, dormant = await sql.reject_digest(
+        conn,
+        tenant=ctx.tenant,
+        digest=digest,
+        reason=body.reason or f"lost conflict #{body.n}",
+        actor=ctx.actor,
+        now=now,
+        source_id=loser.id,
+        chars=len(normalize(loser.content)),
+    )
+    await memories.audit(
+        conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="reject_value", target=loser.id,
+        metadata={"digest": digest, "deleted": len(deleted) + len(dormant), "archived": len(archived)},
+    )  # fmt: skip
+    return deleted, archived, dormant

@@ -1,25 +1,255 @@
-"""`promote`, `share`, `peers` and `sync`: the global store (sleep.md §8)."""
+"""`promote`, `share`, `peers` and `sync`: the global store (sleep.md §8), and sleep's auto-share."""
 
 from __future__ import annotations
 
-from typing import Any
+import secrets
+from collections.abc import Sequence
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies import Peer, PeersReply, SharedItem, ShareReply, SyncReply
+from hippod import clock
 from hippod.errors import HippoError
+from hippod.lifecycle import share as rules
+from hippod.lifecycle.digest import content_digest
 from hippod.request import RequestContext
+from hippod.store import memories, sharing
+from hippod.store.records import Memory
+from hippod.store.stores import Store
 
 
-async def promote(ctx: RequestContext, body: m.Promote) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl promote is not available yet")
+def _count(n: int) -> str:
+    return f"{n} {'memory' if n == 1 else 'memories'}"
 
 
-async def share(ctx: RequestContext, body: m.Share) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl share is not available yet")
+def _global_id() -> str:
+    return "g_" + secrets.token_hex(6)
 
 
-async def peers(ctx: RequestContext, body: m.Peers) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl peers is not available yet")
+async def _keys(store: Store, tenant: str) -> dict[str, str]:
+    """First-200-char key -> id of every memory of a tenant in a store."""
+    return {
+        rules.share_key(content): memory_id
+        for memory_id, content in await sharing.contents(store.db.reader, tenant)
+    }
 
 
-async def sync(ctx: RequestContext, body: m.Sync) -> tuple[Any, str]:
-    raise HippoError("not_available", "hippoctl sync is not available yet")
+async def _copy_in(
+    target: Store, copies: Sequence[Memory], *, actor: str, op: str, origins: Sequence[str]
+) -> list[Memory]:
+    """Insert copies in one transaction (tombstoned digests are refused); audit each; mirror them."""
+    stored: list[Memory] = []
+    now = clock.iso(clock.now())
+    async with target.db.transaction() as conn:
+        for copy, origin in zip(copies, origins, strict=True):
+            if await memories.insert(conn, copy):
+                stored.append(copy)
+                await memories.audit(
+                    conn, ts=now, tenant=copy.tenant_id, actor=actor, op=op, target=copy.id,
+                    metadata={"from": origin},
+                )  # fmt: skip
+    target.written(stored)
+    return stored
+
+
+async def auto_share(
+    project: Store, global_store: Store | None, rows: Sequence[Memory], *, min_score: float, dry_run: bool
+) -> list[tuple[Memory, float]]:
+    """Phase 12 / `share --auto`: copy eligible rows scoring >= min_score; returns (original, score).
+
+    `global_store` None stands for a global store not created yet (a dry run must not create it).
+    """
+    now = clock.iso(clock.now())
+    chosen: list[tuple[Memory, float]] = []
+    copies: list[Memory] = []
+    keys: dict[str, dict[str, str]] = {}
+    rejected: dict[str, set[str]] = {}
+    for memory in rows:
+        if not rules.auto_share_eligible(memory):
+            continue
+        score = rules.transfer_score(memory)
+        if score < min_score:
+            continue
+        tenant = memory.tenant_id
+        if tenant not in keys:
+            keys[tenant] = {} if global_store is None else await _keys(global_store, tenant)
+            rejected[tenant] = (
+                set()
+                if global_store is None
+                else await sharing.rejected_digests(global_store.db.reader, tenant)
+            )
+        key = rules.share_key(memory.content)
+        if key in keys[tenant] or content_digest(memory.content) in rejected[tenant]:
+            continue
+        keys[tenant][key] = memory.id
+        chosen.append((memory, score))
+        copies.append(
+            rules.copy_for(
+                memory,
+                new_id=_global_id(),
+                source=f"shared:{project.project}:{now}",
+                now=now,
+                origin_project="",
+            )
+        )
+    if dry_run or not copies or global_store is None:
+        return chosen
+    stored = {
+        c.id
+        for c in await _copy_in(
+            global_store, copies, actor="daemon", op="share", origins=[m.id for m, _ in chosen]
+        )
+    }
+    return [pair for pair, copy in zip(chosen, copies, strict=True) if copy.id in stored]
+
+
+async def _project_memory(ctx: RequestContext, memory_id: str) -> tuple[Store, Memory]:
+    store = await ctx.target_store(write=False)
+    if store.kind != "project":
+        raise HippoError(
+            "no_project_store", f"no project store above {ctx.request.cwd}; nothing to copy from"
+        )
+    memory = await memories.get(store.db.reader, ctx.tenant, memory_id)
+    if memory is None:
+        raise HippoError("not_found", f"no memory with id {memory_id} in {store.root}")
+    return store, memory
+
+
+async def _to_global(
+    ctx: RequestContext, store: Store, memory: Memory, source: str, op: str, score: float | None
+) -> tuple[SharedItem, str]:
+    """Copy one memory to the global store unless it is already there or its text is rejected."""
+    global_store = await ctx.global_store()
+    present = (await _keys(global_store, memory.tenant_id)).get(rules.share_key(memory.content))
+    if present is not None:
+        return SharedItem(
+            memory.id, present, score, already=True
+        ), f"{memory.id} is already in the global store as {present}"
+    if content_digest(memory.content) in await sharing.rejected_digests(
+        global_store.db.reader, memory.tenant_id
+    ):
+        raise HippoError(
+            "rejected_value", "this text was rejected in the global store and cannot be copied there"
+        )
+    now = clock.iso(clock.now())
+    copy = rules.copy_for(memory, new_id=_global_id(), source=source, now=now, origin_project="")
+    stored = await _copy_in(global_store, [copy], actor=ctx.actor, op=op, origins=[memory.id])
+    if not stored:
+        raise HippoError(
+            "rejected_value", "this text was rejected in the global store and cannot be copied there"
+        )
+    return SharedItem(memory.id, copy.id, score), f"{copy.id}"
+
+
+async def promote(ctx: RequestContext, body: m.Promote) -> tuple[ShareReply, str]:
+    store, memory = await _project_memory(ctx, body.id)
+    item, text = await _to_global(ctx, store, memory, f"promoted:{store.project}", "promote", None)
+    if not item.already:
+        text = f"Promoted {memory.id} to the global store as {item.global_id}"
+    return ShareReply(dry_run=False, items=[item]), text
+
+
+async def share(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, str]:
+    if body.auto:
+        return await _share_auto(ctx, body)
+    assert body.id is not None
+    store, memory = await _project_memory(ctx, body.id)
+    score = rules.transfer_score(memory)
+    if score < rules.MANUAL_SHARE_AT and not body.force:
+        raise HippoError(
+            "low_transfer_score",
+            f"{memory.id} has transfer score {score:.2f}, below {rules.MANUAL_SHARE_AT}",
+            hint="add --force to share it anyway",
+        )
+    from hippod.lifecycle.secrets import looks_secret
+
+    if looks_secret(memory.content, memory.tags):
+        raise HippoError(
+            "secret_detected", f"{memory.id} looks like it holds a secret; it stays in this project"
+        )
+    now = clock.iso(clock.now())
+    item, text = await _to_global(ctx, store, memory, f"shared:{store.project}:{now}", "share", score)
+    if not item.already:
+        text = f"Shared {memory.id} to the global store as {item.global_id} (transfer score {score:.2f})"
+    else:
+        text += f" (transfer score {score:.2f})"
+    return ShareReply(dry_run=False, items=[item]), text
+
+
+async def _share_auto(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, str]:
+    store = await ctx.target_store(write=False)
+    if store.kind != "project":
+        raise HippoError("no_project_store", f"no project store above {ctx.request.cwd}; nothing to share")
+    rows = await sharing.live_rows(store.db.reader, ctx.tenant)
+    chosen = await auto_share(
+        store, await ctx.global_store(), rows, min_score=body.min_score, dry_run=body.dry_run
+    )
+    items = [SharedItem(m.id, None, round(s, 4)) for m, s in chosen]
+    verb = "Would share" if body.dry_run else "Shared"
+    lines = [f"{verb} {_count(len(items))} (transfer score >= {body.min_score:g})"]
+    lines += [f"  {m.id}  score {s:.2f}  {' '.join(m.content.split())[:80]}" for m, s in chosen]
+    return ShareReply(dry_run=body.dry_run, items=items), "\n".join(lines)
+
+
+async def peers(ctx: RequestContext, body: m.Peers) -> tuple[PeersReply, str]:
+    global_store = await ctx.global_store()
+    found: dict[str, Peer] = {}
+    for source, created in await sharing.contributions(global_store.db.reader, ctx.tenant):
+        project = rules.contributor(source)
+        if project is None:
+            continue
+        peer = found.setdefault(project, Peer(project=project, memories=0, last=created))
+        peer.memories += 1
+        peer.last = max(peer.last, created)
+    listed = sorted(found.values(), key=lambda p: (-p.memories, p.project))
+    if not listed:
+        return PeersReply(peers=[]), "No project has shared memories to the global store yet."
+    width = max(len(p.project) for p in listed)
+    lines = ["Projects contributing to the global store:"]
+    lines += [f"  {p.project:<{width}}  {_count(p.memories):>12}  last {p.last}" for p in listed]
+    return PeersReply(peers=listed), "\n".join(lines)
+
+
+async def sync(ctx: RequestContext, body: m.Sync) -> tuple[SyncReply, str]:
+    store = await ctx.target_store(write=True)
+    if store.kind != "project":
+        raise HippoError(
+            "no_project_store", f"no project store above {ctx.request.cwd}; nothing to sync into"
+        )
+    global_store = await ctx.global_store()
+    present = set(await _keys(store, ctx.tenant))
+    rejected = await sharing.rejected_digests(store.db.reader, ctx.tenant)
+    now = clock.iso(clock.now())
+    copies: list[Memory] = []
+    origins: list[str] = []
+    counts = {"present": 0, "rejected": 0, "other": 0}
+    for memory in await sharing.live_rows(global_store.db.reader, ctx.tenant):
+        key = rules.share_key(memory.content)
+        if key in present:
+            counts["present"] += 1
+        elif content_digest(memory.content) in rejected:
+            counts["rejected"] += 1
+        elif memory.origin_project not in (None, "", store.project) and not body.cross_project:
+            counts["other"] += 1
+        else:
+            present.add(key)
+            copies.append(
+                rules.copy_for(
+                    memory, new_id="mem_" + secrets.token_hex(6), source="sync:global", now=now,
+                    origin_project=memory.origin_project,
+                )
+            )  # fmt: skip
+            origins.append(memory.id)
+    stored = await _copy_in(store, copies, actor=ctx.actor, op="sync", origins=origins) if copies else []
+    reply = SyncReply(
+        copied=[c.id for c in stored],
+        present=counts["present"],
+        rejected=counts["rejected"],
+        other_projects=counts["other"],
+    )
+    text = (
+        f"Synced {len(stored)} {'memory' if len(stored) == 1 else 'memories'} from the global store "
+        f"({reply.present} already present, {reply.rejected} rejected"
+    )
+    if reply.other_projects:
+        text += f", {reply.other_projects} from other projects skipped: add --cross-project"
+    return reply, text + ")"

@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
+
+import msgspec
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies import SleepReply
+from hippoctl.protocol.replies import ConflictCounts, DedupeCounts, SleepReply
 from hippod import clock
+from hippod.handlers import sleep_report
+from hippod.handlers.sharing import auto_share
+from hippod.lifecycle.merge import merge_detail
+from hippod.lifecycle.sleep_plan import Plan, Settings, Snapshot, plan
 from hippod.request import RequestContext
 from hippod.state import DaemonState
-from hippod.store import memories
+from hippod.store import conflict_mirror
+from hippod.store import conflicts as conflict_sql
+from hippod.store import sleep as sleep_sql
+from hippod.store.db import DB_NAME
+from hippod.store.mirrors import render
 from hippod.store.stores import Store
+
+log = logging.getLogger("hippod.sleep")
 
 Say = Callable[[str], Awaitable[None]]
 
@@ -23,6 +41,25 @@ class SleepOptions:
     no_share: bool = False
     # The daily run learns from git itself first, so its sleeps skip phase 1's git part.
     git: bool = True
+    # Send a line to `say` as each phase is written (the `sleep` verb shows them on stderr).
+    progress: bool = False
+
+    @property
+    def join_key(self) -> tuple[bool, bool, bool, bool]:
+        """Requests with the same key join one run; progress display does not change the result."""
+        return (self.dry_run, self.no_learn, self.no_share, self.git)
+
+
+@dataclass
+class _Run:
+    task: asyncio.Task[SleepReply]
+    waiters: int = 0
+    committed: bool = False
+
+
+# One run per (store, options) at a time, and one running sleep per store (sleep.md §1).
+_runs: dict[tuple[str, tuple[bool, bool, bool, bool]], _Run] = {}
+_store_locks: dict[str, asyncio.Lock] = {}
 
 
 async def sleep_store(
@@ -30,22 +67,255 @@ async def sleep_store(
 ) -> SleepReply:
     """Run every phase of sleep.md §2 on one store and return its results.
 
-    Only phase 15 (the record) exists so far: the run is counted, audited and timestamped.
+    A request for a store whose sleep (with the same options) is queued or running joins that run
+    and gets the same reply. A waiter that is cancelled before the run commits cancels it only
+    when nobody else waits for it.
     """
-    reply = SleepReply(dry_run=options.dry_run)
+    key = (store.root, options.join_key)
+    run = _runs.get(key)
+    if run is None:
+        holder: list[_Run] = []
+        task = asyncio.get_running_loop().create_task(_locked_run(state, store, options, say, holder))
+        run = _Run(task)
+        holder.append(run)
+        _runs[key] = run
+        task.add_done_callback(lambda _t: _runs.pop(key, None) if _runs.get(key) is run else None)
+    run.waiters += 1
+    try:
+        return await asyncio.shield(run.task)
+    except asyncio.CancelledError:
+        if run.waiters == 1 and not run.committed and not run.task.done():
+            run.task.cancel()
+        raise
+    finally:
+        run.waiters -= 1
+
+
+async def _locked_run(
+    state: DaemonState, store: Store, options: SleepOptions, say: Say | None, holder: list[_Run]
+) -> SleepReply:
+    lock = _store_locks.setdefault(store.root, asyncio.Lock())
+    async with lock:
+        return await _sleep(state, store, options, say if options.progress else None, holder[0])
+
+
+# --- phases that belong to other work: clear hook points, no-ops for now ---------------------------
+
+
+async def learn_and_import(store: Store, options: SleepOptions) -> tuple[int, int]:
+    """Phase 1: learn from git (1 day) and import agent notes (ingest.md §4-5). Not built yet: (0, 0)."""
+    return 0, 0
+
+
+async def promote_traces(store: Store) -> int:
+    """Phase 5: trace promotion of completed sessions (continuity.md §2). Not built yet: 0."""
+    return 0
+
+
+async def extract_facts(store: Store) -> int:
+    """Phase 7: LLM fact extraction (needs ANTHROPIC_API_KEY). Not built yet: 0."""
+    return 0
+
+
+async def finish_compactions(store: Store) -> int:
+    """Phase 13: finish pending compaction spool items (ingest.md §8). Not built yet: 0."""
+    return 0
+
+
+# --- the run ----------------------------------------------------------------------------------------
+
+
+def _settings(state: DaemonState, store: Store, options: SleepOptions) -> Settings:
+    config = store.config
+    dormant: dict[str, Any] = config.get("dormant", {})
+    return Settings(
+        now=clock.now(),
+        basis=str(config.get("decayBasis", "adaptive")),
+        dormant_enabled=bool(dormant.get("enabled", True)),
+        retention_days=int(dormant.get("retentionDays", 180)),
+        replay_count=int(config.get("replay", {}).get("count", 5)),
+        default_half_life=float(config.get("defaultHalfLifeDays", 365)),
+        dry_run=options.dry_run,
+        loss_aversion=state.loss_aversion,
+        origin_project=store.project,
+    )
+
+
+def _new_id() -> str:
+    return "sem_" + secrets.token_hex(6)
+
+
+def _signature(snapshot: Snapshot) -> dict[str, str]:
+    return {memory.id: memory.updated_at for memory in snapshot.memories}
+
+
+async def _plan(conn: Any, settings: Settings) -> tuple[Plan, dict[str, str], dict[int, str]]:
+    snapshot = await sleep_sql.read_snapshot(conn)
+    signature = _signature(snapshot), {c.id: c.status for c in snapshot.conflicts}
+    # The pure phases are CPU work: a thread keeps the daemon answering other requests meanwhile.
+    result = await asyncio.to_thread(plan, snapshot, settings, _new_id)
+    return result, *signature
+
+
+NOT_BUILT = (
+    "phases 1, 5, 7 and 13 (learning from git and agent notes, trace promotion, fact extraction, "
+    "the compaction spool) are not built yet: skipped"
+)
+
+
+def _details(result: Plan, shared: int) -> list[str]:
+    lines: list[str] = [NOT_BUILT]
+    for memory, value in result.decay.dormant:
+        lines.append(f"moved {memory.id} to dormant (strength {value:.4f} < 0.05)")
+    for memory, value in result.decay.deleted:
+        lines.append(f"deleted {memory.id} (strength {value:.4f} < 0.05; dormant store disabled)")
+    for memory, value in result.decay.secret_deleted:
+        lines.append(f"deleted {memory.id} (strength {value:.4f} < 0.05; flagged by the secret detector)")
+    for memory_id, _ in result.expired:
+        lines.append(f"expired dormant {memory_id}")
+    for memory in result.replayed:
+        lines.append(f"replayed {memory.id}")
+    lines += [merge_detail(merge) for merge in result.merges]
+    for dup in result.duplicates:
+        lines.append(f"deduped {dup.deleted.id} (overlap {dup.overlap:.2f} with {dup.kept.id})")
+    for item in result.junk_removed:
+        lines.append(f"removed junk {item.memory.id} ({item.reason})")
+    for item in result.junk_warnings:
+        lines.append(f"junk warning {item.memory.id} ({item.reason}; kept)")
+    return lines
+
+
+def _reply(result: Plan, options: SleepOptions, shared: int, learned: tuple[int, int]) -> SleepReply:
+    decay = result.decay
+    counts = DedupeCounts()
+    for dup in result.duplicates:
+        setattr(counts, dup.kind, getattr(counts, dup.kind) + 1)
+    changes = result.conflicts
+    return SleepReply(
+        dry_run=options.dry_run,
+        active=sum(1 for memory in result.live if memory.kind != "archived"),
+        removed=len(decay.dormant) + len(decay.secret_deleted) + len(decay.deleted),
+        dormant_moved=len(decay.dormant),
+        secret_deleted=len(decay.secret_deleted),
+        dormant_expired=len(result.expired),
+        merged=sum(len(merge.members) for merge in result.merges),
+        semantic_created=len(result.merges),
+        replayed=len(result.replayed),
+        deduped=counts,
+        junk_removed=len(result.junk_removed),
+        junk_warnings=len(result.junk_warnings),
+        conflicts=ConflictCounts(open=changes.open, new=changes.new, auto_resolved=len(changes.auto_resolve)),
+        shared=shared,
+        learned=learned[0],
+        agent_notes=learned[1],
+        rejected=result.merge_rejected,
+        details=sleep_report.cap_details(_details(result, shared)),
+    )
+
+
+async def _sleep(
+    state: DaemonState, store: Store, options: SleepOptions, say: Say | None, run: _Run
+) -> SleepReply:
+    started = time.monotonic()
+
+    async def step(line: str) -> None:
+        if say is not None:
+            await say(line)
+
+    learned = (0, 0) if options.dry_run or options.no_learn else await learn_and_import(store, options)
+    settings = _settings(state, store, options)
+    result, memory_sig, conflict_sig = await _plan(store.db.reader, settings)
+    await step(f"sleep: planned {len(result.live)} live memories")
+    planned = time.monotonic()
     if options.dry_run:
+        shared = await _share_phase(state, store, options, result, dry_run=True)
+        reply = _reply(result, options, shared, learned)
+        log.info("sleep (dry run) of %s: plan %.2fs", store.root, planned - started)
         return reply
-    now = clock.iso(clock.now())
+    await promote_traces(store)
+    await extract_facts(store)
     async with store.db.transaction() as conn:
-        await memories.audit(conn, ts=now, tenant="default", actor="daemon", op="consolidate", metadata={})
-        count = int(await memories.get_meta(conn, "sleep_count") or 0)
-        await memories.set_meta(conn, "sleep_count", str(count + 1))
-        await memories.set_meta(conn, "last_sleep", now)
+        now_sig, now_conflicts = await sleep_sql.signature(conn)
+        if any(now_sig.get(i) != u for i, u in memory_sig.items()) or any(
+            not now_conflicts.get(i, "").startswith(s) for i, s in conflict_sig.items()
+        ):
+            # Something changed the store since the snapshot: plan again, now holding the write lock.
+            await step("sleep: the store changed meanwhile; planning again")
+            result, _, _ = await _plan(conn, settings)
+        await sleep_sql.apply(conn, result, dormant_at=result.now, step=step)
+        reply = _reply(result, options, 0, learned)
+        await finish_compactions(store)
+        await step("sleep: recording the run")
+        results = msgspec.to_builtins(reply)
+        tenants = sorted({m.tenant_id for m in result.live} | {"default"})
+        await sleep_sql.record(conn, now=result.now, results=results, tenants=tenants)
+    run.committed = True
+    written = time.monotonic()
+    await _after_commit(store, result)
+    reply.shared = await _share_phase(state, store, options, result, dry_run=False)
+    log.info(
+        "sleep of %s: %d live memories; plan %.2fs, write %.2fs, share %.2fs",
+        store.root,
+        reply.active,
+        planned - started,
+        written - planned,
+        time.monotonic() - written,
+    )
     return reply
+
+
+async def _share_phase(
+    state: DaemonState, store: Store, options: SleepOptions, result: Plan, *, dry_run: bool
+) -> int:
+    """Phase 12, after the project commit (the global store is another database)."""
+    if options.no_share or store.kind == "global" or not store.config.get("autoShareOnSleep", True):
+        return 0
+    registry = state.registry
+    global_store: Store | None = None
+    if not dry_run or os.path.isfile(os.path.join(registry.global_root, DB_NAME)):
+        global_store = await registry.open(registry.global_root)
+    copied = await auto_share(store, global_store, result.live, min_score=0.6, dry_run=dry_run)
+    return len(copied)
+
+
+async def _after_commit(store: Store, result: Plan) -> None:
+    """Mirrors: changed and new memories, removed ones, dormant copies, conflicts, stats.json."""
+    gone = [m.id for m, _ in (*result.decay.dormant, *result.decay.secret_deleted, *result.decay.deleted)]
+    gone += [d.deleted.id for d in result.duplicates] + [j.memory.id for j in result.junk_removed]
+    store.mirrors.deleted(gone)
+    store.written([merge.semantic for merge in result.merges])
+    changed = {m.id for m in result.refreshed} | {m.id for m in result.replayed}
+    changed |= {m.id for merge in result.merges for m in merge.members} | {m.id for m, _ in result.rebased}
+    changed |= set(result.conflicts.conflicts_with)
+    store.mirrors.changed_ids(changed - set(gone))
+    files: dict[str, str | None] = {}
+    for memory, _ in result.decay.dormant:
+        files[f"dormant/{memory.id}.md"] = render(memory)
+    for memory_id, _ in result.expired:
+        files[f"dormant/{memory_id}.md"] = None
+    files.update(await conflict_files(store))
+    store.mirrors.files(files)
+
+
+async def conflict_files(store: Store) -> dict[str, str | None]:
+    """Mirror text for every open conflict and removal for every resolved one."""
+    rows = await conflict_sql.listing(store.db.reader, None, "all")
+    ids = sorted({i for c in rows if c.status == "open" for i in (c.memory_a_id, c.memory_b_id)})
+    texts = await conflict_sql.contents(store.db.reader, ids)
+    return {
+        conflict_mirror.path(c.id): conflict_mirror.render(c, texts) if c.status == "open" else None
+        for c in rows
+    }
 
 
 async def sleep(ctx: RequestContext, body: m.Sleep) -> tuple[SleepReply, str]:
     store = await ctx.target_store(write=True)
-    options = SleepOptions(dry_run=body.dry_run, no_learn=body.no_learn, no_share=body.no_share)
-    reply = await sleep_store(ctx.state, store, options, ctx.say)
-    return reply, "Running consolidation...\n\nResults:\n  (phases not yet built)"
+    options = SleepOptions(
+        dry_run=body.dry_run, no_learn=body.no_learn, no_share=body.no_share, progress=True
+    )
+
+    async def to_stderr(line: str) -> None:
+        await ctx.say(line, "err")
+
+    reply = await sleep_store(ctx.state, store, options, to_stderr)
+    return reply, sleep_report.render(reply)

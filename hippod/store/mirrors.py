@@ -96,6 +96,9 @@ class MirrorWriter:
         self._stats = stats
         self._changed: dict[str, Memory | None] = {}
         self._deleted: set[str] = set()
+        # Other files under the root (dormant and conflict mirrors): relative path -> text, None = remove.
+        self._files: dict[str, str | None] = {}
+        self._stats_due = False
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._closed = False
@@ -118,13 +121,20 @@ class MirrorWriter:
             self._changed.pop(memory_id, None)
         self._schedule()
 
+    def files(self, changes: dict[str, str | None]) -> None:
+        """Write (text) or remove (None) files at paths relative to the root; an empty dict still
+        schedules a pass, which rewrites stats.json."""
+        self._files.update(changes)
+        self._stats_due = True
+        self._schedule()
+
     def _schedule(self) -> None:
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
         # Changes that arrive during a pass are picked up by the next turn of the loop.
-        while self._changed or self._deleted:
+        while self._changed or self._deleted or self._files or self._stats_due:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), COALESCE_SECONDS)
             if not self._closed:
@@ -133,9 +143,11 @@ class MirrorWriter:
 
     async def flush(self) -> None:
         """Write everything pending now (also called at shutdown)."""
-        pending, deleted = dict(self._changed), list(self._deleted)
+        pending, deleted, files = dict(self._changed), list(self._deleted), dict(self._files)
         self._changed.clear()
         self._deleted.clear()
+        self._files.clear()
+        self._stats_due = False
         try:
             changed = [memory for memory in pending.values() if memory is not None]
             to_load = [memory_id for memory_id, memory in pending.items() if memory is None]
@@ -143,6 +155,8 @@ class MirrorWriter:
                 changed += await self._load(to_load)
             stats = await self._stats()
             await asyncio.to_thread(self._write, changed, deleted, stats)
+            if files:
+                await asyncio.to_thread(self._write_files, files)
         except Exception:
             log.exception("mirror pass failed for a store")
 
@@ -174,6 +188,15 @@ class MirrorWriter:
             for layer in LAYER_DIRS:
                 _remove(os.path.join(self.root, layer, f"{memory_id}.md"))
         _write_atomic(os.path.join(self.root, "stats.json"), json.dumps(stats, indent=2) + "\n")
+
+    def _write_files(self, files: dict[str, str | None]) -> None:
+        for relative, text in files.items():
+            path = os.path.join(self.root, relative)
+            if text is None:
+                _remove(path)
+            else:
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                _write_atomic(path, text)
 
 
 def _remove(path: str) -> None:

@@ -15,6 +15,7 @@ from hippod.embed.queue import EmbedQueue
 from hippod.embed.service import EmbedService, Settings, settings
 from hippod.store import config as store_config
 from hippod.store import memories
+from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME, Database
 from hippod.store.mirrors import MirrorWriter
 from hippod.store.records import Memory
@@ -83,7 +84,7 @@ class Store:
             "total_remembered": int(meta.get("total_remembered", 0)),
             "total_recalled": int(meta.get("total_recalled", 0)),
             "total_forgotten": int(meta.get("total_forgotten", 0)),
-            "consolidation_runs": [],
+            "consolidation_runs": await sleep_sql.recent_runs(self.db.reader),
         }
 
     async def close(self) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e.sleep_support import make
 
 from hippod import clock
 from hippod.store.records import Memory
@@ -42,32 +43,7 @@ def make_memory() -> Callable[..., Memory]:
     counter = iter(range(1, 1_000_000))
 
     def factory(content: str = "a memory", **overrides: Any) -> Memory:
-        stamp = "2026-01-01T00:00:00.000Z"
-        fields: dict[str, Any] = {
-            "id": f"mem_{next(counter):012x}",
-            "tenant_id": "default",
-            "content": content,
-            "layer": "episodic",
-            "kind": "distilled",
-            "created": stamp,
-            "valid_from": stamp,
-            "last_retrieved": stamp,
-            "retrieval_count": 0,
-            "half_life_days": 365.0,
-            "strength": 1.0,
-            "emotional_valence": "neutral",
-            "schema_fit": 0.5,
-            "tags": [],
-            "source": "cli",
-            "confidence": "verified",
-            "pinned": False,
-            "outcome_positive": 0,
-            "outcome_negative": 0,
-            "outcome_score": None,
-            "updated_at": stamp,
-        }
-        fields.update(overrides)
-        return Memory(**fields)
+        return make(content, **{"id": f"mem_{next(counter):012x}", **overrides})
 
     return factory
 

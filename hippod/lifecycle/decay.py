@@ -1,0 +1,161 @@
+"""Sleep's decay pass, legacy rebase and replay sampling (sleep.md §3-§4). Pure functions."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from hippod.clock import days_between, parse_iso
+from hippod.lifecycle import strength as st
+from hippod.lifecycle.secrets import looks_secret
+from hippod.store.records import Memory
+
+FADED_BELOW = 0.05
+RUNS_FOR_AVERAGE = 20
+VALENCE_WEIGHT = {"neutral": 1.0, "positive": 1.3, "negative": 1.5, "critical": 2.0}
+
+
+def is_protected(memory: Memory) -> bool:
+    """Rows no sleep phase removes: pinned, raw (or archived raw), compaction-saved, decisions,
+    superseded, and the buffer layer (sleep.md §3.1)."""
+    return (
+        memory.pinned
+        or memory.kind in ("raw", "archived")
+        or memory.compaction_id is not None
+        or memory.source == "decision"
+        or memory.superseded_by is not None
+        or memory.layer == "buffer"
+    )
+
+
+def net_negative(memory: Memory) -> bool:
+    return memory.outcome_negative > memory.outcome_positive
+
+
+def average_gap_days(run_timestamps: Sequence[str]) -> float:
+    """Mean gap in days between the newest <= 20 sleeps; 1 with fewer than 2 (memory-model.md §7)."""
+    newest = sorted((parse_iso(t) for t in run_timestamps), reverse=True)[:RUNS_FOR_AVERAGE]
+    if len(newest) < 2:
+        return 1.0
+    span = (newest[0] - newest[-1]).total_seconds() / 86400.0
+    return span / (len(newest) - 1)
+
+
+def sleep_strength(
+    memory: Memory, now: datetime, basis: str, avg_gap: float, loss_aversion: float = 1.0
+) -> float:
+    """Strength for sleep's removal test, with the store's decayBasis (memory-model.md §7)."""
+    if memory.pinned:
+        return 1.0
+    days = days_between(memory.last_retrieved, now)
+    pos, neg = memory.outcome_positive, memory.outcome_negative
+    hl_eff = memory.half_life_days * st.reward_factor(pos, neg)
+    exponent_days = days
+    if basis == "adaptive" and avg_gap > 1:
+        hl_eff *= avg_gap
+    elif basis == "session" and avg_gap > 0:
+        exponent_days = days / avg_gap
+    decay = 0.0 if hl_eff <= 0 else 0.5 ** (exponent_days / hl_eff)
+    boost = 1.0 + 0.1 * math.log2(memory.retrieval_count + 1)
+    emo = st.valence_multiplier(memory.emotional_valence, loss_aversion)
+    value = min(1.0, max(0.0, decay * boost * emo)) * st.penalty(pos, neg)
+    return 0.0 if math.isnan(value) else value
+
+
+@dataclass(slots=True)
+class DecayResult:
+    survivors: list[Memory]
+    dormant: list[tuple[Memory, float]]  # (memory, sleep-basis strength)
+    secret_deleted: list[tuple[Memory, float]]
+    deleted: list[tuple[Memory, float]]
+    refreshed: list[Memory]  # survivors whose cache changed at 4 decimals (updated in place)
+
+
+def decay_pass(
+    rows: Sequence[Memory],
+    now: datetime,
+    *,
+    basis: str,
+    avg_gap: float,
+    dormant_enabled: bool,
+    loss_aversion: float = 1.0,
+) -> DecayResult:
+    """Split rows into survivors and the faded (dormant, secret-deleted or deleted); refresh the cache."""
+    result = DecayResult([], [], [], [], [])
+    for memory in rows:
+        if not is_protected(memory):
+            value = sleep_strength(memory, now, basis, avg_gap, loss_aversion)
+            if value < FADED_BELOW:
+                if looks_secret(memory.content, memory.tags):
+                    result.secret_deleted.append((memory, value))
+                elif dormant_enabled:
+                    result.dormant.append((memory, value))
+                else:
+                    result.deleted.append((memory, value))
+                continue
+        live = memory.strength_at(now, loss_aversion).strength
+        # Four decimals is what mirrors show; smaller drift is not worth a write per row per sleep.
+        if round(live, 4) != round(memory.strength, 4):
+            memory.strength = live
+            result.refreshed.append(memory)
+        result.survivors.append(memory)
+    return result
+
+
+def rebase(memory: Memory, default_half_life: float) -> float:
+    """The one-time legacy half-life (sleep.md §3.4)."""
+    extra = 2.0 * memory.retrieval_count
+    if memory.source == "decision":
+        return default_half_life + extra
+    factor = st.ERROR_HALF_LIFE_FACTOR if "error" in memory.tags else 1.0
+    return default_half_life * factor + extra
+
+
+def replay_weight(memory: Memory, now: datetime, current_strength: float) -> float:
+    """Sampling weight of a replay candidate (sleep.md §4)."""
+    pos, neg = memory.outcome_positive, memory.outcome_negative
+    outcome = max(0.1, 1 + 0.5 * pos + 0.25 * (pos - neg))
+    valence = VALENCE_WEIGHT.get(memory.emotional_valence, 1.0)
+    hours = days_between(memory.last_retrieved, now) * 24.0
+    return (
+        outcome
+        * valence
+        / (1 + memory.retrieval_count)
+        * (1 + 0.1 * math.log(1 + hours))
+        * max(0.1, current_strength)
+    )
+
+
+def replay_eligible(memory: Memory) -> bool:
+    return not (
+        memory.pinned
+        or memory.confidence == "stale"
+        or net_negative(memory)
+        or memory.superseded_by is not None
+        or memory.layer == "buffer"
+        or memory.kind == "archived"
+    )
+
+
+def replay_sample(survivors: Sequence[Memory], now: datetime, count: int) -> list[Memory]:
+    """Up to `count` survivors drawn by weight without replacement, PRNG seeded with now's epoch second."""
+    pool = [m for m in survivors if replay_eligible(m)]
+    weights = [replay_weight(m, now, m.strength) for m in pool]
+    rng = random.Random(int(now.timestamp()))
+    chosen: list[Memory] = []
+    while pool and len(chosen) < count:
+        total = sum(weights)
+        target = rng.random() * total
+        pick = len(pool) - 1
+        running = 0.0
+        for index, weight in enumerate(weights):
+            running += weight
+            if target < running:
+                pick = index
+                break
+        chosen.append(pool.pop(pick))
+        weights.pop(pick)
+    return chosen

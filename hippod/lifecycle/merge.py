@@ -1,0 +1,123 @@
+"""Merging related episodes into semantic memories (sleep.md §5). Pure functions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from hippod.lifecycle.decay import net_negative
+from hippod.lifecycle.simjoin import SetIndex
+from hippod.lifecycle.strength import ERROR_HALF_LIFE_FACTOR
+from hippod.recall.tokenize import tokenize
+from hippod.store.records import Memory
+
+MERGE_AT = 0.35
+SOURCE_HALF_LIFE_FACTOR = 0.3
+LINE_CHARS = 120
+SEVERITY = {"neutral": 0, "positive": 1, "negative": 2, "critical": 3}
+
+
+def merge_candidate(memory: Memory) -> bool:
+    """Surviving episodes that may be merged (sleep.md §5.1)."""
+    return (
+        memory.layer == "episodic"
+        and not memory.pinned
+        and memory.kind not in ("raw", "archived")
+        and memory.superseded_by is None
+        and memory.compaction_id is None
+        and memory.source != "decision"
+        and "extracted" not in memory.tags
+        and not net_negative(memory)
+        and memory.merged_into is None
+    )
+
+
+def clusters(candidates: Sequence[Memory]) -> list[list[Memory]]:
+    """Seed-based clusters of >= 2 members, per tenant, in created-then-id order (sleep.md §5.2)."""
+    by_tenant: dict[str, list[Memory]] = {}
+    for memory in candidates:
+        by_tenant.setdefault(memory.tenant_id, []).append(memory)
+    found: list[list[Memory]] = []
+    for tenant in sorted(by_tenant):
+        items = sorted(by_tenant[tenant], key=lambda m: (m.created, m.id))
+        index = SetIndex([frozenset(tokenize(m.content)) for m in items], MERGE_AT)
+        # Walking in order, an item joins the earliest earlier seed it overlaps enough, else it
+        # becomes a seed: the same clusters as "each seed takes every later unclustered match",
+        # with each pair looked at once and only seeds in the index.
+        members_of: dict[int, list[int]] = {}
+        for k in range(len(items)):
+            seeds = index.matches(k)
+            if seeds:
+                members_of[seeds[0]].append(k)
+            else:
+                members_of[k] = [k]
+                index.add(k)
+        found += [[items[k] for k in members] for members in members_of.values() if len(members) >= 2]
+    return found
+
+
+def merged_content(members: Sequence[Memory]) -> str:
+    """The text of the semantic memory for a cluster (sleep.md §5.3)."""
+    if len(members) == 2:
+        longest = sorted(members, key=lambda m: (-len(m.content), m.content, m.id))[0]
+        return f"[Consolidated from 2 related memories]\n\n{longest.content}"
+    lines = [f"- {m.content.splitlines()[0][:LINE_CHARS] if m.content else ''}" for m in members]
+    return f"[Consolidated pattern from {len(members)} related memories]\n\n" + "\n".join(lines)
+
+
+@dataclass(slots=True)
+class Merge:
+    semantic: Memory
+    members: list[Memory]  # copies carrying their new half-life and merged_into
+
+
+def build_merge(
+    members: Sequence[Memory], *, new_id: str, now: str, default_half_life: float, origin_project: str | None
+) -> Merge:
+    """The new semantic memory and the demoted members of one cluster."""
+    tags = list(dict.fromkeys(t for m in members for t in m.tags))
+    valence = max((m.emotional_valence for m in members), key=lambda v: SEVERITY.get(v, 0))
+    has_error = any("error" in m.tags for m in members)
+    first = members[0]
+    semantic = Memory(
+        id=new_id,
+        tenant_id=first.tenant_id,
+        content=merged_content(members),
+        layer="semantic",
+        kind="distilled",
+        created=now,
+        valid_from=now,
+        last_retrieved=now,
+        retrieval_count=0,
+        half_life_days=default_half_life * (ERROR_HALF_LIFE_FACTOR if has_error else 1.0),
+        strength=1.0,
+        emotional_valence=valence,
+        schema_fit=0.7,
+        tags=tags,
+        source="consolidation",
+        confidence="inferred",
+        pinned=False,
+        outcome_positive=0,
+        outcome_negative=0,
+        outcome_score=None,
+        parents=[m.id for m in members],
+        origin_project=origin_project,
+        updated_at=now,
+    )
+    demoted = [
+        replace(
+            m,
+            half_life_days=float(max(1, math.floor(m.half_life_days * SOURCE_HALF_LIFE_FACTOR))),
+            merged_into=new_id,
+            updated_at=now,
+        )
+        for m in members
+    ]
+    return Merge(semantic, demoted)
+
+
+def merge_detail(merge: Merge) -> str:
+    """The report line of one merge; the first member's text, whitespace collapsed, cut to 60 chars."""
+    text = " ".join(merge.members[0].content.split())
+    return f'merged {len(merge.members)} episodic entries into semantic: "{text[:60]}..."'

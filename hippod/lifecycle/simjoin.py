@@ -1,0 +1,93 @@
+"""Finding pairs of token sets whose Jaccard can reach a threshold without comparing every pair.
+
+Prefix filtering (the AllPairs join): order tokens rarest first over the whole collection; two sets
+with Jaccard >= t always share a token among the first |x| - ceil(t·|x|) + 1 tokens of each. Only
+sets sharing such a prefix token are candidates, and the caller checks each candidate exactly. The
+index is filled as the caller walks its items in order, so each pair is looked at once, from its
+later side (merge, dedupe and conflicts all walk in an order where that is what they need).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+# A set with no tokens overlaps 1.0 with another empty set and 0 with anything else (recall.md §3);
+# giving every empty set this one token makes the general rule produce exactly that.
+EMPTY_TOKEN = "\x00empty"
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard of two token sets; both empty -> 1.0."""
+    if not a and not b:
+        return 1.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
+
+
+def _prefix_length(size: int, threshold: float) -> int:
+    # The small epsilon keeps 0.35 × 20 = 7.000000000000001 from rounding the prefix too short.
+    return size - math.ceil(threshold * size - 1e-9) + 1
+
+
+class SetIndex:
+    """An index over token sets for candidate pairs with Jaccard >= threshold.
+
+    `add(i)` puts set i in the index; `matches(i)` lists the indexed sets that reach the threshold
+    with set i.
+    """
+
+    def __init__(self, sets: Sequence[frozenset[str]], threshold: float) -> None:
+        self.sets = [s if s else frozenset({EMPTY_TOKEN}) for s in sets]
+        self.threshold = threshold
+        frequency: Counter[str] = Counter()
+        for tokens in self.sets:
+            frequency.update(tokens)
+        rank = {t: (n, t) for t, n in frequency.items()}
+        self.prefixes = [
+            sorted(tokens, key=rank.__getitem__)[: _prefix_length(len(tokens), threshold)]
+            for tokens in self.sets
+        ]
+        self.postings: dict[str, list[int]] = {}
+        # Every set holding each token, for counting overlaps in C instead of one set at a time.
+        self.holders: dict[str, set[int]] = {}
+        for index, tokens in enumerate(self.sets):
+            for token in tokens:
+                self.holders.setdefault(token, set()).add(index)
+
+    def add(self, index: int) -> None:
+        for token in self.prefixes[index]:
+            self.postings.setdefault(token, []).append(index)
+
+    def add_all(self) -> None:
+        for index in range(len(self.sets)):
+            self.add(index)
+
+    def matches(self, index: int, *, strict: bool = False) -> list[int]:
+        """Indexed sets whose Jaccard with set `index` is >= the threshold (> with strict), ascending.
+
+        The candidate union and the exact checks run as set operations and one comprehension:
+        this is the hot loop of a sleep on a large store.
+        """
+        x = self.sets[index]
+        lists = [self.postings[t] for t in self.prefixes[index] if t in self.postings]
+        if not lists:
+            return []
+        candidates = set().union(*lists)
+        candidates.discard(index)
+        counts: Counter[int] = Counter()
+        for token in x:
+            counts.update(candidates & self.holders[token])
+        sets, size, t = self.sets, len(x), self.threshold
+        # Jaccard >= t needs an overlap of at least t·|x| (|y| >= overlap), a cheap first cut.
+        least = t * size - 1e-9
+        if strict:
+            found = [i for i, o in counts.items() if o >= least and o / (size + len(sets[i]) - o) > t]
+        else:
+            found = [i for i, o in counts.items() if o >= least and o / (size + len(sets[i]) - o) >= t]
+        found.sort()
+        return found
+
+    def overlap(self, i: int, j: int) -> float:
+        return jaccard(self.sets[i], self.sets[j])

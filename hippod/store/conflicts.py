@@ -1,0 +1,144 @@
+"""SQL for memory_conflicts and resolving one (sleep.md §7, memory-model.md §12)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiosqlite
+import msgspec
+
+from hippod.store import memories
+from hippod.store.records import Memory
+
+_COLS = "id, tenant_id, memory_a_id, memory_b_id, reason, score, status, resolved_by, detected_at, updated_at"
+
+
+class ConflictRecord(msgspec.Struct):
+    """One memory_conflicts row."""
+
+    id: int
+    tenant_id: str
+    memory_a_id: str
+    memory_b_id: str
+    reason: str
+    score: float
+    status: str
+    resolved_by: str | None
+    detected_at: str
+    updated_at: str
+
+
+def _record(row: Any) -> ConflictRecord:
+    return ConflictRecord(*row)
+
+
+async def listing(conn: aiosqlite.Connection, tenant: str | None, status: str) -> list[ConflictRecord]:
+    """Conflicts of a tenant (every tenant when None) with this status (`all` for any), by id."""
+    sql = f"SELECT {_COLS} FROM memory_conflicts WHERE 1 = 1"
+    params: list[Any] = []
+    if tenant is not None:
+        sql += " AND tenant_id = ?"
+        params.append(tenant)
+    if status != "all":
+        sql += " AND status = ?"
+        params.append(status)
+    rows = await conn.execute_fetchall(sql + " ORDER BY id", params)
+    return [_record(r) for r in rows]
+
+
+async def get(conn: aiosqlite.Connection, tenant: str, number: int) -> ConflictRecord | None:
+    rows = list(
+        await conn.execute_fetchall(
+            f"SELECT {_COLS} FROM memory_conflicts WHERE id = ? AND tenant_id = ?", (number, tenant)
+        )
+    )
+    return _record(rows[0]) if rows else None
+
+
+async def count_open(conn: aiosqlite.Connection, tenant: str) -> int:
+    rows = list(
+        await conn.execute_fetchall(
+            "SELECT count(*) FROM memory_conflicts WHERE status = 'open' AND tenant_id = ?", (tenant,)
+        )
+    )
+    return int(rows[0][0])
+
+
+async def count_dormant(conn: aiosqlite.Connection, tenant: str) -> int:
+    rows = list(
+        await conn.execute_fetchall("SELECT count(*) FROM dormant_memories WHERE tenant_id = ?", (tenant,))
+    )
+    return int(rows[0][0])
+
+
+async def mark_user_resolved(conn: aiosqlite.Connection, number: int, now: str) -> None:
+    await conn.execute(
+        "UPDATE memory_conflicts SET status = 'resolved', resolved_by = 'user', updated_at = ? WHERE id = ?",
+        (now, number),
+    )
+
+
+async def set_conflicts_with(conn: aiosqlite.Connection, memory: Memory, now: str) -> None:
+    await conn.execute(
+        "UPDATE memories SET conflicts_with = ?, updated_at = ? WHERE id = ?",
+        (msgspec.json.encode(memory.conflicts_with).decode(), now, memory.id),
+    )
+
+
+async def halve_half_life(conn: aiosqlite.Connection, memory: Memory, now: str) -> None:
+    """Conflict loser on `resolve --keep`: max(1, hl / 2), not floored (memory-model.md §8)."""
+    await conn.execute(
+        "UPDATE memories SET half_life_days = ?, conflicts_with = ?, strength = ?, updated_at = ? "
+        "WHERE id = ?",
+        (
+            memory.half_life_days,
+            msgspec.json.encode(memory.conflicts_with).decode(),
+            memory.strength,
+            now,
+            memory.id,
+        ),
+    )
+
+
+async def reject_digest(
+    conn: aiosqlite.Connection,
+    *,
+    tenant: str,
+    digest: str,
+    reason: str,
+    actor: str,
+    now: str,
+    source_id: str,
+    chars: int,
+) -> tuple[list[str], list[str], list[str]]:
+    """Tombstone a digest and remove its copies: (deleted live ids, archived raw ids, deleted dormant ids)."""
+    await conn.execute(
+        "INSERT OR IGNORE INTO rejected_values (tenant_id, digest, reason, rejected_by, rejected_at, "
+        "source_memory_id, normalized_chars) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (tenant, digest, reason, actor, now, source_id, chars),
+    )
+    rows = await conn.execute_fetchall(
+        "SELECT id, kind FROM memories WHERE tenant_id = ? AND content_digest = ?", (tenant, digest)
+    )
+    deleted = [str(i) for i, kind in rows if kind != "raw"]
+    archived = [str(i) for i, kind in rows if kind == "raw"]
+    for memory_id in archived:
+        raw = await memories.get(conn, tenant, memory_id)
+        if raw is not None:
+            await memories.archive_raw(conn, raw, "reject_value", now)
+    await conn.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in deleted])
+    dormant = await conn.execute_fetchall(
+        "SELECT id FROM dormant_memories WHERE tenant_id = ? AND content_digest = ?", (tenant, digest)
+    )
+    dormant_ids = [str(r[0]) for r in dormant]
+    await conn.executemany("DELETE FROM dormant_memories WHERE id = ?", [(i,) for i in dormant_ids])
+    return deleted, archived, dormant_ids
+
+
+async def contents(conn: aiosqlite.Connection, ids: list[str]) -> dict[str, str]:
+    """id -> content of live memories (for conflict mirrors and listings)."""
+    if not ids:
+        return {}
+    marks = ", ".join("?" * len(ids))
+    rows = await conn.execute_fetchall(f"SELECT id, content FROM memories WHERE id IN ({marks})", ids)
+    return {str(i): str(c) for i, c in rows}

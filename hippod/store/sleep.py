@@ -1,0 +1,187 @@
+"""SQL for sleep: reading its snapshot and applying its plan in one transaction (sleep.md §2)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
+
+import aiosqlite
+import msgspec
+
+from hippod.lifecycle.conflicts import Detected
+from hippod.lifecycle.sleep_plan import ConflictRow, Plan, Snapshot
+from hippod.store import memories
+from hippod.store.records import COLUMNS, Memory
+
+KEEP_RUNS = 50
+_SELECT = ", ".join(COLUMNS)
+_encode = msgspec.json.encode
+
+
+async def read_snapshot(conn: aiosqlite.Connection) -> Snapshot:
+    """Every memory, dormant row, sleep time, tombstone and conflict of the store."""
+    rows = await conn.execute_fetchall(f"SELECT {_SELECT} FROM memories ORDER BY rowid")
+    dormant = await conn.execute_fetchall("SELECT id, tenant_id, dormant_at FROM dormant_memories")
+    runs = await conn.execute_fetchall("SELECT ts FROM consolidation_runs ORDER BY id DESC LIMIT 20")
+    rejected = await conn.execute_fetchall("SELECT tenant_id, digest FROM rejected_values")
+    conflicts = await conn.execute_fetchall(
+        "SELECT id, memory_a_id, memory_b_id, tenant_id, status, resolved_by FROM memory_conflicts"
+    )
+    return Snapshot(
+        memories=[memories.row_to_memory(r) for r in rows],
+        dormant=[(str(i), str(t), str(at)) for i, t, at in dormant],
+        run_times=[str(r[0]) for r in runs],
+        rejected={(str(t), str(d)) for t, d in rejected},
+        conflicts=[ConflictRow(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in conflicts],
+    )
+
+
+async def signature(conn: aiosqlite.Connection) -> tuple[dict[str, str], dict[int, str]]:
+    """What tells whether the store changed since a snapshot: each memory's and conflict's updated_at."""
+    rows = await conn.execute_fetchall("SELECT id, updated_at FROM memories")
+    conflicts = await conn.execute_fetchall("SELECT id, status || updated_at FROM memory_conflicts")
+    return {str(i): str(u) for i, u in rows}, {int(i): str(s) for i, s in conflicts}
+
+
+async def _audit(
+    conn: aiosqlite.Connection, ts: str, op: str, rows: Iterable[tuple[str, str | None, dict[str, Any]]]
+) -> None:
+    """One audit row per (tenant, target, metadata); metadata never holds memory text."""
+    await conn.executemany(
+        "INSERT INTO audit_log (ts, tenant_id, actor, op, target_id, metadata_json) "
+        "VALUES (?, ?, 'daemon', ?, ?, ?)",
+        [(ts, tenant, op, target, _encode(meta).decode()) for tenant, target, meta in rows],
+    )
+
+
+async def _delete(
+    conn: aiosqlite.Connection, now: str, op: str, rows: Sequence[tuple[Memory, dict[str, Any]]]
+) -> None:
+    """Delete memories and audit each deletion under `op`."""
+    await conn.executemany("DELETE FROM memories WHERE id = ?", [(m.id,) for m, _ in rows])
+    await _audit(conn, now, op, ((m.tenant_id, m.id, meta) for m, meta in rows))
+
+
+async def _upsert_conflicts(conn: aiosqlite.Connection, plan: Plan) -> None:
+    changes, now = plan.conflicts, plan.now
+
+    def values(found: Detected) -> tuple[str, float]:
+        return found.reason, found.score
+
+    await conn.executemany(
+        "INSERT INTO memory_conflicts (tenant_id, memory_a_id, memory_b_id, reason, score, status, "
+        "detected_at, updated_at) VALUES (?, ?, ?, ?, ?, 'open', ?, ?)",
+        [(d.tenant, d.a, d.b, *values(d), now, now) for d in changes.insert],
+    )
+    await conn.executemany(
+        "UPDATE memory_conflicts SET status = 'open', resolved_by = NULL, reason = ?, score = ?, "
+        "detected_at = ?, updated_at = ? WHERE id = ?",
+        [(*values(d), now, now, n) for n, d in changes.reopen],
+    )
+    await conn.executemany(
+        "UPDATE memory_conflicts SET reason = ?, score = ? WHERE id = ? AND (reason != ? OR score != ?)",
+        [(*values(d), n, *values(d)) for n, d in changes.refresh],
+    )
+    await conn.executemany(
+        "UPDATE memory_conflicts SET status = 'resolved', resolved_by = 'auto', updated_at = ? WHERE id = ?",
+        [(now, n) for n in changes.auto_resolve],
+    )
+    await conn.executemany(
+        "UPDATE memories SET conflicts_with = ? WHERE id = ?",
+        [(_encode(peers).decode(), i) for i, peers in changes.conflicts_with.items()],
+    )
+
+
+async def apply(
+    conn: aiosqlite.Connection, plan: Plan, *, dormant_at: str, step: Callable[[str], Awaitable[None]]
+) -> None:
+    """Write phases 2-11 of a plan (the caller holds the transaction); `step` hears each phase start."""
+    now = plan.now
+    await step("sleep: writing phase 3 (decay)")
+    await conn.executemany(
+        "UPDATE memories SET half_life_days = ?, legacy_base = 0, updated_at = ? WHERE id = ?",
+        [(hl, now, m.id) for m, hl in plan.rebased],
+    )
+    await _audit(
+        conn, now, "half_life_rebase", ((m.tenant_id, m.id, {"half_life_days": hl}) for m, hl in plan.rebased)
+    )
+    decay = plan.decay
+    await conn.executemany(
+        "INSERT OR REPLACE INTO dormant_memories SELECT *, ?, 'faded' FROM memories WHERE id = ?",
+        [(dormant_at, m.id) for m, _ in decay.dormant],
+    )
+    for op, items in (
+        ("dormant_move", decay.dormant),
+        ("decay_delete_secret", decay.secret_deleted),
+        ("decay_delete", decay.deleted),
+    ):
+        await _delete(conn, now, op, [(m, {"strength": round(value, 4)}) for m, value in items])
+    await conn.executemany("DELETE FROM dormant_memories WHERE id = ?", [(i,) for i, _ in plan.expired])
+    await _audit(conn, now, "dormant_expire", ((t, i, {}) for i, t in plan.expired))
+    await step("sleep: writing phase 6 (replay)")
+    await memories.strengthen(conn, [m.id for m in plan.replayed], now, 2.0)
+    await step("sleep: writing phase 8 (merge)")
+    for merge in plan.merges:
+        await memories.insert(conn, merge.semantic)
+    await conn.executemany(
+        "UPDATE memories SET half_life_days = ?, merged_into = ?, strength = ?, updated_at = ? WHERE id = ?",
+        [
+            (m.half_life_days, m.merged_into, m.strength, now, m.id)
+            for merge in plan.merges
+            for m in merge.members
+        ],
+    )
+    await step("sleep: writing phase 9 (dedupe)")
+    await _delete(
+        conn,
+        now,
+        "dedupe_delete",
+        [(d.deleted, {"kept": d.kept.id, "overlap": round(d.overlap, 4)}) for d in plan.duplicates],
+    )
+    await step("sleep: writing phase 10 (junk)")
+    await _delete(conn, now, "junk_delete", [(j.memory, {"reason": j.reason}) for j in plan.junk_removed])
+    await step("sleep: writing phase 11 (conflicts)")
+    await _upsert_conflicts(conn, plan)
+    await conn.executemany(
+        "UPDATE memories SET strength = ? WHERE id = ?", [(m.strength, m.id) for m in plan.refreshed]
+    )
+
+
+async def record(
+    conn: aiosqlite.Connection, *, now: str, results: dict[str, Any], tenants: Sequence[str]
+) -> None:
+    """Phases 14-15: the run row (newest 50 kept), sleep_count + 1, last sleep, audit `consolidate`."""
+    await conn.execute(
+        "INSERT INTO consolidation_runs (ts, results_json) VALUES (?, ?)", (now, _encode(results).decode())
+    )
+    await conn.execute(
+        "DELETE FROM consolidation_runs WHERE id NOT IN "
+        "(SELECT id FROM consolidation_runs ORDER BY id DESC LIMIT ?)",
+        (KEEP_RUNS,),
+    )
+    count = int(await memories.get_meta(conn, "sleep_count") or 0)
+    await memories.set_meta(conn, "sleep_count", str(count + 1))
+    await memories.set_meta(conn, "last_sleep", now)
+    counters = {k: v for k, v in results.items() if k != "details"}
+    await _audit(conn, now, "consolidate", ((t, None, counters) for t in tenants))
+
+
+async def recent_runs(conn: aiosqlite.Connection) -> list[dict[str, Any]]:
+    """stats.json `consolidation_runs`: newest 50, {timestamp, decayed, merged, removed}."""
+    rows = await conn.execute_fetchall(
+        "SELECT ts, results_json FROM consolidation_runs ORDER BY id DESC LIMIT ?", (KEEP_RUNS,)
+    )
+    runs: list[dict[str, Any]] = []
+    for ts, raw in rows:
+        data = msgspec.json.decode(raw)
+        runs.append(
+            {
+                "timestamp": ts,
+                "decayed": int(data.get("removed", 0)),
+                "merged": int(data.get("merged", 0)),
+                "removed": int(data.get("removed", 0))
+                + int(sum(data.get("deduped", {}).values()))
+                + int(data.get("junk_removed", 0)),
+            }
+        )
+    return runs

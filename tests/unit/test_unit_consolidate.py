@@ -1,0 +1,202 @@
+"""Decay, merge, dedupe, junk, replay and the transfer score (sleep.md §3-§6, §8): pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+
+from hippod.lifecycle import decay, dedupe, merge, share
+from hippod.lifecycle.secrets import looks_secret
+from hippod.lifecycle.simjoin import SetIndex, jaccard
+from hippod.recall.tokenize import text_overlap
+from hippod.store.records import Memory
+
+NOW = datetime(2030, 1, 1, tzinfo=UTC)
+OLD = "2020-01-01T00:00:00.000Z"  # 10 years before NOW: a 365-day memory has faded
+
+
+def test_protected_rows(make_memory: Callable[..., Memory]) -> None:
+    assert not decay.is_protected(make_memory())
+    for fields in (
+        {"pinned": True},
+        {"kind": "raw"},
+        {"compaction_id": "c1"},
+        {"source": "decision"},
+        {"superseded_by": "mem_x"},
+        {"layer": "buffer"},
+    ):
+        assert decay.is_protected(make_memory(**fields)), fields
+
+
+def test_decay_pass_moves_deletes_and_keeps(make_memory: Callable[..., Memory]) -> None:
+    faded = make_memory("Plain old fact about the build", last_retrieved=OLD)
+    secret = make_memory("token: ghp_" + "a" * 36, last_retrieved=OLD)
+    pinned = make_memory("Pinned old fact", last_retrieved=OLD, pinned=True)
+    fresh = make_memory("Fresh fact", last_retrieved="2029-12-31T00:00:00.000Z")
+    result = decay.decay_pass(
+        [faded, secret, pinned, fresh], NOW, basis="clock", avg_gap=1.0, dormant_enabled=True
+    )
+    assert [m for m, _ in result.dormant] == [faded]
+    assert [m for m, _ in result.secret_deleted] == [secret]
+    assert result.survivors == [pinned, fresh]
+    off = decay.decay_pass([faded], NOW, basis="clock", avg_gap=1.0, dormant_enabled=False)
+    assert [m for m, _ in off.deleted] == [faded]
+
+
+def test_sleep_basis(make_memory: Callable[..., Memory]) -> None:
+    memory = make_memory(last_retrieved="2029-01-01T00:00:00.000Z")  # 365 days before NOW
+    assert decay.sleep_strength(memory, NOW, "clock", 3.0) == pytest.approx(0.5)
+    assert decay.sleep_strength(memory, NOW, "adaptive", 3.0) == pytest.approx(0.5 ** (1 / 3))
+    assert decay.sleep_strength(memory, NOW, "session", 2.0) == pytest.approx(0.5**0.5)
+    assert decay.average_gap_days(["2030-01-01T00:00:00Z"]) == 1.0
+    gaps = ["2030-01-01T00:00:00Z", "2030-01-03T00:00:00Z", "2030-01-07T00:00:00Z"]
+    assert decay.average_gap_days(gaps) == pytest.approx(3.0)
+
+
+def test_rebase(make_memory: Callable[..., Memory]) -> None:
+    assert decay.rebase(make_memory(tags=["error"], retrieval_count=3), 365) == 736
+    assert decay.rebase(make_memory(source="decision", tags=["error"], retrieval_count=1), 365) == 367
+
+
+def test_replay_is_seeded_and_skips_ineligible(make_memory: Callable[..., Memory]) -> None:
+    rows = [make_memory(f"memory number {i}") for i in range(10)]
+    rows += [
+        make_memory("pinned", pinned=True),
+        make_memory("bad", outcome_negative=2),
+        make_memory("s", confidence="stale"),
+    ]
+    first = decay.replay_sample(rows, NOW, 5)
+    assert len(first) == 5 and len({m.id for m in first}) == 5
+    assert [m.id for m in first] == [m.id for m in decay.replay_sample(rows, NOW, 5)]
+    assert all(m.content.startswith("memory number") for m in first)
+
+
+def test_merge_clusters_and_text(make_memory: Callable[..., Memory]) -> None:
+    a = make_memory(
+        "Deploy to staging failed because the migration was skipped",
+        created="2026-01-01T00:00:01.000Z",
+        tags=["error", "deploy"],
+        emotional_valence="negative",
+        half_life_days=730.0,
+    )
+    b = make_memory(
+        "Deploy to staging failed because the migration was skipped twice",
+        created="2026-01-01T00:00:02.000Z",
+        tags=["deploy", "ci"],
+    )
+    c = make_memory("Unrelated note about lunch menus", created="2026-01-01T00:00:03.000Z")
+    d = make_memory(
+        "Deploy to staging failed: migration skipped", created="2026-01-01T00:00:04.000Z", pinned=True
+    )
+    found = merge.clusters([m for m in (a, b, c, d) if merge.merge_candidate(m)])
+    assert found == [[a, b]]
+    built = merge.build_merge(
+        found[0], new_id="sem_1", now="2026-02-01T00:00:00.000Z", default_half_life=365, origin_project="p"
+    )
+    sem = built.semantic
+    assert sem.content == f"[Consolidated from 2 related memories]\n\n{b.content}"
+    assert (sem.layer, sem.source, sem.confidence, sem.schema_fit) == (
+        "semantic",
+        "consolidation",
+        "inferred",
+        0.7,
+    )
+    assert sem.tags == ["error", "deploy", "ci"] and sem.emotional_valence == "negative"
+    assert sem.half_life_days == 730 and sem.parents == [a.id, b.id]
+    assert [(m.half_life_days, m.merged_into) for m in built.members] == [(219, "sem_1"), (109, "sem_1")]
+    three = merge.merged_content([a, b, make_memory("x" * 200 + "\nsecond line")])
+    assert three.splitlines()[0] == "[Consolidated pattern from 3 related memories]"
+    assert three.splitlines()[-1] == "- " + "x" * 120
+
+
+def test_merge_skips_marked_and_merged(make_memory: Callable[..., Memory]) -> None:
+    assert not merge.merge_candidate(make_memory(outcome_negative=1))
+    assert not merge.merge_candidate(make_memory(merged_into="sem_x"))
+    assert not merge.merge_candidate(make_memory(tags=["extracted"]))
+    assert not merge.merge_candidate(make_memory(layer="semantic"))
+
+
+def test_dedupe_keeps_the_stronger_and_respects_conflicts_and_parents(
+    make_memory: Callable[..., Memory],
+) -> None:
+    weak = make_memory("Run the linter before every commit in this repo", strength=0.5)
+    strong = make_memory("Run the linter before every commit in this repo please", strength=0.9)
+    found = dedupe.dedupe([weak, strong])
+    assert [(d.deleted, d.kept, d.kind) for d in found] == [(weak, strong, "episodic")]
+    on = make_memory("The feature flag is enabled for production users today")
+    off = make_memory("The feature flag is disabled for production users today")
+    assert text_overlap(on.content, off.content) > 0.7
+    assert dedupe.dedupe([on, off]) == []
+    parent = make_memory("Run the linter before every commit in this repo")
+    child = make_memory(
+        "Run the linter before every commit in this repo", layer="semantic", parents=[parent.id]
+    )
+    assert dedupe.dedupe([parent, child]) == []
+    pinned = make_memory("Run the linter before every commit in this repo", pinned=True, strength=0.1)
+    assert [d.deleted for d in dedupe.dedupe([strong, pinned])] == [strong]  # protected rows come first
+
+
+def test_junk_rules() -> None:
+    for text in (
+        "tiny",
+        "Bump version to 1.2.3",
+        "v2.0.1",
+        "chore(deps)!: bump 2.0",
+        "Merge branch 'x' into main",
+        "WIP stuff",
+    ):
+        assert dedupe.junk_reason(text) is not None, text
+    assert dedupe.junk_reason("Use uv for the Python tooling in this repo") is None
+    assert dedupe.junk_warning("to fix later maybe") == "starts like a fragment"
+    assert dedupe.junk_warning("ok ok ok ok ok ok ok") == "fewer than 2 substantive words"
+    assert dedupe.junk_warning("remember the cache thing") == "short and unspecific"
+    assert dedupe.junk_warning("Remember the Redis cache") is None
+
+
+def test_transfer_score(make_memory: Callable[..., Memory]) -> None:
+    assert share.transfer_score(make_memory()) == 0.5
+    assert share.transfer_score(make_memory(tags=["python", "gotcha"], retrieval_count=3)) == pytest.approx(
+        0.8
+    )
+    assert share.transfer_score(make_memory(tags=["deploy", "config", "url", "cron"])) == 0.0
+    assert share.transfer_score(make_memory(tags=["error"], emotional_valence="negative")) == pytest.approx(
+        0.65
+    )
+    assert share.contributor("shared:my:proj:2026-01-01T00:00:00.000Z") == "my:proj"
+    assert share.contributor("promoted:web") == "web"
+
+
+def test_secret_detector() -> None:
+    assert looks_secret("AKIA" + "A" * 16)
+    assert looks_secret("-----BEGIN RSA PRIVATE KEY-----")
+    assert looks_secret("the api key is sk-" + "a" * 24)
+    assert not looks_secret("sk-" + "a" * 24)  # needs a key word nearby
+    assert looks_secret("password=hunter2hunter2x9")
+    assert looks_secret("anything", ["credential"])
+    assert not looks_secret("Use the token bucket limiter")
+
+
+def test_set_index_finds_every_pair_at_the_threshold() -> None:
+    import random
+
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(30)]
+    sets = [frozenset(rng.sample(words, rng.randint(1, 8))) for _ in range(150)] + [frozenset(), frozenset()]
+    for threshold in (0.35, 0.5, 0.7):
+        index = SetIndex(sets, threshold)
+        found: set[tuple[int, int]] = set()
+        for k in range(len(sets)):  # each pair once, from its later side
+            found |= {(i, k) for i in index.matches(k)}
+            assert {(i, k) for i in index.matches(k, strict=True)} == {
+                (i, k) for i in index.matches(k) if jaccard(sets[i], sets[k]) > threshold
+            }
+            index.add(k)
+        expected = {
+            (i, j)
+            for i in range(len(sets))
+            for j in range(i + 1, len(sets))
+            if jaccard(sets[i], sets[j]) >= threshold
+        }
+        assert found == expected
