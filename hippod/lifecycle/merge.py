@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
+from hippod.clock import parse_iso
 from hippod.lifecycle.decay import net_negative
 from hippod.lifecycle.simjoin import SetIndex
 from hippod.lifecycle.strength import ERROR_HALF_LIFE_FACTOR
@@ -33,8 +35,14 @@ def merge_candidate(memory: Memory) -> bool:
     )
 
 
-def clusters(candidates: Sequence[Memory]) -> list[list[Memory]]:
-    """Seed-based clusters of >= 2 members, per tenant, in created-then-id order (sleep.md §5.2)."""
+def clusters(candidates: Sequence[Memory], settled_through: datetime | None = None) -> list[list[Memory]]:
+    """Seed-based clusters of >= 2 members, per tenant, in created-then-id order (sleep.md §5.2).
+
+    `settled_through` is when the previous sleep ran. A candidate created before it was compared
+    with every earlier candidate then, and is still unmerged, so it matched none of them: it is
+    indexed as a seed without asking again. Only newer memories are looked up, which keeps a
+    daily sleep of a large store proportional to what arrived since the last one.
+    """
     by_tenant: dict[str, list[Memory]] = {}
     for memory in candidates:
         by_tenant.setdefault(memory.tenant_id, []).append(memory)
@@ -47,6 +55,10 @@ def clusters(candidates: Sequence[Memory]) -> list[list[Memory]]:
         # with each pair looked at once and only seeds in the index.
         members_of: dict[int, list[int]] = {}
         for k in range(len(items)):
+            if settled_through is not None and parse_iso(items[k].created) <= settled_through:
+                members_of[k] = [k]
+                index.add(k)
+                continue
             seeds = index.matches(k)
             if seeds:
                 members_of[seeds[0]].append(k)

@@ -39,6 +39,7 @@ class Snapshot:
     run_times: list[str]
     rejected: set[tuple[str, str]]  # (tenant, digest)
     conflicts: list[ConflictRow]
+    last_sleep: str | None = None  # when the previous (written) sleep ran
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +123,8 @@ def _merges(
     merges: list[Merge] = []
     rejected = 0
     now = iso(settings.now)
-    for members in clusters([m for m in survivors if merge_candidate(m)]):
+    settled = parse_iso(snapshot.last_sleep) if snapshot.last_sleep else None
+    for members in clusters([m for m in survivors if merge_candidate(m)], settled):
         merge = build_merge(
             members,
             new_id=new_id(),

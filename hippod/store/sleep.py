@@ -27,12 +27,14 @@ async def read_snapshot(conn: aiosqlite.Connection) -> Snapshot:
     conflicts = await conn.execute_fetchall(
         "SELECT id, memory_a_id, memory_b_id, tenant_id, status, resolved_by FROM memory_conflicts"
     )
+    last_sleep = await memories.get_meta(conn, "last_sleep")
     return Snapshot(
         memories=[memories.row_to_memory(r) for r in rows],
         dormant=[(str(i), str(t), str(at)) for i, t, at in dormant],
         run_times=[str(r[0]) for r in runs],
         rejected={(str(t), str(d)) for t, d in rejected},
         conflicts=[ConflictRow(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in conflicts],
+        last_sleep=last_sleep,
     )
 
 

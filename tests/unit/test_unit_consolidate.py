@@ -200,3 +200,16 @@ def test_set_index_finds_every_pair_at_the_threshold() -> None:
             if jaccard(sets[i], sets[j]) >= threshold
         }
         assert found == expected
+
+
+def test_merge_asks_only_about_memories_newer_than_the_last_sleep(make_memory: Callable[..., Memory]) -> None:
+    text = "Deploy to staging failed because the migration was skipped"
+    old_a = make_memory(text, created="2026-01-01T00:00:01.000Z")
+    old_b = make_memory(text + " again", created="2026-01-01T00:00:02.000Z")
+    new = make_memory(text + " once more", created="2026-01-03T00:00:00.000Z")
+    last_sleep = datetime(2026, 1, 2, tzinfo=UTC)
+    # Two settled memories are not compared again (the last sleep compared them) ...
+    assert merge.clusters([old_a, old_b], last_sleep) == []
+    assert merge.clusters([old_a, old_b]) == [[old_a, old_b]]
+    # ... but a newer one still joins the earliest settled seed it matches.
+    assert merge.clusters([old_a, old_b, new], last_sleep) == [[old_a, new]]
