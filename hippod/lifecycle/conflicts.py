@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from hippod.lifecycle.simjoin import SetIndex, jaccard
@@ -159,8 +160,17 @@ class Detected:
     score: float
 
 
-def detect(candidates: Sequence[ConflictInput]) -> list[Detected]:
-    """Every conflicting pair within one tenant, ordered by (a, b)."""
+def detect(
+    candidates: Sequence[ConflictInput],
+    settled: AbstractSet[str] = frozenset(),
+    known: Iterable[tuple[str, str]] = (),
+) -> list[Detected]:
+    """Every conflicting pair within one tenant, ordered by (a, b).
+
+    `settled` are ids the previous sleep already compared with each other: a pair of two of them is
+    looked at again only when it is `known` (a stored conflict, which must be confirmed or else
+    auto-resolved), so a daily sleep costs what arrived since the last one.
+    """
     by_tenant: dict[str, list[ConflictInput]] = {}
     for item in candidates:
         by_tenant.setdefault(item.tenant, []).append(item)
@@ -173,12 +183,14 @@ def detect(candidates: Sequence[ConflictInput]) -> list[Detected]:
         # looked up among N-side ones and back; texts with neither never take part.
         keep = [k for k, t in enumerate(tokens) if len(t) >= MIN_SHARED_TOKENS and any(sides[k])]
         positives = SetIndex([tokens[k] for k in keep], MIN_JACCARD)
-        negatives = SetIndex([tokens[k] for k in keep], MIN_JACCARD)
+        negatives = positives.sibling()
+        fresh_positives, fresh_negatives = positives.sibling(), positives.sibling()
         for pos, k in enumerate(keep):
             is_p, is_n = sides[k]
-            others = set(negatives.matches(pos)) if is_p else set()
+            old = items[k].id in settled
+            others = set((fresh_negatives if old else negatives).matches(pos)) if is_p else set()
             if is_n:
-                others.update(positives.matches(pos))
+                others.update((fresh_positives if old else positives).matches(pos))
             for other_pos in sorted(others):
                 o = keep[other_pos]
                 if items[k].trace and items[o].trace:
@@ -189,7 +201,37 @@ def detect(candidates: Sequence[ConflictInput]) -> list[Detected]:
                     found.append(Detected(a, b, tenant, hit[0], hit[1]))
             if is_p:
                 positives.add(pos)
+                if not old:
+                    fresh_positives.add(pos)
             if is_n:
                 negatives.add(pos)
+                if not old:
+                    fresh_negatives.add(pos)
+        found += _confirm(items, tokens, windows, settled, known, tenant)
+    found = list({(d.a, d.b): d for d in found}.values())
     found.sort(key=lambda d: (d.a, d.b))
+    return found
+
+
+def _confirm(
+    items: Sequence[ConflictInput],
+    tokens: Sequence[frozenset[str]],
+    windows: Sequence[str],
+    settled: AbstractSet[str],
+    known: Iterable[tuple[str, str]],
+    tenant: str,
+) -> list[Detected]:
+    """Known pairs of two settled memories that still conflict (the walk skips such pairs)."""
+    where = {item.id: k for k, item in enumerate(items)}
+    found = []
+    for a, b in known:
+        i, j = where.get(a), where.get(b)
+        if i is None or j is None or a not in settled or b not in settled:
+            continue
+        if items[i].trace and items[j].trace:
+            continue
+        hit = pair_conflict(tokens[i], windows[i], tokens[j], windows[j])
+        if hit is not None:
+            x, y = sorted((a, b))
+            found.append(Detected(x, y, tenant, hit[0], hit[1]))
     return found

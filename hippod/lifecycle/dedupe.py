@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
+from hippod.clock import parse_iso
 from hippod.lifecycle.conflicts import STOPWORDS, conflict_between
 from hippod.lifecycle.decay import is_protected
 from hippod.lifecycle.simjoin import SetIndex
@@ -55,12 +57,16 @@ def _related(a: Memory, b: Memory) -> bool:
     return a.id in b.parents or b.id in a.parents
 
 
-def dedupe(rows: Sequence[Memory]) -> list[Duplicate]:
+def dedupe(rows: Sequence[Memory], settled_through: datetime | None = None) -> list[Duplicate]:
     """Near-duplicates (overlap > 0.7) to delete, keeping the stronger copy (sleep.md §6).
 
     Superseded rows take no part. A deleted row deletes nothing further (our reading of "j still
     present"). A pair the conflict rules flag, a protected j, or a merged memory and its own source
     all stay.
+
+    `settled_through` is when the previous sleep ran: two memories created before it were compared
+    then, and both are still here, so one of the rules above keeps both. Only pairs with a newer
+    memory on at least one side are looked at.
     """
     by_tenant: dict[str, list[Memory]] = {}
     for memory in rows:
@@ -70,12 +76,14 @@ def dedupe(rows: Sequence[Memory]) -> list[Duplicate]:
     for tenant in sorted(by_tenant):
         items = sorted(by_tenant[tenant], key=_order_key)
         index = SetIndex([frozenset(tokenize(m.content)) for m in items], DUPLICATE_ABOVE)
+        fresh = index.sibling()  # only the surviving items newer than the last sleep
+        settled = [settled_through is not None and parse_iso(m.created) <= settled_through for m in items]
         # Walking in order, an item goes when an earlier surviving item overlaps it above 0.7 (and
         # neither rule keeps both); the same result as "each i deletes every later present j".
         for k, b in enumerate(items):
             keepers = [
                 i
-                for i in index.matches(k, strict=True)
+                for i in (fresh if settled[k] else index).matches(k, strict=True)
                 if not is_protected(b)
                 and not _related(items[i], b)
                 and not conflict_between(items[i].content, b.content)
@@ -85,6 +93,8 @@ def dedupe(rows: Sequence[Memory]) -> list[Duplicate]:
                 found.append(Duplicate(b, a, dedupe_kind(a, b), index.overlap(keepers[0], k)))
             else:
                 index.add(k)
+                if not settled[k]:
+                    fresh.add(k)
     return found
 
 

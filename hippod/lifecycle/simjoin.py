@@ -56,6 +56,18 @@ class SetIndex:
             for token in tokens:
                 self.holders.setdefault(token, set()).add(index)
 
+    def sibling(self) -> SetIndex:
+        """An empty index over the same sets, sharing this one's precomputed prefixes and holders."""
+        twin = SetIndex.__new__(SetIndex)
+        twin.sets, twin.threshold, twin.prefixes, twin.holders = (
+            self.sets,
+            self.threshold,
+            self.prefixes,
+            self.holders,
+        )
+        twin.postings = {}
+        return twin
+
     def add(self, index: int) -> None:
         for token in self.prefixes[index]:
             self.postings.setdefault(token, []).append(index)

@@ -123,8 +123,8 @@ def _merges(
     merges: list[Merge] = []
     rejected = 0
     now = iso(settings.now)
-    settled = parse_iso(snapshot.last_sleep) if snapshot.last_sleep else None
-    for members in clusters([m for m in survivors if merge_candidate(m)], settled):
+    settled_through = parse_iso(snapshot.last_sleep) if snapshot.last_sleep else None
+    for members in clusters([m for m in survivors if merge_candidate(m)], settled_through):
         merge = build_merge(
             members,
             new_id=new_id(),
@@ -207,13 +207,15 @@ def plan(snapshot: Snapshot, settings: Settings, new_id: Callable[[], str]) -> P
     for memory in demoted.values():
         memory.strength = memory.strength_at(settings.now, settings.loss_aversion).strength
     rows = [demoted.get(m.id, m) for m in decay.survivors] + [merge.semantic for merge in merges]
-    duplicates = dedupe(rows)
+    settled_through = parse_iso(snapshot.last_sleep) if snapshot.last_sleep else None
+    duplicates = dedupe(rows, settled_through)
     deleted = {d.deleted.id for d in duplicates}
     rows = [m for m in rows if m.id not in deleted]
     junk_removed, junk_warnings = junk(rows)
     deleted = {j.memory.id for j in junk_removed}
     rows = [m for m in rows if m.id not in deleted]
-    detected = rules.detect(conflict_inputs(rows))
+    settled = {m.id for m in rows if parse_iso(m.created) <= settled_through} if settled_through else set()
+    detected = rules.detect(conflict_inputs(rows), settled, [(c.a, c.b) for c in snapshot.conflicts])
     changes = conflict_changes(detected, snapshot.conflicts, rows)
     for memory in rows:
         if memory.id in changes.conflicts_with:

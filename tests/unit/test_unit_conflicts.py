@@ -115,3 +115,15 @@ def test_persistence_rules(make_memory: Callable[..., Memory]) -> None:
     assert changes.auto_resolve == [4]
     assert (changes.open, changes.new) == (3, 2)
     assert changes.conflicts_with == {"m1": ["m2"], "m9": []}  # m2 already right; m9's peer is gone
+
+
+def test_detect_skips_settled_pairs_unless_known() -> None:
+    a = c.ConflictInput("m1", "default", "The feature flag is enabled for production users", False)
+    b = c.ConflictInput("m2", "default", "The feature flag is disabled for production users", False)
+    new = c.ConflictInput("m3", "default", "The feature flag is disabled for production users now", False)
+    # Both settled and not a stored conflict: the last sleep found nothing between them.
+    assert c.detect([a, b], {"m1", "m2"}) == []
+    # A stored conflict between settled memories is confirmed, so it stays open.
+    assert [(d.a, d.b) for d in c.detect([a, b], {"m1", "m2"}, [("m1", "m2")])] == [("m1", "m2")]
+    # A newer memory is compared with settled ones.
+    assert [(d.a, d.b) for d in c.detect([a, b, new], {"m1", "m2"})] == [("m1", "m3")]
