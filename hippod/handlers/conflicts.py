@@ -12,8 +12,9 @@ from hippod.handlers.sleep import conflict_files
 from hippod.lifecycle.digest import content_digest, normalize
 from hippod.request import RequestContext
 from hippod.store import conflicts as sql
-from hippod.store import memories
+from hippod.store import memories, rejections
 from hippod.store.conflicts import ConflictRecord
+from hippod.store.mirrors import dormant_file
 from hippod.store.records import Memory
 
 PREVIEW_CHARS = 120
@@ -106,7 +107,7 @@ async def resolve(ctx: RequestContext, body: m.Resolve) -> tuple[ResolveReply, s
     store.mirrors.deleted(deleted)
     store.mirrors.changed_ids([i for i in changed if i not in deleted])
     files = await conflict_files(store)
-    files.update({f"dormant/{i}.md": None for i in dormant})
+    files.update({dormant_file(i): None for i in dormant})
     store.mirrors.files(files)
     resolved = await sql.get(store.db.reader, ctx.tenant, conflict.id)
     item = _item(resolved or conflict, texts)
@@ -137,16 +138,15 @@ async def _settle_loser(
         await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=loser.id)
         return [loser.id], [], []
     digest = content_digest(loser.content)
-    deleted, archived, dormant = await sql.reject_digest(
-        conn,
-        tenant=ctx.tenant,
-        digest=digest,
-        reason=body.reason or f"lost conflict #{body.n}",
-        actor=ctx.actor,
-        now=now,
-        source_id=loser.id,
-        chars=len(normalize(loser.content)),
+    tombstone = rejections.Rejection(
+        digest,
+        body.reason or f"lost conflict #{body.n}",
+        ctx.actor,
+        now,
+        loser.id,
+        len(normalize(loser.content)),
     )
+    deleted, archived, dormant = await rejections.reject_copies(conn, ctx.tenant, tombstone)
     await memories.audit(
         conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="reject_value", target=loser.id,
         metadata={"digest": digest, "deleted": len(deleted) + len(dormant), "archived": len(archived)},

@@ -12,6 +12,7 @@ from hippod.request import RequestContext
 from hippod.store import dormant as dormant_store
 from hippod.store import memories
 from hippod.store.dormant import DormantMemory
+from hippod.store.mirrors import dormant_file
 
 
 def _matches(words: list[str], d: DormantMemory) -> bool:
@@ -68,6 +69,7 @@ async def restore(ctx: RequestContext, body: m.DormantRestore) -> tuple[DormantM
             metadata={"reason": found.reason},
         )
     store.written([memory])
+    store.mirrors.files({dormant_file(memory.id): None})
     return DormantMoveReply(id=memory.id, restored=True), f"Restored [{memory.id}] from dormant"
 
 
@@ -80,4 +82,5 @@ async def forget(ctx: RequestContext, body: m.DormantForget) -> tuple[DormantMov
         await memories.audit(
             conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="dormant_forget", target=body.id
         )
+    store.mirrors.files({dormant_file(body.id): None})
     return DormantMoveReply(id=body.id, forgotten=True), f"Forgot dormant [{body.id}] for good"

@@ -19,7 +19,8 @@ from hippod.handlers.memory import find_memory, fresh_memory, validate_content
 from hippod.lifecycle import invalidate as inv
 from hippod.lifecycle.digest import content_digest, normalize
 from hippod.request import RequestContext
-from hippod.store import dormant, memories, rejections
+from hippod.store import memories, rejections
+from hippod.store.mirrors import dormant_file
 from hippod.store.stores import Store
 
 LAYERS = ("episodic", "semantic", "trace")
@@ -100,23 +101,14 @@ async def reject_value(
 ) -> tuple[list[str], list[str], str]:
     """Tombstone a value in one transaction: delete its live and dormant copies, archive raw ones.
 
-    Returns (deleted ids, archived raw ids, digest). `resolve --reject-loser` uses this too.
+    Returns (deleted ids, archived raw ids, digest).
     """
     digest = content_digest(text)
     now = clock.iso(clock.now())
     tombstone = rejections.Rejection(digest, reason, ctx.actor, now, source, len(normalize(text)))
-    removed: list[str] = []
-    archived: list[str] = []
     async with store.db.transaction() as conn:
-        await rejections.add(conn, ctx.tenant, tombstone)
-        for copy in await memories.with_digest(conn, ctx.tenant, digest):
-            if copy.kind == "raw":
-                await memories.archive_raw(conn, copy, f"rejected: {reason}", now)
-                archived.append(copy.id)
-            elif copy.kind != "archived":
-                await memories.delete(conn, ctx.tenant, copy.id)
-                removed.append(copy.id)
-        removed += await dormant.delete_digest(conn, ctx.tenant, digest)
+        deleted, archived, dormant_ids = await rejections.reject_copies(conn, ctx.tenant, tombstone)
+        removed = deleted + dormant_ids
         await memories.audit(
             conn,
             ts=now,
@@ -126,7 +118,8 @@ async def reject_value(
             target=source,
             metadata={"digest": digest, "removed": len(removed), "archived": len(archived)},
         )
-    store.mirrors.deleted(removed)
+    store.mirrors.deleted(deleted)
+    store.mirrors.files({dormant_file(i): None for i in dormant_ids})
     store.mirrors.changed_ids(archived)
     return removed, archived, digest
 

@@ -26,7 +26,7 @@ from hippod.store import conflict_mirror
 from hippod.store import conflicts as conflict_sql
 from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME
-from hippod.store.mirrors import render
+from hippod.store.mirrors import dormant_file, render
 from hippod.store.stores import Store
 
 log = logging.getLogger("hippod.sleep")
@@ -290,9 +290,9 @@ async def _after_commit(store: Store, result: Plan) -> None:
     store.mirrors.changed_ids(changed - set(gone))
     files: dict[str, str | None] = {}
     for memory, _ in result.decay.dormant:
-        files[f"dormant/{memory.id}.md"] = render(memory)
+        files[dormant_file(memory.id)] = render(memory)
     for memory_id, _ in result.expired:
-        files[f"dormant/{memory_id}.md"] = None
+        files[dormant_file(memory_id)] = None
     files.update(await conflict_files(store))
     store.mirrors.files(files)
 

@@ -7,7 +7,6 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from hippod.store import memories
 from hippod.store.records import Memory
 
 _COLS = "id, tenant_id, memory_a_id, memory_b_id, reason, score, status, resolved_by, detected_at, updated_at"
@@ -98,41 +97,6 @@ async def halve_half_life(conn: aiosqlite.Connection, memory: Memory, now: str) 
             memory.id,
         ),
     )
-
-
-async def reject_digest(
-    conn: aiosqlite.Connection,
-    *,
-    tenant: str,
-    digest: str,
-    reason: str,
-    actor: str,
-    now: str,
-    source_id: str,
-    chars: int,
-) -> tuple[list[str], list[str], list[str]]:
-    """Tombstone a digest and remove its copies: (deleted live ids, archived raw ids, deleted dormant ids)."""
-    await conn.execute(
-        "INSERT OR IGNORE INTO rejected_values (tenant_id, digest, reason, rejected_by, rejected_at, "
-        "source_memory_id, normalized_chars) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (tenant, digest, reason, actor, now, source_id, chars),
-    )
-    rows = await conn.execute_fetchall(
-        "SELECT id, kind FROM memories WHERE tenant_id = ? AND content_digest = ?", (tenant, digest)
-    )
-    deleted = [str(i) for i, kind in rows if kind != "raw"]
-    archived = [str(i) for i, kind in rows if kind == "raw"]
-    for memory_id in archived:
-        raw = await memories.get(conn, tenant, memory_id)
-        if raw is not None:
-            await memories.archive_raw(conn, raw, "reject_value", now)
-    await conn.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in deleted])
-    dormant = await conn.execute_fetchall(
-        "SELECT id FROM dormant_memories WHERE tenant_id = ? AND content_digest = ?", (tenant, digest)
-    )
-    dormant_ids = [str(r[0]) for r in dormant]
-    await conn.executemany("DELETE FROM dormant_memories WHERE id = ?", [(i,) for i in dormant_ids])
-    return deleted, archived, dormant_ids
 
 
 async def contents(conn: aiosqlite.Connection, ids: list[str]) -> dict[str, str]:

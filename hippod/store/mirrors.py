@@ -19,6 +19,13 @@ from hippod.store.records import Memory
 log = logging.getLogger("hippod.mirrors")
 
 LAYER_DIRS = ("episodic", "semantic", "trace")
+
+
+def dormant_file(memory_id: str) -> str:
+    """Where a dormant memory's mirror lives, relative to the store root."""
+    return f"dormant/{memory_id}.md"
+
+
 COALESCE_SECONDS = 1.0
 
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import aiosqlite
 
+from hippod.store import dormant, memories
+
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
@@ -51,3 +53,24 @@ async def remove(conn: aiosqlite.Connection, tenant: str, digest: str) -> bool:
         "DELETE FROM rejected_values WHERE tenant_id = ? AND digest = ?", (tenant, digest)
     )
     return cursor.rowcount == 1
+
+
+async def reject_copies(
+    conn: aiosqlite.Connection, tenant: str, tombstone: Rejection
+) -> tuple[list[str], list[str], list[str]]:
+    """Tombstone a value inside the caller's transaction and remove its copies.
+
+    Returns (deleted live ids, archived raw ids, deleted dormant ids). Raw receipts are archived,
+    never deleted; already archived rows are left as they are.
+    """
+    await add(conn, tenant, tombstone)
+    deleted: list[str] = []
+    archived: list[str] = []
+    for copy in await memories.with_digest(conn, tenant, tombstone.digest):
+        if copy.kind == "raw":
+            await memories.archive_raw(conn, copy, f"rejected: {tombstone.reason}", tombstone.rejected_at)
+            archived.append(copy.id)
+        elif copy.kind != "archived":
+            await memories.delete(conn, tenant, copy.id)
+            deleted.append(copy.id)
+    return deleted, archived, await dormant.delete_digest(conn, tenant, tombstone.digest)

@@ -6,6 +6,7 @@ import hashlib
 import itertools
 import sqlite3
 import unicodedata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -186,6 +187,37 @@ def test_audit_list_and_prune_never_hold_memory_text(hippo: Hippo) -> None:
     assert [e["op"] for e in hippo.json("audit", "list")["entries"]] == ["audit_prune"]
     assert hippo.ctl("audit", "prune").returncode == 2
     assert hippo.ctl("audit", "list", "--since", "yesterday").returncode == 2
+
+
+def test_dormant_find_restore_and_forget(hippo: Hippo) -> None:
+    hippo.start(fake_now="2026-01-01T00:00:00Z")
+    kept = _remember(hippo, "The office printer queue jams on duplex jobs")
+    gone = _remember(hippo, "The old fax line forwards to reception")
+    hippo.stop()
+    # Five years later, unused: strength 0.5^5 < 0.05, so sleep moves both to the dormant store.
+    hippo.start(fake_now="2031-01-02T00:00:00Z")
+    assert hippo.json("sleep")["dormant_moved"] == 2
+    assert _recalled(hippo, "printer queue") == []
+    assert {r["id"] for r in hippo.json("dormant")["results"]} == {kept, gone}
+    assert [r["id"] for r in hippo.json("dormant", "printer", "duplex")["results"]] == [kept]
+    assert hippo.json("dormant", "printer", "fax")["results"] == []
+    mirror = Path(hippo.home, "dormant", f"{kept}.md")
+    assert hippo.wait_for(mirror.exists, 10)
+
+    assert hippo.ok("dormant", "restore", kept).stdout.strip() == f"Restored [{kept}] from dormant"
+    assert _recalled(hippo, "printer queue") == [kept]
+    memory = _memory(hippo, kept)
+    assert memory["last_retrieved"].startswith("2031-01-02")
+    # Restored counts as a retrieval (+1, +2 days), and the recall above as one more.
+    assert (memory["retrieval_count"], memory["half_life_days"]) == (2, 369)
+    assert hippo.wait_for(lambda: not mirror.exists(), 10)
+    assert hippo.json("sleep")["dormant_moved"] == 0  # a fresh recall clock
+
+    assert hippo.ok("dormant", "forget", gone).stdout.strip() == f"Forgot dormant [{gone}] for good"
+    assert hippo.json("dormant")["results"] == []
+    assert hippo.ctl("dormant", "restore", gone).returncode == 1
+    ops = [e["op"] for e in hippo.json("audit", "list")["entries"]]
+    assert {"dormant_move", "dormant_restore", "dormant_forget"} <= set(ops)
 
 
 def test_dormant_listing_and_errors(hippo: Hippo) -> None:
