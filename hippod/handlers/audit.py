@@ -7,7 +7,7 @@ from datetime import timedelta
 import msgspec
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies import AuditItem, AuditPruneReply, AuditReply
+from hippoctl.protocol.replies_lifecycle import AuditItem, AuditPruneReply, AuditReply
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.request import RequestContext

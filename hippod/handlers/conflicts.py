@@ -5,7 +5,7 @@ from __future__ import annotations
 import aiosqlite
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies import ConflictItem, ConflictSide, ConflictsReply, ResolveReply
+from hippoctl.protocol.replies_lifecycle import ConflictItem, ConflictSide, ConflictsReply, ResolveReply
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.handlers.sleep import conflict_files

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies import DecideReply, DecisionItem, DecisionsReply
+from hippoctl.protocol.replies_lifecycle import DecideReply, DecisionItem, DecisionsReply
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory, validate_content

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies import DormantItem, DormantMoveReply, DormantReply
+from hippoctl.protocol.replies_lifecycle import DormantItem, DormantMoveReply, DormantReply
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.lifecycle import strength as st

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies import (
+from hippoctl.protocol.replies_lifecycle import (
     InvalidateReply,
     RejectionItem,
     RejectionsReply,

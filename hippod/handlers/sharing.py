@@ -6,7 +6,7 @@ import secrets
 from collections.abc import Sequence
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies import Peer, PeersReply, SharedItem, ShareReply, SyncReply
+from hippoctl.protocol.replies_lifecycle import Peer, PeersReply, SharedItem, ShareReply, SyncReply
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.lifecycle import share as rules

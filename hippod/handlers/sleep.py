@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies import ConflictCounts, DedupeCounts, SleepReply
+from hippoctl.protocol.replies_lifecycle import ConflictCounts, DedupeCounts, SleepReply
 from hippod import clock
 from hippod.handlers import sleep_report
 from hippod.handlers.sharing import auto_share

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hippoctl.protocol.replies import SleepReply
+from hippoctl.protocol.replies_lifecycle import SleepReply
 
 DETAIL_LINES = 50
 DRY_RUN_HEADER = "Dry run — nothing was written."
