@@ -2,8 +2,9 @@
 
 A measuring tool, not a test: it prints a table and asserts nothing about time. The memories are the
 perf bench's Zipf corpus (corpus.py), remembered by 4 concurrent clients into the global store of a
-fresh sandbox; then one sleep runs (the first, with every phase's work to do) and a second one
-(steady state). Phase 12 (auto-share) does not run for the global store.
+fresh sandbox; then one sleep runs (the first, with every phase's work to do), a second one right
+after (nothing new), and a third after DAILY_NEW more memories (what the daily run meets). Phase 12
+(auto-share) does not run for the global store.
 
 Usage: python bench/sleep_perf.py [--sizes 100000] [--keep] [--tmpdir DIR]
 """
@@ -45,6 +46,9 @@ def _sleep(sock: str, home: str, cwd: str) -> tuple[float, dict[str, Any]]:
     return elapsed, data
 
 
+DAILY_NEW = 500
+
+
 def run_size(size: int, parent: str, keep: bool) -> list[str]:
     sb = make_sandbox(size, parent)
     log(f"size {size}: sandbox {sb.base}")
@@ -56,7 +60,11 @@ def run_size(size: int, parent: str, keep: bool) -> list[str]:
         rate = remember_concurrent(sb, items, CONCURRENT_CLIENTS)
         fill = time.perf_counter() - fill_start
         log(f"size {size}: filled in {fill:.1f} s ({rate:.0f}/s)")
-        for label in ("first", "second"):
+        extra = make_memories(make_corpus(), DAILY_NEW, TEXT_SEED + size + 1)
+        for label in ("first", "second", "daily"):
+            if label == "daily":
+                # A day's worth of new memories, then the sleep the daily run would do.
+                remember_concurrent(sb, extra, CONCURRENT_CLIENTS)
             elapsed, data = _sleep(sb.sock, sb.home, sb.base)
             rss = proc_status_kb(proc.pid, "VmHWM") / 1024
             dedupe = sum(data["deduped"].values())
