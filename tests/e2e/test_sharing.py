@@ -92,3 +92,25 @@ def test_sync_into_a_project(hippo: Hippo) -> None:
         ("Webapp uses port 8443 for TLS", "sync:global"),
     ]
     assert query(db, "SELECT count(*) FROM audit_log WHERE op = 'sync'") == [(2,)]
+
+
+def test_a_rejected_value_comes_back_through_neither_sync_nor_merge(hippo: Hippo) -> None:
+    hippo.start()
+    hippo.ok("remember", "--global", "Prefer rg over grep for searching code")
+    folder, _ = project(hippo, "api")
+    hippo.ok(
+        "reject", "--value", "Prefer rg over grep for searching code", "--reason", "we use ag", cwd=folder
+    )
+    synced = hippo.json("sync", cwd=folder)
+    assert (synced["copied"], synced["rejected"]) == ([], 1)
+
+    # The text a merge of these two would make is rejected beforehand: no semantic memory appears.
+    first = "Flaky test in the payments suite: retry the fixture setup"
+    second = "Payments suite flaky again; the fixture setup needs a retry with a longer timeout"
+    merged = f"[Consolidated from 2 related memories]\n\n{second}"
+    hippo.ok("reject", "--value", merged, "--reason", "not a pattern", cwd=folder)
+    for text in (first, second):
+        hippo.ok("remember", text, cwd=folder)
+    data = hippo.json("sleep", "--no-share", cwd=folder)
+    assert (data["semantic_created"], data["merged"], data["rejected"]) == (0, 0, 1)
+    assert hippo.json("recall", "payments fixture", cwd=folder)["results"][0]["layer"] == "episodic"
