@@ -7,7 +7,8 @@ Usage errors are raised here, before the daemon is contacted (exit 2). The lifec
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from hippoctl import args_lifecycle
 from hippoctl.argcheck import UsageError, check, read_text, utf8
@@ -34,16 +35,59 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", default=s, help="print the reply data as JSON")
 
 
-def build_parser() -> Parser:
+# Options before the verb that take a value (so the value is not mistaken for the verb).
+_VALUED = frozenset({"-C", "--timeout"})
+
+
+class _Unused:
+    """Stands in for the parser of a verb that was not given: every call is a no-op."""
+
+    def add_argument(self, *args: object, **kwargs: object) -> None:
+        return None
+
+    def add_mutually_exclusive_group(self, **kwargs: object) -> _Unused:
+        return self
+
+
+def verb_of(argv: Sequence[str]) -> str | None:
+    """The verb argv names (the first word that is not an option or an option's value), if any."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _VALUED:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> Parser:
+    """The hippoctl parser; given argv, only the named verb gets its sub-parser.
+
+    Building all of them costs a few milliseconds on every call, and hooks call hippoctl on every
+    prompt. With no verb (or an unknown one) every verb is built, for --help and the error message.
+    """
     parser = Parser(prog="hippoctl", description="Agent memory that learns what is wrong.")
     _common(parser)
     verbs = parser.add_subparsers(dest="verb", metavar="<verb>", parser_class=Parser)
+    only = verb_of(argv) if argv is not None else None
+    if only is not None and only not in VERB_NAMES:
+        only = None
 
-    def verb(name: str, help_text: str) -> argparse.ArgumentParser:
+    def verb(name: str, help_text: str) -> Any:
+        if only is not None and name != only:
+            return _Unused()
         sub = verbs.add_parser(name, help=help_text, description=help_text)
         _common(sub)
         return sub
 
+    _foundation_verbs(verb)
+    return parser
+
+
+def _foundation_verbs(verb: Callable[[str, str], Any]) -> None:
+    """Register every verb: the foundation's here, the lifecycle's in args_lifecycle."""
     verb("init", "create a store: .hippo/ here, or the global store with --global")
 
     p = verb("remember", "store one memory ('-' reads the text from stdin)")
@@ -93,7 +137,20 @@ def build_parser() -> Parser:
 
     p = verb("daemon", "control and inspect the daemon")
     p.add_argument("action", choices=["start", "stop", "restart", "status"])
-    return parser
+
+
+def _all_verbs() -> frozenset[str]:
+    names: list[str] = []
+
+    def record(name: str, help_text: str) -> Any:
+        names.append(name)
+        return _Unused()
+
+    _foundation_verbs(record)
+    return frozenset(names)
+
+
+VERB_NAMES = _all_verbs()
 
 
 def build_body(args: argparse.Namespace) -> m.Body:

@@ -103,7 +103,7 @@ def _print_progress_json(progress: m.Progress) -> None:
 
 
 def run(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     opts: dict[str, Any] = {
         "global_store": False,
         "directory": None,

@@ -1,0 +1,52 @@
+"""hippoctl's argument parsing: only the named verb's parser is built, with the same result."""
+
+from __future__ import annotations
+
+import pytest
+
+from hippoctl import args
+from hippoctl.argcheck import UsageError
+
+
+@pytest.mark.parametrize(
+    ("argv", "verb"),
+    [
+        (["recall", "x"], "recall"),
+        (["--json", "-C", "/tmp", "--timeout", "3", "sleep", "--dry-run"], "sleep"),
+        (["-C", "recall", "status"], "status"),  # "recall" is -C's value here
+        (["--json"], None),
+        ([], None),
+    ],
+)
+def test_verb_of(argv: list[str], verb: str | None) -> None:
+    assert args.verb_of(argv) == verb
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["recall", "deploy cache", "--limit", "3", "--why"],
+        ["--json", "-C", "/tmp", "decide", "list", "--status", "active"],
+        ["remember", "a lesson", "--tag", "x", "--error", "--observed"],
+        ["share", "--auto", "--min-score", "0.5", "--dry-run"],
+        ["daemon", "status"],
+    ],
+)
+def test_one_verb_parser_parses_like_the_full_one(argv: list[str]) -> None:
+    assert vars(args.build_parser(argv).parse_args(argv)) == vars(args.build_parser().parse_args(argv))
+
+
+def test_every_verb_is_known_and_unknown_ones_are_usage_errors() -> None:
+    assert {
+        "recall",
+        "remember",
+        "sleep",
+        "decide",
+        "daily-runner",
+        "workspaces",
+        "daemon",
+    } <= args.VERB_NAMES
+    with pytest.raises(UsageError, match="invalid choice: 'nosuch'"):
+        args.build_parser(["nosuch"]).parse_args(["nosuch"])
+    with pytest.raises(UsageError):
+        args.build_parser(["recall"]).parse_args(["recall", "--bogus", "x"])
