@@ -89,17 +89,25 @@ def neighbour_lift(
     present: Sequence[AbstractSet[str]],
     rowids: Sequence[int],
     sessions: Sequence[str | None],
-    created: Sequence[float],
+    created: Sequence[str],
 ) -> list[float]:
     """Per candidate, the BM25 a neighbour earns on query terms the candidate itself lacks (the best one).
 
     A neighbour is a candidate whose row number is one less or one more (the memory stored just
     before or just after it in the store), that came from the same session (both None counts as
-    the same) and was created within CONTEXT_WINDOW_SECONDS of it (`created` in epoch seconds).
+    the same) and was created within CONTEXT_WINDOW_SECONDS of it (`created`: ISO timestamps, parsed
+    only for candidates that have a neighbour, as most have none).
     `shares` are the per-term BM25 shares of each candidate, `present` its terms. Only what the
     neighbour adds counts: notes that all repeat the same words lift each other by nothing.
     """
     by_row = {row: i for i, row in enumerate(rowids)}
+    stamps: dict[int, float] = {}
+
+    def stamp(i: int) -> float:
+        if i not in stamps:
+            stamps[i] = parse_iso(created[i]).timestamp()
+        return stamps[i]
+
     best: list[float] = []
     for i, row in enumerate(rowids):
         found = 0.0
@@ -108,7 +116,7 @@ def neighbour_lift(
             if (
                 j is not None
                 and sessions[j] == sessions[i]
-                and abs(created[j] - created[i]) <= CONTEXT_WINDOW_SECONDS
+                and abs(stamp(j) - stamp(i)) <= CONTEXT_WINDOW_SECONDS
             ):
                 found = max(found, sum(v for t, v in shares[j].items() if t not in present[i]))
         best.append(found)
@@ -189,7 +197,7 @@ def score_candidates(
     else:
         term_sets = [set(tokens) for tokens in doc_tokens]
         sessions = [c.source_session_id for c in candidates]
-        near = neighbour_lift(shares, term_sets, rowids, sessions, _stamps(candidates))
+        near = neighbour_lift(shares, term_sets, rowids, sessions, [c.created for c in candidates])
     lifted = [
         bm25 * context_multiplier(bm25, n) if bm25 > 0 else 0.0 for bm25, n in zip(raw, near, strict=True)
     ]

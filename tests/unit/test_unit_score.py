@@ -254,7 +254,7 @@ def test_neighbour_lift_takes_the_best_adjacent_row_of_the_same_session() -> Non
     present = [{"a"}, {"b"}, {"c"}, {"a"}, {"b"}]
     rowids = [10, 11, 12, 20, 21]
     sessions = [None, None, None, "s1", "s2"]
-    created = [0.0] * 5
+    created = [_ago(0)] * 5
     # 11 sees 10 and 12; 10 and 12 see 11; 20 and 21 are adjacent but from different sessions.
     assert sc.neighbour_lift(shares, present, rowids, sessions, created) == [1.0, 4.0, 1.0, 0.0, 0.0]
     assert sc.neighbour_lift([], [], [], [], []) == []
@@ -265,12 +265,13 @@ def test_neighbour_lift_counts_only_terms_the_memory_lacks() -> None:
     # a query word the memory lacks lifts it by that word's share only.
     shares = [{"db": 2.0, "billing": 1.0}, {"db": 2.0, "billing": 1.5}, {"billing": 0.5}]
     present = [{"db", "billing", "x"}, {"db", "billing", "y"}, {"billing", "z"}]
-    assert sc.neighbour_lift(shares, present, [1, 2, 3], [None] * 3, [0.0] * 3) == [0.0, 0.0, 2.0]
+    assert sc.neighbour_lift(shares, present, [1, 2, 3], [None] * 3, [_ago(0)] * 3) == [0.0, 0.0, 2.0]
 
 
 def test_neighbours_count_only_within_the_time_window() -> None:
     window = sc.CONTEXT_WINDOW_SECONDS
-    created = [0.0, window, 2 * window + 1]
+    start = NOW - timedelta(days=1)
+    created = [clock.iso(start + timedelta(seconds=x)) for x in (0, window, 2 * window + 1)]
     shares = [{"a": 1.0}, {"b": 2.0}, {"c": 3.0}]
     present = [{"a"}, {"b"}, {"c"}]
     # 0 and 1 are exactly one window apart (counted); 1 and 2 are one second more (not counted).
