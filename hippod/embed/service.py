@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import logging
 import os
 from collections.abc import Sequence
@@ -103,6 +104,18 @@ class EmbedService:
     def reason(self, model: str) -> str | None:
         """Why `model` could not be loaded, once a load has been tried and failed."""
         return self.unavailable.get(model)
+
+    def missing(self, s: Settings) -> bool:
+        """True when the store's embedder cannot be had: off, or known not to load, or no extra.
+
+        Checked before recall looks for vectors, so an install without the extra pays nothing.
+        """
+        if s.mode == "off" or s.model in self.unavailable:
+            return True
+        if s.model not in self._loaded and importlib.util.find_spec("wordllama") is None:
+            self.unavailable[s.model] = f"the embeddings extra is not installed; {EXTRA_HINT}"
+            return True
+        return False
 
     async def get(self, s: Settings) -> Embedder | None:
         """The store's embedder, or None when embeddings are off or the extra or model is missing."""

@@ -89,7 +89,7 @@ async def _candidates_like(
 
 async def _embeddings_active(store: Store, settings: Settings) -> bool:
     """Embeddings are on, the model loads, and this store holds vectors of it."""
-    if settings.mode == "off" or not await embeddings.has_any(store.db.reader, settings.model):
+    if store.embedder.missing(settings) or not await embeddings.has_any(store.db.reader, settings.model):
         return False
     return await store.embedder.get(settings) is not None
 
@@ -101,17 +101,19 @@ async def _cosines(
 
     The query is embedded only when some candidate has a current vector (recall.md §10.4).
     """
-    if settings.mode == "off" or not candidates:
+    if not candidates:
         return None
-    stored = await embeddings.vectors(store.db.reader, settings.model, [c.id for c in candidates])
-    blobs = {
-        c.id: stored[c.id][0]
-        for c in candidates
-        if c.id in stored and stored[c.id][1] == text_digest(embedding_text(c.content, c.tags))
-    }
-    if not blobs:
-        return None
-    embedder = await store.embedder.get(settings)
+    embedder, blobs = None, {}
+    if not store.embedder.missing(settings):
+        stored = await embeddings.vectors(store.db.reader, settings.model, [c.id for c in candidates])
+        blobs = {
+            c.id: stored[c.id][0]
+            for c in candidates
+            if c.id in stored and stored[c.id][1] == text_digest(embedding_text(c.content, c.tags))
+        }
+        if not blobs:
+            return None
+        embedder = await store.embedder.get(settings)
     if embedder is None:
         if settings.mode == "required":
             reason = store.embedder.reason(settings.model)

@@ -166,3 +166,17 @@ def test_wordllama_chunks_long_texts_close_to_whole_text_pooling(embedder: Any) 
     [whole] = embedder.embed([long_text])
     [short] = embedder.embed([sentence])
     assert float(vectors.from_blob(whole) @ vectors.from_blob(short)) > 0.99
+
+
+def test_missing_knows_an_install_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from hippod.embed.service import EmbedService
+
+    service = EmbedService()
+    assert service.missing(settings({"embeddings": {"enabled": False}}))
+    assert not service.missing(settings({}))  # the extra is installed here
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    fresh = EmbedService()
+    assert fresh.missing(settings({}))
+    assert "the embeddings extra is not installed" in (fresh.reason(DEFAULT_MODEL) or "")
