@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hippod.store.stores import StoreRegistry
 
@@ -28,6 +28,9 @@ class DaemonState:
     connections: int = 0
     pid: int = field(default_factory=os.getpid)
     shutdown: asyncio.Event = field(default_factory=asyncio.Event)
+    # Sleeps under way, joined by key, and one lock per store root so two never overlap (sleep.md §1).
+    sleep_runs: dict[tuple[str, bool], Any] = field(default_factory=dict)
+    sleep_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     # The daily run and its schedule (sleep.md §10); set up by app.serve.
     daily: DailyRunner | None = None
     schedule: Schedule | None = None

@@ -90,6 +90,10 @@ async def resolve(ctx: RequestContext, body: m.Resolve) -> tuple[ResolveReply, s
     deleted: list[str] = []
     dormant: list[str] = []
     async with store.db.transaction() as conn:
+        # Checked again under the write lock: two resolves of one conflict must not both act.
+        current = await sql.get(conn, ctx.tenant, conflict.id)
+        if current is None or current.status != "open":
+            raise HippoError("already_resolved", f"conflict #{conflict.id} is already resolved")
         winner = await memories.get(conn, ctx.tenant, body.keep)
         loser = await memories.get(conn, ctx.tenant, loser_id)
         await sql.mark_user_resolved(conn, conflict.id, now)

@@ -10,9 +10,13 @@ from hippoctl.protocol.replies import DailyRunResult, ScheduleStatus
 from hippod import clock
 
 
+def _moment(stamp: str) -> datetime:
+    return clock.parse_iso(stamp).astimezone(tzlocal.get_localzone())
+
+
 def _local(stamp: str, *, with_date: bool = True) -> str:
     """A stored UTC instant as local wall time; seconds only when they are not zero."""
-    moment: datetime = clock.parse_iso(stamp).astimezone(tzlocal.get_localzone())
+    moment = _moment(stamp)
     text = moment.strftime("%Y-%m-%d %H:%M" if with_date else "%H:%M")
     return text + moment.strftime(":%S") if moment.second else text
 
@@ -21,7 +25,7 @@ def _last_run(last: DailyRunResult) -> str:
     start = _local(last.started_at)
     if last.finished_at is None:
         return f"{start} (did not finish)"
-    same_day = last.finished_at[:10] == last.started_at[:10]
+    same_day = _moment(last.finished_at).date() == _moment(last.started_at).date()
     verdict = "ok" if last.ok else "failed"
     return (
         f"{start} → {_local(last.finished_at, with_date=not same_day)} {verdict} "

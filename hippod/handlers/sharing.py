@@ -64,10 +64,9 @@ async def auto_share(
     keys: dict[str, dict[str, str]] = {}
     rejected: dict[str, set[str]] = {}
     for memory in rows:
-        if not rules.auto_share_eligible(memory):
-            continue
+        # The score is cheap and rules out most rows; eligibility runs the secret detector.
         score = rules.transfer_score(memory)
-        if score < min_score:
+        if score < min_score or not rules.auto_share_eligible(memory):
             continue
         tenant = memory.tenant_id
         if tenant not in keys:

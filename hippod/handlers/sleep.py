@@ -45,9 +45,10 @@ class SleepOptions:
     progress: bool = False
 
     @property
-    def join_key(self) -> tuple[bool, bool, bool, bool]:
-        """Requests with the same key join one run; progress display does not change the result."""
-        return (self.dry_run, self.no_learn, self.no_share, self.git)
+    def join_key(self) -> bool:
+        """Any request for a store joins the sleep queued or running for it (sleep.md §1), but a dry
+        run and a real one never join each other."""
+        return self.dry_run
 
 
 @dataclass
@@ -55,11 +56,6 @@ class _Run:
     task: asyncio.Task[SleepReply]
     waiters: int = 0
     committed: bool = False
-
-
-# One run per (store, options) at a time, and one running sleep per store (sleep.md §1).
-_runs: dict[tuple[str, tuple[bool, bool, bool, bool]], _Run] = {}
-_store_locks: dict[str, asyncio.Lock] = {}
 
 
 async def sleep_store(
@@ -71,15 +67,16 @@ async def sleep_store(
     and gets the same reply. A waiter that is cancelled before the run commits cancels it only
     when nobody else waits for it.
     """
+    runs: dict[tuple[str, bool], _Run] = state.sleep_runs
     key = (store.root, options.join_key)
-    run = _runs.get(key)
+    run = runs.get(key)
     if run is None:
         holder: list[_Run] = []
         task = asyncio.get_running_loop().create_task(_locked_run(state, store, options, say, holder))
         run = _Run(task)
         holder.append(run)
-        _runs[key] = run
-        task.add_done_callback(lambda _t: _runs.pop(key, None) if _runs.get(key) is run else None)
+        runs[key] = run
+        task.add_done_callback(lambda _t: runs.pop(key, None) if runs.get(key) is run else None)
     run.waiters += 1
     try:
         return await asyncio.shield(run.task)
@@ -94,7 +91,7 @@ async def sleep_store(
 async def _locked_run(
     state: DaemonState, store: Store, options: SleepOptions, say: Say | None, holder: list[_Run]
 ) -> SleepReply:
-    lock = _store_locks.setdefault(store.root, asyncio.Lock())
+    lock = state.sleep_locks.setdefault(store.root, asyncio.Lock())
     async with lock:
         return await _sleep(state, store, options, say if options.progress else None, holder[0])
 
@@ -159,7 +156,7 @@ async def _plan(conn: Any, settings: Settings) -> tuple[Plan, dict[str, str], di
 
 NOT_BUILT = (
     "phases 1, 5, 7 and 13 (learning from git and agent notes, trace promotion, fact extraction, "
-    "the compaction spool) are not built yet: skipped"
+    "the compaction spool) and phase 14's ledger and failure pruning are not built yet: skipped"
 )
 
 
@@ -253,6 +250,9 @@ async def _sleep(
     written = time.monotonic()
     await _after_commit(store, result)
     reply.shared = await _share_phase(state, store, options, result, dry_run=False)
+    if reply.shared:
+        async with store.db.transaction() as conn:
+            await sleep_sql.set_shared(conn, reply.shared)
     log.info(
         "sleep of %s: %d live memories; plan %.2fs, write %.2fs, share %.2fs",
         store.root,

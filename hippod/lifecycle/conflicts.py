@@ -167,9 +167,9 @@ def detect(
 ) -> list[Detected]:
     """Every conflicting pair within one tenant, ordered by (a, b).
 
-    `settled` are ids the previous sleep already compared with each other: a pair of two of them is
-    looked at again only when it is `known` (a stored conflict, which must be confirmed or else
-    auto-resolved), so a daily sleep costs what arrived since the last one.
+    `settled` are ids not changed since the previous sleep, which compared them with each other: a
+    pair of two of them is looked at again only when it is `known` (a stored conflict, which must be
+    confirmed or else auto-resolved), so a daily sleep costs what changed since the last one.
     """
     by_tenant: dict[str, list[ConflictInput]] = {}
     for item in candidates:

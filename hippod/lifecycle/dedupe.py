@@ -64,9 +64,9 @@ def dedupe(rows: Sequence[Memory], settled_through: datetime | None = None) -> l
     present"). A pair the conflict rules flag, a protected j, or a merged memory and its own source
     all stay.
 
-    `settled_through` is when the previous sleep ran: two memories created before it were compared
-    then, and both are still here, so one of the rules above keeps both. Only pairs with a newer
-    memory on at least one side are looked at.
+    `settled_through` is when the previous sleep ran: two memories not changed since then (by
+    `updated_at`) were compared by that sleep and both are still here, so one of the rules above
+    keeps both. Only pairs with a changed or new memory on at least one side are looked at.
     """
     by_tenant: dict[str, list[Memory]] = {}
     for memory in rows:
@@ -77,7 +77,7 @@ def dedupe(rows: Sequence[Memory], settled_through: datetime | None = None) -> l
         items = sorted(by_tenant[tenant], key=_order_key)
         index = SetIndex([frozenset(tokenize(m.content)) for m in items], DUPLICATE_ABOVE)
         fresh = index.sibling()  # only the surviving items newer than the last sleep
-        settled = [settled_through is not None and parse_iso(m.created) <= settled_through for m in items]
+        settled = [settled_through is not None and parse_iso(m.updated_at) < settled_through for m in items]
         # Walking in order, an item goes when an earlier surviving item overlaps it above 0.7 (and
         # neither rule keeps both); the same result as "each i deletes every later present j".
         for k, b in enumerate(items):

@@ -38,10 +38,11 @@ def merge_candidate(memory: Memory) -> bool:
 def clusters(candidates: Sequence[Memory], settled_through: datetime | None = None) -> list[list[Memory]]:
     """Seed-based clusters of >= 2 members, per tenant, in created-then-id order (sleep.md §5.2).
 
-    `settled_through` is when the previous sleep ran. A candidate created before it was compared
-    with every earlier candidate then, and is still unmerged, so it matched none of them: it is
-    indexed as a seed without asking again. Only newer memories are looked up, which keeps a
-    daily sleep of a large store proportional to what arrived since the last one.
+    `settled_through` is when the previous sleep ran. A candidate not changed since then (its
+    `updated_at`: a new memory, a recall, a mark or a restore all move it) was compared with every
+    earlier candidate by that sleep and is still unmerged, so it matched none of them: it is
+    indexed as a seed without asking again. Only the others are looked up, which keeps a daily
+    sleep of a large store proportional to what changed since the last one.
     """
     by_tenant: dict[str, list[Memory]] = {}
     for memory in candidates:
@@ -55,7 +56,7 @@ def clusters(candidates: Sequence[Memory], settled_through: datetime | None = No
         # with each pair looked at once and only seeds in the index.
         members_of: dict[int, list[int]] = {}
         for k in range(len(items)):
-            if settled_through is not None and parse_iso(items[k].created) <= settled_through:
+            if settled_through is not None and parse_iso(items[k].updated_at) < settled_through:
                 members_of[k] = [k]
                 index.add(k)
                 continue

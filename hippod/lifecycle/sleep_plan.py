@@ -214,7 +214,7 @@ def plan(snapshot: Snapshot, settings: Settings, new_id: Callable[[], str]) -> P
     junk_removed, junk_warnings = junk(rows)
     deleted = {j.memory.id for j in junk_removed}
     rows = [m for m in rows if m.id not in deleted]
-    settled = {m.id for m in rows if parse_iso(m.created) <= settled_through} if settled_through else set()
+    settled = {m.id for m in rows if parse_iso(m.updated_at) < settled_through} if settled_through else set()
     detected = rules.detect(conflict_inputs(rows), settled, [(c.a, c.b) for c in snapshot.conflicts])
     changes = conflict_changes(detected, snapshot.conflicts, rows)
     for memory in rows:

@@ -22,6 +22,15 @@ class DormantMemory:
     reason: str
 
 
+async def copy_in(conn: aiosqlite.Connection, ids: Sequence[str], reason: str, now: str) -> None:
+    """Copy live memories into the dormant store; the caller deletes them from memories."""
+    await conn.executemany(
+        f"INSERT OR REPLACE INTO dormant_memories ({_MOVED}, dormant_at, dormant_reason) "
+        f"SELECT {_MOVED}, ?, ? FROM memories WHERE id = ?",
+        [(now, reason, memory_id) for memory_id in ids],
+    )
+
+
 async def move_in(conn: aiosqlite.Connection, ids: Sequence[str], reason: str, now: str) -> int:
     """Move live memories to the dormant store (out of the FTS index with them); returns how many moved."""
     moved = 0

@@ -10,7 +10,8 @@ import msgspec
 
 from hippod.lifecycle.conflicts import Detected
 from hippod.lifecycle.sleep_plan import ConflictRow, Plan, Snapshot
-from hippod.store import memories
+from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
+from hippod.store import dormant, memories
 from hippod.store.records import COLUMNS, Memory
 
 KEEP_RUNS = 50
@@ -21,7 +22,7 @@ _encode = msgspec.json.encode
 async def read_snapshot(conn: aiosqlite.Connection) -> Snapshot:
     """Every memory, dormant row, sleep time, tombstone and conflict of the store."""
     rows = await conn.execute_fetchall(f"SELECT {_SELECT} FROM memories ORDER BY rowid")
-    dormant = await conn.execute_fetchall("SELECT id, tenant_id, dormant_at FROM dormant_memories")
+    dormant_rows = await conn.execute_fetchall("SELECT id, tenant_id, dormant_at FROM dormant_memories")
     runs = await conn.execute_fetchall("SELECT ts FROM consolidation_runs ORDER BY id DESC LIMIT 20")
     rejected = await conn.execute_fetchall("SELECT tenant_id, digest FROM rejected_values")
     conflicts = await conn.execute_fetchall(
@@ -30,7 +31,7 @@ async def read_snapshot(conn: aiosqlite.Connection) -> Snapshot:
     last_sleep = await memories.get_meta(conn, "last_sleep")
     return Snapshot(
         memories=[memories.row_to_memory(r) for r in rows],
-        dormant=[(str(i), str(t), str(at)) for i, t, at in dormant],
+        dormant=[(str(i), str(t), str(at)) for i, t, at in dormant_rows],
         run_times=[str(r[0]) for r in runs],
         rejected={(str(t), str(d)) for t, d in rejected},
         conflicts=[ConflictRow(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in conflicts],
@@ -108,10 +109,7 @@ async def apply(
         conn, now, "half_life_rebase", ((m.tenant_id, m.id, {"half_life_days": hl}) for m, hl in plan.rebased)
     )
     decay = plan.decay
-    await conn.executemany(
-        "INSERT OR REPLACE INTO dormant_memories SELECT *, ?, 'faded' FROM memories WHERE id = ?",
-        [(dormant_at, m.id) for m, _ in decay.dormant],
-    )
+    await dormant.copy_in(conn, [m.id for m, _ in decay.dormant], "faded", dormant_at)
     for op, items in (
         ("dormant_move", decay.dormant),
         ("decay_delete_secret", decay.secret_deleted),
@@ -121,7 +119,7 @@ async def apply(
     await conn.executemany("DELETE FROM dormant_memories WHERE id = ?", [(i,) for i, _ in plan.expired])
     await _audit(conn, now, "dormant_expire", ((t, i, {}) for i, t in plan.expired))
     await step("sleep: writing phase 6 (replay)")
-    await memories.strengthen(conn, [m.id for m in plan.replayed], now, 2.0)
+    await memories.strengthen(conn, [m.id for m in plan.replayed], now, RETRIEVAL_HALF_LIFE_BONUS)
     await step("sleep: writing phase 8 (merge)")
     for merge in plan.merges:
         await memories.insert(conn, merge.semantic)
@@ -140,12 +138,26 @@ async def apply(
         "dedupe_delete",
         [(d.deleted, {"kept": d.kept.id, "overlap": round(d.overlap, 4)}) for d in plan.duplicates],
     )
+    # A deleted merged memory leaves its sources free to merge again rather than pointing at nothing.
+    await conn.executemany(
+        "UPDATE memories SET merged_into = NULL WHERE merged_into = ?",
+        [(d.deleted.id,) for d in plan.duplicates],
+    )
     await step("sleep: writing phase 10 (junk)")
     await _delete(conn, now, "junk_delete", [(j.memory, {"reason": j.reason}) for j in plan.junk_removed])
     await step("sleep: writing phase 11 (conflicts)")
     await _upsert_conflicts(conn, plan)
     await conn.executemany(
         "UPDATE memories SET strength = ? WHERE id = ?", [(m.strength, m.id) for m in plan.refreshed]
+    )
+
+
+async def set_shared(conn: aiosqlite.Connection, shared: int) -> None:
+    """Phase 12 commits after the run row is written (another database): put its count in that row."""
+    await conn.execute(
+        "UPDATE consolidation_runs SET results_json = json_set(results_json, '$.shared', ?) "
+        "WHERE id = (SELECT max(id) FROM consolidation_runs)",
+        (shared,),
     )
 
 

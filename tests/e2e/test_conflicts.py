@@ -105,3 +105,16 @@ def test_resolve_forget_and_reject_loser(hippo: Hippo) -> None:
     assert row == ("it works now", sync_off)
     assert query(db, "SELECT count(*) FROM audit_log WHERE op = 'reject_value'") == [(1,)]
     assert query(db, "SELECT count(*) FROM memories WHERE id IN (?, ?)", (off, sync_off)) == [(0,)]
+
+
+def test_a_memory_restored_from_dormant_is_checked_again(hippo: Hippo) -> None:
+    hippo.start(fake_now="2026-01-01T00:00:00Z")
+    old = hippo.json("remember", "The feature flag is enabled for production users")["id"]
+    hippo.stop()
+    hippo.start(fake_now="2031-01-02T00:00:00Z")
+    assert hippo.json("sleep")["dormant_moved"] == 1
+    hippo.ok("remember", "The feature flag is disabled for production users")
+    assert hippo.json("sleep")["conflicts"]["open"] == 0  # the old side is dormant
+    hippo.ok("dormant", "restore", old)
+    # Both sides were there before the last sleep, but the restored one changed since: compared.
+    assert hippo.json("sleep")["conflicts"] == {"open": 1, "new": 1, "auto_resolved": 0}

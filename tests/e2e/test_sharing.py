@@ -50,7 +50,7 @@ def test_share_promote_and_peers(hippo: Hippo) -> None:
 
 def test_share_auto_and_sleep_phase(hippo: Hippo) -> None:
     hippo.start()
-    folder, _ = project(hippo)
+    folder, db = project(hippo)
     hippo.ok("remember", GOTCHA, "--tag", "powershell", "--tag", "gotcha", cwd=folder)
     python = ("--tag", "python", "--tag", "windows")
     hippo.ok("remember", "Python subprocess on windows needs shell=True for builtins", *python, cwd=folder)
@@ -65,6 +65,10 @@ def test_share_auto_and_sleep_phase(hippo: Hippo) -> None:
     assert sorted(c for *_, c in _global(hippo))[0] == GOTCHA
     assert hippo.json("sleep", cwd=folder)["shared"] == 0  # already there (first 200 chars)
     assert hippo.json("share", "--auto", "--min-score", "0.5", cwd=folder)["items"] != []
+    hippo.stop()
+    # The run record carries phase 12's count, though the share committed after it.
+    runs = query(db, "SELECT json_extract(results_json, '$.shared') FROM consolidation_runs ORDER BY id")
+    assert runs == [(2,), (0,)]
 
 
 def test_sync_into_a_project(hippo: Hippo) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -204,29 +205,37 @@ def test_set_index_finds_every_pair_at_the_threshold() -> None:
 
 def test_merge_asks_only_about_memories_newer_than_the_last_sleep(make_memory: Callable[..., Memory]) -> None:
     text = "Deploy to staging failed because the migration was skipped"
-    old_a = make_memory(text, created="2026-01-01T00:00:01.000Z")
-    old_b = make_memory(text + " again", created="2026-01-01T00:00:02.000Z")
-    new = make_memory(text + " once more", created="2026-01-03T00:00:00.000Z")
+    old_a = make_memory(text, created="2026-01-01T00:00:01.000Z", updated_at="2026-01-01T00:00:01.000Z")
+    old_b = make_memory(
+        text + " again", created="2026-01-01T00:00:02.000Z", updated_at="2026-01-01T00:00:02.000Z"
+    )
+    new = make_memory(
+        text + " once more", created="2026-01-03T00:00:00.000Z", updated_at="2026-01-03T00:00:00.000Z"
+    )
     last_sleep = datetime(2026, 1, 2, tzinfo=UTC)
     # Two settled memories are not compared again (the last sleep compared them) ...
     assert merge.clusters([old_a, old_b], last_sleep) == []
     assert merge.clusters([old_a, old_b]) == [[old_a, old_b]]
     # ... but a newer one still joins the earliest settled seed it matches.
     assert merge.clusters([old_a, old_b, new], last_sleep) == [[old_a, new]]
+    # An old memory changed since (recalled, marked, restored from dormant) is asked about again.
+    touched = replace(old_b, updated_at="2026-01-03T00:00:00.000Z")
+    assert merge.clusters([old_a, touched], last_sleep) == [[old_a, touched]]
 
 
 def test_dedupe_looks_only_at_pairs_with_a_memory_newer_than_the_last_sleep(
     make_memory: Callable[..., Memory],
 ) -> None:
     text = "The nightly export writes parquet files to the reports bucket"
-    old = make_memory(text, created="2026-01-01T00:00:00.000Z", strength=0.9)
-    old_copy = make_memory(text + " daily", created="2026-01-01T00:00:01.000Z", strength=0.5)
-    new_copy = make_memory(text + " nightly", created="2026-01-03T00:00:00.000Z", strength=0.4)
+    before, after = "2026-01-01T00:00:00.000Z", "2026-01-03T00:00:00.000Z"
+    old = make_memory(text, created=before, updated_at=before, strength=0.9)
+    old_copy = make_memory(text + " daily", created=before, updated_at=before, strength=0.5)
+    new_copy = make_memory(text + " nightly", created=after, updated_at=after, strength=0.4)
     last_sleep = datetime(2026, 1, 2, tzinfo=UTC)
     # Two settled rows were compared by the last sleep (and kept both for a reason): not again.
     assert dedupe.dedupe([old, old_copy], last_sleep) == []
     assert [d.deleted.id for d in dedupe.dedupe([old, old_copy])] == [old_copy.id]
     # A new row is still compared with settled ones, on either side of the order.
     assert [d.deleted.id for d in dedupe.dedupe([old, new_copy], last_sleep)] == [new_copy.id]
-    stronger_new = make_memory(text + " hourly", created="2026-01-03T00:00:00.000Z", strength=1.0)
+    stronger_new = make_memory(text + " hourly", created=after, updated_at=after, strength=1.0)
     assert [d.deleted.id for d in dedupe.dedupe([old, stronger_new], last_sleep)] == [old.id]
