@@ -4,6 +4,7 @@ into a real database file, reading tables back, and snapshotting a store's files
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import sqlite3
@@ -64,10 +65,14 @@ def plant(db_path: str, rows: list[Memory]) -> None:
     asyncio.run(run())
 
 
-def project(hippo: Hippo, name: str = "proj") -> tuple[str, str]:
-    """A project folder with an initialised store: (folder, path of its hippo.db)."""
+def project(hippo: Hippo, name: str = "proj", config: dict[str, Any] | None = None) -> tuple[str, str]:
+    """A project folder with an initialised store (and `config` as its config.json, if given):
+    (folder, path of its hippo.db)."""
     folder = os.path.join(hippo.root, name)
-    os.makedirs(folder, exist_ok=True)
+    os.makedirs(os.path.join(folder, ".hippo"), exist_ok=True)
+    if config is not None:
+        with open(os.path.join(folder, ".hippo", "config.json"), "w", encoding="utf-8") as f:
+            json.dump(config, f)
     hippo.ok("init", cwd=folder)
     return folder, os.path.join(folder, ".hippo", "hippo.db")
 
