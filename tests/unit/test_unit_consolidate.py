@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -239,3 +240,22 @@ def test_dedupe_looks_only_at_pairs_with_a_memory_newer_than_the_last_sleep(
     assert [d.deleted.id for d in dedupe.dedupe([old, new_copy], last_sleep)] == [new_copy.id]
     stronger_new = make_memory(text + " hourly", created=after, updated_at=after, strength=1.0)
     assert [d.deleted.id for d in dedupe.dedupe([old, stronger_new], last_sleep)] == [old.id]
+
+
+def test_replay_weight_follows_the_formula(make_memory: Callable[..., Memory]) -> None:
+    now = datetime(2026, 1, 11, tzinfo=UTC)
+    # 2 good marks and 1 bad: max(0.1, 1 + 0.5*2 + 0.25*1) = 2.25; negative valence x1.5;
+    # 3 retrievals: / 4; 240 hours since the last: x (1 + 0.1 ln 241); strength 0.5.
+    memory = make_memory(
+        "x y z",
+        outcome_positive=2,
+        outcome_negative=1,
+        emotional_valence="negative",
+        retrieval_count=3,
+        last_retrieved="2026-01-01T00:00:00.000Z",
+    )
+    expected = 2.25 * 1.5 / 4 * (1 + 0.1 * math.log(241)) * 0.5
+    assert decay.replay_weight(memory, now, 0.5) == pytest.approx(expected)
+    # The floors: a net-negative outcome term and a faded strength count at least 0.1 each.
+    worst = make_memory("x y z", outcome_negative=9, last_retrieved="2026-01-11T00:00:00.000Z")
+    assert decay.replay_weight(worst, now, 0.0) == pytest.approx(0.1 * 1.0 / 1 * 1.0 * 0.1)
