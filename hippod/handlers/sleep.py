@@ -146,12 +146,18 @@ def _signature(snapshot: Snapshot) -> dict[str, str]:
     return {memory.id: memory.updated_at for memory in snapshot.memories}
 
 
-async def _plan(conn: Any, settings: Settings) -> tuple[Plan, dict[str, str], dict[int, str]]:
-    snapshot = await sleep_sql.read_snapshot(conn)
+def _decode_and_plan(
+    rows: sleep_sql.SnapshotRows, settings: Settings
+) -> tuple[Plan, dict[str, str], dict[int, str]]:
+    snapshot = rows.decode()
     signature = _signature(snapshot), {c.id: c.status for c in snapshot.conflicts}
-    # The pure phases are CPU work: a thread keeps the daemon answering other requests meanwhile.
-    result = await asyncio.to_thread(plan, snapshot, settings, _new_id)
-    return result, *signature
+    return plan(snapshot, settings, _new_id), *signature
+
+
+async def _plan(conn: Any, settings: Settings) -> tuple[Plan, dict[str, str], dict[int, str]]:
+    rows = await sleep_sql.read_snapshot(conn)
+    # Decoding and the pure phases are CPU work: a thread keeps the daemon answering meanwhile.
+    return await asyncio.to_thread(_decode_and_plan, rows, settings)
 
 
 NOT_BUILT = (

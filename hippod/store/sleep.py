@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import aiosqlite
@@ -19,23 +20,42 @@ _SELECT = ", ".join(COLUMNS)
 _encode = msgspec.json.encode
 
 
-async def read_snapshot(conn: aiosqlite.Connection) -> Snapshot:
-    """Every memory, dormant row, sleep time, tombstone and conflict of the store."""
-    rows = await conn.execute_fetchall(f"SELECT {_SELECT} FROM memories ORDER BY rowid")
-    dormant_rows = await conn.execute_fetchall("SELECT id, tenant_id, dormant_at FROM dormant_memories")
-    runs = await conn.execute_fetchall("SELECT ts FROM consolidation_runs ORDER BY id DESC LIMIT 20")
-    rejected = await conn.execute_fetchall("SELECT tenant_id, digest FROM rejected_values")
-    conflicts = await conn.execute_fetchall(
-        "SELECT id, memory_a_id, memory_b_id, tenant_id, status, resolved_by FROM memory_conflicts"
-    )
-    last_sleep = await memories.get_meta(conn, "last_sleep")
-    return Snapshot(
-        memories=[memories.row_to_memory(r) for r in rows],
-        dormant=[(str(i), str(t), str(at)) for i, t, at in dormant_rows],
-        run_times=[str(r[0]) for r in runs],
-        rejected={(str(t), str(d)) for t, d in rejected},
-        conflicts=[ConflictRow(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in conflicts],
-        last_sleep=last_sleep,
+@dataclass(frozen=True, slots=True)
+class SnapshotRows:
+    """The raw rows of a snapshot, read on the connection's thread; `decode` builds the Snapshot."""
+
+    memories: list[Any]
+    dormant: list[Any]
+    runs: list[Any]
+    rejected: list[Any]
+    conflicts: list[Any]
+    last_sleep: str | None
+
+    def decode(self) -> Snapshot:
+        """Every row as the planner needs it. CPU work on a large store: call it off the event loop."""
+        return Snapshot(
+            memories=[memories.row_to_memory(r) for r in self.memories],
+            dormant=[(str(i), str(t), str(at)) for i, t, at in self.dormant],
+            run_times=[str(r[0]) for r in self.runs],
+            rejected={(str(t), str(d)) for t, d in self.rejected},
+            conflicts=[ConflictRow(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in self.conflicts],
+            last_sleep=self.last_sleep,
+        )
+
+
+async def read_snapshot(conn: aiosqlite.Connection) -> SnapshotRows:
+    """Every memory, dormant row, sleep time, tombstone and conflict of the store, undecoded."""
+    return SnapshotRows(
+        memories=list(await conn.execute_fetchall(f"SELECT {_SELECT} FROM memories ORDER BY rowid")),
+        dormant=list(await conn.execute_fetchall("SELECT id, tenant_id, dormant_at FROM dormant_memories")),
+        runs=list(await conn.execute_fetchall("SELECT ts FROM consolidation_runs ORDER BY id DESC LIMIT 20")),
+        rejected=list(await conn.execute_fetchall("SELECT tenant_id, digest FROM rejected_values")),
+        conflicts=list(
+            await conn.execute_fetchall(
+                "SELECT id, memory_a_id, memory_b_id, tenant_id, status, resolved_by FROM memory_conflicts"
+            )
+        ),
+        last_sleep=await memories.get_meta(conn, "last_sleep"),
     )
 
 
