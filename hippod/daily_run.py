@@ -224,7 +224,7 @@ class DailyRunner:
             run.emit(f"{path}:")
             result.failures += await self._workspace(run, path, root, say)
         run.emit("global store:")
-        result.failures += await self._step(run, "sleep", self._sleep(registry.global_root, say))
+        result.failures += await self._step(run, "sleep", self._sleep(registry.global_root))
         if result.skipped:
             run.emit(f"{result.skipped} registered workspaces skipped (missing or without a store)")
         result.ok = result.failures == 0
@@ -237,7 +237,7 @@ class DailyRunner:
         failures = 0
         if _is_git_repo(path):
             failures += await self._step(run, f"learn --git --days {self.days}", self._learn(root, say))
-        failures += await self._step(run, "sleep", self._sleep(root, say))
+        failures += await self._step(run, "sleep", self._sleep(root))
         return failures
 
     async def _learn(self, root: str, say: Say) -> str:
@@ -245,10 +245,15 @@ class DailyRunner:
         learned = await learn_git(self.state, store, self.days, say)
         return f"{learned} learned (git ingestion is not built yet)"
 
-    async def _sleep(self, root: str, say: Say) -> str:
+    async def _sleep(self, root: str) -> str:
+        """One store's sleep; its outcome in a line (phase progress would swamp daily.log)."""
         store = await self.state.registry.open(root)
-        await sleep_store(self.state, store, SleepOptions(git=False), say)
-        return "done"
+        r = await sleep_store(self.state, store, SleepOptions(git=False))
+        deduped = r.deduped.episodic + r.deduped.semantic + r.deduped.cross_layer
+        return (
+            f"{r.active} active, {r.dormant_moved} to dormant, {r.merged} merged, {deduped} deduped, "
+            f"{r.conflicts.open} open conflicts"
+        )
 
     async def _step(self, run: DailyRun, name: str, step: Awaitable[str]) -> int:
         """Run one step; returns 1 when it failed (and says why), else 0."""

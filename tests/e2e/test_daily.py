@@ -171,7 +171,7 @@ def test_daily_runner_streams_counts_failures_and_status_shows_it(hippo: Hippo) 
     assert lines[0].startswith("Daily run started ") and lines[0].endswith("(manual)")
     assert f"{good}:" in lines and f"{broken}:" in lines
     assert f"{os.path.realpath(os.path.join(hippo.root, 'bare'))}: skipped (no .hippo/hippo.db)" in lines
-    assert "  sleep: done" in lines
+    assert any(line.startswith("  sleep: ") and line.endswith(" open conflicts") for line in lines), lines
     assert any(line.startswith("  sleep: failed (") for line in lines), lines
     # The broken store failed one step; the run went on to the global store.
     assert lines[-1] == SUMMARY.format(2, 1)
@@ -229,7 +229,7 @@ def test_two_daily_runners_share_one_run(hippo: Hippo) -> None:
     assert replies[0][0]["run"] == replies[1][0]["run"]
     assert replies[0][0]["run"]["summary"] == SUMMARY.format(1, 0)
     for _, err in replies:  # both streamed the run's lines, the joiner from its start
-        assert f"{proj}:" in err and "  sleep: done" in err
+        assert f"{proj}:" in err and "  sleep: 0 active, 0 to dormant, 0 merged" in err
     assert daily_log(hippo).count("Daily run started") == 1
     assert sleeps(hippo, proj) == 1
     assert sleeps(hippo) == 1
