@@ -6,11 +6,10 @@ keys into what is there and replaces the file atomically.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
-from hippod.jsonfile import read_object
+from hippod.jsonfile import read_object, write_object
 
 FILE_NAME = "daemon-state.json"
 
@@ -28,10 +27,4 @@ def update(global_root: str, **fields: Any) -> None:
     """Merge fields into the file, written to a temporary name and renamed into place."""
     current, _ = read(global_root)
     current.update(fields)
-    path = state_path(global_root)
-    os.makedirs(global_root, mode=0o700, exist_ok=True)
-    temp = f"{path}.{os.getpid()}.tmp"
-    with open(temp, "w", encoding="utf-8") as handle:
-        json.dump(current, handle, indent=2)
-        handle.write("\n")
-    os.replace(temp, path)
+    write_object(state_path(global_root), current)

@@ -1,9 +1,12 @@
-"""Reading the small JSON settings files hippod keeps (config.json, daemon.json)."""
+"""The small JSON files hippod keeps: reading settings (config.json, daemon.json) and writing state
+(daemon-state.json, workspaces.json) atomically."""
 
 from __future__ import annotations
 
 import copy
 import json
+import os
+import threading
 from typing import Any
 
 
@@ -30,3 +33,19 @@ def merge(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]
         else:
             merged[key] = value
     return merged
+
+
+def write_object(path: str, value: dict[str, Any]) -> None:
+    """Replace path with value as indented JSON: a reader sees the old file or the new one, never half.
+
+    The temporary name is per thread, so two writers in one process never share it; the data is
+    flushed to disk before the rename, so a crash cannot leave an empty file behind.
+    """
+    os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+    temp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with open(temp, "w", encoding="utf-8") as handle:
+        json.dump(value, handle, indent=2)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, path)

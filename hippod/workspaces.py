@@ -12,6 +12,7 @@ import logging
 import os
 from dataclasses import dataclass
 
+from hippod.jsonfile import write_object
 from hippod.store.db import DB_NAME
 from hippod.store.stores import PROJECT_DIR
 
@@ -75,15 +76,7 @@ def read_or_empty(global_root: str) -> tuple[list[str], str | None]:
 
 def write(global_root: str, paths: list[str]) -> None:
     """Replace the registry atomically: a reader sees the old file or the new one, never half of one."""
-    target = registry_path(global_root)
-    os.makedirs(global_root, mode=0o700, exist_ok=True)
-    temp = f"{target}.{os.getpid()}.tmp"
-    with open(temp, "w", encoding="utf-8") as handle:
-        json.dump({"version": VERSION, "workspaces": tidy(paths)}, handle, indent=2)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, target)
+    write_object(registry_path(global_root), {"version": VERSION, "workspaces": tidy(paths)})
 
 
 def add(global_root: str, path: str) -> bool:

@@ -8,22 +8,19 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import ConflictItem, ConflictSide, ConflictsReply, ResolveReply
 from hippod import clock
 from hippod.errors import HippoError
-from hippod.handlers.sleep import conflict_files
 from hippod.lifecycle.digest import content_digest, normalize
 from hippod.request import RequestContext
+from hippod.store import conflict_mirror, memories, rejections
 from hippod.store import conflicts as sql
-from hippod.store import memories, rejections
 from hippod.store.conflicts import ConflictRecord
 from hippod.store.mirrors import dormant_file
 from hippod.store.records import Memory
-
-PREVIEW_CHARS = 120
 
 
 def _item(conflict: ConflictRecord, texts: dict[str, str]) -> ConflictItem:
     def side(memory_id: str) -> ConflictSide:
         text = texts.get(memory_id)
-        return ConflictSide(memory_id, None if text is None else " ".join(text.split())[:PREVIEW_CHARS])
+        return ConflictSide(memory_id, None if text is None else conflict_mirror.preview(text))
 
     return ConflictItem(
         id=conflict.id,
@@ -110,7 +107,7 @@ async def resolve(ctx: RequestContext, body: m.Resolve) -> tuple[ResolveReply, s
         )  # fmt: skip
     store.mirrors.deleted(deleted)
     store.mirrors.changed_ids([i for i in changed if i not in deleted])
-    files = await conflict_files(store)
+    files = await conflict_mirror.files(store.db.reader)
     files.update({dormant_file(i): None for i in dormant})
     store.mirrors.files(files)
     resolved = await sql.get(store.db.reader, ctx.tenant, conflict.id)

@@ -23,7 +23,6 @@ from hippod.lifecycle.sleep_plan import Plan, Settings, Snapshot, plan
 from hippod.request import RequestContext
 from hippod.state import DaemonState
 from hippod.store import conflict_mirror
-from hippod.store import conflicts as conflict_sql
 from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME
 from hippod.store.mirrors import dormant_file, render
@@ -166,7 +165,7 @@ NOT_BUILT = (
 )
 
 
-def _details(result: Plan, shared: int) -> list[str]:
+def _details(result: Plan) -> list[str]:
     lines: list[str] = [NOT_BUILT]
     for memory, value in result.decay.dormant:
         lines.append(f"moved {memory.id} to dormant (strength {value:.4f} < 0.05)")
@@ -212,7 +211,7 @@ def _reply(result: Plan, options: SleepOptions, shared: int, learned: tuple[int,
         learned=learned[0],
         agent_notes=learned[1],
         rejected=result.merge_rejected,
-        details=sleep_report.cap_details(_details(result, shared)),
+        details=sleep_report.cap_details(_details(result)),
     )
 
 
@@ -240,7 +239,7 @@ async def _sleep(
     async with store.db.transaction() as conn:
         now_sig, now_conflicts = await sleep_sql.signature(conn)
         if any(now_sig.get(i) != u for i, u in memory_sig.items()) or any(
-            not now_conflicts.get(i, "").startswith(s) for i, s in conflict_sig.items()
+            now_conflicts.get(i) != status for i, status in conflict_sig.items()
         ):
             # Something changed the store since the snapshot: plan again, now holding the write lock.
             await step("sleep: the store changed meanwhile; planning again")
@@ -299,19 +298,8 @@ async def _after_commit(store: Store, result: Plan) -> None:
         files[dormant_file(memory.id)] = render(memory)
     for memory_id, _ in result.expired:
         files[dormant_file(memory_id)] = None
-    files.update(await conflict_files(store))
+    files.update(await conflict_mirror.files(store.db.reader))
     store.mirrors.files(files)
-
-
-async def conflict_files(store: Store) -> dict[str, str | None]:
-    """Mirror text for every open conflict and removal for every resolved one."""
-    rows = await conflict_sql.listing(store.db.reader, None, "all")
-    ids = sorted({i for c in rows if c.status == "open" for i in (c.memory_a_id, c.memory_b_id)})
-    texts = await conflict_sql.contents(store.db.reader, ids)
-    return {
-        conflict_mirror.path(c.id): conflict_mirror.render(c, texts) if c.status == "open" else None
-        for c in rows
-    }
 
 
 async def sleep(ctx: RequestContext, body: m.Sleep) -> tuple[SleepReply, str]:

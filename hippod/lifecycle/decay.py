@@ -47,22 +47,27 @@ def average_gap_days(run_timestamps: Sequence[str]) -> float:
 def sleep_strength(
     memory: Memory, now: datetime, basis: str, avg_gap: float, loss_aversion: float = 1.0
 ) -> float:
-    """Strength for sleep's removal test, with the store's decayBasis (memory-model.md §7)."""
-    if memory.pinned:
-        return 1.0
+    """Strength for sleep's removal test, with the store's decayBasis (memory-model.md §7).
+
+    The clock formula (strength.strength) with the basis folded in: `adaptive` stretches the
+    half-life by the mean gap between sleeps, `session` counts days in units of that gap.
+    """
     days = days_between(memory.last_retrieved, now)
-    pos, neg = memory.outcome_positive, memory.outcome_negative
-    hl_eff = memory.half_life_days * st.reward_factor(pos, neg)
-    exponent_days = days
+    half_life = memory.half_life_days
     if basis == "adaptive" and avg_gap > 1:
-        hl_eff *= avg_gap
+        half_life *= avg_gap
     elif basis == "session" and avg_gap > 0:
-        exponent_days = days / avg_gap
-    decay = 0.0 if hl_eff <= 0 else 0.5 ** (exponent_days / hl_eff)
-    boost = 1.0 + 0.1 * math.log2(memory.retrieval_count + 1)
-    emo = st.valence_multiplier(memory.emotional_valence, loss_aversion)
-    value = min(1.0, max(0.0, decay * boost * emo)) * st.penalty(pos, neg)
-    return 0.0 if math.isnan(value) else value
+        days /= avg_gap
+    return st.strength(
+        days=days,
+        half_life_days=half_life,
+        pos=memory.outcome_positive,
+        neg=memory.outcome_negative,
+        retrieval_count=memory.retrieval_count,
+        valence=memory.emotional_valence,
+        pinned=memory.pinned,
+        loss_aversion=loss_aversion,
+    )
 
 
 @dataclass(slots=True)

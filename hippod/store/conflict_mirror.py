@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import aiosqlite
+
+from hippod.store import conflicts as conflict_sql
 from hippod.store.conflicts import ConflictRecord
 
 PREVIEW_CHARS = 120
+
+
+def preview(text: str) -> str:
+    """A memory as a conflict shows it: whitespace collapsed, the first 120 characters."""
+    return " ".join(text.split())[:PREVIEW_CHARS]
 
 
 def path(number: int) -> str:
@@ -27,7 +35,15 @@ def render(conflict: ConflictRecord, texts: dict[str, str]) -> str:
         fields.append(("tenant_id", conflict.tenant_id))
     front = "\n".join(f"{k}: {v}" for k, v in fields)
     sides = "\n".join(
-        f"- {mid}: {' '.join(texts.get(mid, '(gone)').split())[:PREVIEW_CHARS]}"
+        f"- {mid}: {preview(texts.get(mid, '(gone)'))}"
         for mid in (conflict.memory_a_id, conflict.memory_b_id)
     )
     return f"---\n{front}\n---\n\n{sides}\n"
+
+
+async def files(conn: aiosqlite.Connection) -> dict[str, str | None]:
+    """Mirror text for every open conflict and removal for every resolved one (for MirrorWriter.files)."""
+    rows = await conflict_sql.listing(conn, None, "all")
+    ids = sorted({i for c in rows if c.status == "open" for i in (c.memory_a_id, c.memory_b_id)})
+    texts = await conflict_sql.contents(conn, ids)
+    return {path(c.id): render(c, texts) if c.status == "open" else None for c in rows}

@@ -60,9 +60,9 @@ async def read_snapshot(conn: aiosqlite.Connection) -> SnapshotRows:
 
 
 async def signature(conn: aiosqlite.Connection) -> tuple[dict[str, str], dict[int, str]]:
-    """What tells whether the store changed since a snapshot: each memory's and conflict's updated_at."""
+    """What tells whether the store changed since a snapshot: memories' updated_at, conflicts' status."""
     rows = await conn.execute_fetchall("SELECT id, updated_at FROM memories")
-    conflicts = await conn.execute_fetchall("SELECT id, status || updated_at FROM memory_conflicts")
+    conflicts = await conn.execute_fetchall("SELECT id, status FROM memory_conflicts")
     return {str(i): str(u) for i, u in rows}, {int(i): str(s) for i, s in conflicts}
 
 
