@@ -52,22 +52,14 @@ def sleep_strength(
     The clock formula (strength.strength) with the basis folded in: `adaptive` stretches the
     half-life by the mean gap between sleeps, `session` counts days in units of that gap.
     """
-    days = days_between(memory.last_retrieved, now)
-    half_life = memory.half_life_days
-    if basis == "adaptive" and avg_gap > 1:
-        half_life *= avg_gap
-    elif basis == "session" and avg_gap > 0:
-        days /= avg_gap
-    return st.strength(
-        days=days,
-        half_life_days=half_life,
-        pos=memory.outcome_positive,
-        neg=memory.outcome_negative,
-        retrieval_count=memory.retrieval_count,
-        valence=memory.emotional_valence,
-        pinned=memory.pinned,
-        loss_aversion=loss_aversion,
-    )
+    adaptive = basis == "adaptive" and avg_gap > 1
+    session = basis == "session" and avg_gap > 0
+    return memory.strength_at(
+        now,
+        loss_aversion,
+        half_life_scale=avg_gap if adaptive else 1.0,
+        day_unit=avg_gap if session else 1.0,
+    ).strength
 
 
 @dataclass(slots=True)

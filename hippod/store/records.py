@@ -86,11 +86,19 @@ class Memory:
     legacy_base: bool = False
     updated_at: str = ""
 
-    def strength_at(self, now: datetime, loss_aversion: float = 1.0) -> StrengthParts:
-        """Live strength math for this memory at `now`."""
+    def strength_at(
+        self,
+        now: datetime,
+        loss_aversion: float = 1.0,
+        *,
+        half_life_scale: float = 1.0,
+        day_unit: float = 1.0,
+    ) -> StrengthParts:
+        """Live strength math for this memory at `now`; sleep's decay bases scale the half-life or
+        count days in units of the mean gap between sleeps (memory-model.md §7)."""
         return strength_parts(
-            days=days_between(self.last_retrieved, now),
-            half_life_days=self.half_life_days,
+            days=days_between(self.last_retrieved, now) / day_unit,
+            half_life_days=self.half_life_days * half_life_scale,
             pos=self.outcome_positive,
             neg=self.outcome_negative,
             retrieval_count=self.retrieval_count,
