@@ -50,7 +50,10 @@ STORE_DEFAULTS: dict[str, Any] = {
     "contextProjectIsolation": True,
     "extraction": {"enabled": "auto", "model": "claude-sonnet-4-6"},
     "dormant": {"enabled": True, "retentionDays": 180},
-    "agentMemories": {"tools": ["claude", "codex", "gemini", "qwen", "copilot", "openclaw"]},
+    "agentMemories": {
+        "tools": ["claude-code", "codex", "gemini-cli", "copilot-vscode", "openclaw", "qwen-code"],
+        "paths": {},
+    },
     "memoryValue": {"enabled": False},
 }
 

@@ -161,7 +161,48 @@ def m003_lifecycle(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_embeddings, m003_lifecycle]
+def m004_ingest(conn: sqlite3.Connection) -> None:
+    """Links from agents' own notes to memories, and the failed-tool-call log (ingest.md §4, §7)."""
+    for statement in (
+        # memory_id is NULL for a note recorded as a duplicate of an existing memory; suppressed
+        # marks a note whose memory was forgotten, so the unchanged note is not imported again.
+        """CREATE TABLE agent_notes (
+            tool TEXT NOT NULL,
+            note_key TEXT NOT NULL,
+            note_path TEXT NOT NULL,
+            content_digest TEXT NOT NULL,
+            memory_id TEXT,
+            project TEXT NOT NULL DEFAULT '',
+            last_seen_at TEXT NOT NULL,
+            suppressed INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (tool, note_key)
+        )""",
+        "CREATE INDEX agent_notes_memory ON agent_notes (memory_id)",
+        "CREATE INDEX agent_notes_path ON agent_notes (tool, note_path)",
+        # The session, the tool and two hashes only: never the error text (continuity.md §8).
+        """CREATE TABLE tool_failures (
+            id INTEGER PRIMARY KEY,
+            ts TEXT NOT NULL,
+            tenant_id TEXT NOT NULL,
+            session_id TEXT,
+            project TEXT NOT NULL DEFAULT '',
+            tool TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            exact_hash TEXT NOT NULL,
+            shape_hash TEXT NOT NULL
+        )""",
+        "CREATE INDEX tool_failures_ts ON tool_failures (tenant_id, ts)",
+        "CREATE INDEX tool_failures_shape ON tool_failures (tenant_id, shape_hash, ts)",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    m001_initial,
+    m002_embeddings,
+    m003_lifecycle,
+    m004_ingest,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
