@@ -26,7 +26,9 @@ async def database(tmp_path: Path) -> AsyncIterator[dbmod.Database]:
         await db.close()
 
 
-async def test_matches_the_exhaustive_rule(database: dbmod.Database, make_memory: Callable[..., Memory]) -> None:
+async def test_matches_the_exhaustive_rule(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
     rng = random.Random(7)
     stored = [" ".join(rng.choices(WORDS, k=rng.randint(2, 7))) for _ in range(120)]
     async with database.transaction() as conn:
