@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from hippoctl import args_lifecycle
+from hippoctl import args_ingest, args_lifecycle
 from hippoctl.argcheck import UsageError, check, read_text, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
@@ -23,7 +23,12 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+# `import --json <path>` names hippod's own export format, so after `import` the reply-as-JSON flag
+# is given before the verb instead: `hippoctl --json import --markdown notes.md`.
+_NO_JSON_FLAG = frozenset({"import"})
+
+
+def _common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
     # SUPPRESS keeps a subcommand's unset option from overwriting one given before the verb.
     s = argparse.SUPPRESS
     parser.add_argument(
@@ -32,7 +37,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-C", dest="directory", metavar="DIR", default=s, help="act as if run from DIR")
     parser.add_argument("--no-spawn", action="store_true", default=s, help="never start the daemon")
     parser.add_argument("--timeout", type=float, default=s, metavar="S", help="seconds to wait for a reply")
-    parser.add_argument("--json", action="store_true", default=s, help="print the reply data as JSON")
+    if json_flag:
+        parser.add_argument("--json", action="store_true", default=s, help="print the reply data as JSON")
 
 
 # Options before the verb that take a value (so the value is not mistaken for the verb).
@@ -79,7 +85,7 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
         if only is not None and name != only:
             return _Unused()
         sub = verbs.add_parser(name, help=help_text, description=help_text)
-        _common(sub)
+        _common(sub, json_flag=name not in _NO_JSON_FLAG)
         return sub
 
     _foundation_verbs(verb)
@@ -134,6 +140,7 @@ def _foundation_verbs(verb: Callable[[str, str], Any]) -> None:
     verb("version", "client and daemon versions and protocols")
 
     args_lifecycle.add_verbs(verb)
+    args_ingest.add_verbs(verb)
 
     p = verb("daemon", "control and inspect the daemon")
     p.add_argument("action", choices=["start", "stop", "restart", "status"])

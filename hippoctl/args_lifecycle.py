@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from hippoctl import args_ingest
 from hippoctl.argcheck import UsageError, check, read_text, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
@@ -211,7 +212,7 @@ BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
 
 def build_body(args: argparse.Namespace) -> m.Body:
     """The request body of a lifecycle verb; raises UsageError for arguments the daemon would refuse."""
-    builder = BUILDERS.get(args.verb)
+    builder = BUILDERS.get(args.verb) or args_ingest.BUILDERS.get(args.verb)
     if builder is None:
         raise UsageError(f"unknown verb {args.verb}")
     check(validate.query_problem(args.pattern) if args.verb == "invalidate" and args.pattern else None)

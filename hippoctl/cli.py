@@ -9,9 +9,10 @@ from typing import Any
 
 import msgspec
 
-from hippoctl import __version__
+from hippoctl import __version__, hook, watch
 from hippoctl.argcheck import UsageError
 from hippoctl.args import build_body, build_parser
+from hippoctl.args_ingest import HOOK_VERBS
 from hippoctl.client import ClientError, call, daemon_holds_lock, ping, request_envelope
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
@@ -117,8 +118,8 @@ def run(argv: list[str]) -> int:
     spawn = not opts["no_spawn"] and os.environ.get("HIPPO_NO_SPAWN", "").strip() != "1"
     if args.verb == "version":
         return _version(opts["json"])
+    body: m.Body
     if args.verb == "daemon":
-        body: m.Body
         if args.action == "start":
             return _daemon_start()
         if args.action == "stop":
@@ -127,14 +128,18 @@ def run(argv: list[str]) -> int:
             _daemon_stop()
             return _daemon_start()
         body, spawn = m.DaemonStatus(), False
-    else:
-        body = build_body(args)
     cwd = os.getcwd()
     if opts["directory"] is not None:
         cwd = os.path.realpath(opts["directory"])
         if not os.path.isdir(cwd):
             raise UsageError(f"-C {opts['directory']}: no such directory")
+    if args.verb == "watch":
+        return watch.run(args.command, cwd=cwd, global_store=opts["global_store"], spawn=spawn)
+    if args.verb != "daemon":
+        body = build_body(args)
     request = request_envelope(body, cwd=cwd, global_store=opts["global_store"])
+    if args.verb in HOOK_VERBS:
+        return hook.run(args.verb, request, spawn=spawn, strict=args.strict)
     timeout = opts["timeout"] if opts["timeout"] is not None else DEFAULT_TIMEOUT
     if timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")

@@ -13,12 +13,16 @@ from hippod.handlers import (
     decisions,
     dormant,
     embed,
+    failures,
+    imports,
+    learn,
     lifecycle,
     memory,
     recall,
     sharing,
     sleep,
 )
+from hippod.handlers import capture as capture_handler
 from hippod.request import RequestContext
 
 
@@ -93,4 +97,18 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await daily.workspaces(ctx, body)
         case m.DailyRunner() as body:
             return await daily.daily_runner(ctx, body)
+        case m.Import() as body:
+            return await imports.import_(ctx, body)
+        case m.Export() as body:
+            return await imports.export(ctx, body)
+        case m.Capture() as body:
+            return await capture_handler.capture(ctx, body)
+        case m.LearnGit() as body:
+            return await learn.learn_git(ctx, body)
+        case m.WatchFailure() as body:
+            return await failures.watch_failure(ctx, body)
+        case m.CaptureError() as body:
+            return await failures.capture_error(ctx, body)
+        case m.Failures() as body:
+            return await failures.failures(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")

@@ -260,6 +260,58 @@ class DailyRunner(Body):
     pass
 
 
+# --- ingestion (ingest.md) ----------------------------------------------------------------------
+
+
+IMPORT_FORMATS = ("chatgpt", "claude", "cursor", "markdown", "file", "json")
+
+
+class Import(Body):
+    """`import --<format> <path>`, or `import --agents` (format "agents", no path)."""
+
+    format: str
+    path: str | None = None  # absolute: the client resolves it against its cwd
+    dry_run: bool = False
+    tags: list[str] = []
+
+
+class Export(Body):
+    path: str | None = None  # absolute; None sends the document back for stdout
+    format: str = "json"  # json or markdown
+
+
+class Capture(Body):
+    source: str  # stdin, file or last-session
+    text: str | None = None  # the stdin text, read by the client
+    path: str | None = None  # --file, absolute
+    transcript: str | None = None  # --transcript, absolute
+    dry_run: bool = False
+
+
+class LearnGit(Body):
+    days: int = 7
+    repos: list[str] = []  # absolute paths; empty means the cwd's repository
+
+
+class WatchFailure(Body):
+    """Sent by `watch` only when the command failed."""
+
+    command: str
+    exit_code: int
+    output: str  # the captured text (first 500 chars of stderr, else last 500 of stdout)
+    truncated: bool = False
+
+
+class CaptureError(Body):
+    """The PostToolUseFailure hook: the host's JSON as parsed, or the raw text when it is not JSON."""
+
+    payload: Any = None
+
+
+class Failures(Body):
+    days: int = 30
+
+
 RequestBody = (
     Ping
     | DaemonStatus
@@ -295,6 +347,13 @@ RequestBody = (
     | Sync
     | Workspaces
     | DailyRunner
+    | Import
+    | Export
+    | Capture
+    | LearnGit
+    | WatchFailure
+    | CaptureError
+    | Failures
 )
 
 

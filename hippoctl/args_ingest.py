@@ -1,0 +1,149 @@
+"""Arguments of the ingestion verbs: import, export, capture, learn --git, watch, capture-error and
+failures (ingest.md). Paths are made absolute here, against the directory the request acts from."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+
+from hippoctl.argcheck import UsageError, utf8
+from hippoctl.protocol import messages as m
+
+AddVerb = Callable[[str, str], argparse.ArgumentParser]
+
+# capture --stdin sends the text in the request, which must fit in one frame (16 MiB by default).
+MAX_STDIN_BYTES = 8 * 1024 * 1024
+# Hook verbs read at most this much of the host's JSON (daemon.md §10.5).
+MAX_HOOK_STDIN_BYTES = 1024 * 1024
+
+HOOK_VERBS = frozenset({"capture-error"})
+
+
+def add_verbs(verb: AddVerb) -> None:
+    """Register the ingestion verbs on the hippoctl parser."""
+    p = verb("import", "import memories from another tool, a file, or agents' own notes")
+    source = p.add_mutually_exclusive_group(required=True)
+    for name in m.IMPORT_FORMATS:
+        source.add_argument(f"--{name}", dest="source_path", metavar="PATH", type=_Tagged(name))
+    source.add_argument("--agents", dest="source_path", action="store_const", const=("agents", None))
+    p.add_argument("--dry-run", action="store_true", help="write nothing; list what would be stored")
+    p.add_argument("--tag", action="append", default=[], metavar="T")
+
+    p = verb("export", "write the store's memories out (stdout when no file is given)")
+    p.add_argument("file", nargs="?")
+    p.add_argument("--format", choices=["json", "markdown"], default="json")
+
+    p = verb("capture", "extract decisions, rules, errors and preferences from conversation text")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--stdin", dest="capture_source", action="store_const", const="stdin")
+    source.add_argument("--file", metavar="PATH")
+    source.add_argument("--last-session", dest="capture_source", action="store_const", const="last-session")
+    p.add_argument("--transcript", metavar="PATH", help="with --last-session: this transcript file")
+    p.add_argument("--dry-run", action="store_true", help="write nothing; list what would be stored")
+
+    p = verb("learn", "learn lessons from recent git commits")
+    p.add_argument("--git", action="store_true", required=True)
+    p.add_argument("--days", type=int, default=7)
+    p.add_argument("--repos", metavar="A,B", help="comma-separated repository paths")
+
+    p = verb("watch", "run a command; store its failure as an error memory")
+    p.add_argument("command")
+
+    p = verb("capture-error", "hook verb: store a failed tool call (PostToolUseFailure JSON on stdin)")
+    p.add_argument("--strict", action="store_true", help="report failures with exit codes")
+
+    p = verb("failures", "failed tool calls by outcome, and repeats across sessions")
+    p.add_argument("--days", type=int, default=30)
+
+
+class _Tagged:
+    """An argparse type that keeps which format flag a path came with."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name  # argparse names the type in its error messages
+        self.name = name
+
+    def __call__(self, value: str) -> tuple[str, str]:
+        return self.name, value
+
+
+def base_dir(args: argparse.Namespace) -> str:
+    """The directory relative paths are read from: -C's, else the current one."""
+    directory = getattr(args, "directory", None)
+    return os.path.realpath(directory) if directory else os.getcwd()
+
+
+def absolute(args: argparse.Namespace, path: str, what: str) -> str:
+    """A path argument made absolute against the request's directory (`~` expanded)."""
+    utf8(path, what)
+    if not path.strip():
+        raise UsageError(f"{what} is empty")
+    return os.path.normpath(os.path.join(base_dir(args), os.path.expanduser(path)))
+
+
+def read_stdin(limit: int) -> str:
+    """Stdin as text, refusing more than `limit` bytes."""
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        raise UsageError(f"stdin is larger than {limit // (1024 * 1024)} MiB")
+    return data.decode("utf-8", errors="replace")
+
+
+def _import(args: argparse.Namespace) -> m.Body:
+    fmt, path = args.source_path
+    tags = [utf8(t, "--tag").strip() for t in args.tag if t.strip()]
+    if fmt == "agents":
+        if tags:
+            raise UsageError("--tag does not apply to import --agents")
+        return m.Import(format="agents", dry_run=args.dry_run)
+    return m.Import(format=fmt, path=absolute(args, path, f"--{fmt}"), dry_run=args.dry_run, tags=tags)
+
+
+def _export(args: argparse.Namespace) -> m.Body:
+    path = None if args.file in (None, "-") else absolute(args, args.file, "the export file")
+    return m.Export(path=path, format=args.format)
+
+
+def _capture(args: argparse.Namespace) -> m.Body:
+    if args.transcript is not None and args.capture_source != "last-session":
+        raise UsageError("--transcript goes with --last-session")
+    if args.file is not None:
+        return m.Capture(source="file", path=absolute(args, args.file, "--file"), dry_run=args.dry_run)
+    if args.capture_source == "stdin":
+        return m.Capture(source="stdin", text=read_stdin(MAX_STDIN_BYTES), dry_run=args.dry_run)
+    transcript = None if args.transcript is None else absolute(args, args.transcript, "--transcript")
+    return m.Capture(source="last-session", transcript=transcript, dry_run=args.dry_run)
+
+
+def _learn(args: argparse.Namespace) -> m.Body:
+    if args.days < 1:
+        raise UsageError("--days must be 1 or more")
+    repos: list[str] = []
+    if args.repos is not None:
+        repos = [absolute(args, r.strip(), "--repos") for r in args.repos.split(",") if r.strip()]
+        if not repos:
+            raise UsageError("--repos names no repository")
+    return m.LearnGit(days=args.days, repos=repos)
+
+
+def _failures(args: argparse.Namespace) -> m.Body:
+    if args.days < 1:
+        raise UsageError("--days must be 1 or more")
+    return m.Failures(days=args.days)
+
+
+def _capture_error(args: argparse.Namespace) -> m.Body:
+    # The hook transport (hippoctl/hook.py) reads stdin and fills in the payload.
+    return m.CaptureError()
+
+
+BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+    "import": _import,
+    "export": _export,
+    "capture": _capture,
+    "learn": _learn,
+    "failures": _failures,
+    "capture-error": _capture_error,
+}
