@@ -1,0 +1,118 @@
+"""The shared import core (ingest.md §1): trim, drop, cut, then de-duplicate and check rejections.
+
+Pure functions over values, CPU-bound: the handler runs them in a worker thread. De-duplication is
+exactly `textOverlap(chunk, m) > 0.7` against every live memory of the target store and tenant and
+every chunk accepted earlier in the run, found through a prefix-filter index (lifecycle/simjoin.py)
+rather than by comparing every pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from hippod.ingest.chunking import Chunk
+from hippod.lifecycle.simjoin import SetIndex
+from hippod.recall.tokenize import tokenize
+
+MIN_CHARS = 10
+MAX_CHARS = 1000
+DUPLICATE_ABOVE = 0.7
+PREVIEW_CHARS = 80
+
+
+class Verdict(Enum):
+    NEW = "new"
+    DUPLICATE = "duplicate"
+    REJECTED = "rejected"
+
+
+@dataclass(slots=True)
+class Prepared:
+    """The chunks that count (the M of "Imported N of M"), ready to be judged."""
+
+    texts: list[str] = field(default_factory=list)
+    tags: list[list[str]] = field(default_factory=list)
+    truncated: list[int] = field(default_factory=list)  # 1-based chunk numbers that were cut
+
+
+def merge_tags(*groups: Sequence[str]) -> list[str]:
+    """Tags in first-seen order, blanks and repeats dropped."""
+    return list(dict.fromkeys(t.strip() for group in groups for t in group if t.strip()))
+
+
+def prepare(chunks: Sequence[Chunk], format_tags: Sequence[str], extra_tags: Sequence[str]) -> Prepared:
+    """Trim each chunk; drop those under 10 chars (not counted); cut those over 1000 chars.
+
+    Tags are the format tags, then the chunk's section tags, then each `--tag`.
+    """
+    out = Prepared()
+    for chunk in chunks:
+        text = chunk.text.strip()
+        if len(text) < MIN_CHARS:
+            continue
+        if len(text) > MAX_CHARS:
+            # The cut can leave trailing spaces; a memory's text is always trimmed.
+            text = text[:MAX_CHARS].rstrip()
+            out.truncated.append(len(out.texts) + 1)
+        out.texts.append(text)
+        out.tags.append(merge_tags(format_tags, chunk.tags, extra_tags))
+    return out
+
+
+def token_set(text: str) -> frozenset[str]:
+    return frozenset(tokenize(text))
+
+
+def judge(
+    texts: Sequence[str],
+    digests: Sequence[str],
+    existing: Sequence[frozenset[str]],
+    rejected: Collection[str],
+    *,
+    check: Sequence[bool] | None = None,
+) -> list[Verdict]:
+    """A verdict for each text, in order: a duplicate of a live memory (token sets `existing`) or of
+    an earlier accepted text; else rejected when its digest is tombstoned; else new.
+
+    Texts with `check[i]` false skip the duplicate test and never enter the index (superseded
+    records of a JSON export, which follow their replacement); the rejection test still applies.
+    """
+    sets = list(existing) + [token_set(t) for t in texts]
+    index = SetIndex(sets, DUPLICATE_ABOVE)
+    for i in range(len(existing)):
+        index.add(i)
+    verdicts: list[Verdict] = []
+    base = len(existing)
+    for i, digest in enumerate(digests):
+        checked = check is None or check[i]
+        if checked and index.matches(base + i, strict=True):
+            verdicts.append(Verdict.DUPLICATE)
+        elif digest in rejected:
+            verdicts.append(Verdict.REJECTED)
+        else:
+            if checked:
+                index.add(base + i)
+            verdicts.append(Verdict.NEW)
+    return verdicts
+
+
+def overlapping(texts: Sequence[str], others: Sequence[str]) -> set[int]:
+    """Positions of `texts` that overlap any of `others` above the duplicate threshold.
+
+    For the final check inside the write transaction, against memories stored by other requests
+    after the import read the store (usually none).
+    """
+    if not others or not texts:
+        return set()
+    sets = [token_set(t) for t in others] + [token_set(t) for t in texts]
+    index = SetIndex(sets, DUPLICATE_ABOVE)
+    for i in range(len(others)):
+        index.add(i)
+    return {i for i in range(len(texts)) if index.matches(len(others) + i, strict=True)}
+
+
+def preview(text: str) -> str:
+    """The first 80 characters, whitespace collapsed to single spaces."""
+    return " ".join(text.split())[:PREVIEW_CHARS]
