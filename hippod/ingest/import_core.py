@@ -115,4 +115,4 @@ def overlapping(texts: Sequence[str], others: Sequence[str]) -> set[int]:
 
 def preview(text: str) -> str:
     """The first 80 characters, whitespace collapsed to single spaces."""
-    return " ".join(text.split())[:PREVIEW_CHARS]
+    return " ".join(text.split())[:PREVIEW_CHARS].rstrip()
