@@ -1,0 +1,220 @@
+"""Import bench: `import --markdown` of a generated 50,000-line file into a real daemon, with recall
+latency measured while the import runs.
+
+A measuring tool, not a test: it prints a table and asserts nothing about time. In a fresh sandbox
+(HIPPO_HOME, HIPPO_SOCKET and XDG dirs under one short mkdtemp folder) it starts its own daemon,
+seeds the global store with a small import, times recall with nothing else running, then imports the
+big file through the raw protocol while a second thread sends recall requests back to back, and
+samples the daemon's RSS every 20 ms. The markdown is generated (random pseudo-words: bullets under a
+heading every 50 lines), so nearly every line is a new memory.
+
+Usage: python bench/ingest_import.py [--lines 50000] [--keep] [--tmpdir DIR]
+Another script can call run(lines=..., tmpdir=...) and get an ImportFigures back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+from harness import (
+    BenchError,
+    call,
+    kill_all_daemons,
+    log,
+    make_sandbox,
+    pct,
+    proc_status_kb,
+    start_daemon,
+    stop_daemon,
+    wait_for_mirrors,
+)
+
+from hippoctl.protocol import messages as m
+
+SEED_LINES = 2_000
+IDLE_RECALLS = 200
+VOCABULARY = 6_000
+IMPORT_TIMEOUT = 1_800.0
+MIRROR_TIMEOUT = 600.0
+
+
+@dataclass
+class ImportFigures:
+    lines: int
+    imported: int
+    wall_s: float
+    rate: float  # memories per second, end to end through the socket
+    rss_before_mb: float
+    rss_peak_mb: float
+    idle_p50_ms: float
+    idle_p99_ms: float
+    busy_p50_ms: float
+    busy_p99_ms: float
+    busy_max_ms: float
+    busy_recalls: int
+    mirrors_s: float  # after the reply, until every new memory's markdown mirror is on disk
+    after_p99_ms: float  # recall while the mirrors are being written
+
+
+def _words(rng: random.Random) -> list[str]:
+    consonants, vowels = "bcdfghklmnprstvz", "aeiou"
+    words: set[str] = set()
+    while len(words) < VOCABULARY:
+        size = rng.randint(2, 4)
+        words.add("".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(size)))
+    return sorted(words)
+
+
+def make_markdown(path: str, lines: int, seed: int = 11) -> None:
+    """A markdown file of `lines` lines: a heading every 50 lines, bullets of 6-14 random words."""
+    rng = random.Random(seed)
+    words = _words(rng)
+    with open(path, "w", encoding="utf-8") as handle:
+        for n in range(lines):
+            if n % 50 == 0:
+                handle.write(f"## Section {n // 50} {rng.choice(words)}\n")
+            else:
+                handle.write("- " + " ".join(rng.sample(words, rng.randint(6, 14))) + "\n")
+
+
+def _recalls(
+    sb_sock: str, home: str, cwd: str, queries: list[str], stop: threading.Event, out: list[float]
+) -> None:
+    for query in queries * 1000:
+        if stop.is_set():
+            return
+        started = time.perf_counter()
+        reply = call(sb_sock, home, cwd, m.Recall(query=query, limit=5), timeout=120.0)
+        out.append((time.perf_counter() - started) * 1000)
+        if isinstance(reply, m.Error):
+            raise BenchError(f"recall failed: {reply.message}")
+
+
+def _rss_sampler(pid: int, stop: threading.Event, peak: list[int]) -> None:
+    while not stop.is_set():
+        try:
+            peak[0] = max(peak[0], proc_status_kb(pid, "VmRSS"))
+        except OSError:
+            return
+        time.sleep(0.02)
+
+
+def _import(sock: str, home: str, cwd: str, path: str) -> m.Result:
+    reply = call(sock, home, cwd, m.Import(format="markdown", path=path), timeout=IMPORT_TIMEOUT)
+    if isinstance(reply, m.Error):
+        raise BenchError(f"import failed: {reply.message}")
+    return reply
+
+
+def run(lines: int = 50_000, tmpdir: str = "/tmp", keep: bool = False) -> ImportFigures:
+    """Start a daemon in a fresh sandbox, import a generated `lines`-line markdown file, measure."""
+    sb = make_sandbox(lines, tmpdir)
+    proc = start_daemon(sb)
+    try:
+        seed_path = os.path.join(sb.base, "seed.md")
+        big_path = os.path.join(sb.base, "big.md")
+        make_markdown(seed_path, SEED_LINES, seed=3)
+        make_markdown(big_path, lines)
+        seeded = _import(sb.sock, sb.home, sb.base, seed_path)
+        seed_count = int(seeded.data["imported"]) if isinstance(seeded.data, dict) else 0
+        rng = random.Random(5)
+        queries = [" ".join(rng.sample(_words(random.Random(11)), 2)) for _ in range(50)]
+        idle: list[float] = []
+        _recalls(sb.sock, sb.home, sb.base, queries[:IDLE_RECALLS], threading.Event(), idle)
+        while len(idle) < IDLE_RECALLS:
+            _recalls(sb.sock, sb.home, sb.base, queries, threading.Event(), idle)
+        idle = idle[:IDLE_RECALLS]
+        rss_before = proc_status_kb(proc.pid, "VmRSS")
+        stop = threading.Event()
+        busy: list[float] = []
+        peak = [rss_before]
+        threads = [
+            threading.Thread(target=_recalls, args=(sb.sock, sb.home, sb.base, queries, stop, busy)),
+            threading.Thread(target=_rss_sampler, args=(proc.pid, stop, peak)),
+        ]
+        log(f"importing {lines} lines")
+        started = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        reply = _import(sb.sock, sb.home, sb.base, big_path)
+        wall = time.perf_counter() - started
+        stop.set()
+        for thread in threads:
+            thread.join()
+        imported = int(reply.data["imported"]) if isinstance(reply.data, dict) else 0
+        after: list[float] = []
+        stop_after = threading.Event()
+        recaller = threading.Thread(
+            target=_recalls, args=(sb.sock, sb.home, sb.base, queries, stop_after, after)
+        )
+        recaller.start()
+        mirrors_s, missing = wait_for_mirrors(sb.home, seed_count + imported, timeout=MIRROR_TIMEOUT)
+        stop_after.set()
+        recaller.join()
+        if missing:
+            log(f"{missing} mirrors still missing after {MIRROR_TIMEOUT:g} s")
+        return ImportFigures(
+            lines=lines,
+            imported=imported,
+            wall_s=wall,
+            rate=imported / wall if wall else 0.0,
+            rss_before_mb=rss_before / 1024,
+            rss_peak_mb=peak[0] / 1024,
+            idle_p50_ms=pct(idle, 50),
+            idle_p99_ms=pct(idle, 99),
+            busy_p50_ms=pct(busy, 50),
+            busy_p99_ms=pct(busy, 99),
+            busy_max_ms=max(busy) if busy else float("nan"),
+            busy_recalls=len(busy),
+            mirrors_s=mirrors_s,
+            after_p99_ms=pct(after, 99),
+        )
+    finally:
+        stop_daemon(proc)
+        if not keep:
+            shutil.rmtree(sb.base, ignore_errors=True)
+
+
+def render(f: ImportFigures) -> str:
+    rows = [
+        ("lines in the file", f"{f.lines}"),
+        ("memories imported", f"{f.imported}"),
+        ("wall time (s)", f"{f.wall_s:.2f}"),
+        ("memories/s", f"{f.rate:.0f}"),
+        ("daemon RSS before (MB)", f"{f.rss_before_mb:.0f}"),
+        ("daemon RSS peak during import (MB)", f"{f.rss_peak_mb:.0f}"),
+        ("recall p50 / p99, no import (ms)", f"{f.idle_p50_ms:.1f} / {f.idle_p99_ms:.1f}"),
+        (
+            "recall p50 / p99 / max, during import (ms)",
+            f"{f.busy_p50_ms:.1f} / {f.busy_p99_ms:.1f} / {f.busy_max_ms:.1f}",
+        ),
+        ("recalls answered during import", f"{f.busy_recalls}"),
+        ("mirrors on disk, after the reply (s)", f"{f.mirrors_s:.1f}"),
+        ("recall p99 while mirrors are written (ms)", f"{f.after_p99_ms:.1f}"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--lines", type=int, default=50_000)
+    parser.add_argument("--keep", action="store_true", help="keep the sandbox folder")
+    parser.add_argument("--tmpdir", default="/tmp")
+    args = parser.parse_args(argv)
+    try:
+        print(render(run(args.lines, args.tmpdir, args.keep)))
+    finally:
+        kill_all_daemons()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
