@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import aiosqlite
 import msgspec
 
 from hippoctl.protocol import messages as m
@@ -249,21 +250,36 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
 async def _after_recall(
     store: Store, picked: list[Scored], query: str, ctx: RequestContext, moment: datetime
 ) -> None:
-    """Strengthen what was returned, replace the session's last batch, audit (recall.md §12)."""
+    """Strengthen what was returned, replace the session's last batch, audit (recall.md §12).
+
+    When another write holds the store (an import, a sleep), this is queued behind it instead of
+    delaying the reply: the results are already chosen and strengthening never changes them.
+    """
     ids = [s.memory.id for s in picked]
-    async with store.db.transaction() as conn:
+    now = clock.iso(moment)
+    batch_key = last_batch_key(ctx.tenant, ctx.session_key)
+    tenant, actor = ctx.tenant, ctx.actor
+
+    async def write(conn: aiosqlite.Connection) -> None:
         if ids:
-            await memories.strengthen(conn, ids, clock.iso(moment), st.RETRIEVAL_HALF_LIFE_BONUS)
-        await memories.set_meta(
-            conn, last_batch_key(ctx.tenant, ctx.session_key), msgspec.json.encode(ids).decode()
-        )
+            await memories.strengthen(conn, ids, now, st.RETRIEVAL_HALF_LIFE_BONUS)
+        await memories.set_meta(conn, batch_key, msgspec.json.encode(ids).decode())
         await memories.audit(
             conn,
-            ts=clock.iso(moment),
-            tenant=ctx.tenant,
-            actor=ctx.actor,
+            ts=now,
+            tenant=tenant,
+            actor=actor,
             op="recall",
             metadata={"query": query[:200], "results": len(ids), "mode": "recall"},
         )
-    # The mirror pass reads these rows back as committed (a memory forgotten meanwhile is skipped).
-    store.mirrors.changed_ids(ids)
+
+    def mirror() -> None:
+        # The mirror pass reads these rows back as committed (a memory forgotten meanwhile is skipped).
+        store.mirrors.changed_ids(ids)
+
+    if store.db.busy():
+        store.db.write_soon(write, mirror)
+        return
+    async with store.db.transaction() as conn:
+        await write(conn)
+    mirror()

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import logging
 import os
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -16,6 +17,8 @@ import aiosqlite
 from hippod.errors import HippoError
 from hippod.recall.terms import TERMS_VERSION, fts_columns
 from hippod.store.migrations import SCHEMA_VERSION, migrate
+
+log = logging.getLogger("hippod.store")
 
 APPLICATION_ID = 0x48505044
 DB_NAME = "hippo.db"
@@ -161,6 +164,7 @@ class Database:
         self.writer = writer
         self.reader = reader
         self._write_lock = asyncio.Lock()
+        self._deferred: set[asyncio.Task[None]] = set()
 
     @classmethod
     async def open(cls, path: str) -> tuple[Database, Prepared]:
@@ -199,8 +203,40 @@ class Database:
                 await asyncio.shield(self.writer.rollback())
                 raise
 
+    def busy(self) -> bool:
+        """True while a write transaction holds (or waits for) the writer."""
+        return self._write_lock.locked()
+
+    def write_soon(
+        self,
+        write: Callable[[aiosqlite.Connection], Awaitable[None]],
+        after: Callable[[], None] | None = None,
+    ) -> None:
+        """Run `write` in its own transaction in the background, then `after`; close() waits for it.
+
+        For bookkeeping a reader should not wait on, such as recall's strengthening while a long
+        import holds the writer. The write lock is first come, first served, so a later write of the
+        same request's session (e.g. `outcome`) still runs after it.
+        """
+
+        async def run() -> None:
+            try:
+                async with self.transaction() as conn:
+                    await write(conn)
+            except Exception:
+                log.exception("a deferred write to %s failed", self.path)
+                return
+            if after is not None:
+                after()
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._deferred.add(task)
+        task.add_done_callback(self._deferred.discard)
+
     async def close(self) -> None:
-        """Checkpoint the WAL, optimise, and close both connections."""
+        """Finish deferred writes, checkpoint the WAL, optimise, and close both connections."""
+        while self._deferred:
+            await asyncio.gather(*self._deferred, return_exceptions=True)
         async with self._write_lock:
             try:
                 await self.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
