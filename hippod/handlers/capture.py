@@ -105,6 +105,8 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
     elif body.source == "last-session":
         path = body.transcript or _default_transcript()
         conversation = await asyncio.to_thread(_load_transcript, path)
+        if not conversation.user and not conversation.assistant:
+            ctx.warnings.append(f"no user or assistant messages found in {path}")
         text = transcript.summary(conversation)
         session_id = conversation.session_id
     else:

@@ -154,6 +154,11 @@ def test_last_session_reads_the_transcript(hippo: Hippo, tmp_path: Path) -> None
         tmp_path / "rollout.jsonl",
         codex_records(["Make sure to bump the protocol number when a field changes meaning."], []),
     )
+    junk = tmp_path / "junk.jsonl"
+    junk.write_bytes(b"\x00\x01 not a transcript\n")
+    nothing = hippo.ok("capture", "--last-session", "--transcript", str(junk))
+    assert nothing.stdout == "Captured 0 items (0 skipped as duplicates)\n"
+    assert nothing.stderr.strip() == f"no user or assistant messages found in {junk}"
     codex = hippo.ok("capture", "--last-session", "--transcript", str(rollout))
     assert codex.stdout == "Captured 1 items (0 skipped as duplicates)\n"
     assert _rows(hippo.db)[-1]["source_session_id"] == "codex-session-7"
