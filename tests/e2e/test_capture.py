@@ -158,7 +158,7 @@ def test_last_session_reads_the_transcript(hippo: Hippo, tmp_path: Path) -> None
     junk.write_bytes(b"\x00\x01 not a transcript\n")
     nothing = hippo.ok("capture", "--last-session", "--transcript", str(junk))
     assert nothing.stdout == "Captured 0 items (0 skipped as duplicates)\n"
-    assert nothing.stderr.strip() == f"no user or assistant messages found in {junk}"
+    assert nothing.stderr.splitlines()[0] == f"no user or assistant messages found in {junk}"
     codex = hippo.ok("capture", "--last-session", "--transcript", str(rollout))
     assert codex.stdout == "Captured 1 items (0 skipped as duplicates)\n"
     assert _rows(hippo.db)[-1]["source_session_id"] == "codex-session-7"
