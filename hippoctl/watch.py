@@ -5,9 +5,104 @@ The command runs here, in the client, so `hippoctl watch` always exits with the 
 
 from __future__ import annotations
 
-from hippoctl.argcheck import UsageError
+import os
+import subprocess
+import sys
+import threading
+from typing import IO
+
+from hippoctl.client import ClientError, call, request_envelope
+from hippoctl.protocol import messages as m
+
+KEEP_CHARS = 500
+# Enough bytes for 500 characters of any UTF-8 text.
+_KEEP_BYTES = KEEP_CHARS * 4
+REPORT_TIMEOUT = 30.0
+
+
+def shell_argv(command: str) -> list[str]:
+    """The user's shell running `command`: `/bin/sh -c`, or `cmd /c` on Windows."""
+    return ["cmd", "/c", command] if os.name == "nt" else ["/bin/sh", "-c", command]
+
+
+class _Pump(threading.Thread):
+    """Copies one pipe to the user's stream as it arrives, keeping its first or last bytes."""
+
+    def __init__(self, source: IO[bytes], sink: IO[bytes], keep_head: bool) -> None:
+        super().__init__(daemon=True)
+        self.source, self.sink, self.keep_head = source, sink, keep_head
+        self.kept = bytearray()
+        self.total = 0
+
+    def run(self) -> None:
+        while chunk := os.read(self.source.fileno(), 65536):
+            self.total += len(chunk)
+            try:
+                self.sink.write(chunk)
+                self.sink.flush()
+            except (OSError, ValueError):
+                pass  # the user's terminal went away; keep draining so the command is not blocked
+            if self.keep_head:
+                self.kept += chunk[: max(0, _KEEP_BYTES - len(self.kept))]
+            else:
+                self.kept = (self.kept + chunk)[-_KEEP_BYTES:]
+
+    def text(self) -> tuple[str, bool]:
+        """(the first or last 500 characters, whether there was more)."""
+        # Blank lines around the output are not worth any of the 500 characters.
+        decoded = bytes(self.kept).decode("utf-8", errors="replace").strip()
+        cut = decoded[:KEEP_CHARS] if self.keep_head else decoded[-KEEP_CHARS:]
+        return cut, len(cut) < len(decoded) or self.total > len(self.kept)
+
+
+def _exit_code(returncode: int) -> int:
+    # A command killed by a signal exits like the shell reports it: 128 + the signal number.
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def run_command(command: str, *, cwd: str) -> tuple[int, str, bool]:
+    """Run the command with its output streamed live: (exit code, captured text, truncated)."""
+    try:
+        proc = subprocess.Popen(shell_argv(command), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        # No shell to run it with: report it as the shell would a command it cannot run.
+        message = f"cannot run {shell_argv(command)[0]}: {exc.strerror or exc}"
+        print(f"hippoctl: {message}", file=sys.stderr)
+        return 127, message, False
+    assert proc.stdout is not None and proc.stderr is not None
+    out = _Pump(proc.stdout, sys.stdout.buffer, keep_head=False)
+    err = _Pump(proc.stderr, sys.stderr.buffer, keep_head=True)
+    out.start()
+    err.start()
+    while True:
+        try:
+            proc.wait()
+            break
+        except KeyboardInterrupt:
+            continue  # Ctrl-C reached the command too; its exit code is the one to report
+    out.join()
+    err.join()
+    text, truncated = err.text()
+    if not text.strip():
+        text, truncated = out.text()
+    return _exit_code(proc.returncode), text.strip(), truncated
 
 
 def run(command: str, *, cwd: str, global_store: bool, spawn: bool) -> int:
     """Run `command`, stream its output, send a WatchFailure when it fails; returns its exit code."""
-    raise UsageError("watch is not built yet")
+    code, text, truncated = run_command(command, cwd=cwd)
+    if code == 0:
+        return 0
+    body = m.WatchFailure(command=command, exit_code=code, output=text, truncated=truncated)
+    try:
+        reply = call(
+            request_envelope(body, cwd=cwd, global_store=global_store), spawn=spawn, timeout=REPORT_TIMEOUT
+        )
+    except ClientError as exc:
+        print(f"hippoctl: warning: the failure was not recorded ({exc})", file=sys.stderr)
+        return code
+    if isinstance(reply, m.Error):
+        print(f"hippoctl: warning: the failure was not recorded ({reply.message})", file=sys.stderr)
+    elif reply.text:
+        print(f"hippoctl: {reply.text}", file=sys.stderr)
+    return code

@@ -22,6 +22,7 @@ from hippoctl.protocol.replies import DailyRunResult
 from hippod import clock, daemon_state, workspaces
 from hippod.errors import HippoError
 from hippod.handlers.sleep import SleepOptions, sleep_store
+from hippod.ingest.gitrun import learn_from_git
 from hippod.state import DaemonState
 from hippod.store.stores import Store
 
@@ -39,11 +40,9 @@ def summary_line(processed: int, failures: int) -> str:
 
 
 async def learn_git(state: DaemonState, store: Store, days: int, say: Say) -> int:
-    """Hook for `learn --git --days N` on one workspace; returns the memories learned.
-
-    The git ingestion (ingest issue) is not built yet, so this learns nothing and returns 0.
-    """
-    return 0
+    """`learn --git --days N` on one workspace (the folder holding its store); returns the lessons learned."""
+    result = await learn_from_git(state, store, [os.path.dirname(store.root)], days, say)
+    return len(result.lessons)
 
 
 def _failure(exc: Exception) -> str:
@@ -243,7 +242,7 @@ class DailyRunner:
     async def _learn(self, root: str, say: Say) -> str:
         store = await self.state.registry.open(root)
         learned = await learn_git(self.state, store, self.days, say)
-        return f"{learned} learned (git ingestion is not built yet)"
+        return f"{learned} lessons learned"
 
     async def _sleep(self, root: str) -> str:
         """One store's sleep; its outcome in a line (phase progress would swamp daily.log)."""

@@ -21,6 +21,7 @@ from hippod.handlers import (
     recall,
     sharing,
     sleep,
+    watch,
 )
 from hippod.handlers import capture as capture_handler
 from hippod.request import RequestContext
@@ -106,7 +107,7 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
         case m.LearnGit() as body:
             return await learn.learn_git(ctx, body)
         case m.WatchFailure() as body:
-            return await failures.watch_failure(ctx, body)
+            return await watch.watch_failure(ctx, body)
         case m.CaptureError() as body:
             return await failures.capture_error(ctx, body)
         case m.Failures() as body:

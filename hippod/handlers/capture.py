@@ -2,12 +2,145 @@
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from dataclasses import dataclass, field
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies_capture import CapturedItem, CaptureReply
+from hippod import clock
 from hippod.errors import HippoError
+from hippod.handlers.memory import fresh_memory
+from hippod.ingest import transcript
+from hippod.ingest.extract import Item, extract, store_key
+from hippod.ingest.files import read_bytes, read_text
+from hippod.lifecycle.secrets import looks_secret
 from hippod.request import RequestContext
+from hippod.store import memories
+from hippod.store.contents import live_contents
+from hippod.store.records import Memory
+from hippod.store.stores import Store
 
 
-async def capture(ctx: RequestContext, body: m.Capture) -> tuple[Any, str]:
-    raise HippoError("internal", "capture is not built yet")
+@dataclass
+class Captured:
+    """What one capture stored (or would store) and what it left out."""
+
+    items: list[CapturedItem] = field(default_factory=list)
+    skipped: int = 0
+    rejected: int = 0
+    secrets: int = 0
+
+
+def _tags(item: Item) -> list[str]:
+    """[<category>, captured]; the `error` category is itself the tag that gives errors their
+    730-day half-life and negative valence."""
+    return [item.category, "captured"]
+
+
+async def capture_text(
+    ctx: RequestContext, store: Store, text: str, *, dry_run: bool = False, session_id: str | None = None
+) -> Captured:
+    """Extract items from `text` and store the new ones in one transaction (none in a dry run).
+
+    Also the entry point for other verbs that capture a transcript (session end).
+    """
+    items = await asyncio.to_thread(extract, text)
+    done = Captured()
+    kept: list[Item] = []
+    for item in items:
+        if looks_secret(item.text):
+            done.secrets += 1
+        else:
+            kept.append(item)
+    if dry_run:
+        known = {store_key(c) for c in await live_contents(store.db.reader, ctx.tenant)}
+        for item in kept:
+            if store_key(item.text) in known:
+                done.skipped += 1
+            else:
+                done.items.append(CapturedItem(item.category, item.text))
+        return done
+    stored: list[Memory] = []
+    async with store.db.transaction() as conn:
+        # Read inside the transaction, so a capture running alongside cannot store the same item too.
+        known = {store_key(c) for c in await live_contents(conn, ctx.tenant)}
+        for item in kept:
+            if store_key(item.text) in known:
+                done.skipped += 1
+                continue
+            memory = fresh_memory(ctx, store, item.text, _tags(item), source="capture", confidence="observed")
+            memory.source_session_id = session_id or memory.source_session_id
+            if not await memories.insert(conn, memory):
+                done.rejected += 1
+                continue
+            stored.append(memory)
+            done.items.append(CapturedItem(item.category, item.text, memory.id))
+        if stored:
+            await memories.audit_many(
+                conn,
+                ts=clock.iso(clock.now()),
+                tenant=ctx.tenant,
+                actor=ctx.actor,
+                op="capture",
+                targets=[memory.id for memory in stored],
+            )
+    store.written(stored)
+    return done
+
+
+def _load_transcript(path: str) -> transcript.Conversation:
+    return transcript.parse(read_bytes(path))
+
+
+async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, str]:
+    path: str | None = None
+    session_id: str | None = None
+    if body.source == "stdin":
+        text = body.text or ""
+    elif body.source == "file":
+        if not body.path:
+            raise HippoError("usage", "capture --file needs a path")
+        path = body.path
+        text = await asyncio.to_thread(read_text, path)
+    elif body.source == "last-session":
+        path = body.transcript or _default_transcript()
+        conversation = await asyncio.to_thread(_load_transcript, path)
+        if not conversation.user and not conversation.assistant:
+            ctx.warnings.append(f"no user or assistant messages found in {path}")
+        text = transcript.summary(conversation)
+        session_id = conversation.session_id
+    else:
+        raise HippoError("usage", f"unknown capture source {body.source!r}; use stdin, file or last-session")
+    store = await ctx.target_store(write=not body.dry_run)
+    done = await capture_text(ctx, store, text, dry_run=body.dry_run, session_id=session_id)
+    if done.rejected:
+        ctx.warnings.append(f"{done.rejected} items were rejected earlier and were not stored")
+    if done.secrets:
+        ctx.warnings.append(f"{done.secrets} items looked like secrets and were not stored")
+    reply = CaptureReply(
+        dry_run=body.dry_run,
+        source=body.source,
+        path=path,
+        captured=len(done.items),
+        skipped=done.skipped,
+        rejected=done.rejected,
+        secrets=done.secrets,
+        items=done.items,
+    )
+    counts = f"{len(done.items)} items ({done.skipped} skipped as duplicates)"
+    if not body.dry_run:
+        return reply, f"Captured {counts}"
+    lines = [f"[{item.category}] {item.text}" for item in done.items]
+    return reply, "\n".join([*lines, f"Would capture {counts}"])
+
+
+def _default_transcript() -> str:
+    home = transcript.claude_home()
+    found = transcript.newest_transcript(home)
+    if found is None:
+        raise HippoError(
+            "not_found",
+            f"no Claude Code transcript (*.jsonl) under {home}/projects",
+            hint="hippoctl capture --last-session --transcript <file>",
+        )
+    return found

@@ -2,12 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Any
+import os
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies_capture import LearnGitReply
 from hippod.errors import HippoError
+from hippod.ingest.gitrun import LearnResult, learn_from_git, repo_root
 from hippod.request import RequestContext
+from hippod.store.db import DB_NAME
+from hippod.store.stores import PROJECT_DIR, Store
 
 
-async def learn_git(ctx: RequestContext, body: m.LearnGit) -> tuple[Any, str]:
-    raise HippoError("internal", "learn --git is not built yet")
+async def _destination(ctx: RequestContext, root: str) -> Store:
+    """A repository with its own store receives its lessons (unless --global); others go to the
+    request's target store."""
+    own = os.path.join(root, PROJECT_DIR)
+    if not ctx.request.global_store and os.path.isfile(os.path.join(own, DB_NAME)):
+        return await ctx.state.registry.open(own)
+    return await ctx.target_store(write=True)
+
+
+async def learn_git(ctx: RequestContext, body: m.LearnGit) -> tuple[LearnGitReply, str]:
+    if body.days < 1:
+        raise HippoError("usage", "--days must be 1 or more")
+    # Every repository is checked before anything is read or written.
+    roots = list(dict.fromkeys([await repo_root(path) for path in body.repos or [ctx.request.cwd]]))
+    groups: dict[str, tuple[Store, list[str]]] = {}
+    for root in roots:
+        store = await _destination(ctx, root)
+        groups.setdefault(store.root, (store, []))[1].append(root)
+
+    async def say(line: str) -> None:
+        await ctx.say(line, "err")
+
+    total = LearnResult()
+    for store, repos in groups.values():
+        total.add(
+            await learn_from_git(ctx.state, store, repos, body.days, say, tenant=ctx.tenant, actor=ctx.actor)
+        )
+    reply = LearnGitReply(
+        days=body.days,
+        repos=total.repos,
+        commits=total.commits,
+        learned=len(total.lessons),
+        skipped=total.skipped,
+        rejected=total.rejected,
+        lessons=total.lessons,
+        ids=total.ids,
+        invalidated=total.invalidated,
+    )
+    if total.rejected:
+        ctx.warnings.append(f"{total.rejected} lessons were rejected earlier and were not stored")
+    return reply, "\n".join(total.lines())

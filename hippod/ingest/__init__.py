@@ -1,0 +1,1 @@
+"""Ingestion: turning text from outside the store into memories (ingest.md)."""

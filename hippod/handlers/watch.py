@@ -1,0 +1,65 @@
+"""`watch "<command>"`, daemon side: store a failed command as an error memory (ingest.md §6)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies_capture import WatchReply
+from hippod.errors import HippoError
+from hippod.handlers.memory import fresh_memory
+from hippod.lifecycle.secrets import scrub
+from hippod.request import RequestContext
+from hippod.store import memories
+from hippod.store.overlap import find_overlapping
+
+KNOWN_ABOVE = 0.7
+# Leading `VAR=value` words set the command's environment; they are not the command.
+_ASSIGNMENTS = re.compile(r"""^\s*(?:[A-Za-z_]\w*=(?:"[^"]*"|'[^']*'|\\.|[^\s"'\\])*\s+)+""")
+
+
+def bare_command(command: str) -> str:
+    """The command without its leading VAR=value words."""
+    return _ASSIGNMENTS.sub("", command, count=1).strip()
+
+
+def first_word(command: str) -> str:
+    """The basename of the program the command runs ("" when there is none)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # an unbalanced quote: the shell refused it too
+        words = command.split()
+    return os.path.basename(words[0]) if words else ""
+
+
+def failure_text(command: str, exit_code: int, output: str, truncated: bool) -> str:
+    """`Command '<command>' failed (exit N): <output>` (+ ` [truncated]`), secrets scrubbed."""
+    text = f"Command '{command}' failed (exit {exit_code}): {output.strip() or '(no output)'}"
+    if truncated:
+        text += " [truncated]"
+    return scrub(text)
+
+
+async def watch_failure(ctx: RequestContext, body: m.WatchFailure) -> tuple[WatchReply, str]:
+    command = bare_command(body.command)
+    if not command:
+        raise HippoError("usage", "watch needs a command")
+    content = failure_text(command, body.exit_code, body.output, body.truncated)
+    tags = list(dict.fromkeys(t for t in ("error", "autolearn", first_word(command)) if t))
+    store = await ctx.target_store(write=True)
+    async with store.db.transaction() as conn:
+        known = await find_overlapping(conn, ctx.tenant, content, KNOWN_ABOVE, fts5=store.fts5)
+        if known is not None:
+            return WatchReply(
+                stored=False, id=known.id, content=known.content
+            ), f"this failure is already known [{known.id}]; not stored again"
+        memory = fresh_memory(ctx, store, content, tags, source="autolearn", confidence="observed")
+        if not await memories.insert(conn, memory):
+            raise HippoError("rejected_value", "this failure's text was rejected earlier and is not stored")
+        await memories.audit(
+            conn, ts=memory.created, tenant=ctx.tenant, actor=ctx.actor, op="watch", target=memory.id
+        )
+    store.written([memory])
+    return WatchReply(stored=True, id=memory.id, content=content), f"remembered this failure [{memory.id}]"
