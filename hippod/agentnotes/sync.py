@@ -84,6 +84,9 @@ async def apply_scan(
     work = _Work()
     if scan.no_front_matter:
         work.outcome.skipped["no_front_matter"] += scan.no_front_matter
+    if not scan.notes and not await agent_links.of_tool(store.db.reader, scan.tool):
+        # Nothing to add and nothing to retire: leave the store untouched (no write transaction).
+        return work.outcome
     ctx = _context(state, store, tenant)
     project = store.project if origin_project is None else origin_project
     try:
