@@ -15,6 +15,7 @@ from hippod import clock, daemon_state
 from hippod.schedule import start_schedule
 from hippod.server import Server
 from hippod.state import DaemonState
+from hippod.watchers import start_watchers
 
 log = logging.getLogger("hippod.app")
 
@@ -66,6 +67,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
         os.chmod(state.socket, 0o600)
     log.info("listening on %s (pid %d)", state.socket, state.pid)
     notify("READY=1")
+    state.watcher = start_watchers(state, config)
 
     idle_minutes = float(config["storeIdleCloseMinutes"])
     sweeper = loop.create_task(_close_idle_stores(state, idle_minutes * 60.0)) if idle_minutes > 0 else None
@@ -75,6 +77,8 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     server.stopping = True
     listener.close()
     schedule.stop()
+    if state.watcher is not None:
+        await state.watcher.stop()
     if adopted is None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(state.socket)

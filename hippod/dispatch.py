@@ -7,6 +7,7 @@ from typing import Any
 from hippoctl.protocol import messages as m
 from hippod.handlers import (
     admin,
+    agents,
     audit,
     conflicts,
     daily,
@@ -98,6 +99,8 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await daily.workspaces(ctx, body)
         case m.DailyRunner() as body:
             return await daily.daily_runner(ctx, body)
+        case m.Import(format="agents") as body:
+            return await agents.import_agents(ctx, body)
         case m.Import() as body:
             return await imports.import_(ctx, body)
         case m.Export() as body:

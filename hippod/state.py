@@ -12,6 +12,7 @@ from hippod.store.stores import StoreRegistry
 if TYPE_CHECKING:
     from hippod.daily_run import DailyRunner
     from hippod.schedule import Schedule
+    from hippod.watchers import AgentWatcher
 
 
 @dataclass
@@ -34,3 +35,5 @@ class DaemonState:
     # The daily run and its schedule (sleep.md §10); set up by app.serve.
     daily: DailyRunner | None = None
     schedule: Schedule | None = None
+    # The agent-note watcher (daemon.md §11); set up by app.serve, None when watch.enabled is false.
+    watcher: AgentWatcher | None = None

@@ -42,6 +42,7 @@ class DaemonStatusReply(Reply):
     connections: int
     log: str
     schedule: ScheduleStatus | None = None
+    watch: WatchStatus | None = None
 
 
 class InitReply(Reply):
@@ -222,3 +223,10 @@ class WorkspacesReply(Reply):
     path: str | None
     changed: bool
     workspaces: list[WorkspaceEntry]
+
+
+class WatchStatus(Reply):
+    """The `watch` part of `daemon status` (daemon.md §16): roots watched, and roots not there yet."""
+
+    roots: list[str]
+    missing: list[str]

@@ -13,6 +13,7 @@ from hippoctl.protocol.replies import (
     StatusReply,
     StoreInfo,
     StoreStatus,
+    WatchStatus,
 )
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
 from hippod import __version__, clock, workspaces
@@ -65,6 +66,7 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         connections=state.connections,
         log=state.log_file,
         schedule=state.schedule.status() if state.schedule is not None else None,
+        watch=WatchStatus(**state.watcher.status()) if state.watcher is not None else None,
     )
     lines = [
         f"hippod {__version__} (protocol {PROTOCOL}), pid {state.pid}, up {_duration(uptime)}",
@@ -74,6 +76,11 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         f"stores open: {len(stores)}",
     ]
     lines += [f"  {s.path}   {s.kind:<8} idle {_duration(s.idle_s)}   schema {s.schema}" for s in stores]
+    if reply.watch is not None:
+        missing = f" ({', '.join(reply.watch.missing)})" if reply.watch.missing else ""
+        lines.append(
+            f"watch roots: {len(reply.watch.roots)} watching, {len(reply.watch.missing)} missing{missing}"
+        )
     if reply.schedule is not None:
         lines += schedule_lines(reply.schedule)
     lines.append(f"connections: {state.connections}")

@@ -9,8 +9,8 @@ from hippod.errors import HippoError
 from hippod.lifecycle import strength as st
 from hippod.recall.tokenize import tokenize
 from hippod.request import RequestContext
+from hippod.store import agent_links, memories
 from hippod.store import dormant as dormant_store
-from hippod.store import memories
 from hippod.store.dormant import DormantMemory
 from hippod.store.mirrors import dormant_file
 
@@ -58,6 +58,8 @@ async def restore(ctx: RequestContext, body: m.DormantRestore) -> tuple[DormantM
         memory.strength = 1.0
         memory.updated_at = now
         await dormant_store.move_out(conn, memory.id)
+        # Restored by hand: the memory no longer follows an agent's note.
+        await agent_links.detach(conn, memory.id)
         await memories.update(conn, memory)
         await memories.audit(
             conn,

@@ -14,7 +14,7 @@ from hippod import clock
 from hippod.errors import HippoError
 from hippod.lifecycle import strength as st
 from hippod.request import RequestContext
-from hippod.store import memories
+from hippod.store import agent_links, memories
 from hippod.store.records import Memory
 from hippod.store.stores import Store
 
@@ -237,6 +237,8 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
             if not await memories.delete(conn, ctx.tenant, memory.id):
                 # Another request forgot it between our lookup and this transaction.
                 raise HippoError("not_found", f"no memory with id {memory.id}")
+            # A memory made from an agent's note: the unchanged note is not imported again.
+            await agent_links.suppress(conn, memory.id)
             await memories.audit(
                 conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=memory.id
             )

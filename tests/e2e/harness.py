@@ -36,6 +36,10 @@ SCRUBBED_VARS = (
     "NOTIFY_SOCKET",
     "LISTEN_PID",
     "LISTEN_FDS",
+    # Agent tools' homes: a test daemon's watcher must never read the machine's own notes.
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "HIPPO_AGENT_MEMORY_TOOLS",
 )
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 20.0
@@ -173,6 +177,10 @@ class Hippo:
         self.runtime = os.path.join(root, "rt")
         os.makedirs(self.runtime, mode=0o700)
         os.chmod(self.runtime, 0o700)
+        # HOME is the instance's own, so agent tools' default homes (~/.claude, ~/.codex, ...) are
+        # empty temp folders; git still needs an identity there.
+        self.user_home = os.path.join(root, "u")
+        os.makedirs(self.user_home)
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_VARS}
         env.update(
             HIPPO_HOME=self.home,
@@ -181,6 +189,12 @@ class Hippo:
             XDG_DATA_HOME=os.path.join(root, "data"),
             XDG_STATE_HOME=os.path.join(root, "state"),
             XDG_CACHE_HOME=os.path.join(root, "cache"),
+            XDG_CONFIG_HOME=os.path.join(root, "config"),
+            HOME=self.user_home,
+            GIT_AUTHOR_NAME="hippo test",
+            GIT_AUTHOR_EMAIL="test@hippo.invalid",
+            GIT_COMMITTER_NAME="hippo test",
+            GIT_COMMITTER_EMAIL="test@hippo.invalid",
             PYTHONDONTWRITEBYTECODE="1",
         )
         self.env: dict[str, str] = env

@@ -1,0 +1,111 @@
+"""Running an agent-notes import (ingest.md §4 "When"): for a project, for one (store, tool), or for
+everything the daemon knows. No request is needed, so the watchers, the daily run and sleep can call
+these as well as `import --agents`.
+
+Settings: the enabled tools come from HIPPO_AGENT_MEMORY_TOOLS, else `agentMemories.tools` of the
+store the import starts from (a project store, else the global store); the tool homes come from
+the global store's `agentMemories.paths` (they describe the machine, not a project).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hippoctl.protocol.replies_agents import AgentToolReport
+from hippod.agentnotes import sources
+from hippod.agentnotes.sources import Scan
+from hippod.agentnotes.sync import Outcome, apply_scan
+from hippod.agentnotes.tools import selected_tools, tool_home
+from hippod.state import DaemonState
+from hippod.store.stores import Store
+
+
+@dataclass
+class ImportReport:
+    """Per tool, what an import saw and did, across the stores it wrote to."""
+
+    dry_run: bool
+    tools: list[AgentToolReport] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _merge(report: AgentToolReport, scan: Scan, outcome: Outcome) -> None:
+    report.folders += [f for f in scan.found if f not in report.folders]
+    report.added += outcome.added
+    report.replaced += outcome.replaced
+    report.dormant += outcome.dormant
+    report.unchanged += outcome.unchanged
+    skipped = dict(report.skipped)
+    for reason, count in outcome.skipped.items():
+        if count:
+            skipped[reason] = skipped.get(reason, 0) + count
+    report.skipped = skipped
+    report.ids = [*report.ids, *outcome.new_ids]
+
+
+async def sync_tool(
+    state: DaemonState,
+    store: Store,
+    tool: str,
+    home: str,
+    *,
+    project_root: str | None,
+    tenant: str = "default",
+    actor: str = "daemon",
+    origin_project: str | None = None,
+    dry_run: bool = False,
+) -> tuple[Scan, Outcome]:
+    """One tool into one store: the project's notes when project_root is given, else the user's."""
+    if project_root is None:
+        locations = sources.user_locations(tool, home)
+    else:
+        locations = sources.project_locations(tool, home, project_root)
+    scan = sources.read_locations(tool, home, locations)
+    outcome = await apply_scan(
+        state, store, scan, tenant=tenant, actor=actor, origin_project=origin_project, dry_run=dry_run
+    )
+    return scan, outcome
+
+
+async def import_project(
+    state: DaemonState,
+    cwd: str,
+    env: Mapping[str, str],
+    *,
+    dry_run: bool = False,
+    tenant: str = "default",
+    actor: str = "daemon",
+) -> ImportReport:
+    """Import every enabled tool's notes seen from cwd: the user's notes into the global store, the
+    project's into its store, or (a folder without a store, as at session end) into the global
+    store with origin_project = the folder's name."""
+    registry = state.registry
+    global_store = await registry.open(registry.global_root)
+    store_root = registry.project_root_for(cwd)
+    project_store = await registry.open(store_root) if store_root is not None else None
+    project_root = os.path.dirname(store_root) if store_root is not None else os.path.realpath(cwd)
+    settings_store = project_store or global_store
+    tools, warnings = selected_tools(settings_store.config, env)
+    report = ImportReport(dry_run=dry_run, warnings=warnings)
+    target = project_store or global_store
+    origin = None if project_store is not None else os.path.basename(project_root)
+    for tool in tools:
+        home = tool_home(tool, global_store.config, os.environ)
+        tool_report = AgentToolReport(tool=tool, home=home, home_exists=os.path.isdir(home), folders=[])
+        for store, root, project in ((global_store, None, None), (target, project_root, origin)):
+            scan, outcome = await sync_tool(
+                state,
+                store,
+                tool,
+                home,
+                project_root=root,
+                tenant=tenant,
+                actor=actor,
+                origin_project=project,
+                dry_run=dry_run,
+            )
+            _merge(tool_report, scan, outcome)
+        report.tools.append(tool_report)
+    return report
