@@ -42,6 +42,7 @@ class DaemonStatusReply(Reply):
     connections: int
     log: str
     schedule: ScheduleStatus | None = None
+    spool: dict[str, int] | None = None  # {"pending": N, "failed": M}
 
 
 class InitReply(Reply):

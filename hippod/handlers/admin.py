@@ -14,6 +14,8 @@ from hippoctl.protocol.replies import (
     StoreInfo,
     StoreStatus,
 )
+from hippoctl.protocol.spool import count as spool_count
+from hippoctl.protocol.spool import spool_root
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
 from hippod import __version__, clock, workspaces
 from hippod.handlers.schedule_text import schedule_lines
@@ -52,6 +54,7 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         for s in state.registry.stores.values()
     ]
     uptime = now - state.started_monotonic
+    reply_home = state.registry.global_root
     reply = DaemonStatusReply(
         version=__version__,
         protocol=PROTOCOL,
@@ -65,6 +68,7 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         connections=state.connections,
         log=state.log_file,
         schedule=state.schedule.status() if state.schedule is not None else None,
+        spool=dict(zip(("pending", "failed"), spool_count(spool_root(reply_home)), strict=True)),
     )
     lines = [
         f"hippod {__version__} (protocol {PROTOCOL}), pid {state.pid}, up {_duration(uptime)}",
@@ -76,6 +80,8 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
     lines += [f"  {s.path}   {s.kind:<8} idle {_duration(s.idle_s)}   schema {s.schema}" for s in stores]
     if reply.schedule is not None:
         lines += schedule_lines(reply.schedule)
+    if reply.spool is not None:
+        lines.append(f"spool: {reply.spool['pending']} pending, {reply.spool['failed']} failed")
     lines.append(f"connections: {state.connections}")
     return reply, "\n".join(lines)
 
