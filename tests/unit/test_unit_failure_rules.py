@@ -135,8 +135,8 @@ def test_shape_hash_groups_repeats_and_splits_different_errors() -> None:
 
 
 def test_memory_text_tags_and_cuts() -> None:
-    failure = rules.parse_payload(payload(error="line one\n\n   line two", tool_input={"command": "make  all"}))
-    assert rules.memory_text(failure) == "Bash failed: line one line two (command: make all)"
+    failure = rules.parse_payload(payload(error="line one\n\n  line two", tool_input={"command": "make  x"}))
+    assert rules.memory_text(failure) == "Bash failed: line one line two (command: make x)"
     assert rules.tags(failure) == ["error", "auto-captured", "tool:bash"]
 
     long = rules.parse_payload(payload(tool_name="Edit", error="x" * 1000, tool_input={"file_path": "/a"}))
