@@ -40,6 +40,7 @@ MAX_TRIES = 3
 RETRY_SECONDS = 300.0
 # Errors that another try cannot fix: the file goes to failed/ at once.
 PERMANENT = frozenset({"usage", "bad_frame", "unsupported_request"})
+_NOTES = (spool.ERR_SUFFIX, ".tmp")
 _TRY_LINE = re.compile(r"^\S+ try \d+ of \d+:", re.MULTILINE)
 
 
@@ -110,7 +111,9 @@ class SpoolReplayer:
     def start(self) -> None:
         """Replay what is there now, then watch for more."""
         with contextlib.suppress(OSError):
-            os.makedirs(self.root, mode=0o700, exist_ok=True)
+            # Made up front so that clients rarely create a folder the watcher has not seen yet.
+            for kind in spool.KINDS:
+                os.makedirs(os.path.join(self.root, kind), mode=0o700, exist_ok=True)
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._work()))
         if self.watch:
@@ -133,7 +136,9 @@ class SpoolReplayer:
             async for changes in awatch(
                 self.root, debounce=self.debounce_ms, step=50, stop_event=self._stop, watch_filter=None
             ):
-                if any(kind != Change.deleted and path.endswith(spool.SUFFIX) for kind, path in changes):
+                # A new kind folder counts too: a file written right after its folder was made
+                # can arrive without an event of its own, and the pass lists every folder.
+                if any(kind != Change.deleted and not path.endswith(_NOTES) for kind, path in changes):
                     self._wake.set()
         except Exception as exc:
             # Without the watcher the periodic rescan still finds new files.
