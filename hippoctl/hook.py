@@ -143,12 +143,14 @@ def run(
             return 0
     if spoolable and name is not None:
         try:
-            spool_request(verb, name, request, list(sys.argv[1:] if argv is None else argv), payload)
+            path = spool_request(verb, name, request, list(sys.argv[1:] if argv is None else argv), payload)
         except OSError as exc:
             if strict:
                 print(f"hippoctl: could not write the spool file: {exc}", file=sys.stderr)
                 return errors.FAILED
             return 0
+        if strict:
+            raise ClientError(f"{failure}; the request waits in {path}", failure.exit_code)
     if strict:
         raise failure
     return 0
