@@ -102,7 +102,6 @@ class SpoolReplayer:
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    _drained: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
         if not self.root:
@@ -126,10 +125,6 @@ class SpoolReplayer:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-
-    async def drained(self) -> None:
-        """Wait until a pass has found nothing left to do (for tests and the benchmark)."""
-        await self._drained.wait()
 
     async def _watch(self) -> None:
         try:
@@ -160,7 +155,7 @@ class SpoolReplayer:
 
     async def replay_pass(self, *, at_start: bool) -> float | None:
         """Replay every due file, oldest first; returns seconds until the next retry falls due."""
-        self._drained.clear()
+        before = self.replayed
         next_due: float | None = None
         for folder, name in self._pending():
             if self._stop.is_set():
@@ -173,7 +168,8 @@ class SpoolReplayer:
                     next_due = wait if next_due is None else min(next_due, wait)
                     continue
             await self.replay_file(folder, name)
-        self._drained.set()
+        if self.replayed > before:
+            log.info("spool: replayed %d hook requests", self.replayed - before)
         return next_due
 
     def _pending(self) -> list[tuple[str, str]]:

@@ -39,9 +39,3 @@ async def claim(conn: aiosqlite.Connection, key: str | None, now: str) -> None:
 async def prune(conn: aiosqlite.Connection, before: str) -> None:
     """Forget keys applied before `before`."""
     await conn.execute("DELETE FROM spool_applied WHERE applied_at < ?", (before,))
-
-
-async def applied(conn: aiosqlite.Connection, key: str) -> bool:
-    """Whether `key` has been applied in this store."""
-    rows = await conn.execute_fetchall("SELECT 1 FROM spool_applied WHERE request_key = ?", (key,))
-    return bool(list(rows))
