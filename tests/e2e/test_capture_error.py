@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from e2e.sleep_support import project, query
@@ -213,3 +214,22 @@ def test_failures_report(hippo: Hippo) -> None:
     hippo.start(fake_now="2027-01-09T12:00:00Z")
     capture(hippo, payload(session_id="s9", tool_name="Read", error="File does not exist."))
     assert [(r[0], r[3]) for r in failure_rows(hippo.db)] == [("s9", "stored")]
+
+
+def test_a_failed_write_leaves_nothing_behind(hippo: Hippo) -> None:
+    """The memory, its shape, the log row and the request key commit together or not at all."""
+    hippo.start()
+    hippo.ok("init", "--global")
+    hippo.stop()
+    conn = sqlite3.connect(hippo.db)
+    conn.execute("DROP TABLE tool_failures")  # the last write of the transaction will fail
+    conn.commit()
+    conn.close()
+    hippo.start()
+    done = hippo.ctl("capture-error", "--strict", input=payload())
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "hippoctl: internal error in hippod; see its log\n"
+    assert memories_of(hippo.db) == []
+    assert query(hippo.db, "SELECT count(*) FROM error_shapes") == [(0,)]
+    assert query(hippo.db, "SELECT count(*) FROM spool_applied") == [(0,)]
+    assert query(hippo.db, "SELECT count(*) FROM audit_log WHERE op = 'capture'") == [(0,)]
