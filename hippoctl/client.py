@@ -50,8 +50,21 @@ def _connect_once(path: str) -> socket.socket | None:
     return sock
 
 
-def connect(*, spawn: bool) -> socket.socket:
-    """A connected socket to the daemon, starting it (bounded backoff, 5 s) when allowed."""
+def remaining(deadline: float | None, cap: float | None) -> float | None:
+    """Seconds left before `deadline` (monotonic), at most `cap`; raises once the deadline has passed."""
+    if deadline is None:
+        return cap
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise unreachable("no reply from hippod within the time allowed")
+    return left if cap is None else min(cap, left)
+
+
+def connect(*, spawn: bool, deadline: float | None = None) -> socket.socket:
+    """A connected socket to the daemon, starting it (bounded backoff, 5 s) when allowed.
+
+    With a `deadline` (monotonic), waiting for a spawned daemon stops there too.
+    """
     path = socket_path()
     sock = _connect_once(path)
     if sock is not None:
@@ -61,15 +74,19 @@ def connect(*, spawn: bool) -> socket.socket:
     from hippoctl.spawn import spawn_daemon
 
     spawn_daemon()
-    deadline = time.monotonic() + SPAWN_WAIT
+    wait_until = time.monotonic() + SPAWN_WAIT
+    if deadline is not None:
+        wait_until = min(wait_until, deadline)
     attempt = 0
     while True:
-        time.sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])
+        time.sleep(max(0.0, min(BACKOFF[min(attempt, len(BACKOFF) - 1)], wait_until - time.monotonic())))
         attempt += 1
         sock = _connect_once(path)
         if sock is not None:
             return sock
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= wait_until:
+            if deadline is not None and wait_until == deadline:
+                raise unreachable("hippod did not start within the time allowed")
             raise unreachable(f"hippod did not start within {SPAWN_WAIT:g} s; see {log_dir()}/hippod.log")
 
 
@@ -128,13 +145,18 @@ def call(
     spawn: bool,
     timeout: float,
     on_progress: Callable[[m.Progress], None] | None = None,
+    deadline: float | None = None,
 ) -> m.Result | m.Error:
-    """Send one request and return its final Result or Error."""
+    """Send one request and return its final Result or Error.
+
+    With a `deadline` (time.monotonic()), connecting, spawning and every wait for a reply stop
+    there (hook verbs' wall budget, daemon.md §10.5); `timeout` then bounds each wait as well.
+    """
     try:
         frame = pack(_encode(request))
     except FrameError as exc:
         raise ClientError(str(exc), errors.FAILED) from None
-    sock = connect(spawn=spawn)
+    sock = connect(spawn=spawn, deadline=deadline)
     try:
         # Hello and the request leave together, saving a round trip on every call: the daemon
         # reads them in order, and a refused Hello just leaves the request unread.
@@ -146,10 +168,10 @@ def call(
             if refusal is not None:
                 return refusal
             raise unreachable("connection to hippod lost") from None
-        _expect_welcome(_recv(sock, HELLO_TIMEOUT))
+        _expect_welcome(_recv(sock, remaining(deadline, HELLO_TIMEOUT)))
         try:
             while True:
-                reply = _recv(sock, timeout)
+                reply = _recv(sock, remaining(deadline, timeout))
                 if isinstance(reply, m.Progress):
                     if on_progress is not None and reply.line:
                         on_progress(reply)

@@ -3,41 +3,154 @@ never fail the host. Spoolable verbs write their request to the spool when the d
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 
 import msgspec
 
-from hippoctl.args_ingest import MAX_HOOK_STDIN_BYTES
 from hippoctl.client import ClientError, call
+from hippoctl.protocol import errors, spool
 from hippoctl.protocol import messages as m
 
+DEFAULT_BUDGET_MS = 4000
+# Compaction hooks read transcripts and write snapshots; compact-resume prints one back.
+VERB_BUDGET_MS = {"pre-compact": 25_000, "post-compact": 25_000, "compact-resume": 8_000}
+# Replies that mean "not done, try later": the request is spooled rather than dropped.
+RETRY_LATER = frozenset({"shutting_down", "unsupported_request", "protocol_mismatch"})
 
-def read_payload() -> object:
-    """The host's JSON from stdin (not read from a TTY), or the raw text when it is not JSON."""
-    if sys.stdin is None or sys.stdin.isatty():
+
+def budget_seconds(verb: str, environ: dict[str, str] | os._Environ[str] | None = None) -> float:
+    """The verb's total wall budget: HIPPO_HOOK_TIMEOUT_MS when set to a positive number, else its default.
+
+    The variable applies to every hook verb, so one setting bounds all of a host's hooks.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get("HIPPO_HOOK_TIMEOUT_MS", "").strip()
+    try:
+        value = float(raw) if raw else 0.0
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        value = VERB_BUDGET_MS.get(verb, DEFAULT_BUDGET_MS)
+    return value / 1000.0
+
+
+def read_stdin(deadline: float, limit: int = spool.MAX_STDIN_BYTES) -> bytes | None:
+    """Up to `limit` bytes of stdin, or None when it is a TTY or absent.
+
+    Reading stops at end of input, at the limit, or at the deadline: a host that keeps
+    stdin open without writing must not hold the hook past its budget.
+    """
+    if sys.stdin is None:
         return None
-    data = sys.stdin.buffer.read(MAX_HOOK_STDIN_BYTES)
+    try:
+        fd = sys.stdin.fileno()
+    except (OSError, ValueError):
+        return None
+    if os.isatty(fd):
+        return None
+    if sys.platform == "win32":
+        return sys.stdin.buffer.read(limit)
+    import select
+
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+        except (OSError, ValueError):
+            break
+        if not ready:
+            break
+        chunk = os.read(fd, min(65536, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def decode_payload(data: bytes | None) -> object:
+    """The host's JSON as parsed, the raw text when it is not JSON, or None when there was no input."""
+    if not data:
+        return None
     try:
         return msgspec.json.decode(data)
     except msgspec.DecodeError:
         return data.decode("utf-8", errors="replace")
 
 
-def run(verb: str, request: m.Request, *, spawn: bool, strict: bool) -> int:
-    """Send one hook request; prints nothing and exits 0 on any fault unless `strict`."""
-    if isinstance(request.body, m.CaptureError):
-        request.body.payload = read_payload()
+def attach(body: m.Body, payload: object, key: str | None) -> None:
+    """Put the host's input and the request key on a hook request body that has room for them."""
+    if hasattr(body, "payload"):
+        body.payload = payload
+    if key is not None and hasattr(body, "spool_key"):
+        body.spool_key = key
+
+
+def spool_request(verb: str, name: str, request: m.Request, argv: list[str], payload: object) -> str:
+    """Write the request as a spool file (ingest.md §8) and return its path."""
+    document = spool.SpoolFile(
+        v=spool.VERSION,
+        kind=verb,
+        created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        cwd=request.cwd,
+        env=dict(request.env),
+        argv=argv,
+        stdin=payload,
+    )
+    return spool.write(spool.global_root(), name, document)
+
+
+def run(
+    verb: str,
+    request: m.Request,
+    *,
+    spawn: bool,
+    strict: bool,
+    argv: list[str] | None = None,
+) -> int:
+    """Send one hook request within the verb's budget; spool it when the daemon cannot answer in time.
+
+    Prints the reply's text (most hook verbs have none) and exits 0 on any fault, unless `strict`.
+    """
+    deadline = time.monotonic() + budget_seconds(verb)
+    payload = decode_payload(read_stdin(deadline))
+    spoolable = verb in spool.KINDS
+    name = spool.new_name() if spoolable else None
+    attach(request.body, payload, spool.key_of(name) if name else None)
+    failure: ClientError | None = None
     try:
-        reply = call(request, spawn=spawn, timeout=4.0)
-    except ClientError:
+        reply = call(request, spawn=spawn, timeout=max(0.05, deadline - time.monotonic()), deadline=deadline)
+    except ClientError as exc:
+        failure = exc
+    else:
+        if isinstance(reply, m.Error) and reply.code in RETRY_LATER:
+            failure = ClientError(reply.message, reply.exit_code or errors.exit_code_for(reply.code))
+        elif isinstance(reply, m.Error):
+            if strict:
+                print(f"hippoctl: {reply.message}", file=sys.stderr)
+                return reply.exit_code or errors.exit_code_for(reply.code)
+            return 0
+        elif reply.text:
+            sys.stdout.write(reply.text + "\n")
+            return 0
+        else:
+            return 0
+    if spoolable and name is not None:
+        try:
+            path = spool_request(verb, name, request, list(sys.argv[1:] if argv is None else argv), payload)
+        except OSError as exc:
+            if strict:
+                print(f"hippoctl: could not write the spool file: {exc}", file=sys.stderr)
+                return errors.FAILED
+            return 0
         if strict:
-            raise
-        return 0
-    if isinstance(reply, m.Error):
-        if strict:
-            print(f"hippoctl: {reply.message}", file=sys.stderr)
-            return reply.exit_code
-        return 0
-    if reply.text:
-        sys.stdout.write(reply.text + "\n")
+            raise ClientError(f"{failure}; the request waits in {path}", failure.exit_code)
+    if strict:
+        raise failure
     return 0

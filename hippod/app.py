@@ -11,7 +11,7 @@ import socket
 import time
 from typing import Any
 
-from hippod import clock, daemon_state
+from hippod import clock, daemon_state, spool_replay
 from hippod.schedule import start_schedule
 from hippod.server import Server
 from hippod.state import DaemonState
@@ -68,6 +68,8 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     log.info("listening on %s (pid %d)", state.socket, state.pid)
     notify("READY=1")
     state.watcher = start_watchers(state, config)
+    # After binding, so hook verbs arriving meanwhile are served live (daemon.md §4.10).
+    spool = spool_replay.start(state, config)
 
     idle_minutes = float(config["storeIdleCloseMinutes"])
     sweeper = loop.create_task(_close_idle_stores(state, idle_minutes * 60.0)) if idle_minutes > 0 else None
@@ -79,6 +81,8 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     schedule.stop()
     if state.watcher is not None:
         await state.watcher.stop()
+    # A replay under way finishes; files not yet replayed stay in the spool for the next start.
+    await spool.stop()
     if adopted is None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(state.socket)

@@ -306,6 +306,9 @@ class CaptureError(Body):
     """The PostToolUseFailure hook: the host's JSON as parsed, or the raw text when it is not JSON."""
 
     payload: Any = None
+    # The name (without .json) of the spool file this request is or would be written as; the
+    # daemon applies each key once, whether it arrives live, from the spool, or both.
+    spool_key: str | None = None
 
 
 class Failures(Body):

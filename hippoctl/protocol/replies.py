@@ -43,6 +43,7 @@ class DaemonStatusReply(Reply):
     log: str
     schedule: ScheduleStatus | None = None
     watch: WatchStatus | None = None
+    spool: dict[str, int] | None = None  # {"pending": N, "failed": M}
 
 
 class InitReply(Reply):

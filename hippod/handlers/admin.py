@@ -15,6 +15,8 @@ from hippoctl.protocol.replies import (
     StoreStatus,
     WatchStatus,
 )
+from hippoctl.protocol.spool import count as spool_count
+from hippoctl.protocol.spool import spool_root
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
 from hippod import __version__, clock, workspaces
 from hippod.handlers.schedule_text import schedule_lines
@@ -53,6 +55,7 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         for s in state.registry.stores.values()
     ]
     uptime = now - state.started_monotonic
+    reply_home = state.registry.global_root
     reply = DaemonStatusReply(
         version=__version__,
         protocol=PROTOCOL,
@@ -67,6 +70,7 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         log=state.log_file,
         schedule=state.schedule.status() if state.schedule is not None else None,
         watch=WatchStatus(**state.watcher.status()) if state.watcher is not None else None,
+        spool=dict(zip(("pending", "failed"), spool_count(spool_root(reply_home)), strict=True)),
     )
     lines = [
         f"hippod {__version__} (protocol {PROTOCOL}), pid {state.pid}, up {_duration(uptime)}",
@@ -83,6 +87,8 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         )
     if reply.schedule is not None:
         lines += schedule_lines(reply.schedule)
+    if reply.spool is not None:
+        lines.append(f"spool: {reply.spool['pending']} pending, {reply.spool['failed']} failed")
     lines.append(f"connections: {state.connections}")
     return reply, "\n".join(lines)
 

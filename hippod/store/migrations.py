@@ -197,11 +197,32 @@ def m004_ingest(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def m005_spool(conn: sqlite3.Connection) -> None:
+    """Hook request keys applied (the spool's exactly-once record) and the shape of each stored
+    tool-failure memory (capture-error's duplicate rule), ingest.md §7-§8."""
+    for statement in (
+        # One row per hook request key, written in the transaction that applied the request.
+        """CREATE TABLE spool_applied (
+            request_key TEXT PRIMARY KEY,
+            applied_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX spool_applied_at ON spool_applied (applied_at)",
+        """CREATE TABLE error_shapes (
+            tenant_id TEXT NOT NULL,
+            shape_hash TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, shape_hash)
+        )""",
+    ):
+        conn.execute(statement)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_initial,
     m002_embeddings,
     m003_lifecycle,
     m004_ingest,
+    m005_spool,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,151 @@
+"""The spool (ingest.md §8): where a hook verb leaves its request when the daemon cannot answer in time.
+
+The client writes these files and the daemon replays them, so both read this module: the folder,
+the file name and the document format. Standard library and msgspec only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import sys
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from hippoctl.protocol.paths import APP, home_override
+
+VERSION = 1
+# The hook verbs whose requests are worth keeping for later. The per-prompt context hook,
+# compact-resume and last-sleep are never spooled: a stale read is useless.
+KINDS = ("capture-error", "session-end", "pre-compact", "post-compact")
+FAILED = "failed"
+SUFFIX = ".json"
+ERR_SUFFIX = ".err"
+MAX_STDIN_BYTES = 1024 * 1024
+
+
+class SpoolFile(msgspec.Struct, forbid_unknown_fields=False):
+    """One spooled hook request, as written to `<global root>/spool/<kind>/<name>.json`."""
+
+    v: int
+    kind: str
+    created_at: str
+    cwd: str
+    env: dict[str, str]
+    argv: list[str]
+    stdin: Any = None
+
+
+def global_root() -> str:
+    """$HIPPO_HOME, else platformdirs.user_data_dir("hippo", appauthor=False), without platformdirs.
+
+    The daemon's store registry computes the same path with platformdirs; a test holds them together.
+    """
+    home = home_override()
+    if home is not None:
+        return home
+    if sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Application Support")
+    elif sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~/AppData/Local")
+    else:
+        base = os.environ.get("XDG_DATA_HOME", "").strip()
+        if not base:
+            base = os.path.expanduser("~/.local/share")
+    return os.path.realpath(os.path.join(base, APP))
+
+
+def spool_root(root: str | None = None) -> str:
+    """`<global root>/spool`."""
+    return os.path.join(global_root() if root is None else root, "spool")
+
+
+def new_name(now: float | None = None, pid: int | None = None) -> str:
+    """`<UTC yyyymmddThhmmssfff>-<pid>-<4 hex>.json`: names sort oldest first."""
+    moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
+    stamp = moment.strftime("%Y%m%dT%H%M%S") + f"{moment.microsecond // 1000:03d}"
+    return f"{stamp}-{os.getpid() if pid is None else pid}-{secrets.token_hex(2)}{SUFFIX}"
+
+
+def key_of(name: str) -> str:
+    """The request key a spool file name stands for (the name without `.json`).
+
+    A live hook request carries the key of the file it would be spooled as, and the daemon records
+    each key it applies, so a request is applied once however it arrives.
+    """
+    return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else name
+
+
+def _private_dirs(path: str) -> None:
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    # makedirs' mode is filtered by the umask; the spool holds hook payloads, so make sure.
+    os.chmod(path, 0o700)
+    os.chmod(os.path.dirname(path), 0o700)
+
+
+def write(root: str, name: str, document: SpoolFile) -> str:
+    """Write one spool file atomically (temp file, fsync, rename); returns its path."""
+    folder = os.path.join(spool_root(root), document.kind)
+    _private_dirs(folder)
+    path = os.path.join(folder, name)
+    # A leading dot and no .json suffix: the daemon never picks up a half-written file.
+    temp = os.path.join(folder, f".{name}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(msgspec.json.encode(document))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    return path
+
+
+def read(path: str) -> SpoolFile:
+    """Parse one spool file; raises ValueError naming the problem when it is not a usable one."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise ValueError(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        document = msgspec.json.decode(data, type=SpoolFile)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"not a spool file: {exc}") from None
+    except msgspec.DecodeError:
+        raise ValueError("not a spool file: not valid JSON") from None
+    if document.v != VERSION:
+        raise ValueError(f"spool format v{document.v} is not known (this hippod reads v{VERSION})")
+    return document
+
+
+def json_names(folder: str) -> list[str]:
+    """The spool file names in one folder (temp files, which start with a dot, left out)."""
+    try:
+        return [n for n in os.listdir(folder) if n.endswith(SUFFIX) and not n.startswith(".")]
+    except OSError:
+        return []
+
+
+def count(root: str) -> tuple[int, int]:
+    """(pending, failed) spool files under `root`, the spool folder."""
+    pending = failed = 0
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return 0, 0
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.is_dir():
+            continue
+        if entry.name == FAILED:
+            failed += len(json_names(entry.path))
+        else:
+            pending += len(json_names(entry.path))
+    return pending, failed

@@ -1,0 +1,152 @@
+"""The spool's file names and format (ingest.md §8), the hook budget, and rebuilding a request."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import msgspec
+import platformdirs
+import pytest
+
+from hippoctl import hook
+from hippoctl.protocol import messages as m
+from hippoctl.protocol import spool
+from hippod.spool_replay import NotReplayable, request_for, tries_so_far
+from hippod.store.stores import global_root
+
+NAME = re.compile(r"^(\d{8}T\d{9})-(\d+)-([0-9a-f]{4})\.json$")
+
+
+def document(**fields: object) -> spool.SpoolFile:
+    base: dict[str, object] = {
+        "v": 1,
+        "kind": "capture-error",
+        "created_at": "2026-10-01T18:22:33Z",
+        "cwd": "/home/u/p",
+        "env": {"HIPPO_SESSION_ID": "s1", "HIPPO_TENANT": "team"},
+        "argv": ["capture-error"],
+        "stdin": {"tool_name": "Bash", "error": "boom"},
+    }
+    base.update(fields)
+    return msgspec.convert(base, spool.SpoolFile)
+
+
+def test_name_format_and_order() -> None:
+    moment = datetime(2026, 10, 1, 18, 22, 33, 45_000, tzinfo=UTC).timestamp()
+    name = spool.new_name(moment, pid=4242)
+    match = NAME.match(name)
+    assert match, name
+    assert match.group(1) == "20261001T182233045"
+    assert match.group(2) == "4242"
+    assert spool.key_of(name) == name[:-5]
+    later = spool.new_name(moment + 0.001, pid=1)
+    earlier = spool.new_name(moment - 60, pid=99999)
+    assert sorted([later, name, earlier]) == [earlier, name, later]
+    # Four random hex digits keep two names of one process in one millisecond apart.
+    assert len({spool.new_name(moment, pid=1) for _ in range(50)}) > 1
+
+
+def test_write_is_atomic_private_and_in_the_kind_folder(tmp_path: Path) -> None:
+    name = spool.new_name()
+    path = spool.write(str(tmp_path), name, document())
+    assert path == str(tmp_path / "spool" / "capture-error" / name)
+    for folder in (tmp_path / "spool", tmp_path / "spool" / "capture-error"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert os.listdir(tmp_path / "spool" / "capture-error") == [name]  # no temp file left behind
+    data = json.loads(Path(path).read_text())
+    assert list(data) == ["v", "kind", "created_at", "cwd", "env", "argv", "stdin"]
+    assert data["v"] == 1 and data["kind"] == "capture-error"
+    assert data["stdin"] == {"tool_name": "Bash", "error": "boom"}
+    assert spool.read(path) == document()
+    assert spool.count(str(tmp_path / "spool")) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "not a spool file"),
+        (b'{"v": 1, "kind": "capture-error"}', "not a spool file"),
+        (b'{"v": 2, "kind": "x", "created_at": "", "cwd": "/", "env": {}, "argv": []}', "v2 is not known"),
+    ],
+)
+def test_read_names_the_problem(tmp_path: Path, content: bytes, problem: str) -> None:
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=problem):
+        spool.read(str(path))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="XDG rules")
+def test_client_global_root_matches_the_daemons(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("HIPPO_HOME", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert spool.global_root() == global_root()
+    assert spool.global_root() == os.path.realpath(platformdirs.user_data_dir("hippo", appauthor=False))
+    monkeypatch.setenv("XDG_DATA_HOME", "")
+    assert spool.global_root() == global_root()
+    monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "h"))
+    assert spool.global_root() == global_root() == os.path.realpath(tmp_path / "h")
+
+
+def test_budget_per_verb_and_override() -> None:
+    assert hook.budget_seconds("capture-error", {}) == 4.0
+    assert hook.budget_seconds("session-end", {}) == 4.0
+    assert hook.budget_seconds("pre-compact", {}) == 25.0
+    assert hook.budget_seconds("post-compact", {}) == 25.0
+    assert hook.budget_seconds("compact-resume", {}) == 8.0
+    assert hook.budget_seconds("capture-error", {"HIPPO_HOOK_TIMEOUT_MS": "750"}) == 0.75
+    assert hook.budget_seconds("pre-compact", {"HIPPO_HOOK_TIMEOUT_MS": "750"}) == 0.75
+    for bad in ("", "abc", "0", "-5"):
+        assert hook.budget_seconds("capture-error", {"HIPPO_HOOK_TIMEOUT_MS": bad}) == 4.0
+
+
+def test_payload_decoding() -> None:
+    assert hook.decode_payload(None) is None
+    assert hook.decode_payload(b"") is None
+    assert hook.decode_payload(b'{"a": [1]}') == {"a": [1]}
+    assert hook.decode_payload(b"not json \xff") == "not json \ufffd"
+
+
+def test_spoolable_kinds() -> None:
+    assert set(spool.KINDS) == {"session-end", "capture-error", "pre-compact", "post-compact"}
+
+
+def test_request_rebuilt_from_a_spool_file() -> None:
+    request = request_for(document(argv=["--global", "capture-error"]), "capture-error", "k1")
+    assert isinstance(request.body, m.CaptureError)
+    assert request.body.payload == {"tool_name": "Bash", "error": "boom"}
+    assert request.body.spool_key == "k1"
+    assert request.cwd == "/home/u/p"
+    assert request.global_store is True
+    assert (request.tenant, request.session) == ("team", "s1")
+    assert request_for(document(), "capture-error", "k1").global_store is False
+    # Only the per-request variables travel.
+    assert request_for(document(env={"PATH": "/bin"}), "capture-error", "k").env == {}
+
+
+@pytest.mark.parametrize(
+    ("doc", "folder", "problem"),
+    [
+        (document(kind="telepathy"), "telepathy", "unknown kind 'telepathy'"),
+        (document(), "session-end", "does not match its folder"),
+        (document(cwd="relative/dir"), "capture-error", "not an absolute path"),
+    ],
+)
+def test_request_refused(doc: spool.SpoolFile, folder: str, problem: str) -> None:
+    with pytest.raises(NotReplayable, match=problem):
+        request_for(doc, folder, "k")
+
+
+def test_tries_are_counted_from_the_err_note(tmp_path: Path) -> None:
+    err = tmp_path / "a.err"
+    assert tries_so_far(str(err)) == 0
+    err.write_text("2026-10-01T00:00:00.000Z try 1 of 3: no store\n2026-10-01T00:05:00.000Z try 2 of 3: x\n")
+    assert tries_so_far(str(err)) == 2
