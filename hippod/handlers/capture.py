@@ -12,7 +12,7 @@ from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory
 from hippod.ingest import transcript
 from hippod.ingest.extract import Item, extract, store_key
-from hippod.ingest.files import read_bytes, read_text
+from hippod.ingest.files import read_bytes, read_text_lenient
 from hippod.lifecycle.secrets import looks_secret
 from hippod.request import RequestContext
 from hippod.store import memories
@@ -101,7 +101,7 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
         if not body.path:
             raise HippoError("usage", "capture --file needs a path")
         path = body.path
-        text = await asyncio.to_thread(read_text, path)
+        text = await asyncio.to_thread(read_text_lenient, path)
     elif body.source == "last-session":
         path = body.transcript or _default_transcript()
         conversation = await asyncio.to_thread(_load_transcript, path)

@@ -19,7 +19,7 @@ from hippoctl.protocol.replies_imports import ExportReply, ImportEntry, ImportRe
 from hippod import __version__, clock
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory, new_id
-from hippod.ingest import chunking, export_doc, sources
+from hippod.ingest import chunking, export_doc, files, sources
 from hippod.ingest.chunking import Chunk, FormatError
 from hippod.ingest.export_doc import ParsedExport, Record
 from hippod.ingest.import_core import overlapping, prepare, preview
@@ -62,10 +62,10 @@ def _read(fmt: str, path: str) -> list[Chunk] | ParsedExport:
     """Read and split the input (blocking: runs in a worker thread)."""
     try:
         if fmt == "json":
-            return export_doc.parse_export(sources.read_bytes(path))
+            return export_doc.parse_export(files.read_bytes(path))
         if fmt == "cursor":
             return chunking.parse_cursor(sources.read_cursor(path))
-        text = sources.read_text(path)
+        text = files.read_text(path)
         name = os.path.basename(path)
         if fmt == "chatgpt":
             return chunking.parse_chatgpt(text)

@@ -186,10 +186,7 @@ async def invalidate(ctx: RequestContext, body: m.Invalidate) -> tuple[Invalidat
             # Re-read inside the transaction, so a retrieval that landed meanwhile is not undone.
             hit = [mem for mem in await memories.get_many(conn, [mem.id for mem in hit]) if not mem.pinned]
             for mem in hit:
-                mem.half_life_days = inv.halved(mem.half_life_days)
-                mem.confidence = "stale"
-                mem.tags = list(dict.fromkeys([*mem.tags, "invalidated"]))
-                mem.updated_at = now
+                inv.weaken(mem, now)
                 await memories.update(conn, mem)
             await memories.audit_many(
                 conn,

@@ -219,10 +219,7 @@ async def _invalidate(
             mem for mem in pool if mem.id not in hit and inv.matches(target.text, mem.content, mem.tags)
         ]
         for mem in matched:
-            mem.half_life_days = inv.halved(mem.half_life_days)
-            mem.confidence = "stale"
-            mem.tags = list(dict.fromkeys([*mem.tags, "invalidated"]))
-            mem.updated_at = now
+            inv.weaken(mem, now)
             await memories.update(conn, mem)
             hit[mem.id] = mem
         if matched:

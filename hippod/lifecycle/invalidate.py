@@ -6,6 +6,8 @@ import math
 import re
 from collections.abc import Sequence
 
+from hippod.store.records import Memory
+
 STOPWORDS = frozenset(
     """the an is it in on at to for of by and or but not with from that this was are be has had have been
     will would could should do does did all our old new use used using""".split()
@@ -32,3 +34,11 @@ def matches(pattern: str, content: str, tags: Sequence[str]) -> bool:
 def halved(half_life_days: float) -> float:
     """max(1, floor(hl / 2)): an invalidated memory, or the old side of `decide --supersedes`."""
     return float(max(1, math.floor(half_life_days / 2)))
+
+
+def weaken(memory: Memory, now: str) -> None:
+    """Mark a memory invalidated in place: half-life halved, confidence stale, tag `invalidated`."""
+    memory.half_life_days = halved(memory.half_life_days)
+    memory.confidence = "stale"
+    memory.tags = list(dict.fromkeys([*memory.tags, "invalidated"]))
+    memory.updated_at = now

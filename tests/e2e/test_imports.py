@@ -329,7 +329,7 @@ def test_unreadable_inputs_are_one_line_errors_and_import_nothing(hippo: Hippo) 
     with open(huge, "wb") as handle:
         handle.truncate(64 * 1024 * 1024 + 1)
     error = _unchanged_after(hippo, "--file", str(huge))
-    assert error.startswith(f"hippoctl: cannot import {huge}: it is 64.0 MiB, over the 64 MiB limit")
+    assert error.startswith(f"hippoctl: cannot read {huge}: it is 64.0 MiB, over the 64 MiB limit")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
