@@ -109,3 +109,18 @@ async def import_project(
             _merge(tool_report, scan, outcome)
         report.tools.append(tool_report)
     return report
+
+
+async def import_store(state: DaemonState, store: Store) -> int:
+    """Sleep phase 1's agent part: each enabled tool's notes that belong in this store (a project
+    store takes its project's notes, the global store the user's); returns the memories added."""
+    registry = state.registry
+    global_store = store if store.kind == "global" else await registry.open(registry.global_root)
+    tools, _ = selected_tools(store.config, os.environ)
+    project_root = None if store.kind == "global" else os.path.dirname(store.root)
+    added = 0
+    for tool in tools:
+        home = tool_home(tool, global_store.config, os.environ)
+        _, outcome = await sync_tool(state, store, tool, home, project_root=project_root)
+        added += outcome.added + outcome.replaced
+    return added

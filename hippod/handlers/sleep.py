@@ -16,8 +16,10 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import ConflictCounts, DedupeCounts, SleepReply
 from hippod import clock
+from hippod.agentnotes.importer import import_store
 from hippod.handlers import sleep_report
 from hippod.handlers.sharing import auto_share
+from hippod.ingest.gitrun import learn_from_git
 from hippod.lifecycle.merge import merge_detail
 from hippod.lifecycle.sleep_plan import Plan, Settings, Snapshot, plan
 from hippod.request import RequestContext
@@ -98,9 +100,25 @@ async def _locked_run(
 # --- phases that belong to other work: clear hook points, no-ops for now ---------------------------
 
 
-async def learn_and_import(store: Store, options: SleepOptions) -> tuple[int, int]:
-    """Phase 1: learn from git (1 day) and import agent notes (ingest.md §4-5). Not built yet: (0, 0)."""
-    return 0, 0
+async def learn_and_import(state: DaemonState, store: Store, options: SleepOptions) -> tuple[int, int]:
+    """Phase 1: learn from git (1 day) and import agent notes (ingest.md §4-5); (lessons, notes).
+
+    Either part failing (git missing, a tool folder unreadable) is logged and leaves the sleep to go on.
+    """
+    learned = 0
+    project = os.path.dirname(store.root)
+    wanted = options.git and store.kind != "global" and store.config.get("autoLearnOnSleep", True)
+    if wanted and os.path.exists(os.path.join(project, ".git")):
+        try:
+            learned = len((await learn_from_git(state, store, [project], 1)).lessons)
+        except Exception:
+            log.exception("sleep of %s: learning from git failed", store.root)
+    try:
+        imported = await import_store(state, store)
+    except Exception:
+        log.exception("sleep of %s: importing agent notes failed", store.root)
+        imported = 0
+    return learned, imported
 
 
 async def promote_traces(store: Store) -> int:
@@ -160,8 +178,8 @@ async def _plan(conn: Any, settings: Settings) -> tuple[Plan, dict[str, str], di
 
 
 NOT_BUILT = (
-    "phases 1, 5, 7 and 13 (learning from git and agent notes, trace promotion, fact extraction, "
-    "the compaction spool) and phase 14's ledger and failure pruning are not built yet: skipped"
+    "phases 5, 7 and 13 (trace promotion, fact extraction, the compaction spool) and phase 14's "
+    "ledger pruning are not built yet: skipped"
 )
 
 
@@ -224,7 +242,7 @@ async def _sleep(
         if say is not None:
             await say(line)
 
-    learned = (0, 0) if options.dry_run or options.no_learn else await learn_and_import(store, options)
+    learned = (0, 0) if options.dry_run or options.no_learn else await learn_and_import(state, store, options)
     settings = _settings(state, store, options)
     result, memory_sig, conflict_sig = await _plan(store.db.reader, settings)
     await step(f"sleep: planned {len(result.live)} live memories")
