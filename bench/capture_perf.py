@@ -18,7 +18,8 @@ from pathlib import Path
 from hippod.ingest import transcript
 from hippod.ingest.extract import extract
 
-LOCOMO = Path("/work/shared/bench-data/locomo/locomo_dev.json")
+# The shared data sits beside the checkout; it is read in place, never copied.
+LOCOMO = Path(__file__).resolve().parents[1] / ".." / "shared" / "bench-data" / "locomo" / "locomo_dev.json"
 
 
 def turns() -> list[str]:

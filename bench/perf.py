@@ -14,7 +14,17 @@ socket with Remember requests from 4 concurrent clients, then measures:
 * after stopping the daemon, recall in-daemon: `dispatch(ctx)` timed in this process on the same store,
   with a per-stage breakdown (indaemon.py).
 
+Then the ingestion figures, each in a sandbox of its own (skip them with --no-ingest, or run only
+them with --ingest-only):
+
+* `import --markdown` of a generated 50,000-line file: memories/s, the daemon's peak RSS, and recall
+  latency while the import runs (ingest_import.py);
+* the delay from writing an agent's note to the note being recallable, over 100 notes
+  (ingest_agents.py);
+* replaying 1,000 spooled hook requests at daemon start (ingest_spool.py).
+
 Usage: python bench/perf.py [--sizes 1000,10000,100000] [--quick] [--profile] [--keep] [--tmpdir DIR]
+       [--no-ingest | --ingest-only]
 """
 
 from __future__ import annotations
@@ -51,6 +61,12 @@ from harness import (
     wait_for_mirrors,
 )
 from indaemon import in_daemon
+from ingest_agents import measure_note_latency
+from ingest_agents import render as render_note_latency
+from ingest_import import render as render_import
+from ingest_import import run as run_import
+from ingest_spool import render as render_spool
+from ingest_spool import spool_replay_bench
 from report import SizeResult, machine, render_breakdown, render_diagnostics, render_table
 
 import hippod.store.mirrors as mirrors_module
@@ -142,7 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the sandbox folders")
     parser.add_argument("--tmpdir", default="/tmp", help="parent of the sandbox folders (default /tmp)")
+    ingest = parser.add_mutually_exclusive_group()
+    ingest.add_argument("--no-ingest", action="store_true", help="skip the ingestion figures")
+    ingest.add_argument("--ingest-only", action="store_true", help="only the ingestion figures")
     args = parser.parse_args(argv)
+    if args.ingest_only:
+        return ingest_figures(args.tmpdir, args.keep)
     sizes = list(QUICK_SIZES) if args.quick else [int(s) for s in args.sizes.split(",") if s.strip()]
     if not sizes or min(sizes) < 20:
         parser.error("sizes must be 20 or more")
@@ -181,6 +202,23 @@ def main(argv: list[str] | None = None) -> int:
             print()
             print(f"cProfile of the in-daemon phase at {r.size} (event-loop thread only):")
             print(r.inside.profile)
+    if not args.no_ingest:
+        print()
+        return ingest_figures(args.tmpdir, args.keep)
+    return 0
+
+
+def ingest_figures(tmpdir: str, keep: bool) -> int:
+    """Import throughput, note-to-recall delay and spool replay, each printed as its own table."""
+    try:
+        imported = run_import(tmpdir=tmpdir, keep=keep)
+        notes = measure_note_latency()
+        spool = spool_replay_bench(parent=tmpdir, keep=keep)
+    finally:
+        kill_all_daemons()
+    for table in (render_import(imported), render_note_latency(notes), render_spool(spool)):
+        print(table)
+        print()
     return 0
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,6 +31,8 @@ from hippod.store import imports as sql
 from hippod.store import memories
 from hippod.store.records import Memory
 from hippod.store.stores import Store
+
+log = logging.getLogger("hippod.imports")
 
 HEARTBEAT_SECONDS = 5.0
 # Long enough for a big import to say where it is, short enough to keep small ones quiet.
@@ -80,13 +84,13 @@ def _read(fmt: str, path: str) -> list[Chunk] | ParsedExport:
 
 
 async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
-    if body.format == "agents":
-        raise HippoError("internal", "import --agents is not built yet")
+    # `import --agents` is routed to handlers/agents.py by the dispatcher.
     if body.format not in m.IMPORT_FORMATS or not body.path:
         raise HippoError("usage", f"import --{body.format} needs a file path")
     path, fmt = body.path, body.format
     extra_tags = [t.strip() for t in body.tags if t.strip()]
     store = await ctx.target_store(write=not body.dry_run)
+    started = time.monotonic()
     async with _heartbeat(ctx):
         parsed = await asyncio.to_thread(_read, fmt, path)
         top, existing = await sql.live_texts(store.db.reader, ctx.tenant)
@@ -94,13 +98,23 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
         count = len(parsed.records) if isinstance(parsed, ParsedExport) else len(parsed)
         if count >= PROGRESS_FROM:
             await ctx.say(f"read {count} chunks from {path}; checking {len(existing)} memories", "err")
+        read = time.monotonic()
         plan = await asyncio.to_thread(
             _plan, ctx, store, fmt, parsed, extra_tags, existing, rejected, not body.dry_run
         )
+        planned = time.monotonic()
         if not body.dry_run and plan.memories:
             if len(plan.memories) >= PROGRESS_FROM:
                 await ctx.say(f"writing {len(plan.memories)} memories", "err")
             await _write(ctx, store, plan, top, fmt)
+    log.info(
+        "import of %d chunks into %s: read %.2fs, plan %.2fs, write %.2fs",
+        plan.total,
+        store.root,
+        read - started,
+        planned - read,
+        time.monotonic() - planned,
+    )
     if not body.dry_run and plan.memories:
         store.written(plan.memories)
     return _reply(ctx, store, plan, body.dry_run)

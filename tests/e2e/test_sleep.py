@@ -51,9 +51,7 @@ def test_report_and_json(hippo: Hippo) -> None:
     assert lines[11] == "Open conflicts: 1 (1 new, 0 auto-resolved)"
     assert lines[12] == "Auto-shared 0 memories to the global store"
     assert lines[13] == "Details:"
-    assert lines[14].startswith("  phases 5, 7 and 13 (") and lines[14].endswith(
-        "are not built yet: skipped"
-    )
+    assert lines[14].startswith("  phases 5, 7 and 13 (") and lines[14].endswith("are not built yet: skipped")
     first = "Deploy to staging failed because the migration step was skipped"
     assert f'  merged 3 episodic entries into semantic: "{first[:60]}..."' in lines
     assert "sleep: writing phase 3 (decay)" in done.stderr  # progress goes to stderr
