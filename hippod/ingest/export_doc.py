@@ -107,6 +107,8 @@ def parse_export(data: bytes) -> ParsedExport:
         value: Any = msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise FormatError(f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise FormatError("not valid JSON (nested too deeply)") from None
     hippod = isinstance(value, dict) and "hippod_version" in value
     items = value.get("memories") if isinstance(value, dict) else value
     if not isinstance(items, list):

@@ -105,6 +105,7 @@ def _export(records: list[dict[str, object]], hippod: bool = True) -> bytes:
     ("data", "problem"),
     [
         (b"{not json", "not valid JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (nested too deeply)"),
         (b'{"memories": 3}', "expected an export"),
         (b'"text"', "expected an export"),
         (b'[{"content": "ok content"}, 5]', "record 2 is not a JSON object"),
