@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+import aiosqlite
+
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import CapturedItem, CaptureReply
 from hippod import clock
@@ -37,6 +39,19 @@ def _tags(item: Item) -> list[str]:
     return [item.category, "captured"]
 
 
+def _keys(contents: list[str]) -> set[str]:
+    return {store_key(content) for content in contents}
+
+
+async def known_keys(conn: aiosqlite.Connection, tenant: str) -> set[str]:
+    """The store key of every live memory of the tenant, for the exact-match check of ingest.md §3.
+
+    Keying touches every memory of the store, so it runs in a worker thread: a large store would
+    otherwise hold the event loop (and every other request) for a noticeable time.
+    """
+    return await asyncio.to_thread(_keys, await live_contents(conn, tenant))
+
+
 async def capture_text(
     ctx: RequestContext, store: Store, text: str, *, dry_run: bool = False, session_id: str | None = None
 ) -> Captured:
@@ -53,7 +68,7 @@ async def capture_text(
         else:
             kept.append(item)
     if dry_run:
-        known = {store_key(c) for c in await live_contents(store.db.reader, ctx.tenant)}
+        known = await known_keys(store.db.reader, ctx.tenant)
         for item in kept:
             if store_key(item.text) in known:
                 done.skipped += 1
@@ -63,7 +78,7 @@ async def capture_text(
     stored: list[Memory] = []
     async with store.db.transaction() as conn:
         # Read inside the transaction, so a capture running alongside cannot store the same item too.
-        known = {store_key(c) for c in await live_contents(conn, ctx.tenant)}
+        known = await known_keys(conn, ctx.tenant)
         for item in kept:
             if store_key(item.text) in known:
                 done.skipped += 1
@@ -103,7 +118,7 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
         path = body.path
         text = await asyncio.to_thread(read_text_lenient, path)
     elif body.source == "last-session":
-        path = body.transcript or _default_transcript()
+        path = body.transcript or await _default_transcript()
         conversation = await asyncio.to_thread(_load_transcript, path)
         if not conversation.user and not conversation.assistant:
             ctx.warnings.append(f"no user or assistant messages found in {path}")
@@ -134,9 +149,10 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
     return reply, "\n".join([*lines, f"Would capture {counts}"])
 
 
-def _default_transcript() -> str:
+async def _default_transcript() -> str:
+    """The newest Claude Code transcript; looked for in a worker thread, as it stats every one."""
     home = transcript.claude_home()
-    found = transcript.newest_transcript(home)
+    found = await asyncio.to_thread(transcript.newest_transcript, home)
     if found is None:
         raise HippoError(
             "not_found",

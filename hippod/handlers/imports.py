@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -215,18 +216,25 @@ def _reply(ctx: RequestContext, store: Store, plan: Plan, dry_run: bool) -> tupl
 
 
 def _write_file(path: str, text: str) -> None:
-    """Replace path with text atomically: a temporary file beside it, flushed, then renamed."""
-    temp = f"{path}.{os.getpid()}.tmp"
+    """Replace path with text atomically: a temporary file beside it, flushed, then renamed.
+
+    The temporary name is unique per call: two exports to one path at once each rename a whole
+    document into place, never one file both wrote into.
+    """
+    temp = ""
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd, temp = tempfile.mkstemp(
+            prefix=f"{os.path.basename(path)}.", suffix=".tmp", dir=os.path.dirname(path)
+        )
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+        if temp:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
         problem = "it is a directory" if os.path.isdir(path) else (exc.strerror or str(exc))
         raise HippoError("file_unwritable", f"cannot write {path}: {problem}") from None
 

@@ -117,6 +117,8 @@ def parse_chatgpt(text: str) -> list[Chunk]:
             value = json.loads(stripped)
         except ValueError:
             value = None
+        except RecursionError:
+            raise FormatError("the JSON is nested too deeply") from None
         else:
             items = value.get("memories") if isinstance(value, dict) else value
             if not isinstance(items, list):

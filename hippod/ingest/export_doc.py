@@ -21,6 +21,8 @@ KINDS = ("distilled", "raw", "superseded")
 # The original hippo's base half-life (7 days, x2 for errors) and its decision half-life.
 LEGACY_BASE_MAX = 14.0
 LEGACY_DECISION_BASE = 90.0
+# SQLite stores integers in 64 bits; a larger count would fail the insert itself.
+INT64_MAX = 2**63 - 1
 
 
 def render_json(memories: list[Memory], *, version: str, store: str, now: datetime) -> str:
@@ -90,9 +92,12 @@ def _timestamp(value: str | None, what: str, n: int) -> str | None:
     if value is None:
         return None
     try:
-        return iso(parse_iso(value))
-    except ValueError:
+        stored = iso(parse_iso(value))
+        # A year before 1000 (or one that leaves UTC's range) renders as a time nothing reads back.
+        parse_iso(stored)
+    except (ValueError, OverflowError):
         raise FormatError(f"record {n}: {what} {value!r} is not an ISO-8601 time") from None
+    return stored
 
 
 def parse_export(data: bytes) -> ParsedExport:
@@ -102,6 +107,8 @@ def parse_export(data: bytes) -> ParsedExport:
         value: Any = msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise FormatError(f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise FormatError("not valid JSON (nested too deeply)") from None
     hippod = isinstance(value, dict) and "hippod_version" in value
     items = value.get("memories") if isinstance(value, dict) else value
     if not isinstance(items, list):
@@ -131,6 +138,10 @@ def _checked(record: Record, n: int) -> Record:
     for name in ("retrieval_count", "outcome_positive", "outcome_negative"):
         if getattr(record, name) < 0:
             raise FormatError(f"record {n}: {name} is negative")
+    for name in ("retrieval_count", "outcome_positive", "outcome_negative", "outcome_score"):
+        value = getattr(record, name)
+        if value is not None and not -INT64_MAX <= value <= INT64_MAX:
+            raise FormatError(f"record {n}: {name} is too large")
     if record.half_life_days is not None and not record.half_life_days > 0:
         raise FormatError(f"record {n}: half_life_days must be more than 0")
     record.created = _timestamp(record.created, "created", n)

@@ -114,7 +114,7 @@ def parse(data: bytes) -> Conversation:
             continue
         try:
             record = _decode(line)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             continue
         if not isinstance(record, dict):
             continue

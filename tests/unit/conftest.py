@@ -1,9 +1,9 @@
-"""Shared fixtures for the unit tests: the spec's vectors, a Memory factory, a clean clock."""
+"""Shared fixtures for the unit tests: the spec's vectors, a Memory factory, a clean clock, a database."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ import pytest
 from e2e.sleep_support import make
 
 from hippod import clock
+from hippod.store import db as dbmod
 from hippod.store.records import Memory
 
 # tests/unit/conftest.py -> parents[2] is the repository; the spec sits beside it in ../shared.
@@ -53,3 +54,13 @@ def fake_clock() -> Iterator[Callable[[Any], None]]:
     """Fix hippod.clock's "now" for one test and always release it afterwards."""
     yield clock.set_fake_now
     clock.set_fake_now(None)
+
+
+@pytest.fixture
+async def database(tmp_path: Path) -> AsyncIterator[dbmod.Database]:
+    """A fresh store database in the test's folder, closed afterwards."""
+    db, _ = await dbmod.Database.open(str(tmp_path / "hippo.db"))
+    try:
+        yield db
+    finally:
+        await db.close()

@@ -72,6 +72,11 @@ def test_chatgpt_json_of_another_shape_is_refused() -> None:
         parse_chatgpt('{"conversations": []}')
 
 
+def test_chatgpt_json_nested_too_deeply_is_refused() -> None:
+    with pytest.raises(FormatError, match="nested too deeply"):
+        parse_chatgpt("[" * 100_000 + "]" * 100_000)
+
+
 def test_hippo_blocks_are_removed_markers_included() -> None:
     text = "keep one\n<!-- hippo:start -->\nhippo stuff\n<!-- hippo:end -->\nkeep two\n"
     assert strip_hippo_blocks(text) == "keep one\n\nkeep two\n"

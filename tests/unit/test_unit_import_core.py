@@ -105,6 +105,7 @@ def _export(records: list[dict[str, object]], hippod: bool = True) -> bytes:
     ("data", "problem"),
     [
         (b"{not json", "not valid JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (nested too deeply)"),
         (b'{"memories": 3}', "expected an export"),
         (b'"text"', "expected an export"),
         (b'[{"content": "ok content"}, 5]', "record 2 is not a JSON object"),
@@ -115,6 +116,11 @@ def _export(records: list[dict[str, object]], hippod: bool = True) -> bytes:
         (b'[{"content": "ok content", "created": "yesterday"}]', "record 1: created 'yesterday'"),
         (b'[{"content": "ok content", "half_life_days": 0}]', "half_life_days must be more than 0"),
         (b'[{"content": "ok content", "retrieval_count": -1}]', "retrieval_count is negative"),
+        # Values the store could not take, or would write back unreadable.
+        (b'[{"content": "ok content", "retrieval_count": 10000000000000000000}]', "retrieval_count is too"),
+        (b'[{"content": "ok content", "outcome_score": -10000000000000000000}]', "outcome_score is too"),
+        (b'[{"content": "ok content", "created": "0001-01-01T00:00:00Z"}]', "created '0001-01-01"),
+        (b'[{"content": "ok content", "last_retrieved": "0001-01-01T00:00:00+05:00"}]', "last_retrieved"),
     ],
 )
 def test_parse_export_errors_name_the_problem(data: bytes, problem: str) -> None:

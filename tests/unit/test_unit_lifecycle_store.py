@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-
-import pytest
+from collections.abc import Callable
 
 from hippod.lifecycle import invalidate as inv
 from hippod.lifecycle.digest import content_digest
@@ -14,15 +11,6 @@ from hippod.store import decisions, dormant, memories, rejections
 from hippod.store.records import Memory
 
 NOW = "2026-06-01T00:00:00.000Z"
-
-
-@pytest.fixture
-async def database(tmp_path: Path) -> AsyncIterator[dbmod.Database]:
-    db, _ = await dbmod.Database.open(str(tmp_path / "hippo.db"))
-    try:
-        yield db
-    finally:
-        await db.close()
 
 
 async def _fts_ids(db: dbmod.Database, term: str) -> list[str]:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-
-import pytest
+from collections.abc import Callable
 
 from hippod.recall.tokenize import text_overlap
 from hippod.store import db as dbmod
@@ -15,15 +12,6 @@ from hippod.store.overlap import find_overlapping
 from hippod.store.records import Memory
 
 WORDS = "alpha beta gamma delta deploy deployed cache redis build broke tests ci lint tips_10y".split()
-
-
-@pytest.fixture
-async def database(tmp_path: Path) -> AsyncIterator[dbmod.Database]:
-    db, _ = await dbmod.Database.open(str(tmp_path / "hippo.db"))
-    try:
-        yield db
-    finally:
-        await db.close()
 
 
 async def test_matches_the_exhaustive_rule(

@@ -61,6 +61,11 @@ def test_torn_and_foreign_lines_are_skipped() -> None:
     assert transcript.parse(data).user == ["Keep this prompt"]
 
 
+def test_a_line_nested_too_deeply_is_skipped() -> None:
+    data = b"[" * 100_000 + b'\n{"type": "user", "message": {"content": "Keep this prompt"}}\n'
+    assert transcript.parse(data).user == ["Keep this prompt"]
+
+
 def test_newest_transcript_under_the_claude_home(tmp_path: Path) -> None:
     assert transcript.newest_transcript(str(tmp_path)) is None
     old = write_jsonl(tmp_path / "projects" / "-home-dev-a" / "old.jsonl", [])
