@@ -76,7 +76,13 @@ async def repo_root(path: str) -> str:
 async def commit_subjects(root: str, days: int) -> list[str]:
     """Subjects of the commits of the last `days` days, newest first."""
     code, out, err = await _git_or_timeout(
-        f"reading the log of {root}", "-C", root, "log", f"--since={days} days ago", "--pretty=format:%s"
+        f"reading the log of {root}",
+        "-C",
+        root,
+        "log",
+        "--no-show-signature",  # a user's log.showSignature would mix gpg lines into the subjects
+        f"--since={days} days ago",
+        "--pretty=format:%s",
     )
     if code != 0:
         if "does not have any commits" in err:
