@@ -128,6 +128,9 @@ def run(
         reply = call(request, spawn=spawn, timeout=max(0.05, deadline - time.monotonic()), deadline=deadline)
     except ClientError as exc:
         failure = exc
+    except OSError as exc:
+        # Starting the daemon failed (its interpreter gone, no processes left): unreachable, not a crash.
+        failure = ClientError(f"could not reach hippod: {exc}", errors.UNREACHABLE)
     else:
         if isinstance(reply, m.Error) and reply.code in RETRY_LATER:
             failure = ClientError(reply.message, reply.exit_code or errors.exit_code_for(reply.code))

@@ -150,3 +150,20 @@ def test_tries_are_counted_from_the_err_note(tmp_path: Path) -> None:
     assert tries_so_far(str(err)) == 0
     err.write_text("2026-10-01T00:00:00.000Z try 1 of 3: no store\n2026-10-01T00:05:00.000Z try 2 of 3: x\n")
     assert tries_so_far(str(err)) == 2
+
+
+def test_a_hook_whose_daemon_cannot_be_started_spools_and_exits_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HIPPO_SOCKET", str(tmp_path / "no.sock"))
+
+    def cannot_spawn() -> None:
+        raise FileNotFoundError(2, "No such file or directory", "/gone/python")
+
+    monkeypatch.setattr("hippoctl.spawn.spawn_daemon", cannot_spawn)
+    body = m.CaptureError()
+    request = m.Request(id=1, cwd=str(tmp_path), body=body)
+    assert hook.run("capture-error", request, spawn=True, strict=False, argv=["capture-error"]) == 0
+    [name] = spool.json_names(os.path.join(spool.spool_root(), "capture-error"))
+    assert body.spool_key == spool.key_of(name)
