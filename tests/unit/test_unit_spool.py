@@ -17,6 +17,7 @@ import pytest
 from hippoctl import hook
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import spool
+from hippod.config import load_daemon_config
 from hippod.spool_replay import NotReplayable, request_for, tries_so_far
 from hippod.store.stores import global_root
 
@@ -167,3 +168,14 @@ def test_a_hook_whose_daemon_cannot_be_started_spools_and_exits_0(
     assert hook.run("capture-error", request, spawn=True, strict=False, argv=["capture-error"]) == 0
     [name] = spool.json_names(os.path.join(spool.spool_root(), "capture-error"))
     assert body.spool_key == spool.key_of(name)
+
+
+def test_unusable_watch_settings_fall_back_to_the_defaults(tmp_path: Path) -> None:
+    # The spool replayer and the agent-note watcher both read these; a daemon must still start.
+    (tmp_path / "daemon.json").write_text(json.dumps({"watch": {"debounceMs": "fast", "rescanSeconds": 0}}))
+    config, warnings = load_daemon_config(str(tmp_path))
+    assert config["watch"] == {"enabled": True, "debounceMs": 1600, "rescanSeconds": 60}
+    assert [w.split(": ", 1)[1] for w in warnings] == [
+        "watch.debounceMs must be a number >= 0; using the default",
+        "watch.rescanSeconds must be a number >= 0.1; using the default",
+    ]
