@@ -105,7 +105,7 @@ def test_budget_per_verb_and_override() -> None:
     assert hook.budget_seconds("compact-resume", {}) == 8.0
     assert hook.budget_seconds("capture-error", {"HIPPO_HOOK_TIMEOUT_MS": "750"}) == 0.75
     assert hook.budget_seconds("pre-compact", {"HIPPO_HOOK_TIMEOUT_MS": "750"}) == 0.75
-    for bad in ("", "abc", "0", "-5"):
+    for bad in ("", "abc", "0", "-5", "inf", "nan"):
         assert hook.budget_seconds("capture-error", {"HIPPO_HOOK_TIMEOUT_MS": bad}) == 4.0
 
 
