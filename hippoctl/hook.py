@@ -3,6 +3,7 @@ never fail the host. Spoolable verbs write their request to the spool when the d
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -21,7 +22,7 @@ RETRY_LATER = frozenset({"shutting_down", "unsupported_request", "protocol_misma
 
 
 def budget_seconds(verb: str, environ: dict[str, str] | os._Environ[str] | None = None) -> float:
-    """The verb's total wall budget: HIPPO_HOOK_TIMEOUT_MS when set to a positive number, else its default.
+    """The verb's total wall budget: HIPPO_HOOK_TIMEOUT_MS when a positive finite number, else its default.
 
     The variable applies to every hook verb, so one setting bounds all of a host's hooks.
     """
@@ -31,7 +32,7 @@ def budget_seconds(verb: str, environ: dict[str, str] | os._Environ[str] | None 
         value = float(raw) if raw else 0.0
     except ValueError:
         value = 0.0
-    if value <= 0:
+    if not math.isfinite(value) or value <= 0:
         value = VERB_BUDGET_MS.get(verb, DEFAULT_BUDGET_MS)
     return value / 1000.0
 
@@ -128,6 +129,9 @@ def run(
         reply = call(request, spawn=spawn, timeout=max(0.05, deadline - time.monotonic()), deadline=deadline)
     except ClientError as exc:
         failure = exc
+    except OSError as exc:
+        # Starting the daemon failed (its interpreter gone, no processes left): unreachable, not a crash.
+        failure = ClientError(f"could not reach hippod: {exc}", errors.UNREACHABLE)
     else:
         if isinstance(reply, m.Error) and reply.code in RETRY_LATER:
             failure = ClientError(reply.message, reply.exit_code or errors.exit_code_for(reply.code))

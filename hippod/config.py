@@ -32,6 +32,8 @@ _NUMBERS: tuple[tuple[tuple[str, ...], float], ...] = (
     (("log", "backups"), 0),
     (("daily", "days"), 1),
     (("daily", "catchUpDelaySeconds"), 0),
+    (("watch", "debounceMs"), 0),
+    (("watch", "rescanSeconds"), 0.1),
 )
 LOG_LEVELS = ("debug", "info", "warning")
 

@@ -125,13 +125,10 @@ class AgentWatcher:
         return {tool: tool_home(tool, config, os.environ) for tool in tools}
 
     async def _compute_roots(self) -> tuple[list[str], list[str]]:
+        """(existing roots, missing roots) of the enabled tools."""
         projects = list(self._project_roots())
-        roots: list[str] = []
-        for tool, home in (await self._tools()).items():
-            if os.path.isdir(home):
-                roots += [r for r in sources.watch_roots(tool, home, projects) if r not in roots]
-        existing = [r for r in roots if os.path.isdir(r)]
-        return existing, [r for r in roots if r not in existing]
+        tools = await self._tools()
+        return await asyncio.to_thread(_roots, tools, projects)
 
     # --- the watch loop --------------------------------------------------------------------------------
 
@@ -208,16 +205,11 @@ class AgentWatcher:
         """Map changed paths to import jobs (daemon.md §11.3)."""
         tools = await self._tools()
         projects = self._project_roots()
-        for tool, home in tools.items():
-            relevant = [p for p in paths if _relevant(p)]
-            if not relevant:
-                continue
-            if any(loc.holds(p) for loc in sources.user_locations(tool, home) for p in relevant):
-                self._queue(Job(self.state.registry.global_root, tool, None))
-            for project_root, store_root in projects.items():
-                locations = sources.project_locations(tool, home, project_root)
-                if any(loc.holds(p) for loc in locations for p in relevant):
-                    self._queue(Job(store_root, tool, project_root))
+        # Working out each project's note locations reads files (settings.json, every VS Code
+        # workspace.json): a thread keeps that off the event loop.
+        jobs = await asyncio.to_thread(_jobs, paths, tools, projects, self.state.registry.global_root)
+        for job in jobs:
+            self._queue(job)
 
     # --- the import queue ------------------------------------------------------------------------------
 
@@ -259,6 +251,33 @@ class AgentWatcher:
                 outcome.replaced,
                 outcome.dormant,
             )
+
+
+def _roots(tools: dict[str, str], projects: list[str]) -> tuple[list[str], list[str]]:
+    """(existing, missing) watch roots of the tools (tool → home) whose home exists."""
+    roots: list[str] = []
+    for tool, home in tools.items():
+        if os.path.isdir(home):
+            roots += [r for r in sources.watch_roots(tool, home, projects) if r not in roots]
+    existing = [r for r in roots if os.path.isdir(r)]
+    return existing, [r for r in roots if r not in existing]
+
+
+def _jobs(paths: set[str], tools: dict[str, str], projects: dict[str, str], global_root: str) -> list[Job]:
+    """The import jobs that changed paths call for: a tool's user-note locations → the global
+    store; a known project's locations → that project's store (projects: project root → store root)."""
+    relevant = [p for p in paths if _relevant(p)]
+    if not relevant:
+        return []
+    jobs: list[Job] = []
+    for tool, home in tools.items():
+        if any(loc.holds(p) for loc in sources.user_locations(tool, home) for p in relevant):
+            jobs.append(Job(global_root, tool, None))
+        for project_root, store_root in projects.items():
+            locations = sources.project_locations(tool, home, project_root)
+            if any(loc.holds(p) for loc in locations for p in relevant):
+                jobs.append(Job(store_root, tool, project_root))
+    return jobs
 
 
 def _relevant(path: str) -> bool:

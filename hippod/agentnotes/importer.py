@@ -9,6 +9,7 @@ the global store's `agentMemories.paths` (they describe the machine, not a proje
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -45,6 +46,15 @@ def _merge(report: AgentToolReport, scan: Scan, outcome: Outcome) -> None:
     report.ids = [*report.ids, *outcome.new_ids]
 
 
+def _scan(tool: str, home: str, project_root: str | None) -> Scan:
+    """Read one tool's notes from disk: the project's when project_root is given, else the user's."""
+    if project_root is None:
+        locations = sources.user_locations(tool, home)
+    else:
+        locations = sources.project_locations(tool, home, project_root)
+    return sources.read_locations(tool, home, locations)
+
+
 async def sync_tool(
     state: DaemonState,
     store: Store,
@@ -58,11 +68,9 @@ async def sync_tool(
     dry_run: bool = False,
 ) -> tuple[Scan, Outcome]:
     """One tool into one store: the project's notes when project_root is given, else the user's."""
-    if project_root is None:
-        locations = sources.user_locations(tool, home)
-    else:
-        locations = sources.project_locations(tool, home, project_root)
-    scan = sources.read_locations(tool, home, locations)
+    # Finding and reading the notes is file work (a Copilot lookup opens every VS Code workspace's
+    # workspace.json): it runs in a thread so the daemon keeps serving requests meanwhile.
+    scan = await asyncio.to_thread(_scan, tool, home, project_root)
     outcome = await apply_scan(
         state, store, scan, tenant=tenant, actor=actor, origin_project=origin_project, dry_run=dry_run
     )

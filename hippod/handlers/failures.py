@@ -19,6 +19,7 @@ from hippod.store import failures as failures_sql
 from hippod.store import memories, rejections, spool_marks
 from hippod.store.records import Memory
 
+MAX_WINDOW_DAYS = 36_500
 HASH_FOOTER = (
     "Only the tool, the session and two hashes of each error are kept, never its text. A hash is not "
     "anonymous: anyone who can guess an error's text can test it against its hash."
@@ -89,7 +90,8 @@ async def failures(ctx: RequestContext, body: m.Failures) -> tuple[FailuresReply
     if body.days < 1:
         raise HippoError("usage", "--days must be 1 or more")
     store = await ctx.target_store(write=False)
-    since = clock.iso(clock.now() - timedelta(days=body.days))
+    # Any window this long already covers every row; the cap keeps the date arithmetic in range.
+    since = clock.iso(clock.now() - timedelta(days=min(body.days, MAX_WINDOW_DAYS)))
     rows = await failures_sql.window(store.db.reader, ctx.tenant, since)
     by_outcome = dict.fromkeys(rules.OUTCOMES, 0)
     for row in rows:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from hippod.agentnotes import sources
 from hippod.agentnotes.importer import import_project, sync_tool
 from hippod.agentnotes.sync import Outcome, _context
 from hippod.agentnotes.tools import encode_root
@@ -20,6 +22,7 @@ from hippod.store import dormant as dormant_store
 from hippod.store.records import Memory
 from hippod.store.rejections import Rejection
 from hippod.store.stores import Store, StoreRegistry
+from hippod.watchers import AgentWatcher
 
 NOTE = "---\nname: n\ntype: project\n---\n{}\n"
 
@@ -213,3 +216,41 @@ async def test_project_notes_without_a_store_go_global_with_the_project_name(
 
 def _memory(store: Store, daemon: DaemonState, text: str) -> Memory:
     return fresh_memory(_context(daemon, store, "default"), store, text, [])
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """Replace sources.<name> with a wrapper noting the thread of each call."""
+    threads: list[int] = []
+    real = getattr(sources, name)
+
+    def spy(*args: object) -> object:
+        threads.append(threading.get_ident())
+        return real(*args)
+
+    monkeypatch.setattr(sources, name, spy)
+    return threads
+
+
+async def test_notes_are_read_off_the_event_loop(
+    daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    codex = Codex(tmp_path / ".codex")
+    codex.write("Prefers pnpm over npm for every package")
+    threads = _spy(monkeypatch, "read_locations")
+    _, outcome = await _run(daemon, codex)
+    assert outcome.added == 1
+    assert threads and threading.get_ident() not in threads
+
+
+async def test_the_watcher_maps_changes_to_jobs_off_the_event_loop(
+    daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    codex = Codex(tmp_path / ".codex")
+    codex.write("Prefers pnpm over npm for every package")
+    monkeypatch.setenv("CODEX_HOME", str(codex.home))
+    monkeypatch.setenv("HIPPO_AGENT_MEMORY_TOOLS", "codex")
+    threads = _spy(monkeypatch, "user_locations")
+    watcher = AgentWatcher(daemon, debounce_ms=50, rescan_seconds=60.0)  # not started: no watch, no jobs run
+    await watcher._changed({str(codex.file), str(tmp_path / "elsewhere.md")})
+    assert list(watcher.pending) == [(daemon.registry.global_root, "codex")]
+    assert threads and threading.get_ident() not in threads

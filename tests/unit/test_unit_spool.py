@@ -17,6 +17,7 @@ import pytest
 from hippoctl import hook
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import spool
+from hippod.config import load_daemon_config
 from hippod.spool_replay import NotReplayable, request_for, tries_so_far
 from hippod.store.stores import global_root
 
@@ -104,7 +105,7 @@ def test_budget_per_verb_and_override() -> None:
     assert hook.budget_seconds("compact-resume", {}) == 8.0
     assert hook.budget_seconds("capture-error", {"HIPPO_HOOK_TIMEOUT_MS": "750"}) == 0.75
     assert hook.budget_seconds("pre-compact", {"HIPPO_HOOK_TIMEOUT_MS": "750"}) == 0.75
-    for bad in ("", "abc", "0", "-5"):
+    for bad in ("", "abc", "0", "-5", "inf", "nan"):
         assert hook.budget_seconds("capture-error", {"HIPPO_HOOK_TIMEOUT_MS": bad}) == 4.0
 
 
@@ -150,3 +151,31 @@ def test_tries_are_counted_from_the_err_note(tmp_path: Path) -> None:
     assert tries_so_far(str(err)) == 0
     err.write_text("2026-10-01T00:00:00.000Z try 1 of 3: no store\n2026-10-01T00:05:00.000Z try 2 of 3: x\n")
     assert tries_so_far(str(err)) == 2
+
+
+def test_a_hook_whose_daemon_cannot_be_started_spools_and_exits_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HIPPO_SOCKET", str(tmp_path / "no.sock"))
+
+    def cannot_spawn() -> None:
+        raise FileNotFoundError(2, "No such file or directory", "/gone/python")
+
+    monkeypatch.setattr("hippoctl.spawn.spawn_daemon", cannot_spawn)
+    body = m.CaptureError()
+    request = m.Request(id=1, cwd=str(tmp_path), body=body)
+    assert hook.run("capture-error", request, spawn=True, strict=False, argv=["capture-error"]) == 0
+    [name] = spool.json_names(os.path.join(spool.spool_root(), "capture-error"))
+    assert body.spool_key == spool.key_of(name)
+
+
+def test_unusable_watch_settings_fall_back_to_the_defaults(tmp_path: Path) -> None:
+    # The spool replayer and the agent-note watcher both read these; a daemon must still start.
+    (tmp_path / "daemon.json").write_text(json.dumps({"watch": {"debounceMs": "fast", "rescanSeconds": 0}}))
+    config, warnings = load_daemon_config(str(tmp_path))
+    assert config["watch"] == {"enabled": True, "debounceMs": 1600, "rescanSeconds": 60}
+    assert [w.split(": ", 1)[1] for w in warnings] == [
+        "watch.debounceMs must be a number >= 0; using the default",
+        "watch.rescanSeconds must be a number >= 0.1; using the default",
+    ]
