@@ -161,10 +161,13 @@ def call(
         # Hello and the request leave together, saving a round trip on every call: the daemon
         # reads them in order, and a refused Hello just leaves the request unread.
         try:
+            if deadline is not None:
+                # A daemon that stops reading must not hold a hook past its budget either.
+                sock.settimeout(remaining(deadline, None))
             sock.sendall(_hello_frame() + frame)
         except OSError:
             # The daemon may have refused the frame (e.g. frame_too_large) and closed before reading it all.
-            refusal = _refusal(sock)
+            refusal = _refusal(sock, deadline)
             if refusal is not None:
                 return refusal
             raise unreachable("connection to hippod lost") from None
@@ -185,12 +188,12 @@ def call(
         sock.close()
 
 
-def _refusal(sock: socket.socket) -> m.Error | None:
+def _refusal(sock: socket.socket, deadline: float | None) -> m.Error | None:
     """An Error the daemon sent before closing the connection under a request, if there is one."""
     try:
-        reply = _recv(sock, HELLO_TIMEOUT)
+        reply = _recv(sock, remaining(deadline, HELLO_TIMEOUT))
         if isinstance(reply, m.Welcome):
-            reply = _recv(sock, HELLO_TIMEOUT)
+            reply = _recv(sock, remaining(deadline, HELLO_TIMEOUT))
     except ClientError:
         return None
     return reply if isinstance(reply, m.Error) else None

@@ -95,9 +95,10 @@ def test_a_daemon_shutting_down_gets_the_request_spooled(hippo: Hippo) -> None:
 
 def test_a_silent_daemon_is_given_up_on_within_the_budget(hippo: Hippo) -> None:
     env = hippo.daemon_env(HIPPO_NO_SPAWN="1", HIPPO_HOOK_TIMEOUT_MS="700")
+    # Without the budget each would wait out the 60 s request timeout, past these 30 s.
     with listener(hippo.socket, welcome_then(None)):
-        done = hippo.ctl("capture-error", input=PAYLOAD, env=env, timeout=60)
-        strict = hippo.ctl("capture-error", "--strict", input=PAYLOAD, env=env, timeout=60)
+        done = hippo.ctl("capture-error", input=PAYLOAD, env=env, timeout=30)
+        strict = hippo.ctl("capture-error", "--strict", input=PAYLOAD, env=env, timeout=30)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert strict.returncode == 3
     folder = os.path.join(hippo.home, "spool", "capture-error")
