@@ -119,12 +119,15 @@ async def import_project(
     return report
 
 
-async def import_store(state: DaemonState, store: Store) -> int:
+async def import_store(state: DaemonState, store: Store, env: Mapping[str, str]) -> int:
     """Sleep phase 1's agent part: each enabled tool's notes that belong in this store (a project
-    store takes its project's notes, the global store the user's); returns the memories added."""
+    store takes its project's notes, the global store the user's); returns the memories added.
+
+    `env` decides the tools (HIPPO_AGENT_MEMORY_TOOLS); the tool homes follow the daemon's own.
+    """
     registry = state.registry
     global_store = store if store.kind == "global" else await registry.open(registry.global_root)
-    tools, _ = selected_tools(store.config, os.environ)
+    tools, _ = selected_tools(store.config, env)
     project_root = None if store.kind == "global" else os.path.dirname(store.root)
     added = 0
     for tool in tools:

@@ -44,6 +44,9 @@ class SleepOptions:
     git: bool = True
     # Send a line to `say` as each phase is written (the `sleep` verb shows them on stderr).
     progress: bool = False
+    # HIPPO_AGENT_MEMORY_TOOLS of the request that asked for the sleep, if any: it chooses the
+    # tools phase 1 imports from (the daemon's own environment otherwise).
+    agent_tools: str | None = None
 
     @property
     def join_key(self) -> bool:
@@ -114,7 +117,10 @@ async def learn_and_import(state: DaemonState, store: Store, options: SleepOptio
         except Exception:
             log.exception("sleep of %s: learning from git failed", store.root)
     try:
-        imported = await import_store(state, store)
+        env = dict(os.environ)
+        if options.agent_tools is not None:
+            env["HIPPO_AGENT_MEMORY_TOOLS"] = options.agent_tools
+        imported = await import_store(state, store, env)
     except Exception:
         log.exception("sleep of %s: importing agent notes failed", store.root)
         imported = 0
@@ -323,7 +329,11 @@ async def _after_commit(store: Store, result: Plan) -> None:
 async def sleep(ctx: RequestContext, body: m.Sleep) -> tuple[SleepReply, str]:
     store = await ctx.target_store(write=True)
     options = SleepOptions(
-        dry_run=body.dry_run, no_learn=body.no_learn, no_share=body.no_share, progress=True
+        dry_run=body.dry_run,
+        no_learn=body.no_learn,
+        no_share=body.no_share,
+        progress=True,
+        agent_tools=ctx.request.env.get("HIPPO_AGENT_MEMORY_TOOLS"),
     )
 
     async def to_stderr(line: str) -> None:

@@ -52,3 +52,11 @@ def test_no_learn_skips_phase_one(hippo: Hippo) -> None:
     done = hippo.ok("sleep", "--no-learn", cwd=str(project))
     assert "Learned 0 lessons from git; imported 0 agent notes" in done.stdout
     assert not hippo.json("recall", "cache key locale build Node pnpm", cwd=str(project))["results"]
+
+
+def test_the_requests_tool_choice_applies(hippo: Hippo) -> None:
+    project = _project(hippo)
+    env = {**hippo.env, "HIPPO_AGENT_MEMORY_TOOLS": "codex"}
+    done = hippo.ctl("sleep", cwd=str(project), env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Learned 1 lesson from git; imported 0 agent notes" in done.stdout
