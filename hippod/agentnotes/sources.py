@@ -224,7 +224,7 @@ def _folder_files(location: Location) -> list[str]:
 
 def read_locations(tool: str, home: str, locations: list[Location]) -> Scan:
     """Read every location of one tool. A location is `complete` (its missing notes count as deleted)
-    only when the tool's home exists and nothing in it failed to read."""
+    only when the tool's home and the location's folder exist and nothing in it failed to read."""
     scan = Scan(tool, home, os.path.isdir(home))
     for location in locations:
         notes: list[Note] = []
@@ -258,6 +258,11 @@ def read_locations(tool: str, home: str, locations: list[Location]) -> Scan:
                         continue
                     notes.append(_note(tool, home, path, body))
         except FileNotFoundError:
+            # A note is gone only while its folder is still readable (ingest.md §4): a folder
+            # removed whole (a project deleted, a disk unmounted) changes nothing, like a missing home.
+            folder = os.path.dirname(location.path) if location.is_file else location.path
+            if not os.path.isdir(folder):
+                continue
             notes = []
         except OSError:
             scan.unreadable.append(location.path)

@@ -121,6 +121,17 @@ async def test_a_changed_one_file_note_replaces_its_memory(daemon: DaemonState, 
     assert await agent_links.of_tool(store.db.reader, "openclaw") == {}
 
 
+async def test_a_removed_note_folder_changes_nothing(daemon: DaemonState, tmp_path: Path) -> None:
+    codex = Codex(tmp_path / ".codex")
+    codex.write("Prefers pnpm over npm for every package")
+    store, _ = await _run(daemon, codex)
+    codex.file.unlink()
+    codex.file.parent.rmdir()  # the home stays; the notes' folder is gone, so nothing is "deleted"
+    _, outcome = await _run(daemon, codex)
+    assert outcome.dormant == 0
+    assert await _contents(store) == ["Prefers pnpm over npm for every package"]
+
+
 async def test_a_missing_home_changes_nothing(daemon: DaemonState, tmp_path: Path) -> None:
     codex = Codex(tmp_path / ".codex")
     codex.write("Prefers pnpm over npm for every package")
