@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from hippoctl import __version__, hook, watch
+from hippoctl import __version__
 from hippoctl.argcheck import UsageError
 from hippoctl.args import build_body, build_parser
 from hippoctl.args_ingest import HOOK_VERBS
@@ -134,11 +134,16 @@ def run(argv: list[str]) -> int:
         if not os.path.isdir(cwd):
             raise UsageError(f"-C {opts['directory']}: no such directory")
     if args.verb == "watch":
+        # Imported here: most calls are not `watch`, and every import costs each hook call.
+        from hippoctl import watch
+
         return watch.run(args.command, cwd=cwd, global_store=opts["global_store"], spawn=spawn)
     if args.verb != "daemon":
         body = build_body(args)
     request = request_envelope(body, cwd=cwd, global_store=opts["global_store"])
     if args.verb in HOOK_VERBS:
+        from hippoctl import hook
+
         return hook.run(args.verb, request, spawn=spawn, strict=args.strict)
     timeout = opts["timeout"] if opts["timeout"] is not None else DEFAULT_TIMEOUT
     if timeout <= 0:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import sys
 import time
 from datetime import UTC, datetime
@@ -68,7 +67,7 @@ def new_name(now: float | None = None, pid: int | None = None) -> str:
     """`<UTC yyyymmddThhmmssfff>-<pid>-<4 hex>.json`: names sort oldest first."""
     moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
     stamp = moment.strftime("%Y%m%dT%H%M%S") + f"{moment.microsecond // 1000:03d}"
-    return f"{stamp}-{os.getpid() if pid is None else pid}-{secrets.token_hex(2)}{SUFFIX}"
+    return f"{stamp}-{os.getpid() if pid is None else pid}-{os.urandom(2).hex()}{SUFFIX}"
 
 
 def key_of(name: str) -> str:
