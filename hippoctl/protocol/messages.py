@@ -315,6 +315,25 @@ class Failures(Body):
     days: int = 30
 
 
+# --- context for agents (recall.md §9) --------------------------------------------------------
+
+
+class Context(Body):
+    """`context`; with `pinned_only` it is the per-prompt hook's block (recall.md §9, pinned injection)."""
+
+    query: str | None = None
+    auto: bool = False
+    budget: int | None = None  # None: defaultContextBudget, or pinnedInject.budget when pinned_only
+    limit: int | None = None
+    framing: str = "observe"  # observe, suggest or assert
+    format: str = "markdown"  # markdown, json or additional-context
+    pinned_only: bool = False
+    include_recent: int = 0
+    scope: str | None = None
+    cross_project: bool = False
+    payload: Any = None  # the host's hook JSON (session_id, prompt, cwd) when run as a hook
+
+
 RequestBody = (
     Ping
     | DaemonStatus
@@ -357,6 +376,7 @@ RequestBody = (
     | WatchFailure
     | CaptureError
     | Failures
+    | Context
 )
 
 
