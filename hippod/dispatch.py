@@ -10,6 +10,7 @@ from hippod.handlers import (
     agents,
     audit,
     conflicts,
+    continuity,
     daily,
     decisions,
     dormant,
@@ -23,6 +24,7 @@ from hippod.handlers import (
     sharing,
     sleep,
     watch,
+    working_memory,
 )
 from hippod.handlers import capture as capture_handler
 from hippod.request import RequestContext
@@ -115,4 +117,34 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await failures.capture_error(ctx, body)
         case m.Failures() as body:
             return await failures.failures(ctx, body)
+        case m.SnapshotSave() as body:
+            return await continuity.snapshot_save(ctx, body)
+        case m.SnapshotShow() as body:
+            return await continuity.snapshot_show(ctx, body)
+        case m.SnapshotClear() as body:
+            return await continuity.snapshot_clear(ctx, body)
+        case m.SessionLog() as body:
+            return await continuity.session_log(ctx, body)
+        case m.SessionShow() as body:
+            return await continuity.session_show(ctx, body)
+        case m.SessionLatest() as body:
+            return await continuity.session_latest(ctx, body)
+        case m.SessionResume() as body:
+            return await continuity.session_resume(ctx, body)
+        case m.HandoffCreate() as body:
+            return await continuity.handoff_create(ctx, body)
+        case m.HandoffLatest() as body:
+            return await continuity.handoff_latest(ctx, body)
+        case m.HandoffShow() as body:
+            return await continuity.handoff_show(ctx, body)
+        case m.CurrentShow() as body:
+            return await continuity.current_show(ctx, body)
+        case m.WmPush() as body:
+            return await working_memory.wm_push(ctx, body)
+        case m.WmRead() as body:
+            return await working_memory.wm_read(ctx, body)
+        case m.WmClear() as body:
+            return await working_memory.wm_clear(ctx, body)
+        case m.WmFlush() as body:
+            return await working_memory.wm_flush(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")

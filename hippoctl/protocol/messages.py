@@ -334,6 +334,91 @@ class Context(Body):
     payload: Any = None  # the host's hook JSON (session_id, prompt, cwd) when run as a hook
 
 
+# --- continuity (continuity.md §1-§5) -----------------------------------------------------------
+
+
+class SnapshotSave(Body):
+    task: str
+    summary: str
+    next_step: str | None = None
+    source: str = "cli"
+    session: str | None = None  # None: HIPPO_SESSION_ID, else no session
+
+
+class SnapshotShow(Body):
+    pass
+
+
+class SnapshotClear(Body):
+    status: str = "cleared"
+
+
+class SessionLog(Body):
+    session_id: str
+    content: str
+    type: str = "note"
+    task: str | None = None
+    source: str = "cli"
+
+
+class SessionShow(Body):
+    """Events of one session (`--id`) or one task (`--task`); neither: HIPPO_SESSION_ID, else the
+    session of the newest event."""
+
+    session_id: str | None = None
+    task: str | None = None
+    limit: int = 8
+
+
+class SessionLatest(Body):
+    pass
+
+
+class SessionResume(Body):
+    pass
+
+
+class HandoffCreate(Body):
+    summary: str
+    session_id: str  # the client fills HIPPO_SESSION_ID, else fallback-<epoch ms>-<client pid>
+    next: str | None = None
+    task: str | None = None
+    artifacts: list[str] = []
+
+
+class HandoffLatest(Body):
+    pass
+
+
+class HandoffShow(Body):
+    id: int
+
+
+class CurrentShow(Body):
+    pass
+
+
+class WmPush(Body):
+    content: str
+    scope: str = "default"
+    importance: float = 0.5
+    session: str | None = None  # None: HIPPO_SESSION_ID, else no session
+
+
+class WmRead(Body):
+    scope: str = "default"
+
+
+class WmClear(Body):
+    scope: str = "default"
+    session: str | None = None  # None: every entry of the scope
+
+
+class WmFlush(Body):
+    scope: str = "default"
+    session: str | None = None
+
+
 RequestBody = (
     Ping
     | DaemonStatus
@@ -377,6 +462,21 @@ RequestBody = (
     | CaptureError
     | Failures
     | Context
+    | SnapshotSave
+    | SnapshotShow
+    | SnapshotClear
+    | SessionLog
+    | SessionShow
+    | SessionLatest
+    | SessionResume
+    | HandoffCreate
+    | HandoffLatest
+    | HandoffShow
+    | CurrentShow
+    | WmPush
+    | WmRead
+    | WmClear
+    | WmFlush
 )
 
 

@@ -215,3 +215,18 @@ async def handoff(conn: aiosqlite.Connection, tenant: str, handoff_id: int) -> H
         f"SELECT {_HANDOFF} FROM session_handoffs WHERE tenant_id = ? AND id = ?", (tenant, handoff_id)
     )
     return _handoff(next(iter(rows))) if rows else None
+
+
+async def snapshot_by_id(conn: aiosqlite.Connection, tenant: str, snapshot_id: int) -> Snapshot | None:
+    rows = await conn.execute_fetchall(
+        f"SELECT {_SNAPSHOT} FROM task_snapshots WHERE tenant_id = ? AND id = ?", (tenant, snapshot_id)
+    )
+    return _snapshot(next(iter(rows))) if rows else None
+
+
+async def latest_event_session(conn: aiosqlite.Connection, tenant: str) -> str | None:
+    """The session of the tenant's newest event, if any."""
+    rows = await conn.execute_fetchall(
+        "SELECT session_id FROM session_events WHERE tenant_id = ? ORDER BY id DESC LIMIT 1", (tenant,)
+    )
+    return str(next(iter(rows))[0]) if rows else None

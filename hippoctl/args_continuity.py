@@ -1,0 +1,223 @@
+"""Arguments of the continuity verbs: snapshot, session, handoff, current and wm (continuity.md §1-§5).
+
+Each verb takes an action word (`snapshot save`, `wm push`, ...); the options that do not belong to
+the action given are refused here, before the daemon is contacted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+
+from hippoctl.argcheck import UsageError, utf8
+from hippoctl.protocol import messages as m
+
+AddVerb = Callable[[str, str], argparse.ArgumentParser]
+
+SNAPSHOT_ACTIONS = ("save", "show", "clear")
+SESSION_ACTIONS = ("log", "show", "latest", "resume")
+HANDOFF_ACTIONS = ("create", "latest", "show")
+WM_ACTIONS = ("push", "read", "clear", "flush")
+
+
+def add_verbs(verb: AddVerb) -> None:
+    """Register the continuity verbs on the hippoctl parser."""
+    p = verb("snapshot", "the active task snapshot: snapshot save | show | clear")
+    p.add_argument("action", choices=SNAPSHOT_ACTIONS)
+    p.add_argument("--task")
+    p.add_argument("--summary")
+    p.add_argument("--next-step")
+    p.add_argument("--source")
+    p.add_argument("--session", metavar="ID", help="default: $HIPPO_SESSION_ID")
+    p.add_argument("--status", help="with clear: the status the snapshot takes (default cleared)")
+
+    p = verb("session", "session events: session log | show | latest | resume")
+    p.add_argument("action", choices=SESSION_ACTIONS)
+    p.add_argument("--id", dest="session_id", metavar="SESSION", help="default: $HIPPO_SESSION_ID")
+    p.add_argument("--content")
+    p.add_argument("--type", dest="event_type", metavar="TYPE", help="note, progress, decision, blocker, ...")
+    p.add_argument("--task")
+    p.add_argument("--source")
+    p.add_argument("--limit", type=int)
+
+    p = verb("handoff", "session handoffs: handoff create | latest | show <id>")
+    p.add_argument("action", choices=HANDOFF_ACTIONS)
+    p.add_argument("id", nargs="?", help="with show: the handoff number")
+    p.add_argument("--summary")
+    p.add_argument("--next")
+    p.add_argument("--session", metavar="ID", help="default: $HIPPO_SESSION_ID, else a fallback id")
+    p.add_argument("--task", metavar="ID", help="a task id; card:<n> links a work-queue card")
+    p.add_argument("--artifact", action="append", default=[], metavar="PATH")
+
+    p = verb("current", "compact state: the active task and its session's last events")
+    p.add_argument("action", choices=["show"])
+
+    p = verb("wm", "working memory: wm push | read | clear | flush")
+    p.add_argument("action", choices=WM_ACTIONS)
+    p.add_argument("--scope", default="default")
+    p.add_argument("--content")
+    p.add_argument("--importance", type=float)
+    p.add_argument("--session", metavar="ID")
+
+
+def _refuse(args: argparse.Namespace, verb: str, allowed: set[str], names: dict[str, str]) -> None:
+    """A usage error naming the first option given that the action does not take."""
+    for dest, flag in names.items():
+        value = getattr(args, dest)
+        if dest not in allowed and value not in (None, []):
+            raise UsageError(f"{flag} does not go with `{verb} {args.action}`")
+
+
+def _needed(value: str | None, flag: str, what: str) -> str:
+    if value is None or not value.strip():
+        raise UsageError(f"{what} needs {flag}")
+    return utf8(value, flag)
+
+
+_SNAPSHOT_FLAGS = {
+    "task": "--task",
+    "summary": "--summary",
+    "next_step": "--next-step",
+    "source": "--source",
+    "session": "--session",
+    "status": "--status",
+}
+
+
+def _snapshot(args: argparse.Namespace) -> m.Body:
+    if args.action == "save":
+        _refuse(args, "snapshot", {"task", "summary", "next_step", "source", "session"}, _SNAPSHOT_FLAGS)
+        return m.SnapshotSave(
+            task=_needed(args.task, "--task", "snapshot save"),
+            summary=_needed(args.summary, "--summary", "snapshot save"),
+            next_step=utf8(args.next_step, "--next-step"),
+            source=utf8(args.source, "--source") or "cli",
+            session=utf8(args.session, "--session"),
+        )
+    if args.action == "clear":
+        _refuse(args, "snapshot", {"status"}, _SNAPSHOT_FLAGS)
+        return m.SnapshotClear(status=utf8(args.status, "--status") or "cleared")
+    _refuse(args, "snapshot", set(), _SNAPSHOT_FLAGS)
+    return m.SnapshotShow()
+
+
+_SESSION_FLAGS = {
+    "session_id": "--id",
+    "content": "--content",
+    "event_type": "--type",
+    "task": "--task",
+    "source": "--source",
+    "limit": "--limit",
+}
+
+
+def _env_session() -> str | None:
+    return os.environ.get("HIPPO_SESSION_ID", "").strip() or None
+
+
+def _session(args: argparse.Namespace) -> m.Body:
+    if args.action == "log":
+        _refuse(args, "session", {"session_id", "content", "event_type", "task", "source"}, _SESSION_FLAGS)
+        session_id = args.session_id if args.session_id is not None else _env_session()
+        return m.SessionLog(
+            session_id=_needed(session_id, "--id (or HIPPO_SESSION_ID)", "session log"),
+            content=_needed(args.content, "--content", "session log"),
+            type=utf8(args.event_type, "--type") or "note",
+            task=utf8(args.task, "--task"),
+            source=utf8(args.source, "--source") or "cli",
+        )
+    if args.action == "show":
+        _refuse(args, "session", {"session_id", "task", "limit"}, _SESSION_FLAGS)
+        if args.session_id is not None and args.task is not None:
+            raise UsageError("session show takes --id or --task, not both")
+        limit = 8 if args.limit is None else args.limit
+        if not 1 <= limit <= 1000:
+            raise UsageError("--limit must be between 1 and 1000")
+        return m.SessionShow(
+            session_id=utf8(args.session_id, "--id"), task=utf8(args.task, "--task"), limit=limit
+        )
+    _refuse(args, "session", set(), _SESSION_FLAGS)
+    return m.SessionLatest() if args.action == "latest" else m.SessionResume()
+
+
+_HANDOFF_FLAGS = {
+    "id": "a handoff number",
+    "summary": "--summary",
+    "next": "--next",
+    "session": "--session",
+    "task": "--task",
+    "artifact": "--artifact",
+}
+
+
+def fallback_session() -> str:
+    """The session id of a handoff made outside any session: fallback-<epoch ms>-<client pid>."""
+    return f"fallback-{time.time_ns() // 1_000_000}-{os.getpid()}"
+
+
+def _handoff(args: argparse.Namespace) -> m.Body:
+    if args.action == "create":
+        _refuse(args, "handoff", {"summary", "next", "session", "task", "artifact"}, _HANDOFF_FLAGS)
+        session: str | None = args.session if args.session is not None else _env_session()
+        return m.HandoffCreate(
+            summary=_needed(args.summary, "--summary", "handoff create"),
+            session_id=utf8(session, "--session") if session else fallback_session(),
+            next=utf8(args.next, "--next"),
+            task=utf8(args.task, "--task"),
+            artifacts=[utf8(a, "--artifact") for a in args.artifact],
+        )
+    if args.action == "show":
+        _refuse(args, "handoff", {"id"}, _HANDOFF_FLAGS)
+        if args.id is None:
+            raise UsageError("handoff show needs a handoff number")
+        text = args.id.removeprefix("#")
+        if not text.isdigit():
+            raise UsageError(f"the handoff number must be a number, not {args.id!r}")
+        return m.HandoffShow(id=int(text))
+    _refuse(args, "handoff", set(), _HANDOFF_FLAGS)
+    return m.HandoffLatest()
+
+
+_WM_FLAGS = {"content": "--content", "importance": "--importance", "session": "--session"}
+
+
+def _scope(args: argparse.Namespace) -> str:
+    scope: str = utf8(args.scope, "--scope").strip()
+    if not scope:
+        raise UsageError("--scope is empty")
+    return scope
+
+
+def _wm(args: argparse.Namespace) -> m.Body:
+    scope = _scope(args)
+    if args.action == "push":
+        importance = 0.5 if args.importance is None else args.importance
+        if not 0.0 <= importance <= 1.0:  # also refuses nan
+            raise UsageError("--importance must be between 0 and 1")
+        return m.WmPush(
+            content=_needed(args.content, "--content", "wm push"),
+            scope=scope,
+            importance=importance,
+            session=utf8(args.session, "--session"),
+        )
+    if args.action == "read":
+        _refuse(args, "wm", set(), _WM_FLAGS)
+        return m.WmRead(scope=scope)
+    _refuse(args, "wm", {"session"}, _WM_FLAGS)
+    session = utf8(args.session, "--session")
+    return (
+        m.WmClear(scope=scope, session=session)
+        if args.action == "clear"
+        else m.WmFlush(scope=scope, session=session)
+    )
+
+
+BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+    "snapshot": _snapshot,
+    "session": _session,
+    "handoff": _handoff,
+    "current": lambda a: m.CurrentShow(),
+    "wm": _wm,
+}

@@ -1,0 +1,1 @@
+"""Continuity: the text layouts of snapshots, events and handoffs, and their buffer mirrors."""

@@ -1,0 +1,65 @@
+"""The buffer mirrors of continuity data: `buffer/active-task.md` and `buffer/recent-session.md`.
+
+Each is rewritten after the commit that changed it, from a fresh read of the committed rows, one
+writer per store at a time: whichever write runs last shows the latest state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import weakref
+
+from hippod.continuity import render
+from hippod.store import continuity
+from hippod.store.stores import Store
+
+log = logging.getLogger("hippod.continuity")
+
+ACTIVE_TASK = os.path.join("buffer", "active-task.md")
+RECENT_SESSION = os.path.join("buffer", "recent-session.md")
+SESSION_FILE_EVENTS = 20
+
+_locks: weakref.WeakKeyDictionary[Store, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def _lock(store: Store) -> asyncio.Lock:
+    lock = _locks.get(store)
+    if lock is None:
+        lock = _locks[store] = asyncio.Lock()
+    return lock
+
+
+def _write_atomic(path: str, text: str) -> None:
+    """Replace path with text: a reader sees the old file or the new one, never half of one."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    temp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with open(temp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(temp, path)
+
+
+async def _write(store: Store, relative: str, text: str) -> None:
+    # A mirror is a convenience for people: a failure to write it is logged, never the request's.
+    try:
+        await asyncio.to_thread(_write_atomic, os.path.join(store.root, relative), text)
+    except OSError:
+        log.exception("writing %s under %s failed", relative, store.root)
+
+
+async def active_task(store: Store, tenant: str) -> None:
+    """Rewrite buffer/active-task.md from the active snapshot (after every snapshot change)."""
+    async with _lock(store):
+        snapshot = await continuity.active_snapshot(store.db.reader, tenant)
+        await _write(store, ACTIVE_TASK, render.snapshot_block(snapshot) + "\n")
+
+
+async def recent_session(store: Store, tenant: str, session_id: str) -> None:
+    """Rewrite buffer/recent-session.md with the session's 20 latest events (after each append)."""
+    async with _lock(store):
+        events = await continuity.recent_events(
+            store.db.reader, tenant, session_id=session_id, limit=SESSION_FILE_EVENTS
+        )
+        await _write(store, RECENT_SESSION, render.session_file(session_id, events))
