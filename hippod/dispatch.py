@@ -9,6 +9,7 @@ from hippod.handlers import (
     admin,
     agents,
     audit,
+    compaction,
     conflicts,
     daily,
     decisions,
@@ -20,6 +21,7 @@ from hippod.handlers import (
     lifecycle,
     memory,
     recall,
+    session_hooks,
     sharing,
     sleep,
     watch,
@@ -115,4 +117,14 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await failures.capture_error(ctx, body)
         case m.Failures() as body:
             return await failures.failures(ctx, body)
+        case m.PreCompact() as body:
+            return await compaction.pre_compact(ctx, body)
+        case m.PostCompact() as body:
+            return await compaction.post_compact(ctx, body)
+        case m.CompactResume() as body:
+            return await compaction.compact_resume(ctx, body)
+        case m.SessionEnd() as body:
+            return await session_hooks.session_end(ctx, body)
+        case m.LastSleep() as body:
+            return await session_hooks.last_sleep(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")
