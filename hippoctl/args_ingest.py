@@ -18,7 +18,9 @@ MAX_STDIN_BYTES = 8 * 1024 * 1024
 # Hook verbs read at most this much of the host's JSON (daemon.md §10.5).
 MAX_HOOK_STDIN_BYTES = 1024 * 1024
 
-HOOK_VERBS = frozenset({"capture-error"})
+HOOK_VERBS = frozenset(
+    {"capture-error", "pre-compact", "post-compact", "compact-resume", "session-end", "last-sleep"}
+)
 
 
 def add_verbs(verb: AddVerb) -> None:

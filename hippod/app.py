@@ -97,6 +97,13 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
             task.cancel()
         if pending:
             await asyncio.wait(pending, timeout=5)
+    if state.background:
+        # Session-end jobs share the grace period too; one still running then is cancelled.
+        _, left = await asyncio.wait(set(state.background), timeout=max(0.1, deadline - loop.time()))
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left, timeout=5)
     if state.daily is not None:
         # The running daily run shares the one grace period with the requests.
         await state.daily.drain(max(0.0, deadline - loop.time()))

@@ -9,6 +9,7 @@ from hippod.handlers import (
     admin,
     agents,
     audit,
+    compaction,
     conflicts,
     continuity,
     daily,
@@ -21,6 +22,7 @@ from hippod.handlers import (
     lifecycle,
     memory,
     recall,
+    session_hooks,
     sharing,
     sleep,
     watch,
@@ -147,4 +149,14 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await working_memory.wm_clear(ctx, body)
         case m.WmFlush() as body:
             return await working_memory.wm_flush(ctx, body)
+        case m.PreCompact() as body:
+            return await compaction.pre_compact(ctx, body)
+        case m.PostCompact() as body:
+            return await compaction.post_compact(ctx, body)
+        case m.CompactResume() as body:
+            return await compaction.compact_resume(ctx, body)
+        case m.SessionEnd() as body:
+            return await session_hooks.session_end(ctx, body)
+        case m.LastSleep() as body:
+            return await session_hooks.last_sleep(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")

@@ -52,10 +52,36 @@ def _capture_error(document: spool.SpoolFile, key: str) -> m.Body:
     return m.CaptureError(payload=document.stdin, spool_key=key)
 
 
-# How each kind becomes a request body again. Kinds not here yet (session-end, pre-compact,
-# post-compact) are refused as unknown until their verbs exist.
+def _pre_compact(document: spool.SpoolFile, key: str) -> m.Body:
+    return m.PreCompact(payload=document.stdin, spool_key=key)
+
+
+def _post_compact(document: spool.SpoolFile, key: str) -> m.Body:
+    return m.PostCompact(payload=document.stdin, spool_key=key)
+
+
+def _session_end(document: spool.SpoolFile, key: str) -> m.Body:
+    offset: int | None = None
+    argv = document.argv
+    for i, arg in enumerate(argv):
+        raw: str | None = None
+        if arg.startswith("--codex-offset="):
+            raw = arg.split("=", 1)[1]
+        elif arg == "--codex-offset" and i + 1 < len(argv):
+            raw = argv[i + 1]
+        if raw is not None:
+            if not raw.isdigit():
+                raise NotReplayable(f"--codex-offset {raw!r} is not a byte offset")
+            offset = int(raw)
+    return m.SessionEnd(payload=document.stdin, spool_key=key, codex_offset=offset)
+
+
+# How each kind becomes a request body again.
 BUILDERS: dict[str, Callable[[spool.SpoolFile, str], m.Body]] = {
     "capture-error": _capture_error,
+    "pre-compact": _pre_compact,
+    "post-compact": _post_compact,
+    "session-end": _session_end,
 }
 
 

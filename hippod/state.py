@@ -37,3 +37,5 @@ class DaemonState:
     schedule: Schedule | None = None
     # The agent-note watcher (daemon.md §11); set up by app.serve, None when watch.enabled is false.
     watcher: AgentWatcher | None = None
+    # Work a request left running after its reply (the session-end job); shutdown waits for it.
+    background: set[asyncio.Task[None]] = field(default_factory=set)

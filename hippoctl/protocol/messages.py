@@ -419,6 +419,44 @@ class WmFlush(Body):
     session: str | None = None
 
 
+# --- compaction and session hooks (ingest.md §8, continuity.md §4, integrations.md) ---------------
+
+
+class PreCompact(Body):
+    """The PreCompact hook: the host's JSON (session_id, transcript_path, cwd, trigger)."""
+
+    payload: Any = None
+    spool_key: str | None = None  # as on CaptureError: the request is applied once
+
+
+class PostCompact(Body):
+    """The PostCompact hook: the host's JSON (session_id, transcript_path, cwd, compact_summary)."""
+
+    payload: Any = None
+    spool_key: str | None = None
+
+
+class CompactResume(Body):
+    """SessionStart after a compaction: prints the snapshot back when it is fresh. Never spooled."""
+
+    payload: Any = None
+
+
+class SessionEnd(Body):
+    """SessionEnd: queues sleep, transcript capture and re-read accounting, and returns at once."""
+
+    payload: Any = None
+    spool_key: str | None = None
+    codex_offset: int | None = None  # byte offset of Codex's history.jsonl when the session began
+
+
+class LastSleep(Body):
+    """SessionStart: prints the consolidation kept by the previous session end; clears it unless keep."""
+
+    keep: bool = False
+    payload: Any = None
+
+
 RequestBody = (
     Ping
     | DaemonStatus
@@ -477,6 +515,11 @@ RequestBody = (
     | WmRead
     | WmClear
     | WmFlush
+    | PreCompact
+    | PostCompact
+    | CompactResume
+    | SessionEnd
+    | LastSleep
 )
 
 

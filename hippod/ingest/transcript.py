@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,10 +106,8 @@ def _codex(item: dict[str, Any], into: Conversation) -> None:
             into.assistant.append("\n".join(texts))
 
 
-def parse(data: bytes) -> Conversation:
-    """The conversation in a Claude Code or Codex JSONL transcript; lines that are not JSON
-    objects (a torn last line, say) are skipped."""
-    conversation = Conversation()
+def records(data: bytes) -> Iterator[dict[str, Any]]:
+    """Each JSON object line of a JSONL file; other lines (a torn last line, say) are skipped."""
     for line in data.splitlines():
         if not line.strip():
             continue
@@ -116,8 +115,14 @@ def parse(data: bytes) -> Conversation:
             record = _decode(line)
         except (msgspec.DecodeError, RecursionError):
             continue
-        if not isinstance(record, dict):
-            continue
+        if isinstance(record, dict):
+            yield record
+
+
+def parse(data: bytes) -> Conversation:
+    """The conversation in a Claude Code or Codex JSONL transcript."""
+    conversation = Conversation()
+    for record in records(data):
         payload = record.get("payload")
         if record.get("type") == "response_item" and isinstance(payload, dict):
             _codex(payload, conversation)

@@ -1,0 +1,45 @@
+"""Arguments of the compaction and session hook verbs: pre-compact, post-compact, compact-resume,
+session-end and last-sleep (ingest.md §8, continuity.md §4, integrations.md). The hook transport
+(hippoctl/hook.py) reads the host's JSON from stdin and puts it on the body."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from hippoctl.argcheck import UsageError
+from hippoctl.protocol import messages as m
+
+AddVerb = Callable[[str, str], argparse.ArgumentParser]
+
+
+def _strict(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strict", action="store_true", help="report failures with exit codes")
+
+
+def add_verbs(verb: AddVerb) -> None:
+    """Register the compaction and session hook verbs on the hippoctl parser."""
+    _strict(verb("pre-compact", "hook verb: record a compaction and snapshot the task (PreCompact JSON)"))
+    _strict(verb("post-compact", "hook verb: save the compaction's 'Memories for hippo' (PostCompact JSON)"))
+    _strict(verb("compact-resume", "hook verb: print the task snapshot back after a compaction"))
+    p = verb("session-end", "hook verb: queue sleep, transcript capture and re-read accounting")
+    p.add_argument("--codex-offset", type=int, metavar="N", help="byte offset of Codex's history.jsonl")
+    _strict(p)
+    p = verb("last-sleep", "hook verb: print the previous session's consolidation, then clear it")
+    p.add_argument("--keep", action="store_true", help="keep it for the next session too")
+    _strict(p)
+
+
+def _session_end(args: argparse.Namespace) -> m.Body:
+    if args.codex_offset is not None and args.codex_offset < 0:
+        raise UsageError("--codex-offset must be 0 or more")
+    return m.SessionEnd(codex_offset=args.codex_offset)
+
+
+BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+    "pre-compact": lambda _args: m.PreCompact(),
+    "post-compact": lambda _args: m.PostCompact(),
+    "compact-resume": lambda _args: m.CompactResume(),
+    "session-end": _session_end,
+    "last-sleep": lambda args: m.LastSleep(keep=args.keep),
+}
