@@ -25,6 +25,8 @@ from hippod.handlers import (
     watch,
 )
 from hippod.handlers import capture as capture_handler
+from hippod.handlers import context as context_handler
+from hippod.handlers import tokens as tokens_handler
 from hippod.request import RequestContext
 
 
@@ -115,4 +117,8 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await failures.capture_error(ctx, body)
         case m.Failures() as body:
             return await failures.failures(ctx, body)
+        case m.Context() as body:
+            return await context_handler.context(ctx, body)
+        case m.Tokens() as body:
+            return await tokens_handler.tokens(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")

@@ -334,6 +334,13 @@ class Context(Body):
     payload: Any = None  # the host's hook JSON (session_id, prompt, cwd) when run as a hook
 
 
+class Tokens(Body):
+    """`tokens`: the token ledger's totals per surface (continuity.md §7)."""
+
+    days: int = 30
+    here: bool = False  # only the current project's rows
+
+
 RequestBody = (
     Ping
     | DaemonStatus
@@ -377,6 +384,7 @@ RequestBody = (
     | CaptureError
     | Failures
     | Context
+    | Tokens
 )
 
 
