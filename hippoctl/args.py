@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from hippoctl import args_continuity, args_hooks, args_ingest, args_lifecycle
+from hippoctl import args_context, args_continuity, args_hooks, args_ingest, args_lifecycle
 from hippoctl.argcheck import UsageError, check, read_text, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
@@ -143,6 +143,7 @@ def _foundation_verbs(verb: Callable[[str, str], Any]) -> None:
     args_ingest.add_verbs(verb)
     args_continuity.add_verbs(verb)
     args_hooks.add_verbs(verb)
+    args_context.add_verbs(verb)
 
     p = verb("daemon", "control and inspect the daemon")
     p.add_argument("action", choices=["start", "stop", "restart", "status"])
@@ -214,4 +215,6 @@ def build_body(args: argparse.Namespace) -> m.Body:
         return continuity(args)
     if verb in args_hooks.BUILDERS:
         return args_hooks.BUILDERS[verb](args)
+    if verb in args_context.BUILDERS:
+        return args_context.BUILDERS[verb](args)
     return args_lifecycle.build_body(args)

@@ -29,6 +29,8 @@ from hippod.handlers import (
     working_memory,
 )
 from hippod.handlers import capture as capture_handler
+from hippod.handlers import context as context_handler
+from hippod.handlers import tokens as tokens_handler
 from hippod.request import RequestContext
 
 
@@ -159,4 +161,8 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await session_hooks.session_end(ctx, body)
         case m.LastSleep() as body:
             return await session_hooks.last_sleep(ctx, body)
+        case m.Context() as body:
+            return await context_handler.context(ctx, body)
+        case m.Tokens() as body:
+            return await tokens_handler.tokens(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")

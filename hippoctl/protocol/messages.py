@@ -457,6 +457,13 @@ class LastSleep(Body):
     payload: Any = None
 
 
+class Tokens(Body):
+    """`tokens`: the token ledger's totals per surface (continuity.md §7)."""
+
+    days: int = 30
+    here: bool = False  # only the current project's rows
+
+
 RequestBody = (
     Ping
     | DaemonStatus
@@ -520,6 +527,7 @@ RequestBody = (
     | CompactResume
     | SessionEnd
     | LastSleep
+    | Tokens
 )
 
 

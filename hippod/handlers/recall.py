@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 import aiosqlite
@@ -11,6 +12,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippoctl.protocol.replies import RecallItem, RecallReply, Skipped, Why
 from hippod import clock
+from hippod.context import ledger_rows
 from hippod.embed.service import Settings, embedding_text, text_digest
 from hippod.errors import HippoError
 from hippod.handlers.memory import last_batch_key
@@ -182,18 +184,24 @@ def _item(s: Scored, why: bool, words: list[str]) -> RecallItem:
     return item
 
 
-async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]:
-    problem = validate.query_problem(body.query)
-    if problem is not None:
-        raise HippoError("usage", problem)
+@dataclass(slots=True)
+class Ranking:
+    """One ranked read over the project and global stores, before the budget fill."""
+
+    project: Store | None
+    global_: Store | None
+    primary: Store  # the project store when there is one, else the global store
+    moment: datetime
+    ranked: list[Scored]
+
+
+async def rank(ctx: RequestContext, body: m.Recall) -> Ranking:
+    """Candidates, scores and the local + global merge of recall.md §1-§6 (no fill, no side effects)."""
     query = query_terms(body.query)
-    if body.budget is not None and body.budget < 0:
-        raise HippoError("usage", "--budget must be 0 or more")
     project, global_ = await ctx.read_stores()
     primary = project if project is not None else global_
     assert primary is not None, "read_stores returns the global store when there is no project store"
     config = primary.config
-    budget = body.budget if body.budget is not None else int(config.get("defaultBudget", 4000))
     moment = clock.now()
     sc = ScoreContext(moment, ctx.cwd_path_tags, body.scope or ctx.active_scope, ctx.state.loss_aversion)
     local = await _score_store(project, query, body, ctx, sc) if project else []
@@ -205,6 +213,19 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
     else:
         bump = float(config.get("search", {}).get("localBump", 1.2))
     ranked = await _diversify(primary, drop_extracted_sources(merge_results(local, remote, bump)))
+    return Ranking(project, global_, primary, moment, ranked)
+
+
+async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]:
+    problem = validate.query_problem(body.query)
+    if problem is not None:
+        raise HippoError("usage", problem)
+    if body.budget is not None and body.budget < 0:
+        raise HippoError("usage", "--budget must be 0 or more")
+    ranking = await rank(ctx, body)
+    ranked = ranking.ranked
+    config = ranking.primary.config
+    budget = body.budget if body.budget is not None else int(config.get("defaultBudget", 4000))
 
     words = tokenize(body.query)
     items = [_item(s, body.why, words) for s in ranked]
@@ -231,11 +252,7 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
         text = render.no_results(body.query)
         total = tokens(text)
 
-    returned = [ranked[i] for i in fill.taken]
-    for store, source in ((project, "local"), (global_, "global")):
-        if store is not None:
-            picked = [s for s in returned if s.source == source]
-            await _after_recall(store, picked, body.query, ctx, moment)
+    await after_recall(ctx, ranking, [ranked[i] for i in fill.taken], body.query, mode="recall")
     reply = RecallReply(
         query=body.query,
         budget=budget,
@@ -244,11 +261,23 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
         skipped=Skipped(budget=fill.skipped_budget, limit=fill.skipped_limit),
         results=chosen,
     )
+    if chosen:
+        await ledger_rows.queue_sent(ctx, ranking.primary, surface="recall", text=text, items=len(chosen))
     return reply, text
 
 
+async def after_recall(
+    ctx: RequestContext, ranking: Ranking, returned: list[Scored], query: str, *, mode: str
+) -> None:
+    """The side effects of recall.md §12 in each store the returned memories came from."""
+    for store, source in ((ranking.project, "local"), (ranking.global_, "global")):
+        if store is not None:
+            picked = [s for s in returned if s.source == source]
+            await _after_recall(store, picked, query, ctx, ranking.moment, mode)
+
+
 async def _after_recall(
-    store: Store, picked: list[Scored], query: str, ctx: RequestContext, moment: datetime
+    store: Store, picked: list[Scored], query: str, ctx: RequestContext, moment: datetime, mode: str
 ) -> None:
     """Strengthen what was returned, replace the session's last batch, audit (recall.md §12).
 
@@ -270,7 +299,7 @@ async def _after_recall(
             tenant=tenant,
             actor=actor,
             op="recall",
-            metadata={"query": query[:200], "results": len(ids), "mode": "recall"},
+            metadata={"query": query[:200], "results": len(ids), "mode": mode},
         )
 
     def mirror() -> None:

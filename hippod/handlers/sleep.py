@@ -9,6 +9,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -24,7 +25,7 @@ from hippod.lifecycle.merge import merge_detail
 from hippod.lifecycle.sleep_plan import Plan, Settings, Snapshot, plan
 from hippod.request import RequestContext
 from hippod.state import DaemonState
-from hippod.store import conflict_mirror
+from hippod.store import conflict_mirror, ledger
 from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME
 from hippod.store.mirrors import dormant_file, render
@@ -142,6 +143,12 @@ async def finish_compactions(store: Store) -> int:
     return 0
 
 
+async def prune_ledger(conn: Any, now: datetime) -> int:
+    """Phase 14: drop token-ledger rows past their 90 days (continuity.md §6); the global store only."""
+    before = (now - timedelta(days=ledger.KEEP_DAYS)).astimezone().isoformat(timespec="milliseconds")
+    return await ledger.prune(conn, before)
+
+
 # --- the run ----------------------------------------------------------------------------------------
 
 
@@ -184,8 +191,7 @@ async def _plan(conn: Any, settings: Settings) -> tuple[Plan, dict[str, str], di
 
 
 NOT_BUILT = (
-    "phases 5, 7 and 13 (trace promotion, fact extraction, the compaction spool) and phase 14's "
-    "ledger pruning are not built yet: skipped"
+    "phases 5, 7 and 13 (trace promotion, fact extraction, the compaction spool) are not built yet: skipped"
 )
 
 
@@ -271,6 +277,8 @@ async def _sleep(
         await sleep_sql.apply(conn, result, dormant_at=result.now, step=step)
         reply = _reply(result, options, 0, learned)
         await finish_compactions(store)
+        if store.kind == "global":
+            await prune_ledger(conn, settings.now)
         await step("sleep: recording the run")
         results = msgspec.to_builtins(reply)
         tenants = sorted({m.tenant_id for m in result.live} | {"default"})

@@ -11,6 +11,7 @@ from datetime import datetime
 
 import aiosqlite
 
+KEEP_DAYS = 90  # rows older than this are pruned by sleep phase 14 of the global store
 SURFACES = ("prompt_hook", "compact_resume", "context", "recall", "mcp", "http")
 
 

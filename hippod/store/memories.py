@@ -221,6 +221,15 @@ async def candidates_oldest(
     return [Candidate(row_to_memory(r), f"{r[-3]} {r[-2]}".split(), r[-1]) for r in rows]
 
 
+async def admitted(conn: aiosqlite.Connection, tenant: str, *, scope: str | None) -> list[Memory]:
+    """Every memory the recall admission filter lets through (recall.md §2), for `context`'s `*` mode."""
+    where, params = _admission(tenant, False, scope)
+    rows = await _fetch(
+        conn, f"SELECT {_SELECT} FROM memories m WHERE {where} ORDER BY m.created, m.id", params
+    )
+    return [row_to_memory(r) for r in rows]
+
+
 async def strengthen(conn: aiosqlite.Connection, ids: Sequence[str], now: str, bonus_days: float) -> None:
     """One strengthening retrieval for each id (memory-model.md §9.2-9.3), in one round trip.
 

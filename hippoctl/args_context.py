@@ -1,0 +1,79 @@
+"""Arguments of `context` (recall.md §9) and `tokens` (continuity.md §7)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from hippoctl.argcheck import UsageError, check, utf8
+from hippoctl.protocol import messages as m
+from hippoctl.protocol import validate
+
+AddVerb = Callable[[str, str], argparse.ArgumentParser]
+
+FRAMINGS = ("observe", "suggest", "assert")
+FORMATS = ("markdown", "json", "additional-context")
+
+
+def add_verbs(verb: AddVerb) -> None:
+    """Register `context` and `tokens` on the hippoctl parser."""
+    p = verb("context", "memory for an agent's prompt: the task in hand and the memories that fit a budget")
+    p.add_argument(
+        "query", nargs="?", help="what to find; without it (and without --auto) the strongest memories"
+    )
+    p.add_argument("--auto", action="store_true", help="derive the query from git's changed paths or branch")
+    p.add_argument(
+        "--budget", type=int, help="token budget (default defaultContextBudget, 1500); 0 prints nothing"
+    )
+    p.add_argument("--limit", type=int)
+    p.add_argument("--framing", choices=FRAMINGS, default="observe")
+    p.add_argument("--format", choices=FORMATS, default="markdown")
+    p.add_argument("--pinned-only", action="store_true", help="only pinned memories (the per-prompt block)")
+    p.add_argument(
+        "--include-recent", type=int, default=0, metavar="N", help="with --pinned-only: N newest too"
+    )
+    p.add_argument("--scope")
+    p.add_argument(
+        "--cross-project", action="store_true", help="also other projects' memories, in their own section"
+    )
+    p.add_argument("--strict", action="store_true", help="report failures with exit codes")
+
+    p = verb("tokens", "memory tokens handed to agents, re-read and saved, per surface")
+    p.add_argument("--days", type=int, default=30)
+    p.add_argument("--here", action="store_true", help="only the current project")
+
+
+def _context(args: argparse.Namespace) -> m.Body:
+    query = args.query
+    if query is not None:
+        check(validate.query_problem(utf8(query, "the query")))
+    if args.limit is not None and args.limit < 0:
+        raise UsageError("--limit must be 0 or more")
+    if args.include_recent < 0:
+        raise UsageError("--include-recent must be 0 or more")
+    if args.include_recent and not args.pinned_only:
+        raise UsageError("--include-recent goes with --pinned-only")
+    return m.Context(
+        query=query,
+        auto=args.auto,
+        budget=args.budget,
+        limit=args.limit,
+        framing=args.framing,
+        format=args.format,
+        pinned_only=args.pinned_only,
+        include_recent=args.include_recent,
+        scope=utf8(args.scope, "--scope"),
+        cross_project=args.cross_project,
+    )
+
+
+def _tokens(args: argparse.Namespace) -> m.Body:
+    if args.days < 1:
+        raise UsageError("--days must be 1 or more")
+    return m.Tokens(days=args.days, here=args.here)
+
+
+BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+    "context": _context,
+    "tokens": _tokens,
+}

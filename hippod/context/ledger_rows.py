@@ -1,0 +1,48 @@
+"""Writing token-ledger rows (continuity.md §6-§7): one row per block of memory text handed out.
+
+The ledger lives in the global store. A row is queued behind whatever holds that store's writer,
+so counting a block never delays the reply that carries it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import aiosqlite
+
+from hippod import clock
+from hippod.request import RequestContext
+from hippod.store import ledger
+from hippod.store.stores import Store
+
+log = logging.getLogger(__name__)
+
+
+def session_of(ctx: RequestContext) -> str | None:
+    """The request's session id, or None when it has none."""
+    key = ctx.session_key
+    return None if key == "-" else key
+
+
+async def queue_sent(ctx: RequestContext, source: Store, *, surface: str, text: str, items: int) -> None:
+    """Queue one `sent` row for `text` as printed; `source` is the store the block was read from."""
+    row = ledger.LedgerRow(
+        surface=surface,
+        tokens=ledger.estimate(text),
+        items=items,
+        session_id=session_of(ctx),
+        project=source.project,
+        store=source.root,
+    )
+    tenant, when = ctx.tenant, clock.now()
+    try:
+        target = await ctx.global_store()
+    except Exception:
+        # The ledger is bookkeeping: a global store that cannot open must not fail the read.
+        log.exception("token ledger: the global store did not open; row dropped")
+        return
+
+    async def write(conn: aiosqlite.Connection) -> None:
+        await ledger.record(conn, tenant, row, when)
+
+    target.db.write_soon(write)

@@ -1,0 +1,263 @@
+"""`context`: memory for an agent's prompt (recall.md §9), with the continuity preamble.
+
+Query mode runs the recall pipeline; `*` mode lists every admitted memory by strength. Pinned
+injection (`--pinned-only`, the per-prompt hook) is handled elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import msgspec
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol import validate
+from hippoctl.protocol.replies_context import (
+    ContextEvent,
+    ContextHandoff,
+    ContextMemory,
+    ContextReply,
+    ContextSnapshot,
+)
+from hippod import clock
+from hippod.context import layout, ledger_rows
+from hippod.context.auto_query import auto_query
+from hippod.context.isolation import Place, placement
+from hippod.errors import HippoError
+from hippod.handlers import recall as recall_handler
+from hippod.lifecycle import strength as st
+from hippod.lifecycle.secrets import looks_secret
+from hippod.recall.budget import fill_budget, tokens
+from hippod.recall.merge import merge_results
+from hippod.recall.score import Scored
+from hippod.recall.terms import query_terms
+from hippod.request import RequestContext
+from hippod.store import continuity, memories
+from hippod.store.continuity import Event, Handoff, Snapshot
+from hippod.store.stores import Store
+
+DEFAULT_BUDGET = 1500
+PREAMBLE_EVENTS = 5
+# ceil(chars / 4) <= 2,500 keeps an additional-context block within its 10,000 characters.
+ADDITIONAL_CONTEXT_BUDGET = layout.ADDITIONAL_CONTEXT_CHARS // 4
+LOCAL_BUMP = 1.2
+
+
+@dataclass(slots=True)
+class Preamble:
+    snapshot: Snapshot | None = None
+    handoff: Handoff | None = None
+    events: list[Event] = field(default_factory=list)
+
+
+def _check(body: m.Context) -> None:
+    if body.framing not in layout.FRAMINGS:
+        raise HippoError("usage", f"--framing must be one of {', '.join(layout.FRAMINGS)}")
+    if body.format not in layout.FORMATS:
+        raise HippoError("usage", f"--format must be one of {', '.join(layout.FORMATS)}")
+    if body.limit is not None and body.limit < 0:
+        raise HippoError("usage", "--limit must be 0 or more")
+    if body.query is not None:
+        problem = validate.query_problem(body.query)
+        if problem is not None:
+            raise HippoError("usage", problem)
+
+
+async def context(ctx: RequestContext, body: m.Context) -> tuple[ContextReply, str]:
+    """The context block in the asked format; nothing at all for a budget of 0 or less."""
+    if body.pinned_only:
+        raise HippoError("usage", "context --pinned-only is not available in this build")
+    _check(body)
+    if body.budget is not None and body.budget <= 0:
+        # Zero token cost: no store is opened, nothing is strengthened or counted.
+        return ContextReply(
+            mode="query" if body.query else "all", query=body.query, budget=body.budget, tokens=0
+        ), ""
+    query = body.query
+    if query is None and body.auto:
+        query = await auto_query(ctx.request.cwd) or None
+    if query is not None and not query_terms(query):
+        query = None
+    ranking: recall_handler.Ranking | None = None
+    if query is not None:
+        ranking = await recall_handler.rank(ctx, m.Recall(query=query, min_results=0, scope=body.scope))
+        project, primary, ranked = ranking.project, ranking.primary, ranking.ranked
+    else:
+        project, primary, ranked = await _by_strength(ctx, body.scope)
+    config = primary.config
+    budget = (
+        body.budget if body.budget is not None else int(config.get("defaultContextBudget", DEFAULT_BUDGET))
+    )
+    mode = "query" if query is not None else "all"
+    if budget <= 0:
+        return ContextReply(mode=mode, query=query, budget=budget, tokens=0), ""
+    if body.format == "additional-context":
+        budget = min(budget, ADDITIONAL_CONTEXT_BUDGET)
+    current = project.project if project is not None else ""
+    isolation = bool(config.get("contextProjectIsolation", True))
+    shown: list[tuple[Scored, Place]] = []
+    for item in ranked:
+        mem = item.memory
+        place = placement(
+            mem.origin_project,
+            item.source,
+            current,
+            isolation=isolation,
+            cross_project=body.cross_project,
+            is_secret=lambda mem=mem: looks_secret(mem.content, mem.tags),  # type: ignore[misc]
+        )
+        if place is not Place.HIDDEN:
+            shown.append((item, place))
+    preamble = await _preamble(primary, ctx.tenant)
+    reply, markdown, taken = _fill(body, mode, query, budget, preamble, shown)
+    if ranking is not None and query is not None:
+        await recall_handler.after_recall(ctx, ranking, taken, query, mode="context")
+    text = _formatted(body.format, reply, markdown)
+    if text:
+        await ledger_rows.queue_sent(ctx, primary, surface="context", text=text, items=len(reply.memories))
+    return reply, text
+
+
+async def _by_strength(ctx: RequestContext, scope: str | None) -> tuple[Store | None, Store, list[Scored]]:
+    """`*` mode: every admitted memory by live strength, global rows x 1/1.2 (recall.md §9.3)."""
+    project, global_ = await ctx.read_stores()
+    primary = project if project is not None else global_
+    assert primary is not None, "read_stores returns the global store when there is no project store"
+    moment = clock.now()
+    lists: list[list[Scored]] = []
+    for store in (project, global_):
+        found: list[Scored] = []
+        if store is not None:
+            for mem in await memories.admitted(store.db.reader, ctx.tenant, scope=scope):
+                parts = mem.strength_at(moment, ctx.state.loss_aversion)
+                found.append(Scored(mem, parts.strength, 0.0, 0.0, parts.strength, parts.days, []))
+        lists.append(found)
+    # Bumping project rows by 1.2 orders them exactly as dividing global rows by 1.2 would.
+    ranked = merge_results(lists[0], lists[1], LOCAL_BUMP if project is not None else 1.0)
+    return project, primary, ranked
+
+
+async def _preamble(store: Store, tenant: str) -> Preamble:
+    """The active snapshot, its session's latest handoff and last 5 events (recall.md §9.6)."""
+    conn = store.db.reader
+    snapshot = await continuity.active_snapshot(conn, tenant)
+    if snapshot is None or not snapshot.session_id:
+        return Preamble(snapshot)
+    handoff = await continuity.latest_handoff(conn, tenant, snapshot.session_id)
+    events = await continuity.recent_events(
+        conn, tenant, session_id=snapshot.session_id, limit=PREAMBLE_EVENTS
+    )
+    return Preamble(snapshot, handoff, events)
+
+
+def _entry(item: Scored, place: Place, framing: str) -> ContextMemory:
+    mem = item.memory
+    entry = ContextMemory(
+        id=mem.id,
+        source=item.source,
+        confidence=mem.confidence,
+        aged=st.is_aged(
+            pinned=mem.pinned, confidence=mem.confidence, days_since_retrieved=item.retrieved_days
+        ),
+        tags=list(mem.tags),
+        created=mem.created,
+        strength=round(item.strength, 6),
+        content=mem.content,
+        framed="",
+        other_project=place is Place.OTHER,
+    )
+    entry.framed = layout.framed(entry, framing)
+    return entry
+
+
+def _block_cost(block: str) -> int:
+    # One token more for the blank line that separates it from the next block.
+    return tokens(block) + 1
+
+
+def _fill(
+    body: m.Context,
+    mode: str,
+    query: str | None,
+    budget: int,
+    preamble: Preamble,
+    shown: list[tuple[Scored, Place]],
+) -> tuple[ContextReply, str, list[Scored]]:
+    """Fill the budget: preamble parts first, then memories in rank order; returns the reply,
+    the markdown and the memories taken."""
+    parts: list[tuple[str, str]] = []
+    if preamble.snapshot is not None:
+        parts.append(("snapshot", layout.snapshot_block(preamble.snapshot)))
+    if preamble.handoff is not None:
+        parts.append(("handoff", layout.handoff_block(preamble.handoff)))
+    if preamble.events:
+        parts.append(("events", layout.events_block(preamble.events)))
+    head = fill_budget([_block_cost(text) for _, text in parts], budget)
+    kept = {parts[i][0] for i in head.taken}
+    blocks = [parts[i][1] for i in head.taken]
+
+    entries = [_entry(item, place, body.framing) for item, place in shown]
+    bullets = [layout.bullet(e, body.framing) for e in entries]
+    reserved = head.used + _block_cost(layout.RESERVED_HEADING)
+    if any(e.other_project for e in entries):
+        reserved += _block_cost(layout.RESERVED_OTHER_HEADING)
+    fill = fill_budget([tokens(b + "\n") for b in bullets], budget, reserved=reserved, limit=body.limit)
+    main = [i for i in fill.taken if not entries[i].other_project]
+    other = [i for i in fill.taken if entries[i].other_project]
+
+    def sections(title: str) -> list[str]:
+        out: list[str] = []
+        if main:
+            out.append(layout.section(title, [bullets[i] for i in main]))
+        if other:
+            out.append(layout.section(layout.other_heading(len(other)), [bullets[i] for i in other]))
+        return out
+
+    total = tokens(layout.assemble([*blocks, *sections(layout.RESERVED_HEADING)]))
+    markdown = layout.assemble([*blocks, *sections(layout.heading(len(main), total))])
+    if not fill.taken:
+        total = tokens(markdown)
+    snap, handoff = preamble.snapshot, preamble.handoff
+    reply = ContextReply(
+        mode=mode,
+        query=query,
+        budget=budget,
+        tokens=total,
+        snapshot=None
+        if snap is None or "snapshot" not in kept
+        else ContextSnapshot(snap.task, snap.summary, snap.next_step, snap.session_id, snap.updated_at),
+        handoff=None
+        if handoff is None or "handoff" not in kept
+        else ContextHandoff(
+            handoff.id,
+            handoff.session_id,
+            handoff.summary,
+            handoff.next_action,
+            handoff.artifacts,
+            handoff.created_at,
+        ),
+        events=[]
+        if "events" not in kept
+        else [
+            ContextEvent(e.event_type, e.content[: layout.EVENT_CHARS], e.created_at) for e in preamble.events
+        ],
+        memories=[entries[i] for i in [*main, *other]],
+    )
+    return reply, markdown, [shown[i][0] for i in fill.taken]
+
+
+def _formatted(fmt: str, reply: ContextReply, markdown: str) -> str:
+    """What is printed: the markdown, the reply as JSON, or Claude Code's hook output line."""
+    if fmt == "json":
+        return msgspec.json.encode(reply).decode()
+    if fmt == "additional-context":
+        if not markdown:
+            return ""
+        output = {
+            "hookSpecificOutput": {
+                "hookEventName": "UserPromptSubmit",
+                "additionalContext": layout.cap(markdown),
+            }
+        }
+        return msgspec.json.encode(output).decode()
+    return markdown
