@@ -26,6 +26,7 @@ from hippoctl.protocol.replies_hooks import (
 from hippod import clock
 from hippod.agentnotes.importer import sync_tool
 from hippod.agentnotes.tools import selected_tools, tool_home
+from hippod.continuity import mirrors
 from hippod.handlers.hook_input import existing_target, read_payload, session_of, transcript_file
 from hippod.handlers.memory import fresh_memory
 from hippod.ingest import compaction_items as parse
@@ -99,6 +100,8 @@ async def pre_compact(ctx: RequestContext, body: m.PreCompact) -> tuple[PreCompa
                 conn, ctx.tenant, task=task, summary=summary, next_step=next_step or None,
                 source="pre-compact", session_id=session, scope=ctx.active_scope, now=now,
             )  # fmt: skip
+    if fields is not None:
+        await mirrors.active_task(store, ctx.tenant)
     reply = PreCompactReply(compaction_id=compaction_id, snapshot=fields is not None, store=store.root)
     return reply, INSTRUCTION
 

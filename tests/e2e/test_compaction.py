@@ -92,6 +92,9 @@ def test_pre_compact_post_compact_and_compact_resume(hippo: Hippo) -> None:
         SESSION,
         "active",
     )
+    mirror = os.path.join(os.path.dirname(db), "buffer", "active-task.md")
+    with open(mirror, encoding="utf-8") as handle:
+        assert "- Task: Use the token [REDACTED:github] for the registry" in handle.read()
 
     long_item = "Long lesson " + "x" * 600
     items = [LESSONS[0], f"The deploy key is {GITHUB} keep it", long_item, LESSONS[0].upper(), *LESSONS[1:]]
