@@ -19,6 +19,7 @@ from hippod.handlers import (
     learn,
     lifecycle,
     memory,
+    pinned,
     recall,
     sharing,
     sleep,
@@ -115,4 +116,6 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await failures.capture_error(ctx, body)
         case m.Failures() as body:
             return await failures.failures(ctx, body)
+        case m.Context(pinned_only=True) as body:
+            return await pinned.pinned_context(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")
