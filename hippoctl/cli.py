@@ -104,6 +104,11 @@ def _print_progress_json(progress: m.Progress) -> None:
 
 
 def run(argv: list[str]) -> int:
+    if "--pinned-only" in argv and "context" in argv:
+        # The per-prompt hook runs before every prompt: it parses its own few flags.
+        from hippoctl import prompt_hook
+
+        return prompt_hook.main(argv)
     args = build_parser(argv).parse_args(argv)
     opts: dict[str, Any] = {
         "global_store": False,
