@@ -11,7 +11,7 @@ import msgspec
 
 from hippoctl import __version__
 from hippoctl.argcheck import UsageError
-from hippoctl.args import build_body, build_parser
+from hippoctl.args import build_body, build_parser, verb_of
 from hippoctl.args_ingest import HOOK_VERBS
 from hippoctl.client import ClientError, call, daemon_holds_lock, ping, request_envelope
 from hippoctl.protocol import errors
@@ -104,6 +104,11 @@ def _print_progress_json(progress: m.Progress) -> None:
 
 
 def run(argv: list[str]) -> int:
+    if "--pinned-only" in argv and verb_of(argv) == "context":
+        # The per-prompt hook runs before every prompt: it parses its own few flags.
+        from hippoctl import prompt_hook
+
+        return prompt_hook.main(argv)
     args = build_parser(argv).parse_args(argv)
     opts: dict[str, Any] = {
         "global_store": False,

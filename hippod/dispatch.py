@@ -21,6 +21,7 @@ from hippod.handlers import (
     learn,
     lifecycle,
     memory,
+    pinned,
     recall,
     session_hooks,
     sharing,
@@ -161,6 +162,8 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await session_hooks.session_end(ctx, body)
         case m.LastSleep() as body:
             return await session_hooks.last_sleep(ctx, body)
+        case m.Context(pinned_only=True) as body:
+            return await pinned.pinned_context(ctx, body)
         case m.Context() as body:
             return await context_handler.context(ctx, body)
         case m.Tokens() as body:

@@ -65,8 +65,7 @@ def _check(body: m.Context) -> None:
 
 async def context(ctx: RequestContext, body: m.Context) -> tuple[ContextReply, str]:
     """The context block in the asked format; nothing at all for a budget of 0 or less."""
-    if body.pinned_only:
-        raise HippoError("usage", "context --pinned-only is not available in this build")
+    # `--pinned-only` (the per-prompt hook) is dispatched to handlers/pinned.py.
     _check(body)
     if body.budget is not None and body.budget <= 0:
         # Zero token cost: no store is opened, nothing is strengthened or counted.

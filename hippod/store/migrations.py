@@ -317,6 +317,12 @@ def m006_continuity(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def m007_prompt_hook(conn: sqlite3.Connection) -> None:
+    """An index for the per-prompt hook (recall.md §9): its pinned rows and its newest unpinned rows are
+    read before every prompt, and without it each read scans and sorts the whole table."""
+    conn.execute("CREATE INDEX memories_pinned_created ON memories (tenant_id, pinned, created)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_initial,
     m002_embeddings,
@@ -324,6 +330,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m004_ingest,
     m005_spool,
     m006_continuity,
+    m007_prompt_hook,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,215 @@
+"""The per-prompt hook, `context --pinned-only` (recall.md §9, pinned injection): pinned memories and
+the newest others as one block, skipped while unchanged in a session, every send and skip on the ledger.
+
+Nothing is strengthened: the hook runs before every prompt and would otherwise keep its own items alive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import aiosqlite
+import msgspec
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies_pinned import PinnedItem, PinnedReply
+from hippod import clock
+from hippod.errors import HippoError
+from hippod.handlers.pinned_recall import prompt_matches
+from hippod.recall import pinned_block as pb
+from hippod.request import RequestContext
+from hippod.store import ledger, pinned_rows, pinned_state
+from hippod.store.stores import Store
+
+FORMATS = ("markdown", "json", "additional-context")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """`pinnedInject` of the store's config, each unusable value replaced by its default."""
+
+    enabled: bool = True
+    budget: int = 1500
+    skip_unchanged: bool = True
+    refresh_turns: int = 10
+    prompt_recall: bool = False
+
+    @classmethod
+    def of(cls, config: dict[str, Any]) -> Settings:
+        raw = config.get("pinnedInject")
+        raw = raw if isinstance(raw, dict) else {}
+        d = cls()
+
+        def flag(key: str, default: bool) -> bool:
+            value = raw.get(key, default)
+            return value if isinstance(value, bool) else default
+
+        def count(key: str, default: int) -> int:
+            value = raw.get(key, default)
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+            return int(value) if ok else default
+
+        return cls(
+            enabled=flag("enabled", d.enabled),
+            budget=count("budget", d.budget),
+            skip_unchanged=flag("skipUnchanged", d.skip_unchanged),
+            refresh_turns=count("refreshTurns", d.refresh_turns),
+            prompt_recall=flag("promptRecall", d.prompt_recall),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HookInput:
+    """What the hook reads from the host's JSON (session id, prompt); both optional."""
+
+    session_id: str | None
+    prompt: str | None
+
+
+def hook_input(payload: object, fallback_session: str | None) -> HookInput:
+    """Session id and prompt from the host's payload; the request's session when the payload has none."""
+    fields = payload if isinstance(payload, dict) else {}
+    session = fields.get("session_id")
+    prompt = fields.get("prompt")
+    session = session.strip() if isinstance(session, str) and session.strip() else fallback_session
+    prompt = prompt if isinstance(prompt, str) and prompt.strip() else None
+    return HookInput(session, prompt)
+
+
+async def pinned_context(ctx: RequestContext, body: m.Context) -> tuple[PinnedReply, str]:
+    """Build the block, decide send or skip, remember the decision and record it on the ledger."""
+    if body.format not in FORMATS:
+        raise HippoError("usage", f"--format must be one of {', '.join(FORMATS)}, not {body.format!r}")
+    if body.include_recent < 0:
+        raise HippoError("usage", "--include-recent must be 0 or more")
+    project, global_ = await ctx.read_stores()
+    primary = project if project is not None else global_
+    assert primary is not None, "read_stores returns the global store when there is no project store"
+    settings = Settings.of(primary.config)
+    fallback = ctx.session_key if ctx.session_key != "-" else None
+    given = hook_input(body.payload, fallback)
+    budget = body.budget if body.budget is not None else settings.budget
+    reply = PinnedReply(
+        mode="pinned",
+        action="disabled",
+        session_id=given.session_id,
+        budget=budget,
+        tokens=0,
+        digest=None,
+        skips=0,
+        recall=False,
+        items=[],
+    )
+    if not settings.enabled:
+        return reply, _text(body.format, reply, "")
+    reply.action = "empty"
+    if budget <= 0:
+        return reply, _text(body.format, reply, "")
+
+    scope = body.scope or ctx.active_scope
+    stores = [(s, src) for s, src in ((project, "local"), (global_, "global")) if s is not None]
+    pinned: list[pb.Entry] = []
+    for store, source in stores:
+        rows = await pinned_rows.pinned(store.db.reader, ctx.tenant, primary.project)
+        pinned += [pb.Entry(row, source) for row in rows]
+    ordered = pb.dedupe(pb.order_pinned(pinned, scope))
+    seen = {pb.content_key(e.memory) for e in ordered}
+    if settings.prompt_recall and given.prompt is not None:
+        reply.recall = True
+        recent = await prompt_matches(
+            ctx, project, global_, primary, given.prompt, given.session_id, body.include_recent
+        )
+    else:
+        recent = []
+        for store, source in stores:
+            rows = await pinned_rows.recent(
+                store.db.reader, ctx.tenant, primary.project, given.session_id, body.include_recent
+            )
+            recent += [pb.Entry(row, source) for row in rows]
+        recent = pb.order_recent(recent)
+    recent = pb.dedupe(recent, seen)[: body.include_recent]
+
+    block = pb.fill(ordered, recent, budget)
+    reply.items = [_item(e, "pinned") for e in block.pinned] + [_item(e, "recent") for e in block.recent]
+    if not block.markdown:
+        return reply, _text(body.format, reply, "")
+    reply.tokens = ledger.estimate(block.markdown)
+    reply.digest = pb.digest(block.markdown)
+    send, skips = await _decide(primary, ctx.tenant, given.session_id, reply.digest, settings)
+    reply.action = "sent" if send else "skipped"
+    reply.skips = skips
+    if given.session_id is not None:
+        await _remember(primary, ctx.tenant, given.session_id, reply.digest, skips)
+    row = ledger.LedgerRow(
+        surface="prompt_hook",
+        tokens=reply.tokens,
+        items=block.items,
+        skipped=not send,
+        session_id=given.session_id,
+        project=primary.project,
+        store=primary.kind,
+    )
+    _record_soon(await ctx.global_store(), ctx.tenant, row)
+    return reply, _text(body.format, reply, block.markdown if send else "")
+
+
+async def _decide(
+    store: Store, tenant: str, session_id: str | None, digest: str, settings: Settings
+) -> tuple[bool, int]:
+    """(send?, skips to remember): skip an unchanged block until `refreshTurns` skips (recall.md §9.5)."""
+    if session_id is None or not settings.skip_unchanged:
+        return True, 0
+    last = await pinned_state.get(store.db.reader, tenant, session_id)
+    if last is None or last[0] != digest:
+        return True, 0
+    skips = last[1]
+    if settings.refresh_turns == 0 or skips < settings.refresh_turns:
+        return False, skips + 1
+    return True, 0
+
+
+async def _remember(store: Store, tenant: str, session_id: str, digest: str, skips: int) -> None:
+    """Keep the session's digest and skip count; queued behind a busy writer rather than waited on."""
+    now = clock.iso(clock.now())
+
+    async def write(conn: aiosqlite.Connection) -> None:
+        await pinned_state.put(conn, tenant, session_id, digest, skips, now)
+
+    if store.db.busy():
+        store.db.write_soon(write)
+        return
+    async with store.db.transaction() as conn:
+        await write(conn)
+
+
+def _record_soon(global_store: Store, tenant: str, row: ledger.LedgerRow) -> None:
+    """Queue the ledger row in the global store, so the hook never waits on its writer."""
+    when = clock.now()
+
+    async def write(conn: aiosqlite.Connection) -> None:
+        await ledger.record(conn, tenant, row, when)
+
+    global_store.db.write_soon(write)
+
+
+def _item(entry: pb.Entry, section: str) -> PinnedItem:
+    mem = entry.memory
+    return PinnedItem(
+        id=mem.id,
+        section=section,
+        source=entry.source,
+        confidence=mem.confidence,
+        tags=mem.tags,
+        created=mem.created,
+        content=mem.content,
+    )
+
+
+def _text(form: str, reply: PinnedReply, markdown: str) -> str:
+    """What the client prints: the JSON line or markdown when sent, the reply document for --format json."""
+    if form == "json":
+        return msgspec.json.encode(reply).decode()
+    if not markdown:
+        return ""
+    return pb.additional_context(markdown) if form == "additional-context" else markdown
