@@ -315,7 +315,6 @@ def test_recall_writes_a_ledger_row_and_no_text(hippo: Hippo) -> None:
 def test_bad_input(hippo: Hippo) -> None:
     folder, _ = started(hippo, [make(EXPORT, id="mem_a")])
     for args, message in (
-        (("--pinned-only",), "--pinned-only"),
         (("--limit", "-1"), "--limit must be 0 or more"),
         (("--framing", "shout"), "--framing"),
         (("--include-recent", "3"), "--include-recent goes with --pinned-only"),
