@@ -23,8 +23,11 @@ them with --ingest-only):
   (ingest_agents.py);
 * replaying 1,000 spooled hook requests at daemon start (ingest_spool.py).
 
+And the per-prompt hook as a fresh process at 10k memories with 20 pinned, beside `import msgspec`,
+and the bytes it prints over a 50-prompt session (prompt_hook.py; --hook-only runs just that).
+
 Usage: python bench/perf.py [--sizes 1000,10000,100000] [--quick] [--profile] [--keep] [--tmpdir DIR]
-       [--no-ingest | --ingest-only]
+       [--no-ingest | --ingest-only | --hook-only]
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ from ingest_import import render as render_import
 from ingest_import import run as run_import
 from ingest_spool import render as render_spool
 from ingest_spool import spool_replay_bench
+from prompt_hook import render as render_prompt_hook
+from prompt_hook import run as run_prompt_hook
 from report import SizeResult, machine, render_breakdown, render_diagnostics, render_table
 
 import hippod.store.mirrors as mirrors_module
@@ -161,9 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     ingest = parser.add_mutually_exclusive_group()
     ingest.add_argument("--no-ingest", action="store_true", help="skip the ingestion figures")
     ingest.add_argument("--ingest-only", action="store_true", help="only the ingestion figures")
+    ingest.add_argument("--hook-only", action="store_true", help="only the per-prompt hook figures")
     args = parser.parse_args(argv)
     if args.ingest_only:
         return ingest_figures(args.tmpdir, args.keep)
+    if args.hook_only:
+        return hook_figures()
     sizes = list(QUICK_SIZES) if args.quick else [int(s) for s in args.sizes.split(",") if s.strip()]
     if not sizes or min(sizes) < 20:
         parser.error("sizes must be 20 or more")
@@ -204,7 +212,17 @@ def main(argv: list[str] | None = None) -> int:
             print(r.inside.profile)
     if not args.no_ingest:
         print()
-        return ingest_figures(args.tmpdir, args.keep)
+        ingest_figures(args.tmpdir, args.keep)
+    return hook_figures()
+
+
+def hook_figures() -> int:
+    """The per-prompt hook's wall time as a fresh process, and its bytes over a session."""
+    try:
+        result = run_prompt_hook()
+    finally:
+        kill_all_daemons()
+    print(render_prompt_hook(result))
     return 0
 
 
