@@ -161,7 +161,7 @@ async def _write(ctx: RequestContext, store: Store, plan: Plan, top: int, fmt: s
     """Store the plan in one transaction, after a last look at what changed since it was made:
     memories other requests stored meanwhile (near-copies are skipped) and new tombstones."""
     now = clock.iso(clock.now())
-    async with store.db.transaction() as conn:
+    async with store.db.long_transaction() as conn:
         _, since = await sql.live_texts(conn, ctx.tenant, top)
         if since:
             texts = [memory.content for memory in plan.memories]

@@ -176,7 +176,7 @@ async def _remember(store: Store, tenant: str, session_id: str, digest: str, ski
     async def write(conn: aiosqlite.Connection) -> None:
         await pinned_state.put(conn, tenant, session_id, digest, skips, now)
 
-    if store.db.busy():
+    if store.db.long_write_pending():
         store.db.write_soon(write)
         return
     async with store.db.transaction() as conn:

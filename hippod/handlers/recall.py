@@ -281,8 +281,9 @@ async def _after_recall(
 ) -> None:
     """Strengthen what was returned, replace the session's last batch, audit (recall.md §12).
 
-    When another write holds the store (an import, a sleep), this is queued behind it instead of
-    delaying the reply: the results are already chosen and strengthening never changes them.
+    While a long write holds the store (an import, a sleep's write phase), this is queued behind it
+    instead of delaying the reply: the results are already chosen and strengthening never changes
+    them. Short writes are waited for, so a recall's strengthening is committed when it replies.
     """
     ids = [s.memory.id for s in picked]
     now = clock.iso(moment)
@@ -306,7 +307,7 @@ async def _after_recall(
         # The mirror pass reads these rows back as committed (a memory forgotten meanwhile is skipped).
         store.mirrors.changed_ids(ids)
 
-    if store.db.busy():
+    if store.db.long_write_pending():
         store.db.write_soon(write, mirror)
         return
     async with store.db.transaction() as conn:

@@ -266,7 +266,7 @@ async def _sleep(
         return reply
     await promote_traces(store)
     await extract_facts(store)
-    async with store.db.transaction() as conn:
+    async with store.db.long_transaction() as conn:
         now_sig, now_conflicts = await sleep_sql.signature(conn)
         if any(now_sig.get(i) != u for i, u in memory_sig.items()) or any(
             now_conflicts.get(i) != status for i, status in conflict_sig.items()

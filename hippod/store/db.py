@@ -165,6 +165,8 @@ class Database:
         self.reader = reader
         self._write_lock = asyncio.Lock()
         self._deferred: set[asyncio.Task[None]] = set()
+        # Long writes (an import, a sleep's write phase) under way or waiting for the writer.
+        self._long_writes = 0
 
     @classmethod
     async def open(cls, path: str) -> tuple[Database, Prepared]:
@@ -179,6 +181,17 @@ class Database:
                 await conn.execute(pragma)
         await reader.execute("PRAGMA query_only=ON")
         return cls(path, writer, reader), prepared
+
+    @asynccontextmanager
+    async def long_transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """transaction() for a write that holds the writer for seconds; while it is under way or
+        waiting, `long_write_pending()` is true, so short bookkeeping writes can queue behind it."""
+        self._long_writes += 1
+        try:
+            async with self.transaction() as conn:
+                yield conn
+        finally:
+            self._long_writes -= 1
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -203,9 +216,9 @@ class Database:
                 await asyncio.shield(self.writer.rollback())
                 raise
 
-    def busy(self) -> bool:
-        """True while a write transaction holds (or waits for) the writer."""
-        return self._write_lock.locked()
+    def long_write_pending(self) -> bool:
+        """True while a long write (`long_transaction`) holds or waits for the writer."""
+        return self._long_writes > 0
 
     def write_soon(
         self,
