@@ -126,6 +126,9 @@ def test_an_unchanged_block_is_skipped_and_resent_after_refresh_turns(hippo: Hip
     ]
     # Another session has its own state: its first prompt sends.
     assert run_hook(hippo, folder, session="other-session") == first
+    # Like every surface's rows, they name the store the block was read from and its project.
+    where = query(hippo.db, "SELECT DISTINCT project, store FROM token_ledger WHERE surface = 'prompt_hook'")
+    assert where == [("proj", f"{folder}/.hippo")]
 
 
 def test_a_changed_pinned_memory_is_sent_at_once(hippo: Hippo) -> None:
