@@ -21,6 +21,8 @@ from hippoctl.protocol import messages as m
 VERB = "context"
 FLAG = "--pinned-only"
 FORMATS = ("markdown", "json", "additional-context")
+# The wire carries 64-bit integers: a larger number could not even be encoded into the request.
+INT_LIMIT = 2**63
 
 
 class HookUsageError(Exception):
@@ -41,9 +43,12 @@ class Options:
 
 def _int(flag: str, value: str) -> int:
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
         raise HookUsageError(f"{flag} needs a whole number, not {value!r}") from None
+    if not -INT_LIMIT <= number < INT_LIMIT:
+        raise HookUsageError(f"{flag} is out of range: {value}")
+    return number
 
 
 def parse(argv: list[str]) -> Options:
@@ -112,6 +117,15 @@ def _fault(strict: bool, message: str, code: int) -> int:
 
 def main(argv: list[str]) -> int:
     """Run the hook for argv (the arguments after the program name); returns the exit code."""
+    try:
+        return _run(argv)
+    except Exception as exc:
+        # Whatever went wrong (a deleted cwd, an unreadable stdin), the host gets no traceback and
+        # no non-zero exit: a failed UserPromptSubmit hook would get in the way of the user's prompt.
+        return _fault("--strict" in argv, f"the per-prompt hook failed: {exc!r}", errors.FAILED)
+
+
+def _run(argv: list[str]) -> int:
     deadline = time.monotonic() + hook.budget_seconds(VERB)
     strict = "--strict" in argv
     try:

@@ -148,7 +148,7 @@ async def pinned_context(ctx: RequestContext, body: m.Context) -> tuple[PinnedRe
         skipped=not send,
         session_id=given.session_id,
         project=primary.project,
-        store=primary.kind,
+        store=primary.root,
     )
     _record_soon(await ctx.global_store(), ctx.tenant, row)
     return reply, _text(body.format, reply, block.markdown if send else "")

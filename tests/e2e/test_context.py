@@ -319,6 +319,8 @@ def test_bad_input(hippo: Hippo) -> None:
         (("--framing", "shout"), "--framing"),
         (("--include-recent", "3"), "--include-recent goes with --pinned-only"),
         (("   ",), ""),
+        (("--budget", str(2**70)), "--budget is out of range"),
+        (("--limit", str(2**70)), "--limit is out of range"),
     ):
         done = hippo.ctl("context", *args, cwd=folder)
         assert done.returncode == 2, (args, done)

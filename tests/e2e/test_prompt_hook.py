@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from typing import TYPE_CHECKING, Any
 
 from e2e.sleep_support import make, plant, project, query
@@ -123,6 +126,9 @@ def test_an_unchanged_block_is_skipped_and_resent_after_refresh_turns(hippo: Hip
     ]
     # Another session has its own state: its first prompt sends.
     assert run_hook(hippo, folder, session="other-session") == first
+    # Like every surface's rows, they name the store the block was read from and its project.
+    where = query(hippo.db, "SELECT DISTINCT project, store FROM token_ledger WHERE surface = 'prompt_hook'")
+    assert where == [("proj", f"{folder}/.hippo")]
 
 
 def test_a_changed_pinned_memory_is_sent_at_once(hippo: Hippo) -> None:
@@ -245,3 +251,42 @@ def test_a_bad_flag_is_quiet_unless_strict(hippo: Hippo) -> None:
     assert strict.stderr == (
         "hippoctl: error: --format must be one of markdown, json, additional-context, not 'xml'\n"
     )
+
+
+def test_a_number_too_large_for_the_wire_is_a_quiet_usage_error(hippo: Hippo) -> None:
+    env = hippo.daemon_env(HIPPO_NO_SPAWN="1")
+    huge = str(2**70)
+    for flag in ("--budget", "--include-recent"):
+        done = hippo.ctl(*HOOK, flag, huge, input=payload(hippo.root), env=env)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    strict = hippo.ctl(*HOOK, "--strict", "--budget", huge, input=payload(hippo.root), env=env)
+    assert (strict.returncode, strict.stdout) == (2, "")
+    assert strict.stderr == f"hippoctl: error: --budget is out of range: {huge}\n"
+
+
+def test_a_deleted_working_directory_is_a_quiet_fault(hippo: Hippo) -> None:
+    # The host's payload carries no cwd and the hook's own directory is gone: os.getcwd() fails.
+    gone = os.path.join(hippo.root, "gone")
+    os.mkdir(gone)
+    script = (
+        f"import os, runpy; os.chdir({gone!r}); os.rmdir({gone!r}); "
+        "runpy.run_module('hippoctl', run_name='__main__')"
+    )
+    env = hippo.daemon_env(HIPPO_NO_SPAWN="1")
+    for extra in ((), ("--strict",)):
+        done = subprocess.run(
+            [sys.executable, "-c", script, *HOOK, *extra],
+            input=json.dumps({"session_id": SESSION}),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        if not extra:
+            assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+        else:
+            assert (done.returncode, done.stdout) == (1, "")
+            assert done.stderr.startswith("hippoctl: the per-prompt hook failed: FileNotFoundError"), (
+                done.stderr
+            )
+        os.mkdir(gone)

@@ -105,6 +105,9 @@ def test_bad_days(hippo: Hippo) -> None:
     done = hippo.ctl("tokens", "--days", "0", cwd=folder)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.strip() == "hippoctl: error: --days must be 1 or more"
+    huge = hippo.ctl("tokens", "--days", str(2**70), cwd=folder)
+    assert (huge.returncode, huge.stdout) == (2, "")
+    assert huge.stderr.strip() == f"hippoctl: error: --days is out of range: {2**70}"
 
 
 def test_global_sleep_prunes_rows_past_90_days(hippo: Hippo) -> None:
