@@ -152,6 +152,10 @@ _HANDOFF_FLAGS = {
 }
 
 
+# The largest SQLite row id; a larger handoff number cannot exist (or be sent: msgpack stops at 2**64).
+MAX_ID = 2**63 - 1
+
+
 def fallback_session() -> str:
     """The session id of a handoff made outside any session: fallback-<epoch ms>-<client pid>."""
     return f"fallback-{time.time_ns() // 1_000_000}-{os.getpid()}"
@@ -173,7 +177,8 @@ def _handoff(args: argparse.Namespace) -> m.Body:
         if args.id is None:
             raise UsageError("handoff show needs a handoff number")
         text = args.id.removeprefix("#")
-        if not text.isdigit():
+        # isdigit() alone accepts "²", which int() refuses; SQLite ids end at 2**63 - 1.
+        if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
             raise UsageError(f"the handoff number must be a number, not {args.id!r}")
         return m.HandoffShow(id=int(text))
     _refuse(args, "handoff", set(), _HANDOFF_FLAGS)

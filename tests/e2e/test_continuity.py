@@ -9,6 +9,8 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hippoctl.protocol import messages as m
+
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
@@ -275,6 +277,14 @@ def test_handoff_create_latest_show_and_resume(hippo: Hippo) -> None:
 
     missing = hippo.ctl("handoff", "show", "99", cwd=proj)
     assert (missing.returncode, missing.stderr) == (1, "hippoctl: no handoff #99\n")
+    # A number past SQLite's row ids is simply not there (hippoctl refuses it; a raw request can send it).
+    with hippo.raw() as conn:
+        assert isinstance(conn.hello(), m.Welcome)
+        conn.send(m.Request(id=5, cwd=proj, body=m.HandoffShow(id=2**64 - 1)))
+        reply = conn.recv()
+    assert isinstance(reply, m.Error) and reply.code == "not_found", reply
+    bad = hippo.ctl("handoff", "show", str(2**64), cwd=proj)
+    assert bad.returncode == 2 and "must be a number" in bad.stderr
     bad = hippo.ctl("handoff", "show", "seven", cwd=proj)
     assert bad.returncode == 2 and "must be a number" in bad.stderr
     bad = hippo.ctl("handoff", "create", cwd=proj)

@@ -48,6 +48,8 @@ def test_bodies(monkeypatch: pytest.MonkeyPatch) -> None:
         (["wm", "read", "--scope", " "], "--scope is empty"),
         (["handoff", "latest", "--summary", "s"], "--summary does not go with `handoff latest`"),
         (["handoff", "show"], "handoff show needs a handoff number"),
+        (["handoff", "show", "²"], "must be a number"),
+        (["handoff", "show", str(2**64)], "must be a number"),
         (["session", "latest", "--limit", "3"], "--limit does not go with `session latest`"),
         (["snapshot", "save", "--task", "t"], "snapshot save needs --summary"),
     ],
