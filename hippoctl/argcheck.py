@@ -39,3 +39,13 @@ def utf8(value: _Text, name: str) -> _Text:
     except UnicodeEncodeError:
         raise UsageError(f"{name} is not valid UTF-8") from None
     return value
+
+
+# The wire carries 64-bit integers: a larger number could not even be encoded into the request.
+WIRE_INT_LIMIT = 2**63
+
+
+def in_wire_range(value: int | None, flag: str) -> None:
+    """Refuse a number the request could not carry (usage error, exit 2)."""
+    if value is not None and not -WIRE_INT_LIMIT <= value < WIRE_INT_LIMIT:
+        raise UsageError(f"{flag} is out of range: {value}")

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from hippoctl import args_context, args_continuity, args_hooks, args_ingest, args_lifecycle
-from hippoctl.argcheck import UsageError, check, read_text, utf8
+from hippoctl.argcheck import UsageError, check, in_wire_range, read_text, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 
@@ -185,6 +185,7 @@ def build_body(args: argparse.Namespace) -> m.Body:
         check(validate.query_problem(utf8(args.query, "the query")))
         for name in ("budget", "limit", "min_results"):
             value = getattr(args, name)
+            in_wire_range(value, f"--{name.replace('_', '-')}")
             if value is not None and value < 0:
                 raise UsageError(f"--{name.replace('_', '-')} must be 0 or more")
         return m.Recall(

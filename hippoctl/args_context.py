@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from hippoctl.argcheck import UsageError, check, utf8
+from hippoctl.argcheck import UsageError, check, in_wire_range, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 
@@ -13,13 +13,6 @@ AddVerb = Callable[[str, str], argparse.ArgumentParser]
 
 FRAMINGS = ("observe", "suggest", "assert")
 FORMATS = ("markdown", "json", "additional-context")
-# The wire carries 64-bit integers: a larger number could not even be encoded into the request.
-INT_LIMIT = 2**63
-
-
-def _in_range(value: int | None, flag: str) -> None:
-    if value is not None and not -INT_LIMIT <= value < INT_LIMIT:
-        raise UsageError(f"{flag} is out of range: {value}")
 
 
 def add_verbs(verb: AddVerb) -> None:
@@ -59,7 +52,7 @@ def _context(args: argparse.Namespace) -> m.Body:
         (args.limit, "--limit"),
         (args.include_recent, "--include-recent"),
     ):
-        _in_range(value, flag)
+        in_wire_range(value, flag)
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be 0 or more")
     if args.include_recent < 0:
@@ -83,7 +76,7 @@ def _context(args: argparse.Namespace) -> m.Body:
 def _tokens(args: argparse.Namespace) -> m.Body:
     if args.days < 1:
         raise UsageError("--days must be 1 or more")
-    _in_range(args.days, "--days")
+    in_wire_range(args.days, "--days")
     return m.Tokens(days=args.days, here=args.here)
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from hippoctl import args
 from hippoctl.argcheck import UsageError
+from hippoctl.protocol import messages as m
 
 
 @pytest.mark.parametrize(
@@ -50,3 +51,15 @@ def test_every_verb_is_known_and_unknown_ones_are_usage_errors() -> None:
         args.build_parser(["nosuch"]).parse_args(["nosuch"])
     with pytest.raises(UsageError):
         args.build_parser(["recall"]).parse_args(["recall", "--bogus", "x"])
+
+
+def test_numbers_the_wire_cannot_carry_are_usage_errors() -> None:
+    for argv in (
+        ["recall", "deploy cache", "--budget", str(2**63)],
+        ["recall", "deploy cache", "--limit", str(2**70)],
+        ["context", "deploy", "--budget", str(2**63)],
+    ):
+        with pytest.raises(UsageError, match="out of range"):
+            args.build_body(args.build_parser(argv).parse_args(argv))
+    argv = ["recall", "deploy cache", "--budget", str(2**63 - 1)]
+    assert isinstance(args.build_body(args.build_parser(argv).parse_args(argv)), m.Recall)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import stat
 from collections.abc import AsyncIterator, Callable
@@ -386,3 +387,30 @@ def test_memory_fields_follow_the_column_order() -> None:
     from hippod.store.records import COLUMNS, Memory
 
     assert tuple(f.name for f in dataclasses.fields(Memory)) == COLUMNS
+
+
+async def test_short_writes_queue_only_behind_a_long_write(tmp_path: Path) -> None:
+    db, _ = await dbmod.Database.open(str(tmp_path / "hippo.db"))
+    order: list[str] = []
+    release = asyncio.Event()
+
+    async def long_write() -> None:
+        async with db.long_transaction() as conn:
+            await conn.execute("INSERT INTO meta (key, value) VALUES ('long', '1')")
+            await release.wait()
+            order.append("long")
+
+    async def short(conn: Any) -> None:
+        await conn.execute("INSERT INTO meta (key, value) VALUES ('short', '1')")
+        order.append("short")
+
+    assert not db.long_write_pending()
+    task = asyncio.create_task(long_write())
+    await asyncio.sleep(0.05)
+    assert db.long_write_pending()
+    db.write_soon(short, lambda: order.append("after"))
+    release.set()
+    await task
+    await db.close()  # waits for the queued write
+    assert order == ["long", "short", "after"]
+    assert not db.long_write_pending()
