@@ -15,8 +15,10 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_pinned import PinnedItem, PinnedReply
 from hippod import clock
+from hippod.context.isolation import Place, placement
 from hippod.errors import HippoError
 from hippod.handlers.pinned_recall import prompt_matches
+from hippod.lifecycle.secrets import looks_secret
 from hippod.recall import pinned_block as pb
 from hippod.request import RequestContext
 from hippod.store import ledger, pinned_rows, pinned_state
@@ -113,6 +115,7 @@ async def pinned_context(ctx: RequestContext, body: m.Context) -> tuple[PinnedRe
     for store, source in stores:
         rows = await pinned_rows.pinned(store.db.reader, ctx.tenant, primary.project)
         pinned += [pb.Entry(row, source) for row in rows]
+    pinned = [e for e in pinned if _shown(e, primary.project)]
     ordered = pb.dedupe(pb.order_pinned(pinned, scope))
     seen = {pb.content_key(e.memory) for e in ordered}
     if settings.prompt_recall and given.prompt is not None:
@@ -128,7 +131,7 @@ async def pinned_context(ctx: RequestContext, body: m.Context) -> tuple[PinnedRe
             )
             recent += [pb.Entry(row, source) for row in rows]
         recent = pb.order_recent(recent)
-    recent = pb.dedupe(recent, seen)[: body.include_recent]
+    recent = pb.dedupe([e for e in recent if _shown(e, primary.project)], seen)[: body.include_recent]
 
     block = pb.fill(ordered, recent, budget)
     reply.items = [_item(e, "pinned") for e in block.pinned] + [_item(e, "recent") for e in block.recent]
@@ -181,6 +184,20 @@ async def _remember(store: Store, tenant: str, session_id: str, digest: str, ski
         return
     async with store.db.transaction() as conn:
         await write(conn)
+
+
+def _shown(entry: pb.Entry, project: str) -> bool:
+    """Project isolation as `context` applies it: a secret-looking row shows only in its own project."""
+    memory = entry.memory
+    place = placement(
+        memory.origin_project,
+        entry.source,
+        project,
+        isolation=True,
+        cross_project=False,
+        is_secret=lambda: looks_secret(memory.content, memory.tags),
+    )
+    return place is Place.MAIN
 
 
 def _record_soon(global_store: Store, tenant: str, row: ledger.LedgerRow) -> None:

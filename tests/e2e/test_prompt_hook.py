@@ -290,3 +290,13 @@ def test_a_deleted_working_directory_is_a_quiet_fault(hippo: Hippo) -> None:
                 done.stderr
             )
         os.mkdir(gone)
+
+
+def test_a_secret_looking_global_row_stays_out_of_a_project(hippo: Hippo) -> None:
+    hippo.start()
+    folder, _ = project(hippo)
+    hippo.ok("init", "--global")
+    hippo.ok("remember", "Prefer small commits", "--pin", "--global", cwd=folder)
+    hippo.ok("remember", "The staging password = hunter2024xyz", "--pin", "--global", cwd=folder)
+    markdown = block(run_hook(hippo, folder, session=None))
+    assert "Prefer small commits" in markdown and "hunter2024xyz" not in markdown
