@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from hippoctl.args_context import FORMATS, FRAMINGS
 from hippoctl.protocol.replies_context import ContextMemory
-from hippod.store.continuity import Event, Handoff, Snapshot
+from hippod.store.continuity import Event, Snapshot
 
 __all__ = ["FORMATS", "FRAMINGS"]
 EVENT_CHARS = 400
@@ -64,23 +64,6 @@ def snapshot_block(snapshot: Snapshot) -> str:
     lines = ["## Active task", f"Task: {snapshot.task}", f"Summary: {snapshot.summary}"]
     if snapshot.next_step:
         lines.append(f"Next step: {snapshot.next_step}")
-    return "\n".join(lines)
-
-
-def _utc_minute(iso: str) -> str:
-    return f"{iso[:10]} {iso[11:16]} UTC"
-
-
-def handoff_block(handoff: Handoff) -> str:
-    """The handoff in the text form of continuity.md §3."""
-    lines = [
-        f"## Handoff #{handoff.id} (session {handoff.session_id}, {_utc_minute(handoff.created_at)})",
-        f"Summary: {handoff.summary}",
-    ]
-    if handoff.next_action:
-        lines.append(f"Next: {handoff.next_action}")
-    if handoff.artifacts:
-        lines.append(f"Artifacts: {', '.join(handoff.artifacts)}")
     return "\n".join(lines)
 
 

@@ -23,6 +23,7 @@ from hippod import clock
 from hippod.context import layout, ledger_rows
 from hippod.context.auto_query import auto_query
 from hippod.context.isolation import Place, placement
+from hippod.continuity import render
 from hippod.errors import HippoError
 from hippod.handlers import recall as recall_handler
 from hippod.lifecycle import strength as st
@@ -188,7 +189,7 @@ def _fill(
     if preamble.snapshot is not None:
         parts.append(("snapshot", layout.snapshot_block(preamble.snapshot)))
     if preamble.handoff is not None:
-        parts.append(("handoff", layout.handoff_block(preamble.handoff)))
+        parts.append(("handoff", render.handoff_block(preamble.handoff)))
     if preamble.events:
         parts.append(("events", layout.events_block(preamble.events)))
     head = fill_budget([_block_cost(text) for _, text in parts], budget)
