@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 from hippoctl import args_context, args_continuity, args_hooks, args_ingest, args_lifecycle
 from hippoctl.argcheck import UsageError, check, in_wire_range, read_text, utf8
+from hippoctl.argv import verb_of
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 
@@ -41,10 +42,6 @@ def _common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
         parser.add_argument("--json", action="store_true", default=s, help="print the reply data as JSON")
 
 
-# Options before the verb that take a value (so the value is not mistaken for the verb).
-_VALUED = frozenset({"-C", "--timeout"})
-
-
 class _Unused:
     """Stands in for the parser of a verb that was not given: every call is a no-op."""
 
@@ -53,19 +50,6 @@ class _Unused:
 
     def add_mutually_exclusive_group(self, **kwargs: object) -> _Unused:
         return self
-
-
-def verb_of(argv: Sequence[str]) -> str | None:
-    """The verb argv names (the first word that is not an option or an option's value), if any."""
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg in _VALUED:
-            skip = True
-        elif not arg.startswith("-"):
-            return arg
-    return None
 
 
 def build_parser(argv: Sequence[str] | None = None) -> Parser:

@@ -11,8 +11,7 @@ import msgspec
 
 from hippoctl import __version__
 from hippoctl.argcheck import UsageError
-from hippoctl.args import build_body, build_parser, verb_of
-from hippoctl.args_ingest import HOOK_VERBS
+from hippoctl.argv import is_prompt_hook
 from hippoctl.client import ClientError, call, daemon_holds_lock, ping, request_envelope
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
@@ -104,11 +103,15 @@ def _print_progress_json(progress: m.Progress) -> None:
 
 
 def run(argv: list[str]) -> int:
-    if "--pinned-only" in argv and verb_of(argv) == "context":
-        # The per-prompt hook runs before every prompt: it parses its own few flags.
+    if is_prompt_hook(argv):
+        # The per-prompt hook runs before every prompt: it parses its own few flags, and every other
+        # verb's arguments are left unloaded.
         from hippoctl import prompt_hook
 
         return prompt_hook.main(argv)
+    from hippoctl.args import build_body, build_parser
+    from hippoctl.args_ingest import HOOK_VERBS
+
     args = build_parser(argv).parse_args(argv)
     opts: dict[str, Any] = {
         "global_store": False,

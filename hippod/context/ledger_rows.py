@@ -34,6 +34,11 @@ async def queue_sent(ctx: RequestContext, source: Store, *, surface: str, text: 
         project=source.project,
         store=source.root,
     )
+    await queue(ctx, row)
+
+
+async def queue(ctx: RequestContext, row: ledger.LedgerRow) -> None:
+    """Queue `row` in the global store's ledger, stamped now; a store that cannot open drops it."""
     tenant, when = ctx.tenant, clock.now()
     try:
         target = await ctx.global_store()

@@ -1,11 +1,10 @@
-"""Failures as memories: `watch` (ingest.md §6), `capture-error` (§7) and the `failures` log
+"""Failures as memories: `capture-error` (ingest.md §7) and the `failures` log
 (continuity.md §8)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from datetime import timedelta
-from typing import Any
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_failures import CaptureErrorReply, CrossSession, FailuresReply
@@ -24,10 +23,6 @@ HASH_FOOTER = (
     "Only the tool, the session and two hashes of each error are kept, never its text. A hash is not "
     "anonymous: anyone who can guess an error's text can test it against its hash."
 )
-
-
-async def watch_failure(ctx: RequestContext, body: m.WatchFailure) -> tuple[Any, str]:
-    raise HippoError("internal", "watch is not built yet")
 
 
 async def capture_error(ctx: RequestContext, body: m.CaptureError) -> tuple[CaptureErrorReply, str]:

@@ -15,6 +15,7 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_pinned import PinnedItem, PinnedReply
 from hippod import clock
+from hippod.context import ledger_rows
 from hippod.context.isolation import Place, placement
 from hippod.errors import HippoError
 from hippod.handlers.pinned_recall import prompt_matches
@@ -153,7 +154,7 @@ async def pinned_context(ctx: RequestContext, body: m.Context) -> tuple[PinnedRe
         project=primary.project,
         store=primary.root,
     )
-    _record_soon(await ctx.global_store(), ctx.tenant, row)
+    await ledger_rows.queue(ctx, row)
     return reply, _text(body.format, reply, block.markdown if send else "")
 
 
@@ -173,17 +174,13 @@ async def _decide(
 
 
 async def _remember(store: Store, tenant: str, session_id: str, digest: str, skips: int) -> None:
-    """Keep the session's digest and skip count; queued behind a busy writer rather than waited on."""
+    """Keep the session's digest and skip count (queued behind a long write rather than waited on)."""
     now = clock.iso(clock.now())
 
     async def write(conn: aiosqlite.Connection) -> None:
         await pinned_state.put(conn, tenant, session_id, digest, skips, now)
 
-    if store.db.long_write_pending():
-        store.db.write_soon(write)
-        return
-    async with store.db.transaction() as conn:
-        await write(conn)
+    await store.db.write_unless_long(write)
 
 
 def _shown(entry: pb.Entry, project: str) -> bool:
@@ -198,16 +195,6 @@ def _shown(entry: pb.Entry, project: str) -> bool:
         is_secret=lambda: looks_secret(memory.content, memory.tags),
     )
     return place is Place.MAIN
-
-
-def _record_soon(global_store: Store, tenant: str, row: ledger.LedgerRow) -> None:
-    """Queue the ledger row in the global store, so the hook never waits on its writer."""
-    when = clock.now()
-
-    async def write(conn: aiosqlite.Connection) -> None:
-        await ledger.record(conn, tenant, row, when)
-
-    global_store.db.write_soon(write)
 
 
 def _item(entry: pb.Entry, section: str) -> PinnedItem:

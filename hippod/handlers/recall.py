@@ -307,9 +307,4 @@ async def _after_recall(
         # The mirror pass reads these rows back as committed (a memory forgotten meanwhile is skipped).
         store.mirrors.changed_ids(ids)
 
-    if store.db.long_write_pending():
-        store.db.write_soon(write, mirror)
-        return
-    async with store.db.transaction() as conn:
-        await write(conn)
-    mirror()
+    await store.db.write_unless_long(write, mirror)

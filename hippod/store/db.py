@@ -246,6 +246,22 @@ class Database:
         self._deferred.add(task)
         task.add_done_callback(self._deferred.discard)
 
+    async def write_unless_long(
+        self,
+        write: Callable[[aiosqlite.Connection], Awaitable[None]],
+        after: Callable[[], None] | None = None,
+    ) -> None:
+        """Run `write` in its own transaction now, then `after`; while a long write holds or waits for
+        the writer, queue both behind it instead (`write_soon`), so a reply never waits for an import.
+        """
+        if self.long_write_pending():
+            self.write_soon(write, after)
+            return
+        async with self.transaction() as conn:
+            await write(conn)
+        if after is not None:
+            after()
+
     async def close(self) -> None:
         """Finish deferred writes, checkpoint the WAL, optimise, and close both connections."""
         while self._deferred:

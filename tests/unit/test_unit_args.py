@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hippoctl import args
+from hippoctl import argv as argv_module
 from hippoctl.argcheck import UsageError
 from hippoctl.protocol import messages as m
 
@@ -20,7 +21,7 @@ from hippoctl.protocol import messages as m
     ],
 )
 def test_verb_of(argv: list[str], verb: str | None) -> None:
-    assert args.verb_of(argv) == verb
+    assert argv_module.verb_of(argv) == verb
 
 
 @pytest.mark.parametrize(
