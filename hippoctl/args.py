@@ -10,7 +10,14 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from hippoctl import args_context, args_continuity, args_hooks, args_ingest, args_lifecycle
+from hippoctl import (
+    args_context,
+    args_continuity,
+    args_hooks,
+    args_ingest,
+    args_integrations,
+    args_lifecycle,
+)
 from hippoctl.argcheck import UsageError, check, in_wire_range, read_text, utf8
 from hippoctl.argv import verb_of
 from hippoctl.protocol import messages as m
@@ -78,8 +85,6 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
 
 def _foundation_verbs(verb: Callable[[str, str], Any]) -> None:
     """Register every verb: the foundation's here, the lifecycle's in args_lifecycle."""
-    verb("init", "create a store: .hippo/ here, or the global store with --global")
-
     p = verb("remember", "store one memory ('-' reads the text from stdin)")
     p.add_argument("text")
     p.add_argument("--tag", action="append", default=[], metavar="T")
@@ -128,9 +133,15 @@ def _foundation_verbs(verb: Callable[[str, str], Any]) -> None:
     args_continuity.add_verbs(verb)
     args_hooks.add_verbs(verb)
     args_context.add_verbs(verb)
+    args_integrations.add_verbs(verb)
 
     p = verb("daemon", "control and inspect the daemon")
-    p.add_argument("action", choices=["start", "stop", "restart", "status"])
+    p.add_argument(
+        "action", choices=["start", "stop", "restart", "status", "install-service", "uninstall-service"]
+    )
+    p.add_argument(
+        "--socket-activation", action="store_true", help="install-service: start on the first connection"
+    )
 
 
 def _all_verbs() -> frozenset[str]:
@@ -150,8 +161,8 @@ VERB_NAMES = _all_verbs()
 def build_body(args: argparse.Namespace) -> m.Body:
     """The request body for a store verb; raises UsageError for arguments the daemon would refuse."""
     verb = args.verb
-    if verb == "init":
-        return m.Init()
+    if verb in args_integrations.BUILDERS:
+        return args_integrations.BUILDERS[verb](args)
     if verb == "remember":
         check(validate.owner_problem(args.owner))
         check(validate.artifact_ref_problem(args.artifact_ref))

@@ -135,7 +135,14 @@ def run(argv: list[str]) -> int:
         if args.action == "restart":
             _daemon_stop()
             return _daemon_start()
-        body, spawn = m.DaemonStatus(), False
+        if args.socket_activation and args.action != "install-service":
+            raise UsageError("--socket-activation goes with daemon install-service")
+        if args.action == "install-service":
+            body = m.ServiceInstall(socket_activation=args.socket_activation)
+        elif args.action == "uninstall-service":
+            body = m.ServiceUninstall()
+        else:
+            body, spawn = m.DaemonStatus(), False
     cwd = os.getcwd()
     if opts["directory"] is not None:
         cwd = os.path.realpath(opts["directory"])
@@ -146,6 +153,23 @@ def run(argv: list[str]) -> int:
         from hippoctl import watch
 
         return watch.run(args.command, cwd=cwd, global_store=opts["global_store"], spawn=spawn)
+    if args.verb == "mcp":
+        # Imported here only: the MCP SDK costs most of a second to import.
+        from hippoctl import mcp_server
+
+        return mcp_server.run(cwd=cwd, global_store=opts["global_store"], spawn=spawn)
+    if args.verb in ("doctor", "support-bundle"):
+        from hippoctl import doctor
+
+        if args.verb == "doctor":
+            return doctor.run(cwd=cwd, global_store=opts["global_store"], spawn=spawn, as_json=opts["json"])
+        return doctor.bundle(
+            cwd=cwd,
+            global_store=opts["global_store"],
+            spawn=spawn,
+            out=args.out,
+            include_logs=args.include_logs,
+        )
     if args.verb != "daemon":
         body = build_body(args)
     request = request_envelope(body, cwd=cwd, global_store=opts["global_store"])

@@ -14,16 +14,21 @@ from hippod.handlers import (
     continuity,
     daily,
     decisions,
+    doctor,
     dormant,
     embed,
     failures,
+    hooks_install,
     imports,
     learn,
     lifecycle,
+    mcp_tools,
     memory,
     pinned,
     recall,
+    service,
     session_hooks,
+    setup,
     sharing,
     sleep,
     watch,
@@ -168,4 +173,22 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
             return await context_handler.context(ctx, body)
         case m.Tokens() as body:
             return await tokens_handler.tokens(ctx, body)
+        case m.Setup() as body:
+            return await setup.setup(ctx, body)
+        case m.HookList() as body:
+            return await hooks_install.hook_list(ctx, body)
+        case m.HookInstall() as body:
+            return await hooks_install.hook_install(ctx, body)
+        case m.HookUninstall() as body:
+            return await hooks_install.hook_uninstall(ctx, body)
+        case m.ServiceInstall() as body:
+            return await service.install_service(ctx, body)
+        case m.ServiceUninstall() as body:
+            return await service.uninstall_service(ctx, body)
+        case m.Doctor() as body:
+            return await doctor.doctor(ctx, body)
+        case m.SupportBundle() as body:
+            return await doctor.support_bundle(ctx, body)
+        case m.McpToolCall() as body:
+            return await mcp_tools.mcp_tool_call(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")

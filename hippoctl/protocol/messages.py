@@ -79,7 +79,14 @@ class Shutdown(Body):
 
 
 class Init(Body):
-    pass
+    """`init`: a store here (or the global one), seeded and wired to the agents found (integrations.md §1)."""
+
+    command: str = "hippoctl"  # how installed hooks call this client (hippoctl/selfcommand.py)
+    scan: str | None = None  # absolute folder: a store for every git repository below it
+    days: int | None = None
+    no_hooks: bool = False
+    no_schedule: bool = False
+    no_learn: bool = False
 
 
 class Remember(Body):
@@ -464,6 +471,63 @@ class Tokens(Body):
     here: bool = False  # only the current project's rows
 
 
+class Setup(Body):
+    """`setup`: the machine-level half of init (integrations.md §2)."""
+
+    command: str = "hippoctl"
+    all: bool = False
+    dry_run: bool = False
+    no_schedule: bool = False
+
+
+HOOK_TARGETS = ("claude-code", "codex", "cursor", "openclaw", "opencode", "pi")
+
+
+class HookList(Body):
+    """`hook list`: per target, whether it is detected, its files and their state (integrations.md §8)."""
+
+    command: str = "hippoctl"
+
+
+class HookInstall(Body):
+    target: str
+    command: str = "hippoctl"
+
+
+class HookUninstall(Body):
+    target: str
+
+
+class ServiceInstall(Body):
+    """`daemon install-service`: the per-user unit, agent or task (daemon.md §14)."""
+
+    socket_activation: bool = False
+
+
+class ServiceUninstall(Body):
+    pass
+
+
+class Doctor(Body):
+    """`doctor`: the daemon's half of the read-only install check (integrations.md §12)."""
+
+    command: str = "hippoctl"
+
+
+class SupportBundle(Body):
+    """`support-bundle`: the daemon's redacted facts for a support ticket; the client writes the file."""
+
+    include_logs: bool = False
+
+
+class McpToolCall(Body):
+    """One MCP tool call from `hippoctl mcp` (integrations.md §11)."""
+
+    tool: str
+    arguments: dict[str, Any] = {}
+    session_key: str | None = None  # the last-batch key, `mcp:<pid>`
+
+
 RequestBody = (
     Ping
     | DaemonStatus
@@ -528,6 +592,15 @@ RequestBody = (
     | SessionEnd
     | LastSleep
     | Tokens
+    | Setup
+    | HookList
+    | HookInstall
+    | HookUninstall
+    | ServiceInstall
+    | ServiceUninstall
+    | Doctor
+    | SupportBundle
+    | McpToolCall
 )
 
 

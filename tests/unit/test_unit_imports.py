@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 FORBIDDEN = {"sqlite3", "_sqlite3", "aiosqlite", "watchfiles", "apscheduler", "platformdirs", "hippod"}
+# The MCP SDK (and what it pulls in) is for `hippoctl mcp` only.
+MCP_ONLY = {"mcp", "pydantic", "anyio", "starlette", "httpx"}
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -22,7 +24,14 @@ def _loaded_after(statement: str) -> set[str]:
 def test_client_entry_point_loads_no_daemon_modules() -> None:
     loaded = _loaded_after("import hippoctl.cli")
     assert "hippoctl" in loaded
-    assert loaded & FORBIDDEN == set()
+    assert loaded & (FORBIDDEN | MCP_ONLY) == set()
+
+
+def test_parsing_every_verb_loads_no_daemon_or_mcp_modules() -> None:
+    # Building the whole parser (as --help does) registers the integration verbs too.
+    loaded = _loaded_after("import hippoctl.args as a; a.build_parser()")
+    assert "hippoctl" in loaded
+    assert loaded & (FORBIDDEN | MCP_ONLY) == set()
 
 
 def test_client_modules_and_protocol_load_no_daemon_modules() -> None:

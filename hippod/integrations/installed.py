@@ -1,0 +1,70 @@
+"""`<global root>/integrations/installed.json`: one record per thing hippod installed (integrations.md).
+
+Uninstall and `doctor` rely on it: a block is removed only where a record says this target put it,
+and a service is uninstalled by removing exactly the files recorded for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+
+import msgspec
+
+from hippod import clock
+from hippod.integrations.files import write_atomic
+
+# One lock for every read-modify-write of the file: handlers run concurrently in one process.
+_LOCK = threading.Lock()
+
+
+class Record(msgspec.Struct, omit_defaults=True):
+    """One installed thing. kind: block | hook | plugin | service | wrapper."""
+
+    target: str
+    kind: str
+    file: str
+    installed_at: str = ""
+    command: str | None = None
+    digest: str | None = None
+
+
+def path(global_root: str) -> str:
+    return os.path.join(global_root, "integrations", "installed.json")
+
+
+def load(global_root: str) -> list[Record]:
+    """Every record; a missing or unreadable file reads as none (doctor reports the latter)."""
+    try:
+        with open(path(global_root), "rb") as handle:
+            return msgspec.json.decode(handle.read(), type=list[Record])
+    except (FileNotFoundError, msgspec.DecodeError, msgspec.ValidationError):
+        return []
+
+
+def _save(global_root: str, records: list[Record]) -> None:
+    data = [msgspec.to_builtins(r) for r in records]
+    write_atomic(path(global_root), json.dumps(data, indent=2) + "\n", mode=0o600, backup=False)
+
+
+def add(global_root: str, record: Record) -> None:
+    """Record an installation, replacing a record for the same (target, kind, file, command)."""
+    if not record.installed_at:
+        record.installed_at = clock.iso(clock.now())
+    with _LOCK:
+        key = (record.target, record.kind, record.file, record.command)
+        records = [r for r in load(global_root) if (r.target, r.kind, r.file, r.command) != key]
+        records.append(record)
+        _save(global_root, records)
+
+
+def remove(global_root: str, match: Callable[[Record], bool]) -> int:
+    """Drop the records `match` accepts; returns how many went."""
+    with _LOCK:
+        records = load(global_root)
+        kept = [r for r in records if not match(r)]
+        if len(kept) != len(records):
+            _save(global_root, kept)
+        return len(records) - len(kept)
