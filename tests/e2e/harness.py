@@ -41,6 +41,8 @@ SCRUBBED_VARS = (
     "CODEX_HOME",
     "HIPPO_AGENT_MEMORY_TOOLS",
 )
+# Recording stand-ins for systemctl, launchctl and schtasks, first on every test process's PATH.
+FAKEBIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fakebin")
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 20.0
 
@@ -196,6 +198,8 @@ class Hippo:
             GIT_COMMITTER_NAME="hippo test",
             GIT_COMMITTER_EMAIL="test@hippo.invalid",
             PYTHONDONTWRITEBYTECODE="1",
+            PATH=FAKEBIN + os.pathsep + os.environ.get("PATH", ""),
+            FAKEBIN_LOG=os.path.join(root, "fakebin.log"),
         )
         self.env: dict[str, str] = env
         self.proc: subprocess.Popen[str] | None = None
@@ -210,6 +214,14 @@ class Hippo:
     @property
     def lock(self) -> str:
         return self.socket + ".lock"
+
+    def service_calls(self) -> list[str]:
+        """The service-manager commands (systemctl, launchctl, schtasks) run so far, one per line."""
+        try:
+            with open(self.env["FAKEBIN_LOG"], encoding="utf-8") as handle:
+                return handle.read().splitlines()
+        except FileNotFoundError:
+            return []
 
     @property
     def log(self) -> str:
