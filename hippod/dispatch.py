@@ -50,7 +50,7 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
         case m.Shutdown() as body:
             return await admin.shutdown(ctx, body)
         case m.Init() as body:
-            return await admin.init(ctx, body)
+            return await setup.init(ctx, body)
         case m.Status() as body:
             return await admin.status(ctx, body)
         case m.Remember() as body:

@@ -47,9 +47,18 @@ class DaemonStatusReply(Reply):
 
 
 class InitReply(Reply):
+    """`init`: the store (the first one with --scan), and every action taken, one line each."""
+
     path: str
     created: bool
     kind: str
+    stores: list[str] = msgspec.field(default_factory=list)  # with --scan: every repository's store
+    learned: int = 0  # git lessons stored
+    imported: int = 0  # agent notes stored
+    targets: list[str] = msgspec.field(default_factory=list)  # agents detected and wired
+    registered: bool = False  # in workspaces.json for the daily run
+    service: str | None = None  # the per-user service, when installed now or before
+    lines: list[str] = msgspec.field(default_factory=list)
 
 
 class RememberReply(Reply):

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import (
     DaemonStatusReply,
-    InitReply,
     PingReply,
     StatusReply,
     StoreInfo,
@@ -18,14 +16,13 @@ from hippoctl.protocol.replies import (
 from hippoctl.protocol.spool import count as spool_count
 from hippoctl.protocol.spool import spool_root
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
-from hippod import __version__, clock, workspaces
+from hippod import __version__, clock
 from hippod.handlers.schedule_text import schedule_lines
 from hippod.lifecycle import strength as st
 from hippod.request import RequestContext
 from hippod.store import conflicts as conflict_sql
 from hippod.store import embeddings, memories
-from hippod.store.db import DB_NAME
-from hippod.store.stores import PROJECT_DIR, Store
+from hippod.store.stores import Store
 
 
 async def ping(ctx: RequestContext, body: m.Ping) -> tuple[PingReply, str]:
@@ -96,22 +93,6 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
 async def shutdown(ctx: RequestContext, body: m.Shutdown) -> tuple[None, str]:
     ctx.state.shutdown.set()
     return None, "hippod stopping"
-
-
-async def init(ctx: RequestContext, body: m.Init) -> tuple[InitReply, str]:
-    registry = ctx.state.registry
-    root = registry.global_root
-    if not ctx.request.global_store:
-        # A .hippo/ that is the global root itself (HIPPO_HOME=~/.hippo) stays the global store.
-        root = os.path.realpath(os.path.join(ctx.request.cwd, PROJECT_DIR))
-    existed = os.path.isfile(os.path.join(root, DB_NAME))
-    store = await registry.open(root)
-    if store.kind == "project":
-        workspaces.register_project(registry.global_root, store.root)  # sleep.md §10.1
-    reply = InitReply(path=store.root, created=not existed, kind=store.kind)
-    if existed:
-        return reply, f"hippo store already at {store.root}"
-    return reply, f"Initialised {store.kind} hippo store at {store.root}"
 
 
 async def _store_status(store: Store, ctx: RequestContext) -> StoreStatus:

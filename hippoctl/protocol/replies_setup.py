@@ -1,0 +1,20 @@
+"""Reply of `setup` (integrations.md §2)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from hippoctl.protocol.replies import Reply
+
+
+class SetupReply(Reply):
+    """targets: agents whose user-level wiring was installed (or would be, with --dry-run);
+    refreshed: workspaces whose instruction blocks `--all` refreshed."""
+
+    dry_run: bool
+    global_store: str
+    targets: list[str] = msgspec.field(default_factory=list)
+    service: str | None = None
+    imported: int = 0
+    refreshed: list[str] = msgspec.field(default_factory=list)
+    lines: list[str] = msgspec.field(default_factory=list)

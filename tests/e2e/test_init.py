@@ -1,0 +1,226 @@
+"""End-to-end: `init` and `setup` with a real daemon, real git repositories and real agent files
+under the test's own HOME (integrations.md §1-§2)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from e2e.gitrepo import commit, make_repo
+
+if TYPE_CHECKING:
+    from e2e.harness import Hippo
+
+START = "<!-- hippo:start -->"
+END = "<!-- hippo:end -->"
+USER_TEXT = "# My project\n\nUse tabs. Never push to main on Fridays.\n"
+
+
+def _count(db: Path, where: str = "1") -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute(f"SELECT count(*) FROM memories WHERE {where}").fetchone()[0])
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _settings(hippo: Hippo) -> Path:
+    return Path(hippo.user_home) / ".claude" / "settings.json"
+
+
+def _hook_commands(settings: Path) -> list[str]:
+    data = json.loads(settings.read_text())
+    return [
+        hook["command"]
+        for entries in data.get("hooks", {}).values()
+        for entry in entries
+        for hook in entry.get("hooks", [])
+    ]
+
+
+def _unit(hippo: Hippo) -> Path:
+    return Path(hippo.env["XDG_CONFIG_HOME"]) / "systemd" / "user" / "hippod.service"
+
+
+def _claude_project(tmp_path: Path, lessons: bool = True) -> Path:
+    project = make_repo(tmp_path / "webapp")
+    (project / "CLAUDE.md").write_text(USER_TEXT)
+    if lessons:
+        commit(project, "fix: close the reader connection before the writer", days_ago=3)
+        commit(project, "fix: the retry loop forgot to back off", days_ago=40)  # outside 30 days
+    return project
+
+
+def _wired_files(hippo: Hippo, project: Path) -> dict[str, str]:
+    files = [
+        project / "CLAUDE.md",
+        _settings(hippo),
+        _unit(hippo),
+        Path(hippo.home) / "workspaces.json",
+        Path(hippo.home) / "integrations" / "installed.json",
+    ]
+    return {str(f): _digest(f) for f in files}
+
+
+def test_init_makes_seeds_wires_and_schedules_a_project(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    project = _claude_project(tmp_path)
+    done = hippo.ok("init", cwd=str(project))
+    store = project / ".hippo"
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"Initialized Hippo at {store}"
+    assert "   Directories: buffer/ episodic/ semantic/ conflicts/" in lines
+    assert "   Files: hippo.db stats.json" in lines
+    assert "   Learned 1 lessons from 30 days of git history; imported 0 agent notes" in lines
+    assert lines[-1] == "   Registered for the daily 06:15 run; installed per-user service hippod.service"
+    for name in ("buffer", "episodic", "semantic", "conflicts"):
+        assert (store / name).is_dir()
+    assert (store / "stats.json").is_file()
+    assert _count(store / "hippo.db", "source = 'git-learn'") == 1
+    # The instruction block: appended after the user's text, which is left as it was.
+    claude_md = (project / "CLAUDE.md").read_text()
+    assert claude_md.startswith(USER_TEXT)
+    assert START in claude_md and END in claude_md and "## Project Memory (Hippo)" in claude_md
+    assert (project / "CLAUDE.md.hippo-bak").read_text() == USER_TEXT
+    assert any(line.startswith("   Auto-installed") and "CLAUDE.md" in line for line in lines)
+    # The seven Claude Code entries, each reported.
+    commands = _hook_commands(_settings(hippo))
+    assert len(commands) == 7
+    assert sum("hook in claude-code settings" in line for line in lines) == 7
+    # Registered for the daily run, the service installed through the service manager.
+    registry = json.loads((Path(hippo.home) / "workspaces.json").read_text())
+    assert str(project) in registry["workspaces"]
+    assert "ExecStart=" in _unit(hippo).read_text()
+    assert any("enable" in call and "hippod.service" in call for call in hippo.service_calls())
+    installed = json.loads((Path(hippo.home) / "integrations" / "installed.json").read_text())
+    kinds = {(r["target"], r["kind"]) for r in installed}
+    assert {("claude-code", "block"), ("claude-code", "hook")} <= kinds
+    assert any(r["kind"] == "service" for r in installed)
+    data = hippo.json("init", cwd=str(project))
+    assert data["targets"] == ["claude-code"] and data["registered"] and data["service"] == "hippod.service"
+
+
+def test_running_init_again_changes_nothing(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    project = _claude_project(tmp_path)
+    hippo.ok("init", cwd=str(project))
+    before = _wired_files(hippo, project)
+    memories = _count(project / ".hippo" / "hippo.db")
+    calls = len(hippo.service_calls())
+    again = hippo.ok("init", cwd=str(project))
+    assert again.stdout.splitlines()[0] == f"Hippo already initialized at {project / '.hippo'}"
+    assert not any("Auto-installed" in line for line in again.stdout.splitlines())
+    registered = "Already registered for the daily 06:15 run; per-user service hippod.service already"
+    registered += " installed"
+    assert f"   {registered}" in again.stdout.splitlines()
+    assert _wired_files(hippo, project) == before
+    assert _count(project / ".hippo" / "hippo.db") == memories
+    assert len(hippo.service_calls()) == calls  # an installed service is left alone
+    assert (project / "CLAUDE.md.hippo-bak").read_text() == USER_TEXT
+
+
+def test_an_edited_block_is_left_alone_and_reported(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    project = _claude_project(tmp_path, lessons=False)
+    hippo.ok("init", cwd=str(project))
+    text = (project / "CLAUDE.md").read_text()
+    edited = text.replace("## Project Memory (Hippo)", "## Project Memory (Hippo)\n\nMy own extra rule.")
+    (project / "CLAUDE.md").write_text(edited)
+    done = hippo.ok("init", cwd=str(project))
+    assert f"edited hippo block in {project / 'CLAUDE.md'} left alone" in done.stderr
+    assert (project / "CLAUDE.md").read_text() == edited
+
+
+def test_opt_outs_leave_only_the_store(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    project = _claude_project(tmp_path)
+    done = hippo.ok("init", "--no-hooks", "--no-schedule", "--no-learn", cwd=str(project))
+    assert (project / ".hippo" / "hippo.db").is_file()
+    assert (project / "CLAUDE.md").read_text() == USER_TEXT
+    assert not _settings(hippo).exists()
+    assert not _unit(hippo).exists()
+    assert hippo.service_calls() == []
+    assert not (Path(hippo.home) / "workspaces.json").exists()
+    assert _count(project / ".hippo" / "hippo.db") == 0
+    assert "Learned" not in done.stdout and "Registered" not in done.stdout
+
+
+def test_skip_auto_integrations_wires_no_agent(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    project = _claude_project(tmp_path, lessons=False)
+    env = dict(hippo.env, HIPPO_SKIP_AUTO_INTEGRATIONS="1")
+    done = hippo.ctl("init", "--no-schedule", cwd=str(project), env=env)
+    assert done.returncode == 0, done.stderr
+    assert (project / "CLAUDE.md").read_text() == USER_TEXT
+    assert not _settings(hippo).exists()
+
+
+def test_a_store_further_up_is_reported_as_shadowed(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    outer = tmp_path / "mono"
+    inner = outer / "services" / "api"
+    inner.mkdir(parents=True)
+    hippo.ok("init", "--no-schedule", cwd=str(outer))
+    done = hippo.ok("init", "--no-schedule", cwd=str(inner))
+    assert f"   This store shadows {outer / '.hippo'} for {inner} and below" in done.stdout.splitlines()
+
+
+def test_scan_finds_repositories_and_writes_no_blocks(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    code = tmp_path / "code"
+    first = make_repo(code / "alpha")
+    (first / "CLAUDE.md").write_text(USER_TEXT)
+    commit(first, "fix: quote paths with spaces in the installer", days_ago=200)  # inside 365 days
+    second = make_repo(code / "clients" / "beta")
+    make_repo(code / ".hidden" / "gamma")  # dot folders are skipped
+    make_repo(code / "node_modules" / "delta")  # and node_modules
+    make_repo(first / "vendor" / "epsilon")  # a found repository is not descended into
+    make_repo(code / "a" / "b" / "c" / "zeta")  # depth 4: too deep
+    done = hippo.ok("init", "--scan", str(code), cwd=str(tmp_path))
+    stores = {p.parent.name for p in code.rglob(".hippo")}
+    assert stores == {"alpha", "beta"}
+    assert (first / "CLAUDE.md").read_text() == USER_TEXT  # no block with --scan
+    assert len(_hook_commands(_settings(hippo))) == 7  # but the user-level Claude Code wiring
+    assert _count(first / ".hippo" / "hippo.db", "source = 'git-learn'") == 1
+    registry = json.loads((Path(hippo.home) / "workspaces.json").read_text())["workspaces"]
+    assert sorted(registry) == sorted([str(first), str(second)])
+    assert f"Initialized Hippo at {first / '.hippo'}" in done.stdout
+
+
+def test_init_global_creates_the_global_store_only(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    project = _claude_project(tmp_path, lessons=False)
+    done = hippo.ok("init", "--global", cwd=str(project))
+    assert done.stdout.splitlines()[0] == f"Initialized Hippo at {os.path.realpath(hippo.home)}"
+    assert (Path(hippo.home) / "hippo.db").is_file()
+    assert not (project / ".hippo").exists()
+    assert (project / "CLAUDE.md").read_text() == USER_TEXT
+    assert not _unit(hippo).exists()
+
+
+def _setup_files(hippo: Hippo) -> dict[str, Any]:
+    root = Path(hippo.root)
+    return {str(p): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file() and "daemon" not in p.name}
+
+
+def test_setup_dry_run_changes_nothing_and_setup_wires_the_machine(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    (Path(hippo.user_home) / ".claude").mkdir()
+    before = _setup_files(hippo)
+    plan = hippo.ok("setup", "--dry-run")
+    assert "Would install the user-level claude-code wiring" in plan.stdout
+    assert "Would install the per-user service hippod.service" in plan.stdout
+    after = {k: v for k, v in _setup_files(hippo).items() if not k.endswith(".log")}
+    assert after == {k: v for k, v in before.items() if not k.endswith(".log")}
+    assert hippo.service_calls() == []
+    done = hippo.ok("setup")
+    assert len(_hook_commands(_settings(hippo))) == 7
+    assert _unit(hippo).is_file()
+    assert "Imported 0 user-level agent notes" in done.stdout
+    data = hippo.json("setup")
+    assert data["targets"] == ["claude-code"] and data["service"] == "hippod.service"
