@@ -68,6 +68,7 @@ def test_doctor_on_a_working_install(hippo: Hippo) -> None:
     hippo.start(env=hippo.daemon_env(ANTHROPIC_API_KEY=None))
     proj = project(hippo)
     hippo.ok("remember", "the build needs node 20", cwd=proj)
+    hippo.ok("workspaces", "add", proj)  # whatever init's flags do about the registry
     code, document = doctor_json(hippo, cwd=proj)
     assert_exit_rule(code, document)
     checks = by_name(document)
