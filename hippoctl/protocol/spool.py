@@ -6,7 +6,6 @@ the file name and the document format. Standard library and msgspec only.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
@@ -15,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from hippoctl.protocol.files import write_private
 from hippoctl.protocol.paths import APP, home_override
 
 VERSION = 1
@@ -92,18 +92,7 @@ def write(root: str, name: str, document: SpoolFile) -> str:
     _private_dirs(folder)
     path = os.path.join(folder, name)
     # A leading dot and no .json suffix: the daemon never picks up a half-written file.
-    temp = os.path.join(folder, f".{name}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(msgspec.json.encode(document))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    write_private(path, msgspec.json.encode(document), os.path.join(folder, f".{name}.tmp"))
     return path
 
 

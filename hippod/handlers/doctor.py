@@ -1,15 +1,66 @@
-"""`doctor` and `support-bundle`: the daemon's half (integrations.md §12)."""
+"""`doctor` and `support-bundle`: the daemon's half (integrations.md §12).
+
+Both are read-only: they never open a store through the registry (which would migrate it) and never
+write a file. The checks read files, so they run in a worker thread.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import platform
+import sys
+
 from hippoctl.protocol import messages as m
-from hippod.errors import HippoError
+from hippoctl.protocol.replies_doctor import FAIL, WARN, DoctorReply, SupportBundleReply
+from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
+from hippod import __version__, clock
+from hippod.daily_run import LOG_NAME
+from hippod.doctor import bundle
+from hippod.doctor.run import Inputs, run_checks
 from hippod.request import RequestContext
 
 
-async def doctor(ctx: RequestContext, body: m.Doctor) -> tuple[object, str]:
-    raise HippoError("not_available", "doctor is not available yet")
+def _inputs(ctx: RequestContext, command: str) -> Inputs:
+    state = ctx.state
+    registry = state.registry
+    project = None if ctx.request.global_store else registry.project_root_for(ctx.request.cwd)
+    return Inputs(
+        global_root=registry.global_root,
+        project_root=project,
+        command=command,
+        env=dict(os.environ),
+        now=clock.now(),
+        schedule=state.schedule.status() if state.schedule is not None else None,
+        daily_log=os.path.join(os.path.dirname(state.log_file), LOG_NAME),
+        load_failures=dict(registry.embedder.unavailable),
+    )
 
 
-async def support_bundle(ctx: RequestContext, body: m.SupportBundle) -> tuple[object, str]:
-    raise HippoError("not_available", "support bundle is not available yet")
+async def doctor(ctx: RequestContext, body: m.Doctor) -> tuple[DoctorReply, str]:
+    checks = await asyncio.to_thread(run_checks, _inputs(ctx, body.command))
+    failed = sum(c.status == FAIL for c in checks)
+    warned = sum(c.status == WARN for c in checks)
+    return DoctorReply(checks=checks), f"{len(checks)} checks: {failed} failed, {warned} warnings"
+
+
+async def support_bundle(ctx: RequestContext, body: m.SupportBundle) -> tuple[SupportBundleReply, str]:
+    inputs = _inputs(ctx, "hippoctl")
+    config = await asyncio.to_thread(bundle.merged_config, inputs)
+    counts = await asyncio.to_thread(bundle.store_counts, inputs)
+    state = ctx.state
+    reply = SupportBundleReply(
+        version=__version__,
+        protocol=PROTOCOL,
+        min_protocol=MIN_PROTOCOL,
+        pid=state.pid,
+        started_at=state.started_at,
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+        home=state.registry.global_root,
+        socket=state.socket,
+        log_dir=os.path.dirname(state.log_file),
+        config=config,
+        stores=counts,
+    )
+    return reply, f"support facts of hippod {__version__} (pid {state.pid})"

@@ -1,0 +1,149 @@
+"""`support-bundle [--out FILE] [--include-logs]`: a redacted JSON file for support (integrations.md §12).
+
+It holds versions, the doctor's results, the daemon's merged settings with secret values masked, store
+counts and the names of the log files; never memory text. `--include-logs` adds the last 200 lines of
+every log, which can hold memory text, and says so. The file is still written when the daemon is down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import sys
+from datetime import UTC, date, datetime
+from typing import Any
+
+import msgspec
+
+from hippoctl import __version__
+from hippoctl.client import ClientError, call, request_envelope
+from hippoctl.doctor import all_checks, as_dicts, failed
+from hippoctl.protocol import errors
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.files import write_private
+from hippoctl.protocol.paths import log_dir
+from hippoctl.protocol.replies_doctor import SupportBundleReply
+from hippoctl.protocol.version import PROTOCOL
+
+LOG_LINES = 200
+BUNDLE_TIMEOUT = 60.0
+LOGS_WARNING = (
+    "hippoctl: warning: the log lines in this bundle can contain memory text; read them before sharing it"
+)
+_BLOCK = 64 * 1024
+
+
+def default_name(today: date) -> str:
+    return f"hippo-support-{today.isoformat()}.json"
+
+
+def log_names(folder: str) -> list[str]:
+    """The files in the log folder, sorted; none when it does not exist."""
+    try:
+        return sorted(e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+
+
+def tail(path: str, count: int = LOG_LINES) -> list[str]:
+    """The last `count` lines of a file, read backwards from its end in blocks."""
+    with open(path, "rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        data = b""
+        while end > 0 and data.count(b"\n") <= count:
+            start = max(0, end - _BLOCK)
+            handle.seek(start)
+            data = handle.read(end - start) + data
+            end = start
+    return data.decode("utf-8", errors="replace").splitlines()[-count:]
+
+
+def write_file(path: str, data: bytes) -> None:
+    """Write atomically (temp file beside it, fsync, rename), readable by this user only."""
+    temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    write_private(path, data, temp)
+
+
+def daemon_facts(*, cwd: str, global_store: bool) -> tuple[SupportBundleReply | None, str | None]:
+    """The daemon's `SupportBundle` reply, or None and why not."""
+    request = request_envelope(m.SupportBundle(), cwd=cwd, global_store=global_store)
+    try:
+        reply = call(request, spawn=False, timeout=BUNDLE_TIMEOUT)
+    except ClientError as exc:
+        return None, str(exc)
+    if isinstance(reply, m.Error):
+        return None, reply.message
+    try:
+        return msgspec.convert(reply.data, SupportBundleReply), None
+    except msgspec.ValidationError as exc:
+        return None, f"unreadable reply: {exc}"
+
+
+def build(*, cwd: str, global_store: bool, include_logs: bool) -> dict[str, Any]:
+    """The bundle document: client facts always, the daemon's when it answers."""
+    checks, info = all_checks(cwd=cwd, global_store=global_store)
+    facts, problem = (None, None) if info is None else daemon_facts(cwd=cwd, global_store=global_store)
+    versions: dict[str, Any] = {
+        "client": __version__,
+        "protocol": PROTOCOL,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+    }
+    document: dict[str, Any] = {
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "versions": versions,
+    }
+    if facts is not None:
+        versions.update(
+            daemon=facts.version,
+            daemon_protocol=f"{facts.min_protocol}-{facts.protocol}",
+            daemon_python=facts.python,
+            daemon_platform=facts.platform,
+        )
+        document["daemon"] = {
+            "reachable": True,
+            "pid": facts.pid,
+            "started_at": facts.started_at,
+            "home": facts.home,
+            "socket": facts.socket,
+        }
+    else:
+        daemon_check = next((c for c in checks if c.name == "Daemon"), None)
+        reason = problem or (daemon_check.message if daemon_check is not None else "no answer")
+        document["daemon"] = {
+            "reachable": False,
+            "note": f"hippod did not answer: {reason}. This bundle holds the client's facts only.",
+        }
+    document["doctor"] = {"checks": as_dicts(checks), "ok": not failed(checks)}
+    if facts is not None:
+        document["config"] = facts.config
+        document["stores"] = msgspec.to_builtins(facts.stores)
+    folder = facts.log_dir if facts is not None else log_dir()
+    names = log_names(folder)
+    document["logs"] = {"dir": folder, "files": names}
+    if include_logs:
+        tails: dict[str, list[str]] = {}
+        for name in names:
+            with contextlib.suppress(OSError):
+                tails[name] = tail(os.path.join(folder, name))
+        document["log_tails"] = tails
+    return document
+
+
+def write_bundle(*, cwd: str, global_store: bool, out: str | None, include_logs: bool) -> int:
+    """Build the bundle, write it to --out (default `hippo-support-<date>.json` in cwd), print its path."""
+    path = os.path.abspath(os.path.join(cwd, out if out else default_name(date.today())))
+    if os.path.isdir(path):
+        raise ClientError(f"--out {out}: is a directory", errors.FAILED)
+    if not os.path.isdir(os.path.dirname(path)):
+        raise ClientError(f"cannot write {path}: no such directory", errors.FAILED)
+    document = build(cwd=cwd, global_store=global_store, include_logs=include_logs)
+    try:
+        write_file(path, msgspec.json.format(msgspec.json.encode(document), indent=2) + b"\n")
+    except OSError as exc:
+        raise ClientError(f"cannot write {path}: {exc.strerror or exc}", errors.FAILED) from None
+    if include_logs:
+        print(LOGS_WARNING, file=sys.stderr)
+    print(path)
+    return errors.OK

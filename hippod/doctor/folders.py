@@ -1,0 +1,91 @@
+"""The Spool and Workspaces checks: files waiting under the spool, and the daily run's registry."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+
+from hippoctl.protocol import spool
+from hippoctl.protocol.replies_doctor import FAIL, WARN, Check
+from hippod import workspaces
+from hippod.doctor import Findings, hippoctl
+from hippod.doctor.stores import PENDING_MINUTES, StoreFacts
+
+COMPACTION_KINDS = ("pre-compact", "post-compact")
+_SHOWN = 3
+
+
+def _listed(paths: Sequence[str]) -> str:
+    more = len(paths) - _SHOWN
+    return ", ".join(paths[:_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def old_compaction_files(spool_dir: str, now: float, minutes: float = PENDING_MINUTES) -> list[str]:
+    """Compaction spool files not replayed within `minutes` of being written (by modification time)."""
+    cutoff = now - minutes * 60
+    old: list[str] = []
+    for kind in COMPACTION_KINDS:
+        folder = os.path.join(spool_dir, kind)
+        for name in sorted(spool.json_names(folder)):
+            path = os.path.join(folder, name)
+            try:
+                if os.stat(path).st_mtime < cutoff:
+                    old.append(path)
+            except OSError:
+                continue  # replayed and deleted while we looked
+    return old
+
+
+def spool_check(spool_dir: str, stores: Sequence[StoreFacts], now: float | None = None) -> Check:
+    """Fail on compaction spool files older than 10 minutes and on anything in `spool/failed/`;
+    warn on compaction rows still pending after 10 minutes."""
+    found = Findings("Spool")
+    old = old_compaction_files(spool_dir, time.time() if now is None else now)
+    if old:
+        found.add(
+            FAIL,
+            f"{len(old)} compaction spool file(s) waiting more than {PENDING_MINUTES} min: {_listed(old)}",
+            f"{hippoctl('daemon', 'restart')} (the spool is replayed at start; see hippod.log if they stay)",
+        )
+    failed_dir = os.path.join(spool_dir, spool.FAILED)
+    failed = sorted(spool.json_names(failed_dir))
+    if failed:
+        found.add(
+            FAIL,
+            f"{len(failed)} spool file(s) could not be applied and are in {failed_dir}",
+            f"read the .err notes in {failed_dir}; move a file back to its kind's folder to retry, "
+            "or delete it",
+        )
+    for facts in stores:
+        if facts.stale_compactions:
+            found.add(
+                WARN,
+                f"{facts.stale_compactions} compaction(s) in the {facts.kind} store still pending after "
+                f"{PENDING_MINUTES} min (pre-compact ran, post-compact never came)",
+                hippoctl("sleep", "--global")
+                if facts.kind == "global"
+                else hippoctl("sleep", directory=facts.project_dir),
+            )
+    pending, _ = spool.count(spool_dir)
+    return found.check(f"nothing stuck ({pending} file(s) waiting to be replayed)")
+
+
+def workspaces_check(global_root: str) -> Check:
+    """Warn on registered paths that are missing or hold no store; fail on an unreadable registry."""
+    found = Findings("Workspaces")
+    try:
+        paths = workspaces.read(global_root)
+    except workspaces.RegistryUnreadable as exc:
+        found.add(
+            FAIL,
+            f"{exc}; the daily run visits no project",
+            f"move {workspaces.registry_path(global_root)} aside, then run hippoctl init in each project",
+        )
+        return found.check("")
+    for entry in (workspaces.describe(p) for p in paths):
+        if not entry.exists:
+            found.add(WARN, f"{entry.path} is missing", hippoctl("workspaces", "remove", entry.path))
+        elif not entry.has_store:
+            found.add(WARN, f"{entry.path} has no store", hippoctl("init", directory=entry.path))
+    return found.check(f"{len(paths)} registered, all present" if paths else "none registered")

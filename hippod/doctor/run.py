@@ -1,0 +1,77 @@
+"""Every daemon-side check in the order `doctor` prints them (integrations.md §12), run in a worker thread."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hippoctl.protocol.replies import ScheduleStatus
+from hippoctl.protocol.replies_doctor import FAIL, Check
+from hippoctl.protocol.spool import spool_root
+from hippod.doctor import folders, settings, sleep, stores
+from hippod.integrations import services, targets
+
+log = logging.getLogger("hippod.doctor")
+
+
+@dataclass
+class Inputs:
+    """What the checks look at, gathered on the event loop before the thread starts."""
+
+    global_root: str
+    project_root: str | None  # the project store above the request's cwd, if any
+    command: str  # the hook command prefix this client installs
+    env: Mapping[str, str]
+    now: datetime
+    schedule: ScheduleStatus | None
+    daily_log: str
+    load_failures: dict[str, str] = field(default_factory=dict)  # embeddings models that would not load
+
+
+def guarded(name: str, check: Callable[[], list[Check]]) -> list[Check]:
+    """Run one check; a check that crashes becomes a failed check instead of failing all of doctor."""
+    try:
+        return check()
+    except Exception as exc:
+        log.exception("the %s check failed", name)
+        return [Check(name, FAIL, f"the check itself failed ({type(exc).__name__})", "see hippod.log")]
+
+
+def inspect_stores(inputs: Inputs) -> list[stores.StoreFacts]:
+    """Read-only facts of the global store and, when there is one, the request's project store."""
+    found = [stores.inspect(inputs.global_root, "global", inputs.now)]
+    if inputs.project_root is not None:
+        found.append(stores.inspect(inputs.project_root, "project", inputs.now))
+    return found
+
+
+def store_configs(inputs: Inputs) -> list[settings.StoreConfig]:
+    configs = [settings.read_store_config(inputs.global_root, "global")]
+    if inputs.project_root is not None:
+        configs.append(settings.read_store_config(inputs.project_root, "project"))
+    return configs
+
+
+def run_checks(inputs: Inputs) -> list[Check]:
+    """Service, Stores, Sleep, Daily run, Workspaces, the agents', Spool, Config, Embeddings, Network."""
+    facts = inspect_stores(inputs)
+    configs = store_configs(inputs)
+    project = os.path.dirname(inputs.project_root) if inputs.project_root is not None else None
+    root = inputs.global_root
+    checks: list[Check] = []
+    checks += guarded("Service", lambda: [services.doctor_check(global_root=root, env=inputs.env)])
+    checks += [stores.store_check(f) for f in facts]
+    checks.append(sleep.sleep_check(facts, inputs.now))
+    checks.append(sleep.daily_check(inputs.schedule, inputs.daily_log))
+    checks += guarded("Workspaces", lambda: [folders.workspaces_check(root)])
+    checks += guarded(
+        "Agents", lambda: targets.doctor_checks(project, inputs.command, global_root=root, env=inputs.env)
+    )
+    checks.append(folders.spool_check(spool_root(root), facts))
+    checks += guarded("Config", lambda: [settings.config_check(root, configs)])
+    checks.append(settings.embeddings_check(configs, settings.wordllama_dir(), inputs.load_failures))
+    checks.append(settings.network_check(inputs.env, configs))
+    return checks

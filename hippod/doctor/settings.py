@@ -1,0 +1,120 @@
+"""The Config, Embeddings and Network checks: daemon.json, the stores' config.json, the daemon's env."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check
+from hippod.config import load_daemon_config
+from hippod.doctor import Findings, hippoctl
+from hippod.embed.service import EXTRA_HINT, settings
+from hippod.jsonfile import merge, read_object
+from hippod.store.config import STORE_DEFAULTS
+
+_OFF = ("false", "off", "no", "0")
+
+
+@dataclass
+class StoreConfig:
+    """One store's config.json: its path, the values in force (defaults included), a parse problem."""
+
+    kind: str  # global or project
+    path: str
+    values: dict[str, Any] = field(default_factory=dict)
+    problem: str | None = None
+
+
+def read_store_config(root: str, kind: str) -> StoreConfig:
+    """`<root>/config.json` over the defaults; a missing file is the defaults, silently."""
+    path = os.path.join(root, "config.json")
+    overrides, problem = read_object(path)
+    return StoreConfig(kind=kind, path=path, values=merge(STORE_DEFAULTS, overrides), problem=problem)
+
+
+def config_check(global_root: str, stores: Sequence[StoreConfig]) -> Check:
+    """Fail on an unparseable daemon.json or config.json; warn on unusable values and memoryValue.enabled."""
+    found = Findings("Config")
+    daemon_json = os.path.join(global_root, "daemon.json")
+    _, problem = read_object(daemon_json)
+    restart = hippoctl("daemon", "restart")
+    if problem is not None:
+        found.add(FAIL, problem, f"fix the JSON in {daemon_json}, then run: {restart}")
+    else:
+        for warning in load_daemon_config(global_root)[1]:
+            found.add(WARN, warning, f"correct it in {daemon_json}, then run: {restart}")
+    for store in stores:
+        if store.problem is not None:
+            found.add(FAIL, store.problem, f"fix the JSON in {store.path}")
+        elif (store.values.get("memoryValue") or {}).get("enabled") is True:
+            found.add(
+                WARN,
+                f"{store.path}: memoryValue.enabled is true, but hippod does not support memoryValue",
+                f'set "memoryValue": {{"enabled": false}} in {store.path}',
+            )
+    return found.check("daemon.json and config.json parse")
+
+
+def wordllama_dir() -> str | None:
+    """Where the embeddings extra's package is installed, found without importing it; None without it."""
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return next(iter(spec.submodule_search_locations))
+    return os.path.dirname(spec.origin) if spec.origin else None
+
+
+def embeddings_check(
+    stores: Sequence[StoreConfig], package_dir: str | None, load_failures: Mapping[str, str]
+) -> Check:
+    """Fail when a store sets `embeddings.enabled: true` without the extra, or without a usable model."""
+    found = Findings("Embeddings")
+    modes: list[str] = []
+    for store in stores:
+        wanted = settings(store.values)
+        modes.append(f"{store.kind} {wanted.mode}")
+        if wanted.mode != "required":
+            continue
+        name, _, variant = wanted.model.partition(":")
+        where = f"{store.path} requires embeddings ({wanted.model})"
+        if name != "wordllama" or not variant:
+            found.add(FAIL, f"{where}, a model hippod cannot load", f"set embeddings.model in {store.path}")
+        elif package_dir is None:
+            found.add(FAIL, f"{where}, but the embeddings extra is not installed", EXTRA_HINT)
+        elif not os.path.isfile(os.path.join(package_dir, "weights", f"{variant}.safetensors")):
+            found.add(
+                FAIL,
+                f"{where}, but its weights are not in {package_dir}",
+                f"set embeddings.model in {store.path}, or reinstall the extra: {EXTRA_HINT}",
+            )
+        elif wanted.model in load_failures:
+            found.add(FAIL, f"{where}: {load_failures[wanted.model]}", hippoctl("daemon", "restart"))
+    extra = "installed" if package_dir is not None else "not installed (recall uses BM25 only)"
+    return found.check(f"{', '.join(modes)}; the extra is {extra}")
+
+
+def extraction_off(values: Mapping[str, Any]) -> bool:
+    """Whether a config turns LLM extraction off (`extraction.enabled: false`)."""
+    enabled = (values.get("extraction") or {}).get("enabled", "auto")
+    return enabled is False or str(enabled).strip().lower() in _OFF
+
+
+def network_check(env: Mapping[str, str], stores: Sequence[StoreConfig]) -> Check:
+    """Warn when ANTHROPIC_API_KEY is in the daemon's environment and extraction is not off in a store."""
+    if not env.get("ANTHROPIC_API_KEY", "").strip():
+        return Check("Network", OK, "ANTHROPIC_API_KEY is not set: sleep sends nothing out")
+    on = [s for s in stores if not extraction_off(s.values)]
+    if not on:
+        return Check("Network", OK, "ANTHROPIC_API_KEY is set; extraction is off in every store")
+    files = ", ".join(s.path for s in on)
+    return Check(
+        "Network",
+        WARN,
+        "ANTHROPIC_API_KEY is in the daemon's environment and extraction is not off: sleep will send "
+        f"memory text to the Anthropic API ({files})",
+        f'set "extraction": {{"enabled": false}} in {files}, or unset the key for the daemon',
+    )

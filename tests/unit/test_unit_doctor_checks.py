@@ -1,0 +1,276 @@
+"""doctor's Sleep, Daily run, Spool, Workspaces, Config, Embeddings and Network checks, each on real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from hippoctl.protocol.replies import DailyRunResult, ScheduleStatus
+from hippod.doctor import bundle, folders, settings
+from hippod.doctor.sleep import daily_check, sleep_check
+from hippod.doctor.stores import StoreFacts
+from hippod.embed.service import EXTRA_HINT
+from hippod.store.db import APPLICATION_ID
+from hippod.store.migrations import SCHEMA_VERSION
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def _facts(kind: str, last_sleep: str | None, oldest: str | None = "2026-02-28T00:00:00.000Z") -> StoreFacts:
+    root = "/g" if kind == "global" else "/work/proj/.hippo"
+    return StoreFacts(
+        root=root,
+        kind=kind,
+        exists=True,
+        application_id=APPLICATION_ID,
+        tables=20,
+        schema=SCHEMA_VERSION,
+        last_sleep=last_sleep,
+        oldest_memory=oldest,
+    )
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+# --- Sleep and Daily run ------------------------------------------------------------------------------
+
+
+def test_sleep_within_a_week_is_ok() -> None:
+    check = sleep_check([_facts("global", "2026-02-25T00:00:00.000Z")], NOW)
+    assert check.status == "ok" and "global: last sleep 4 days ago" in check.message
+
+
+def test_sleep_older_than_a_week_warns_and_names_sleep() -> None:
+    check = sleep_check([_facts("global", "2026-02-20T00:00:00.000Z")], NOW)
+    assert check.status == "warn" and "9 days" in check.message
+    assert check.fix == "hippoctl sleep --global"
+
+
+def test_a_project_that_never_slept_with_old_memories_warns() -> None:
+    facts = _facts("project", None, oldest="2026-01-01T00:00:00.000Z")
+    check = sleep_check([facts], NOW)
+    assert check.status == "warn" and "never slept" in check.message
+    assert check.fix == "hippoctl -C /work/proj sleep"
+
+
+def test_a_new_store_that_never_slept_is_fine() -> None:
+    assert sleep_check([_facts("global", None)], NOW).status == "ok"
+
+
+def test_two_stores_behind_name_the_daily_run() -> None:
+    old = "2026-01-01T00:00:00.000Z"
+    check = sleep_check([_facts("global", old), _facts("project", old)], NOW)
+    assert check.status == "warn" and check.fix == "hippoctl daily-runner"
+
+
+def _schedule(last: DailyRunResult | None) -> ScheduleStatus:
+    return ScheduleStatus(
+        daily_enabled=True, daily_time="06:15", daily_next="2026-03-02T06:15:00.000Z", last_daily=last
+    )
+
+
+def test_a_failed_daily_run_fails_and_shows_the_next_run() -> None:
+    last = DailyRunResult(
+        started_at="2026-03-01T06:15:00.000Z",
+        finished_at="2026-03-01T06:16:00.000Z",
+        failures=2,
+        ok=False,
+        summary="Daily maintenance complete: 3 workspaces processed, 2 command failures.",
+    )
+    check = daily_check(_schedule(last), "/logs/daily.log")
+    assert check.status == "fail" and "failed" in check.message
+    assert "next scheduled: daily 2026-03-02" in check.message
+    assert check.fix is not None and "/logs/daily.log" in check.fix and "hippoctl daily-runner" in check.fix
+
+
+def test_a_good_daily_run_is_ok_and_shows_both_runs() -> None:
+    last = DailyRunResult(started_at="2026-03-01T06:15:00.000Z", finished_at="2026-03-01T06:16:00.000Z")
+    check = daily_check(_schedule(last), "/logs/daily.log")
+    assert check.status == "ok"
+    assert "next scheduled: daily" in check.message and "last daily run:" in check.message
+    assert "ok (0 workspaces, 0 failures)" in check.message
+
+
+def test_a_daily_run_that_did_not_finish_warns() -> None:
+    check = daily_check(_schedule(DailyRunResult(started_at="2026-03-01T06:15:00.000Z")), "/l/daily.log")
+    assert check.status == "warn"
+
+
+# --- Spool --------------------------------------------------------------------------------------------
+
+
+def test_old_compaction_spool_files_and_failed_ones_fail(tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    old = spool / "pre-compact" / "20260101T000000000-1-abcd.json"
+    _write(old, "{}")
+    _write(spool / "post-compact" / "fresh.json", "{}")
+    _write(spool / "session-end" / "old-but-not-compaction.json", "{}")
+    hour_ago = time.time() - 3600
+    os.utime(old, (hour_ago, hour_ago))
+    os.utime(spool / "session-end" / "old-but-not-compaction.json", (hour_ago, hour_ago))
+    assert folders.old_compaction_files(str(spool), time.time()) == [str(old)]
+    check = folders.spool_check(str(spool), [])
+    assert check.status == "fail" and str(old) in check.message
+    assert check.fix is not None and "hippoctl daemon restart" in check.fix
+
+
+def test_a_fresh_spool_is_ok_and_a_failed_file_fails(tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    _write(spool / "pre-compact" / "fresh.json", "{}")
+    check = folders.spool_check(str(spool), [])
+    assert check.status == "ok" and "1 file(s) waiting" in check.message
+    _write(spool / "failed" / "gave-up.json", "{}")
+    _write(spool / "failed" / "gave-up.json.err", "try 3 of 3: bad")
+    check = folders.spool_check(str(spool), [])
+    assert check.status == "fail" and "1 spool file(s) could not be applied" in check.message
+
+
+def test_stale_pending_compaction_rows_warn(tmp_path: Path) -> None:
+    facts = _facts("project", None)
+    facts.stale_compactions = 2
+    check = folders.spool_check(str(tmp_path / "no-spool"), [facts])
+    assert check.status == "warn" and "2 compaction(s)" in check.message
+    assert check.fix == "hippoctl -C /work/proj sleep"
+
+
+# --- Workspaces ---------------------------------------------------------------------------------------
+
+
+def test_workspaces_missing_or_without_a_store_warn(tmp_path: Path) -> None:
+    good, bare, gone = (tmp_path / name for name in ("good", "bare", "gone"))
+    _write(good / ".hippo" / "hippo.db", "")
+    bare.mkdir()
+    _write(tmp_path / "root" / "workspaces.json", json.dumps({"version": 1, "workspaces": [str(good)]}))
+    assert folders.workspaces_check(str(tmp_path / "root")).status == "ok"
+    paths = [str(good), str(bare), str(gone)]
+    _write(tmp_path / "root" / "workspaces.json", json.dumps({"version": 1, "workspaces": paths}))
+    check = folders.workspaces_check(str(tmp_path / "root"))
+    assert check.status == "warn"
+    assert f"{gone} is missing" in check.message and f"{bare} has no store" in check.message
+
+
+def test_an_unreadable_registry_fails(tmp_path: Path) -> None:
+    _write(tmp_path / "workspaces.json", "{broken")
+    assert folders.workspaces_check(str(tmp_path)).status == "fail"
+
+
+def test_no_registry_is_ok(tmp_path: Path) -> None:
+    check = folders.workspaces_check(str(tmp_path))
+    assert check.status == "ok" and check.message == "none registered"
+
+
+# --- Config -------------------------------------------------------------------------------------------
+
+
+def test_an_unparseable_daemon_json_fails(tmp_path: Path) -> None:
+    _write(tmp_path / "daemon.json", '{"daily": ')
+    check = settings.config_check(str(tmp_path), [settings.read_store_config(str(tmp_path), "global")])
+    assert check.status == "fail" and "daemon.json" in check.message
+    assert check.fix is not None and "hippoctl daemon restart" in check.fix
+
+
+def test_an_unusable_daemon_value_warns(tmp_path: Path) -> None:
+    _write(tmp_path / "daemon.json", json.dumps({"daily": {"time": "25:99"}}))
+    check = settings.config_check(str(tmp_path), [])
+    assert check.status == "warn" and "daily.time" in check.message
+
+
+def test_an_unparseable_config_json_fails(tmp_path: Path) -> None:
+    _write(tmp_path / "proj" / "config.json", "not json")
+    store = settings.read_store_config(str(tmp_path / "proj"), "project")
+    assert store.problem is not None
+    check = settings.config_check(str(tmp_path), [store])
+    assert check.status == "fail" and str(tmp_path / "proj" / "config.json") in check.message
+
+
+def test_memory_value_enabled_warns(tmp_path: Path) -> None:
+    _write(tmp_path / "config.json", json.dumps({"memoryValue": {"enabled": True}}))
+    check = settings.config_check(str(tmp_path), [settings.read_store_config(str(tmp_path), "global")])
+    assert check.status == "warn" and "memoryValue" in check.message
+
+
+def test_default_config_is_ok(tmp_path: Path) -> None:
+    check = settings.config_check(str(tmp_path), [settings.read_store_config(str(tmp_path), "global")])
+    assert check.status == "ok"
+
+
+# --- Embeddings ---------------------------------------------------------------------------------------
+
+
+def _requiring(tmp_path: Path, model: str = "wordllama:l2_supercat_256") -> settings.StoreConfig:
+    _write(tmp_path / "s" / "config.json", json.dumps({"embeddings": {"enabled": True, "model": model}}))
+    return settings.read_store_config(str(tmp_path / "s"), "global")
+
+
+def test_required_embeddings_without_the_extra_fail(tmp_path: Path) -> None:
+    check = settings.embeddings_check([_requiring(tmp_path)], None, {})
+    assert check.status == "fail" and "not installed" in check.message and check.fix == EXTRA_HINT
+
+
+def test_required_embeddings_without_the_weights_fail(tmp_path: Path) -> None:
+    package = tmp_path / "wordllama"
+    (package / "weights").mkdir(parents=True)
+    store = _requiring(tmp_path)
+    assert settings.embeddings_check([store], str(package), {}).status == "fail"
+    (package / "weights" / "l2_supercat_256.safetensors").write_bytes(b"weights")
+    assert settings.embeddings_check([store], str(package), {}).status == "ok"
+    failures = {"wordllama:l2_supercat_256": "cannot load it from disk: ValueError"}
+    assert settings.embeddings_check([store], str(package), failures).status == "fail"
+
+
+def test_an_unknown_embeddings_model_fails(tmp_path: Path) -> None:
+    check = settings.embeddings_check([_requiring(tmp_path, "openai:big")], str(tmp_path), {})
+    assert check.status == "fail" and "openai:big" in check.message
+
+
+def test_auto_embeddings_without_the_extra_are_ok(tmp_path: Path) -> None:
+    check = settings.embeddings_check([settings.read_store_config(str(tmp_path), "global")], None, {})
+    assert check.status == "ok" and "BM25" in check.message
+
+
+def test_the_installed_extra_is_found_without_importing_it() -> None:
+    found = settings.wordllama_dir()
+    assert found is not None and os.path.isdir(os.path.join(found, "weights"))
+
+
+# --- Network ------------------------------------------------------------------------------------------
+
+
+def test_an_api_key_with_extraction_on_warns(tmp_path: Path) -> None:
+    store = settings.read_store_config(str(tmp_path), "global")
+    check = settings.network_check({"ANTHROPIC_API_KEY": "sk-ant-test"}, [store])
+    assert check.status == "warn" and "memory text" in check.message
+    assert check.fix is not None and '"extraction": {"enabled": false}' in check.fix
+    assert "sk-ant-test" not in check.message + check.fix
+
+
+def test_an_api_key_with_extraction_off_is_ok(tmp_path: Path) -> None:
+    _write(tmp_path / "config.json", json.dumps({"extraction": {"enabled": False}}))
+    store = settings.read_store_config(str(tmp_path), "global")
+    assert settings.network_check({"ANTHROPIC_API_KEY": "sk-ant-test"}, [store]).status == "ok"
+    default = settings.read_store_config(str(tmp_path / "x"), "global")
+    assert settings.network_check({}, [default]).status == "ok"
+
+
+# --- the bundle's masking -----------------------------------------------------------------------------
+
+
+def test_redact_masks_secret_looking_keys_at_any_depth() -> None:
+    value = {
+        "http": {"port": 6789, "apiKey": "sk-1", "tokens": ["a"]},
+        "slack": [{"signingSecret": "s", "bot_token": "xoxb"}],
+        "password": "",
+        "defaultBudget": 4000,
+    }
+    assert bundle.redact(value) == {
+        "http": {"port": 6789, "apiKey": "***", "tokens": "***"},
+        "slack": [{"signingSecret": "***", "bot_token": "***"}],
+        "password": "",
+        "defaultBudget": 4000,
+    }
