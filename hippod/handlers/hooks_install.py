@@ -1,19 +1,58 @@
-"""`hook list|install|uninstall <target>` (integrations.md §3-§8)."""
+"""`hook list|install|uninstall <target>` (integrations.md §3-§8).
+
+The project is the request's cwd; the agents' homes come from the daemon's own environment.
+"""
 
 from __future__ import annotations
 
+import os
+
 from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies_hooks_install import HookChangeReply, HookListReply
 from hippod.errors import HippoError
+from hippod.integrations import targets
+from hippod.integrations.report import Report
 from hippod.request import RequestContext
 
 
-async def hook_list(ctx: RequestContext, body: m.HookList) -> tuple[object, str]:
-    raise HippoError("not_available", "hook list is not available yet")
+async def hook_list(ctx: RequestContext, body: m.HookList) -> tuple[HookListReply, str]:
+    project = ctx.request.cwd
+    rows = [targets.status(t, project, body.command, env=os.environ) for t in targets.TARGETS]
+    lines = [f"Agent targets for {project}:"]
+    for row in rows:
+        lines.append(f"{row.target:<12} {'detected' if row.detected else '-':<9} {row.state}")
+        for item in row.files:
+            detail = f" ({item.detail})" if item.detail else ""
+            lines.append(f"    {item.kind:<12} {item.state:<9} {item.path}{detail}")
+    return HookListReply(project=project, targets=rows), "\n".join(lines)
 
 
-async def hook_install(ctx: RequestContext, body: m.HookInstall) -> tuple[object, str]:
-    raise HippoError("not_available", "hook install is not available yet")
+def _reply(ctx: RequestContext, target: str, action: str, report: Report) -> tuple[HookChangeReply, str]:
+    ctx.warnings.extend(report.warnings)
+    reply = HookChangeReply(target=target, action=action, lines=report.lines, warnings=report.warnings)
+    if report.lines:
+        return reply, "\n".join(report.lines)
+    return reply, f"{target}: nothing changed"
 
 
-async def hook_uninstall(ctx: RequestContext, body: m.HookUninstall) -> tuple[object, str]:
-    raise HippoError("not_available", "hook uninstall is not available yet")
+def _failed(exc: OSError) -> HippoError:
+    where = f" {exc.filename}" if exc.filename else ""
+    return HippoError("write_failed", f"could not write{where}: {exc.strerror or exc}")
+
+
+async def hook_install(ctx: RequestContext, body: m.HookInstall) -> tuple[HookChangeReply, str]:
+    root = ctx.state.registry.global_root
+    try:
+        report = targets.install(body.target, ctx.request.cwd, body.command, global_root=root, env=os.environ)
+    except OSError as exc:
+        raise _failed(exc) from exc
+    return _reply(ctx, body.target, "install", report)
+
+
+async def hook_uninstall(ctx: RequestContext, body: m.HookUninstall) -> tuple[HookChangeReply, str]:
+    root = ctx.state.registry.global_root
+    try:
+        report = targets.uninstall(body.target, ctx.request.cwd, global_root=root, env=os.environ)
+    except OSError as exc:
+        raise _failed(exc) from exc
+    return _reply(ctx, body.target, "uninstall", report)

@@ -1,0 +1,122 @@
+"""`doctor`'s agent checks (integrations.md §12): Claude Code, Codex, OpenCode and the instruction
+blocks. Read-only; each problem's fix is the command that mends it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from hippoctl.protocol.replies_doctor import Check
+from hippod.integrations import blockfiles, blocks, claude, codex, files, homes, installed, opencode
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+
+
+def _install(target: str) -> str:
+    return f"hippoctl hook install {target}"
+
+
+def claude_check(command: str, env: Mapping[str, str]) -> Check:
+    name, fix = "Claude Code", _install("claude-code")
+    if not os.path.isdir(homes.claude_home(env)):
+        return Check(name=name, status=OK, message=f"not in use (no {homes.claude_home(env)})")
+    status = claude.status(command, env)
+    if status.error is not None:
+        return Check(name=name, status=FAIL, message=status.error, fix=f"repair {status.path}, then {fix}")
+    problems = []
+    if status.missing:
+        problems.append("missing: " + ", ".join(f"{s.event} {s.suffix}" for s in status.missing))
+    if status.duplicated:
+        problems.append("duplicated: " + ", ".join(f"{s.event} {s.suffix}" for s in status.duplicated))
+    if status.outdated:
+        problems.append("older forms: " + ", ".join(status.outdated))
+    if problems:
+        return Check(name=name, status=WARN, message=f"{status.path}: " + "; ".join(problems), fix=fix)
+    return Check(name=name, status=OK, message=f"all {len(status.present)} hook entries in {status.path}")
+
+
+def codex_checks(command: str, env: Mapping[str, str]) -> list[Check]:
+    """The entries, and (always, while Codex is in use) the reminder to trust them."""
+    name = "Codex"
+    status = codex.status(command, env)
+    if not codex.home_exists(env):
+        return [Check(name=name, status=OK, message=f"not in use (no {homes.codex_home(env)})")]
+    if status.error is not None:
+        entries = Check(name=name, status=FAIL, message=status.error, fix=f"repair {status.path}")
+    elif status.outdated:
+        message = f"older hippod hooks in {status.path}: " + ", ".join(status.outdated)
+        entries = Check(name=name, status=WARN, message=message, fix=codex.REINSTALL)
+    elif status.missing:
+        missing = ", ".join(f"{s.event} {s.suffix}" for s in status.missing)
+        message = f"missing in {status.path}: {missing}"
+        entries = Check(name=name, status=WARN, message=message, fix=_install("codex"))
+    else:
+        entries = Check(name=name, status=OK, message=f"both hook entries in {status.path}")
+    trust = Check(
+        name="Codex trust",
+        status=WARN,
+        message="Codex runs new hooks only after you trust them once: open /hooks in Codex and trust both",
+    )
+    return [entries, trust]
+
+
+def opencode_check(project: str | None, command: str, env: Mapping[str, str]) -> Check:
+    name, fix = "OpenCode", _install("opencode")
+    path = opencode.plugin_path(env)
+    state = opencode.plugin_state(command, env)
+    stray = [p for p in opencode.config_paths(project, env) if opencode.stray_hooks(p)]
+    if stray:
+        return Check(name=name, status=WARN, message="stray hooks key in " + ", ".join(stray), fix=fix)
+    if state == "installed":
+        return Check(name=name, status=OK, message=f"plugin {path}")
+    if state == "edited":
+        message = f"{path} lacks the hippod marker (it is not hippod's)"
+        return Check(name=name, status=WARN, message=message, fix=f"move {path} aside, then {fix}")
+    if state == "outdated":
+        return Check(name=name, status=WARN, message=f"plugin {path} is outdated", fix=fix)
+    if not opencode.home_exists(env):
+        return Check(name=name, status=OK, message=f"not in use (no {homes.opencode_home(env)})")
+    return Check(name=name, status=WARN, message=f"plugin {path} missing", fix=fix)
+
+
+def _agents_target(path: str, global_root: str, detected: list[str]) -> str:
+    """The target to name in an AGENTS.md fix: one that installed the block, else one detected."""
+    recorded = [r.target for r in installed.load(global_root) if r.kind == "block" and r.file == path]
+    choices = recorded + [t for t in detected if t != "claude-code"]
+    return choices[0] if choices else "codex"
+
+
+def block_checks(project: str | None, *, global_root: str, detected: list[str]) -> list[Check]:
+    """One check per instruction file the project has."""
+    name = "Blocks"
+    if project is None:
+        return [Check(name=name, status=OK, message="no project here")]
+    checks = []
+    for kind in (blocks.CLAUDE, blocks.AGENTS):
+        path = blockfiles.path_for(project, kind)
+        text = files.read_text(path)
+        if text is None:
+            continue
+        target = "claude-code" if kind == blocks.CLAUDE else _agents_target(path, global_root, detected)
+        state, fix = blocks.state(text, kind), _install(target)
+        if state == "installed":
+            checks.append(Check(name=name, status=OK, message=f"current hippo block in {path}"))
+        elif state == "edited":
+            message = f"edited hippo block in {path} (left alone by install)"
+            fix = f"remove the block between the hippo markers in {path}, then {fix}"
+            checks.append(Check(name=name, status=WARN, message=message, fix=fix))
+        else:
+            word = "an outdated" if state == "outdated" else "no"
+            checks.append(Check(name=name, status=WARN, message=f"{word} hippo block in {path}", fix=fix))
+    return checks or [Check(name=name, status=OK, message=f"no CLAUDE.md or AGENTS.md in {project}")]
+
+
+def checks(
+    project: str | None, command: str, *, global_root: str, env: Mapping[str, str], detected: list[str]
+) -> list[Check]:
+    return [
+        claude_check(command, env),
+        *codex_checks(command, env),
+        opencode_check(project, command, env),
+        *block_checks(project, global_root=global_root, detected=detected),
+    ]

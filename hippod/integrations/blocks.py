@@ -1,0 +1,183 @@
+"""The instruction block in a project's CLAUDE.md or AGENTS.md (integrations.md §4, §8).
+
+The block sits between `<!-- hippo:start -->` and `<!-- hippo:end -->`; its body (the text between
+the markers, line endings made LF and outer whitespace trimmed) is recognised by sha256 against
+every body hippod has shipped, and against the bodies the original hippo wrote between the same
+markers. A known older body is replaced by the current one; any other body is the user's, and is
+left alone, as is a start marker with no end marker after it. Text outside the markers is never
+touched, and a file is patched only when it already exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+START = "<!-- hippo:start -->"
+END = "<!-- hippo:end -->"
+CLAUDE = "claude"  # CLAUDE.md
+AGENTS = "agents"  # AGENTS.md, read by Codex, Cursor, OpenClaw, OpenCode and Pi
+
+# Every line is read on every session start, so each one asks only for what no hook does.
+_CLAUDE_V1 = """## Project Memory (Hippo)
+
+Pinned and recent memories arrive with every prompt; never fetch them by hand.
+
+- Once when a task begins (not on every prompt), and whenever that per-prompt hook is missing: \
+`hippoctl context --auto --budget 1500`
+- The moment the cause of a failure is known, never as a closing step: \
+`hippoctl remember "<what went wrong and why>" --error`"""
+
+_AGENTS_V1 = """## Project Memory (Hippo)
+
+- Once when a task begins (not on every prompt), and whenever no hook feeds you memories: \
+`hippoctl context --auto --budget 1500`
+- The moment the cause of a failure is known, never as a closing step: \
+`hippoctl remember "<what went wrong and why>" --error`
+- The moment you learn something worth keeping beyond this session, leaving out secrets and \
+personal details: `hippoctl remember "<what you learned and why>"`
+- When the session finishes, unless a hook captures it: pipe a 2-5 bullet summary (decisions, \
+errors, lessons) into `hippoctl capture --stdin`"""
+
+# (variant, version) -> body. Add a new version here; never change or drop a shipped one.
+BODIES: dict[tuple[str, int], str] = {
+    (CLAUDE, 1): _CLAUDE_V1,
+    (AGENTS, 1): _AGENTS_V1,
+}
+CURRENT = {CLAUDE: 1, AGENTS: 1}
+
+# sha256 of the bodies the original hippo wrote between the same markers (up to its 1.33): its
+# claude-code block, and its codex, cursor, openclaw, opencode and pi blocks (all AGENTS.md).
+_ORIGINAL: dict[str, tuple[str, ...]] = {
+    CLAUDE: (
+        "c04e48f2896a4fee9ae98f8f832e2d26a3910269df3beb5bcd6baee3cd9db68e",
+        "e6b12bd8983c032e5ca8e95a97aeff4178a5a05026d10acad5b2e1b25d5656dd",
+        "4c64e11d3e5be68fa547c9248d7553feb645a02f7cf13ba02f7275e1854baf44",
+        "293bd319bbc86225a0ee027490a3322a0336257f5832f7fade65e4ffb2530654",
+        "c80e760208aed70f6094757736b9a2f496ba5c30d88bc2a7ae3e128b403dcc6b",
+    ),
+    AGENTS: (
+        "15abcece9712279fb4721f7a8f0ba117457400278977beb5cf5b5d7ba49f7b1a",
+        "0c81a6b2c21473313001f624b80ea870e661aecbfda9bfe8503febc0d5f34533",
+        "88e45358aba4f17912f113221c991dc758275991335d1daa4aa1974a69c46769",
+        "e61632fe177450a06541c148a9a4f9182530d8df667806927a99792825903298",
+        "f1e5815a4b7205c43e2db792215df1943e7853635a1e0f4561b150a41b756451",
+        "a1415ecda9b2f8f317c233738e4a5ac16e6b2cc385a017c0c8ecfbfacbcab6a3",
+        "a38c428bbdfc14ec50f6f7b9183785170a4eae1ce9cde60257cca6efc7206b3a",
+        "0ec9f556abfd55e94f9e6fb47ece0fc5acb841977d144b35a2371e03645d8636",
+        "0fdf490b8120e538b0f2c2417b844d39da772415715d0572f31c5337162a4912",
+        "40524c3bd5a2eb04036567cc761451961d950995768bccd93a9900b0f75eafea",
+        "7b3518e8c0feaa7b8b454cde7743f7598ad14cd9979e1680d0954484e2464aae",
+        "1137dcf04568caf011e41db77bc55324faee88bc29c3a5fcc98ab687cd952a16",
+        "80d457096eabd14cc9a2178c06cb76b2440c02eec4eb117ef9fe57eaa03c3c20",
+        "4601c67c31f41cd5b1324cfccdb1afc66872b7fb0bc1e7c5789ecabb1f6bd942",
+        "90d9e21d8d1ecbe99a0fc7b7f2d9f8af7b5315a6b4b0203df4f7a9bdc0699b98",
+        "ca4e00284f1397ed2f2fcc53210c27f63b90edf6b37fd66dad5ee58b94ea3eee",
+        "9af7ca33d8b9e96cec2dd519d5a52435ccd7bcb7590a9b1c4f8615da70ac48ce",
+        "8b8f5986d7f7ed15f06e68720d8913c3cab23d94366b411935ca2bbaa334553b",
+        "37767b355e18beac726b05b9e2b898dab8c6135fd7b98f3aa52edc734d5dd283",
+        "6e85a5cccb3cfeaa9a080713754936db730f96376f94cc9a9888a746149c7268",
+        "ffb8b55d4ee75b876afabfa75df3836b6aa50cff117120562b71fa28888a5f7b",
+    ),
+}
+
+
+def digest(body: str) -> str:
+    """sha256 of a body with LF line endings and outer whitespace trimmed (an editor's CRLF or a
+    trailing newline does not make a block edited)."""
+    return hashlib.sha256(body.replace("\r\n", "\n").strip().encode("utf-8")).hexdigest()
+
+
+def current_body(variant: str) -> str:
+    return BODIES[(variant, CURRENT[variant])]
+
+
+def _shipped() -> dict[str, tuple[str, str]]:
+    table = {digest(body): (variant, str(version)) for (variant, version), body in BODIES.items()}
+    for variant, digests in _ORIGINAL.items():
+        table.update({d: (variant, "original") for d in digests})
+    return table
+
+
+# digest -> (variant, version): every body that counts as unedited.
+SHIPPED = _shipped()
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where the block is: `start`..`end` covers both markers; `body` is the text between them.
+    `end` is -1 for a start marker with no end marker after it."""
+
+    start: int
+    end: int
+    body: str
+
+
+def find(text: str) -> Span | None:
+    """The first block in `text`, or None when there is no start marker."""
+    start = text.find(START)
+    if start < 0:
+        return None
+    close = text.find(END, start + len(START))
+    if close < 0:
+        return Span(start, -1, "")
+    return Span(start, close + len(END), text[start + len(START) : close])
+
+
+def state(text: str | None, variant: str, shipped: dict[str, tuple[str, str]] = SHIPPED) -> str:
+    """`absent` (no file or no block), `installed` (the current body), `outdated` (an older shipped
+    body) or `edited` (anything else, an unterminated block, or a stray end marker)."""
+    if text is None:
+        return "absent"
+    span = find(text)
+    if span is None:
+        return "edited" if END in text else "absent"
+    if span.end < 0:
+        return "edited"
+    found = digest(span.body)
+    if found == digest(current_body(variant)):
+        return "installed"
+    return "outdated" if found in shipped else "edited"
+
+
+def _eol(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def render(variant: str, eol: str = "\n") -> str:
+    """The whole block, markers included, without a final newline."""
+    return eol.join([START, *current_body(variant).split("\n"), END])
+
+
+def patched(text: str, variant: str, shipped: dict[str, tuple[str, str]] = SHIPPED) -> tuple[str, str]:
+    """(new text, what happened): `added` after a blank line, `updated` from an older body, or the
+    text unchanged with `current` or `edited`."""
+    found = state(text, variant, shipped)
+    eol = _eol(text)
+    if found == "absent":
+        if not text:
+            return render(variant, eol) + eol, "added"
+        gap = eol if text.endswith("\n") else eol + eol
+        return text + gap + render(variant, eol) + eol, "added"
+    if found == "outdated":
+        span = find(text)
+        assert span is not None
+        return text[: span.start] + render(variant, eol) + text[span.end :], "updated"
+    return text, "current" if found == "installed" else "edited"
+
+
+def without(text: str, variant: str, shipped: dict[str, tuple[str, str]] = SHIPPED) -> tuple[str, str]:
+    """(new text, what happened): the unedited block `removed` with the blank line `patched` put
+    before it, or the text unchanged with `absent` or `edited`."""
+    found = state(text, variant, shipped)
+    if found in ("absent", "edited"):
+        return text, found
+    span = find(text)
+    assert span is not None
+    eol = _eol(text)
+    before, after = text[: span.start], text[span.end :]
+    if after.startswith(eol):
+        after = after[len(eol) :]
+    if before.endswith(eol + eol) and (not after or after.startswith(eol)):
+        before = before[: -len(eol)]
+    return before + after, "removed"

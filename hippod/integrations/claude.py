@@ -1,0 +1,79 @@
+"""Claude Code's seven hook entries in `<claude home>/settings.json` (integrations.md §3, §8).
+
+Install adds an entry only where no hook object under its event already has exactly the command,
+turns an older form of it (commands.py) into the current command in place, and drops further
+copies; uninstall removes hippod's own hook objects (current and older forms) and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from hippod.integrations import homes, hookjson, installed
+from hippod.integrations.commands import CLAUDE_HOOKS, LEGACY_STOP, HookSpec
+from hippod.integrations.report import Report
+
+TARGET = "claude-code"
+
+
+def settings_path(env: Mapping[str, str]) -> str:
+    return os.path.join(homes.claude_home(env), "settings.json")
+
+
+def _record(path: str, command: str) -> installed.Record:
+    return installed.Record(target=TARGET, kind="hook", file=path, command=command)
+
+
+def _migrate(data: hookjson.Json, spec: HookSpec, command: str, report: Report) -> None:
+    """Leave exactly one hook object with `command` under the entry's event."""
+    hooks = data.get("hooks") or {}
+    objects = list(hookjson.hook_objects(hooks, spec.event))
+    current = [h for h in objects if h["command"] == command]
+    older = [h for h in objects if h["command"] != command and spec.owns(h["command"])]
+    if not current and older:
+        kept = older.pop(0)
+        old = kept["command"]
+        report.lines.append(f"Replaced {old} with {command} ({spec.event}) in claude-code settings")
+        kept["command"] = command
+        kept["timeout"] = spec.timeout
+    elif not current:
+        hookjson.append(data, spec.event, hookjson.new_entry(spec, command))
+        report.lines.append(f"Installed {command} {spec.event} hook in claude-code settings")
+    # Picked by object, not by command: the copy that stays has the very same command string.
+    extra = {id(h) for h in older} | {id(h) for h in current[1:]}
+    if extra:
+        for old in hookjson.strip_hooks(data["hooks"], spec.event, lambda h: id(h) in extra):
+            report.lines.append(f"Removed duplicate {old} ({spec.event}) from claude-code settings")
+
+
+def install(prefix: str, *, global_root: str, env: Mapping[str, str]) -> Report:
+    """The seven entries, with `prefix` starting each command."""
+    report = Report()
+    path = settings_path(env)
+    loaded = hookjson.load_or_warn(path, "claude-code settings", report)
+    if loaded is None:
+        return report
+    data, old_text = loaded
+    hooks = data.get("hooks") or {}
+    for old in hookjson.strip(hooks, LEGACY_STOP.event, LEGACY_STOP.owns):
+        report.lines.append(f"Removed legacy {old} Stop hook from claude-code settings")
+    for spec in CLAUDE_HOOKS:
+        _migrate(data, spec, spec.command(prefix), report)
+    hookjson.save(path, data, old_text)
+    for spec in CLAUDE_HOOKS:
+        installed.add(global_root, _record(path, spec.command(prefix)))
+    return report
+
+
+def uninstall(*, global_root: str, env: Mapping[str, str]) -> Report:
+    """Remove hippod's hook objects, current and older forms (hookjson.uninstall)."""
+    specs = (*CLAUDE_HOOKS, LEGACY_STOP)
+    return hookjson.uninstall(
+        settings_path(env), specs, target=TARGET, where="claude-code settings", global_root=global_root
+    )
+
+
+def status(prefix: str, env: Mapping[str, str]) -> hookjson.Status:
+    """Read-only: which of the seven entries are present, missing, duplicated or in an older form."""
+    return hookjson.status(settings_path(env), CLAUDE_HOOKS, prefix, retired=(LEGACY_STOP,))

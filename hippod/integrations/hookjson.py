@@ -1,0 +1,202 @@
+"""Reading and editing a hooks file in Claude Code's shape (`settings.json`, Codex's `hooks.json`):
+`{"hooks": {<event>: [{"matcher"?: str, "hooks": [{"type": "command", "command": str, ...}]}]}}`.
+
+Everything else in the file is kept as parsed, in its key order, and written back with a 2-space
+indent. Entries and hook objects of any other shape are not ours and are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from hippod.integrations import files, installed
+from hippod.integrations.commands import HookSpec
+from hippod.integrations.report import Report
+
+Json = dict[str, Any]
+
+
+class SettingsError(Exception):
+    """The file is not JSON hippod can merge into; it is left exactly as it is."""
+
+
+def load(path: str) -> tuple[Json, str | None]:
+    """The parsed file and its text (None when it does not exist, which reads as `{}`)."""
+    text = files.read_text(path)
+    if text is None:
+        return {}, None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"{path} is not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} does not hold a JSON object")
+    hooks = data.get("hooks")
+    if hooks is not None and (
+        not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values())
+    ):
+        raise SettingsError(f'{path}: its "hooks" key is not an object of arrays')
+    return data, text
+
+
+def load_or_warn(path: str, where: str, report: Report) -> tuple[Json, str | None] | None:
+    """load(), or None with a warning naming the file when it is not JSON hippod can merge into."""
+    try:
+        return load(path)
+    except SettingsError as exc:
+        report.warnings.append(f"{exc}; {where} left unchanged")
+        return None
+
+
+def dump(data: Json) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def save(path: str, data: Json, old_text: str | None) -> bool:
+    """Write `data` unless the file already holds exactly that text; True when it was written."""
+    text = dump(data)
+    if text == old_text:
+        return False
+    files.write_atomic(path, text)
+    return True
+
+
+def hook_objects(hooks: Json, event: str) -> Iterator[Json]:
+    """Every command hook object under `event` (skipping entries and objects of other shapes)."""
+    for entry in hooks.get(event) or []:
+        if isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
+            for hook in entry["hooks"]:
+                if isinstance(hook, dict) and isinstance(hook.get("command"), str):
+                    yield hook
+
+
+def commands(hooks: Json, event: str) -> list[str]:
+    return [hook["command"] for hook in hook_objects(hooks, event)]
+
+
+def strip(hooks: Json, event: str, drop: Callable[[str], bool]) -> list[str]:
+    """Remove the hook objects under `event` whose command `drop` picks (see strip_hooks)."""
+    return strip_hooks(hooks, event, lambda hook: drop(hook["command"]))
+
+
+def strip_hooks(hooks: Json, event: str, drop: Callable[[Json], bool]) -> list[str]:
+    """Remove the command hook objects under `event` that `drop` picks; an entry left with no hook
+    goes, and so does the event once its array is empty. Returns the removed commands."""
+    removed: list[str] = []
+    entries = hooks.get(event)
+    if not entries:
+        return removed
+    kept_entries = []
+    for entry in entries:
+        if not (isinstance(entry, dict) and isinstance(entry.get("hooks"), list)):
+            kept_entries.append(entry)
+            continue
+        kept = []
+        for hook in entry["hooks"]:
+            if isinstance(hook, dict) and isinstance(hook.get("command"), str) and drop(hook):
+                removed.append(hook["command"])
+            else:
+                kept.append(hook)
+        if kept or not entry["hooks"]:
+            entry["hooks"] = kept
+            kept_entries.append(entry)
+    if removed:
+        if kept_entries:
+            hooks[event] = kept_entries
+        else:
+            del hooks[event]
+    return removed
+
+
+def new_entry(spec: HookSpec, command: str, **extra: str) -> Json:
+    """`{"matcher"?, "hooks": [{"type": "command", "command", <extra>, "timeout"}]}`."""
+    hook: Json = {"type": "command", "command": command, **extra, "timeout": spec.timeout}
+    entry: Json = {} if spec.matcher is None else {"matcher": spec.matcher}
+    entry["hooks"] = [hook]
+    return entry
+
+
+def append(data: Json, event: str, entry: Json) -> None:
+    """Add an entry at the end of `event`'s array, creating `hooks` and the array as needed."""
+    hooks = data.setdefault("hooks", {})
+    hooks.setdefault(event, []).append(entry)
+
+
+def _ours(spec: HookSpec, recorded: set[str | None]) -> Callable[[str], bool]:
+    """Picks the entry's current command under any hippoctl prefix, its older forms, and a recorded
+    command for the same verb (whatever prefix it was installed with)."""
+    owned = {c for c in recorded if c is not None and spec.suffix and c.endswith(" " + spec.suffix)}
+    return lambda command: spec.owns(command) or command in owned
+
+
+def uninstall(path: str, specs: tuple[HookSpec, ...], *, target: str, where: str, global_root: str) -> Report:
+    """Remove hippod's hook objects for `specs` from the file: the current command under any hippoctl
+    prefix, its older forms, and the commands installed.json records for `target` there. Entries and
+    event arrays left empty go, and so does a `hooks` object this emptied; nothing else changes."""
+    report = Report()
+    records = installed.load(global_root)
+    recorded = {r.command for r in records if r.target == target and r.kind == "hook" and r.file == path}
+    loaded = load_or_warn(path, where, report)
+    if loaded is None:
+        return report
+    data, old_text = loaded
+    hooks = data.get("hooks")
+    if hooks:
+        for spec in specs:
+            for old in strip(hooks, spec.event, _ours(spec, recorded)):
+                report.lines.append(f"Removed {old} {spec.event} hook from {where}")
+        if not hooks:
+            del data["hooks"]
+        save(path, data, old_text)
+    installed.remove(global_root, lambda r: r.target == target and r.kind == "hook" and r.file == path)
+    return report
+
+
+@dataclass
+class Status:
+    """What a hooks file holds of hippod's entries (read-only)."""
+
+    path: str
+    error: str | None = None  # why the file cannot be read as a hooks file
+    present: list[HookSpec] = field(default_factory=list)
+    missing: list[HookSpec] = field(default_factory=list)
+    duplicated: list[HookSpec] = field(default_factory=list)
+    outdated: list[str] = field(default_factory=list)  # older forms still in the file
+
+    @property
+    def state(self) -> str:
+        if self.error is not None:
+            return "edited"
+        if not self.present and not self.outdated:
+            return "absent"
+        if self.missing or self.duplicated or self.outdated:
+            return "outdated"
+        return "installed"
+
+
+def status(
+    path: str, specs: tuple[HookSpec, ...], prefix: str, *, retired: tuple[HookSpec, ...] = ()
+) -> Status:
+    """Which of `specs` are present (with `prefix`), missing, duplicated or in an older form; the
+    `retired` entries only ever count as older forms."""
+    result = Status(path)
+    try:
+        data, _ = load(path)
+    except SettingsError as exc:
+        result.error = str(exc)
+        return result
+    hooks = data.get("hooks") or {}
+    for spec in specs:
+        command = spec.command(prefix)
+        found = commands(hooks, spec.event)
+        count = found.count(command)
+        (result.present if count else result.missing).append(spec)
+        if count > 1:
+            result.duplicated.append(spec)
+        result.outdated += [c for c in found if c != command and spec.owns(c)]
+    for spec in retired:
+        result.outdated += [c for c in commands(hooks, spec.event) if spec.owns(c)]
+    return result

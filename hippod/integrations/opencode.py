@@ -1,0 +1,176 @@
+"""OpenCode's plugin `<config>/opencode/plugins/hippo.ts`, and the clean-up of a stray `hooks` key in
+`opencode.json` (integrations.md §6, §8 rule 4).
+
+OpenCode does not read Claude-style hook keys (a `hooks` key makes it refuse to start), so hippod
+wires it with a plugin: `session.idle` runs `session-end`, `session.created` runs `last-sleep`. The
+plugin's first line is its marker: a file without it is the user's and is never overwritten or
+deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from hippod.integrations import files, homes, installed
+from hippod.integrations.commands import runs_hippo, split
+from hippod.integrations.report import Report
+
+TARGET = "opencode"
+MARKER = "// HIPPO_OPENCODE_PLUGIN_V1 (hippod)"
+# Any version's marker, hippod's or the original hippo's (`// HIPPO_OPENCODE_PLUGIN_V1`).
+MARKER_STEM = "// HIPPO_OPENCODE_PLUGIN_V"
+CONFIG_NAME = "opencode.json"
+
+_SOURCE = """@MARKER@
+// Written by `hippoctl hook install opencode`, which rewrites this file while the line above is
+// there (delete that line to keep your own changes); `hippoctl hook uninstall opencode` removes it.
+// session.idle runs `hippoctl session-end` (sleep); session.created runs `hippoctl last-sleep`.
+
+const SESSION_END: string[] = @SESSION_END@;
+const LAST_SLEEP: string[] = @LAST_SLEEP@;
+
+export const HippoPlugin = async ({ $ }: { $: any }) => {
+  // Quiet and never throwing: a missing or failing hippoctl must not disturb the session.
+  const run = async (argv: string[]): Promise<void> => {
+    if (typeof $ !== "function") return;
+    try {
+      await $`${argv}`.quiet().nothrow();
+    } catch {
+      // nothing to report to the session
+    }
+  };
+  return {
+    event: async ({ event }: { event: { type: string } }): Promise<void> => {
+      if (event.type === "session.idle") await run(SESSION_END);
+      else if (event.type === "session.created") await run(LAST_SLEEP);
+    },
+  };
+};
+"""
+
+
+def plugin_path(env: Mapping[str, str]) -> str:
+    return os.path.join(homes.opencode_home(env), "plugins", "hippo.ts")
+
+
+def home_exists(env: Mapping[str, str]) -> bool:
+    return os.path.isdir(homes.opencode_home(env))
+
+
+def plugin_source(prefix: str) -> str:
+    """The plugin's text; each command is an argument list, which Bun's shell passes on quoted."""
+    words = split(prefix) or ["hippoctl"]
+    return (
+        _SOURCE.replace("@MARKER@", MARKER)
+        .replace("@SESSION_END@", json.dumps([*words, "session-end"]))
+        .replace("@LAST_SLEEP@", json.dumps([*words, "last-sleep"]))
+    )
+
+
+def _not_ours(path: str) -> str:
+    return f"{path} does not start with the {MARKER_STEM}… marker, so it is not hippod's; left alone"
+
+
+def _first_line(text: str) -> str:
+    return text.split("\n", 1)[0].strip()
+
+
+def plugin_state(prefix: str, env: Mapping[str, str]) -> str:
+    """`absent`, `installed` (the current text), `outdated` (a marked older text) or `edited` (a
+    file without the marker)."""
+    text = files.read_text(plugin_path(env))
+    if text is None:
+        return "absent"
+    if not _first_line(text).startswith(MARKER_STEM):
+        return "edited"
+    return "installed" if text == plugin_source(prefix) else "outdated"
+
+
+def config_paths(project: str | None, env: Mapping[str, str]) -> list[str]:
+    """The project's and the user's opencode.json."""
+    paths = [] if project is None else [os.path.join(project, CONFIG_NAME)]
+    return [*paths, os.path.join(homes.opencode_home(env), CONFIG_NAME)]
+
+
+def _holds_hippo(value: Any) -> bool:
+    if isinstance(value, dict):
+        command = value.get("command")
+        if isinstance(command, str) and runs_hippo(command):
+            return True
+        return any(_holds_hippo(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_hippo(v) for v in value)
+    return False
+
+
+def stray_hooks(path: str) -> bool | None:
+    """Whether opencode.json has a `hooks` key running hippo; None when the file does not parse."""
+    text = files.read_text(path)
+    if text is None or '"hooks"' not in text:
+        return False
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return isinstance(data, dict) and _holds_hippo(data.get("hooks"))
+
+
+def _clean_config(path: str, report: Report) -> None:
+    found = stray_hooks(path)
+    if found is None:
+        report.warnings.append(f"{path} is not valid JSON; its hooks key (if any) left as it is")
+        return
+    if not found:
+        return
+    text = files.read_text(path)
+    assert text is not None
+    data = json.loads(text)
+    del data["hooks"]
+    files.write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    report.lines.append(f"Removed the stray hooks key (hippo commands) from {path}")
+
+
+def install(prefix: str, project: str | None, *, global_root: str, env: Mapping[str, str]) -> Report:
+    """Write the plugin (unless a file without the marker is there) and clean opencode.json."""
+    report = Report()
+    path = plugin_path(env)
+    state = plugin_state(prefix, env)
+    if state == "edited":
+        report.warnings.append(_not_ours(path))
+    else:
+        source = plugin_source(prefix)
+        if state != "installed":
+            files.write_atomic(path, source)
+            verb = "Installed" if state == "absent" else "Updated"
+            report.lines.append(f"{verb} OpenCode plugin {path}")
+        digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
+        installed.add(global_root, installed.Record(target=TARGET, kind="plugin", file=path, digest=digest))
+    for config in config_paths(project, env):
+        _clean_config(config, report)
+    return report
+
+
+def uninstall(project: str | None, *, global_root: str, env: Mapping[str, str]) -> Report:
+    """Delete the plugin only when its marker is there, and clean opencode.json."""
+    report = Report()
+    path = plugin_path(env)
+    text = files.read_text(path)
+    if text is not None:
+        first = _first_line(text)
+        if first == MARKER:
+            # hippod generated the whole file: there is nothing of the user's to back up.
+            os.unlink(path)
+            report.lines.append(f"Removed OpenCode plugin {path}")
+        elif first.startswith(MARKER_STEM):
+            files.remove(path)
+            report.lines.append(f"Removed OpenCode plugin {path}")
+        else:
+            report.warnings.append(_not_ours(path))
+    installed.remove(global_root, lambda r: r.target == TARGET and r.kind == "plugin")
+    for config in config_paths(project, env):
+        _clean_config(config, report)
+    return report

@@ -1,0 +1,177 @@
+"""Instruction blocks (integrations.md §4): patching CLAUDE.md / AGENTS.md text and files for real."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hippod.integrations import blockfiles, blocks, installed
+
+USER_TEXT = "# My project\n\nBuild with `make`.\n"
+OLD_BODY = "## Project Memory (Hippo)\n\nAn older wording of the block."
+
+
+@pytest.fixture
+def old_shipped(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Pretend OLD_BODY shipped as CLAUDE.md version 0."""
+    monkeypatch.setitem(blocks.SHIPPED, blocks.digest(OLD_BODY), (blocks.CLAUDE, "0"))
+    return f"{USER_TEXT}\n{blocks.START}\n{OLD_BODY}\n{blocks.END}\n"
+
+
+def test_bodies_say_what_no_hook_does() -> None:
+    claude, agents = blocks.current_body(blocks.CLAUDE), blocks.current_body(blocks.AGENTS)
+    for body in (claude, agents):
+        assert body.startswith("## Project Memory (Hippo)\n")
+        assert "`hippoctl context --auto --budget 1500`" in body
+        assert '`hippoctl remember "<what went wrong and why>" --error`' in body
+        assert "hippo " not in body.replace("hippo block", "")  # every command is hippoctl
+    assert "hippoctl capture --stdin" in agents and "hippoctl capture --stdin" not in claude
+    assert "leaving out secrets" in agents and "secrets" not in claude
+    assert "arrive with every prompt" in claude and "arrive with every prompt" not in agents
+    assert len(claude) < 450 and len(agents) < 700  # read on every session: keep them short
+
+
+def test_every_shipped_body_is_known_by_its_digest() -> None:
+    for (variant, version), body in blocks.BODIES.items():
+        assert blocks.SHIPPED[blocks.digest(body)] == (variant, str(version))
+    assert blocks.digest("x\r\n") == blocks.digest("\nx\n")
+
+
+def test_append_after_a_blank_line_then_nothing() -> None:
+    text, outcome = blocks.patched(USER_TEXT, blocks.CLAUDE)
+    assert outcome == "added"
+    assert text == USER_TEXT + "\n" + blocks.render(blocks.CLAUDE) + "\n"
+    assert blocks.patched(text, blocks.CLAUDE) == (text, "current")
+    assert blocks.state(text, blocks.CLAUDE) == "installed"
+
+
+def test_append_to_unterminated_last_line_and_empty_file() -> None:
+    assert (
+        blocks.patched("no newline", blocks.AGENTS)[0]
+        == "no newline\n\n" + blocks.render(blocks.AGENTS) + "\n"
+    )
+    assert blocks.patched("", blocks.AGENTS)[0] == blocks.render(blocks.AGENTS) + "\n"
+
+
+def test_older_shipped_body_is_replaced_text_outside_kept(old_shipped: str) -> None:
+    text = "intro\n" + old_shipped + "after the block\n"
+    new, outcome = blocks.patched(text, blocks.CLAUDE)
+    assert outcome == "updated"
+    assert new == "intro\n" + USER_TEXT + "\n" + blocks.render(blocks.CLAUDE) + "\nafter the block\n"
+
+
+def test_edited_and_unterminated_blocks_are_left_alone() -> None:
+    edited = f"{USER_TEXT}{blocks.START}\n## Project Memory (Hippo)\nmy own words\n{blocks.END}\n"
+    unterminated = f"{USER_TEXT}{blocks.START}\nhalf a block\n"
+    stray_end = f"{USER_TEXT}{blocks.END}\n"
+    for text in (edited, unterminated, stray_end):
+        assert blocks.patched(text, blocks.CLAUDE) == (text, "edited")
+        assert blocks.without(text, blocks.CLAUDE) == (text, "edited")
+
+
+def test_crlf_file_keeps_its_line_endings() -> None:
+    text = USER_TEXT.replace("\n", "\r\n")
+    new, _ = blocks.patched(text, blocks.AGENTS)
+    assert "\n" not in new.replace("\r\n", "")
+    assert blocks.state(new, blocks.AGENTS) == "installed"
+    assert blocks.without(new, blocks.AGENTS) == (text, "removed")
+
+
+@pytest.mark.parametrize("before", [USER_TEXT, "", "a\n\n", "no newline"])
+def test_without_undoes_the_append(before: str) -> None:
+    text, _ = blocks.patched(before, blocks.CLAUDE)
+    restored, outcome = blocks.without(text, blocks.CLAUDE)
+    assert outcome == "removed"
+    assert restored == (before if before.endswith("\n") or not before else before + "\n")
+
+
+def test_without_a_block_in_the_middle() -> None:
+    text = f"top\n\n{blocks.render(blocks.CLAUDE)}\n\nbottom\n"
+    assert blocks.without(text, blocks.CLAUDE) == ("top\n\nbottom\n", "removed")
+
+
+# --- files and installed.json -------------------------------------------------------------------------
+
+
+def records(root: Path) -> list[installed.Record]:
+    return installed.load(str(root))
+
+
+def test_file_is_never_created(tmp_path: Path) -> None:
+    report = blockfiles.install(
+        "claude-code", str(tmp_path / "CLAUDE.md"), blocks.CLAUDE, global_root=str(tmp_path)
+    )
+    assert not (tmp_path / "CLAUDE.md").exists() and report.lines == [] and records(tmp_path) == []
+
+
+def test_install_twice_one_backup_and_a_record(tmp_path: Path) -> None:
+    path = tmp_path / "CLAUDE.md"
+    path.write_text(USER_TEXT)
+    first = blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=str(tmp_path))
+    after = path.read_bytes()
+    second = blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=str(tmp_path))
+    assert first.lines == [f"Installed claude-code block in {path}"] and second.lines == []
+    assert path.read_bytes() == after
+    assert (tmp_path / "CLAUDE.md.hippo-bak").read_text() == USER_TEXT
+    [record] = records(tmp_path)
+    assert (record.target, record.kind, record.file) == ("claude-code", "block", str(path))
+    assert record.digest == blocks.digest(blocks.current_body(blocks.CLAUDE))
+
+
+def test_edited_block_reported_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    text = f"{blocks.START}\nmine now\n{blocks.END}\n"
+    path.write_text(text)
+    report = blockfiles.install("codex", str(path), blocks.AGENTS, global_root=str(tmp_path))
+    assert report.warnings == [f"edited hippo block in {path} left alone"]
+    assert path.read_text() == text and not (tmp_path / "AGENTS.md.hippo-bak").exists()
+
+
+def test_agents_block_stays_while_another_target_has_it(tmp_path: Path) -> None:
+    path, root = tmp_path / "AGENTS.md", str(tmp_path)
+    path.write_text(USER_TEXT)
+    for target in ("codex", "cursor"):
+        blockfiles.install(target, str(path), blocks.AGENTS, global_root=root)
+    assert path.read_text().count(blocks.START) == 1
+    kept = blockfiles.uninstall("cursor", str(path), blocks.AGENTS, global_root=root)
+    assert kept.lines == [f"Kept the hippo block in {path} for codex"]
+    assert blocks.state(path.read_text(), blocks.AGENTS) == "installed"
+    gone = blockfiles.uninstall("codex", str(path), blocks.AGENTS, global_root=root)
+    assert gone.lines == [f"Removed hippo block from {path}"]
+    assert path.read_text() == USER_TEXT and records(tmp_path) == []
+
+
+def test_uninstall_without_a_record_keeps_the_block(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    text = blocks.patched(USER_TEXT, blocks.AGENTS)[0]
+    path.write_text(text)
+    report = blockfiles.uninstall("pi", str(path), blocks.AGENTS, global_root=str(tmp_path))
+    assert report.warnings == [f"hippo block in {path} kept: pi did not install it"]
+    assert path.read_text() == text
+
+
+def test_refresh_replaces_older_body_and_updates_records(tmp_path: Path, old_shipped: str) -> None:
+    path, root = tmp_path / "CLAUDE.md", str(tmp_path)
+    path.write_text(old_shipped)
+    installed.add(root, installed.Record(target="claude-code", kind="block", file=str(path), digest="old"))
+    report = blockfiles.refresh(str(path), blocks.CLAUDE, global_root=root)
+    assert report.lines == [f"Updated hippo block in {path}"]
+    assert path.read_text() == USER_TEXT + "\n" + blocks.render(blocks.CLAUDE) + "\n"
+    assert [r.digest for r in records(tmp_path)] == [blocks.digest(blocks.current_body(blocks.CLAUDE))]
+
+
+def test_cursorrules_legacy_block_cleaned(tmp_path: Path) -> None:
+    rules = tmp_path / ".cursorrules"
+    rules.write_text(blocks.patched("Use tabs.\n", blocks.AGENTS)[0])
+    assert blockfiles.clean_cursorrules(str(tmp_path)).lines == [f"Removed legacy hippo block from {rules}"]
+    assert rules.read_text() == "Use tabs.\n"
+    rules.write_text(blocks.render(blocks.AGENTS) + "\n")
+    blockfiles.clean_cursorrules(str(tmp_path))
+    assert not rules.exists()
+    rules.write_text(f"{blocks.START}\nedited\n{blocks.END}\n")
+    assert blockfiles.clean_cursorrules(str(tmp_path)).warnings == [
+        f"edited hippo block in {rules} left alone"
+    ]
+    assert os.path.exists(rules)
