@@ -33,8 +33,15 @@ def _daily_time(ctx: RequestContext) -> str:
     return f"{at.hour:02d}:{at.minute:02d}"
 
 
-def _absorb(ctx: RequestContext, reply_lines: list[str], report: Report) -> None:
-    reply_lines.extend(INDENT + line for line in report.lines)
+def _absorb(ctx: RequestContext, reply_lines: list[str], report: Report, project: str | None = None) -> None:
+    """Add a step's lines to the reply; with `project`, worded as init's output (integrations.md §1):
+    "Auto-installed ..." and file names relative to the project."""
+    for line in report.lines:
+        if project is not None:
+            if line.startswith("Installed "):
+                line = "Auto-installed " + line.removeprefix("Installed ")
+            line = line.replace(f" {project}{os.sep}", " ")
+        reply_lines.append(INDENT + line)
     ctx.warnings.extend(report.warnings)
 
 
@@ -108,9 +115,9 @@ async def _init_project(ctx: RequestContext, body: m.Init) -> InitReply:
         global_root = ctx.state.registry.global_root
         for target in targets.detect(cwd):
             reply.targets.append(target)
-            _absorb(ctx, reply.lines, targets.install_project(target, cwd, global_root=global_root))
+            _absorb(ctx, reply.lines, targets.install_project(target, cwd, global_root=global_root), cwd)
             report = targets.install_user(target, body.command, global_root=global_root, env=os.environ)
-            _absorb(ctx, reply.lines, report)
+            _absorb(ctx, reply.lines, report, cwd)
     if not body.no_schedule:
         await _schedule(ctx, reply, [made])
     return reply

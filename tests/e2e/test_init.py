@@ -196,7 +196,9 @@ def test_init_global_creates_the_global_store_only(hippo: Hippo, tmp_path: Path)
     hippo.start()
     project = _claude_project(tmp_path, lessons=False)
     done = hippo.ok("init", "--global", cwd=str(project))
-    assert done.stdout.splitlines()[0] == f"Initialized Hippo at {os.path.realpath(hippo.home)}"
+    # The daemon opens the global store when it starts, so init finds it there.
+    assert done.stdout.splitlines()[0] == f"Hippo already initialized at {os.path.realpath(hippo.home)}"
+    assert "   Imported 0 user-level agent notes" in done.stdout.splitlines()
     assert (Path(hippo.home) / "hippo.db").is_file()
     assert not (project / ".hippo").exists()
     assert (project / "CLAUDE.md").read_text() == USER_TEXT
