@@ -303,6 +303,12 @@ async def test_drill_follows_parents(hippo: Hippo) -> None:
     assert "mem_a2 is not a merged memory" in plain
     assert "depth" in deep
 
+    def rows() -> list[tuple[object, ...]]:
+        return query(hippo.db, "SELECT surface, tokens, items FROM token_ledger ORDER BY id")
+
+    assert hippo.wait_for(lambda: len(rows()) == 2, 10), rows()
+    assert rows() == [("mcp", -(-len(one) // 4), 3), ("mcp", -(-len(two) // 4), 2)]
+
 
 async def test_predict_baserate(hippo: Hippo) -> None:
     hippo.start()
