@@ -64,8 +64,11 @@ def _check(body: m.Context) -> None:
             raise HippoError("usage", problem)
 
 
-async def context(ctx: RequestContext, body: m.Context) -> tuple[ContextReply, str]:
-    """The context block in the asked format; nothing at all for a budget of 0 or less."""
+async def context(
+    ctx: RequestContext, body: m.Context, *, surface: str = "context"
+) -> tuple[ContextReply, str]:
+    """The context block in the asked format; nothing at all for a budget of 0 or less. The block
+    goes on the token ledger under `surface`."""
     # `--pinned-only` (the per-prompt hook) is dispatched to handlers/pinned.py.
     _check(body)
     if body.budget is not None and body.budget <= 0:
@@ -114,7 +117,7 @@ async def context(ctx: RequestContext, body: m.Context) -> tuple[ContextReply, s
         await recall_handler.after_recall(ctx, ranking, taken, query, mode="context")
     text = _formatted(body.format, reply, markdown)
     if text:
-        await ledger_rows.queue_sent(ctx, primary, surface="context", text=text, items=len(reply.memories))
+        await ledger_rows.queue_sent(ctx, primary, surface=surface, text=text, items=len(reply.memories))
     return reply, text
 
 

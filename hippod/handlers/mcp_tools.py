@@ -1,11 +1,86 @@
-"""One MCP tool call from `hippoctl mcp` (integrations.md §11)."""
+"""One MCP tool call from `hippoctl mcp` (integrations.md §11): check the arguments, then run the
+verb the tool stands for through its own handler.
+
+The call's store is the cwd's project store (walking up), else the global store; its last-batch key
+(recall, context, outcome) is the MCP process's `mcp:<pid>`.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies import OutcomeReply
+from hippoctl.protocol.replies_mcp import McpToolReply
 from hippod.errors import HippoError
+from hippod.handlers import admin, conflicts, learn, mcp_reads, memory, sharing
+from hippod.mcp import args as a
+from hippod.mcp.request import McpContext, for_tool
 from hippod.request import RequestContext
+from hippod.store.stores import Store
 
 
-async def mcp_tool_call(ctx: RequestContext, body: m.McpToolCall) -> tuple[object, str]:
-    raise HippoError("not_available", "mcp tool call is not available yet")
+async def mcp_tool_call(ctx: RequestContext, body: m.McpToolCall) -> tuple[McpToolReply, str]:
+    args = a.parse(body.tool, body.arguments)
+    data, text = await _run(for_tool(ctx, body.session_key), args)
+    return McpToolReply(tool=body.tool, result=data), text
+
+
+async def _run(ctx: McpContext, args: a.Args) -> tuple[Any, str]:
+    match args:
+        case a.RecallArgs():
+            return await mcp_reads.recall(ctx, args)
+        case a.AssembleArgs():
+            return await mcp_reads.assemble(ctx, args)
+        case a.DrillArgs():
+            return await mcp_reads.drill_down(ctx, args)
+        case a.RememberArgs():
+            body = m.Remember(content=args.text, tags=a.tags(args.tag), error=args.error, pin=args.pin)
+            return await memory.remember(for_tool(ctx, ctx.key, global_store=args.global_), body)
+        case a.OutcomeArgs():
+            return await _outcome(ctx, args)
+        case a.ContextArgs():
+            return await mcp_reads.context(ctx, args)
+        case a.StatusArgs():
+            return await admin.status(ctx, m.Status())
+        case a.LearnArgs():
+            return await learn.learn_git(ctx, m.LearnGit(days=args.days))
+        case a.ConflictsArgs():
+            return await conflicts.conflicts(ctx, m.Conflicts(status=args.status))
+        case a.ResolveArgs():
+            resolve = m.Resolve(
+                n=args.conflict_id,
+                keep=args.keep,
+                forget=args.forget,
+                reject_loser=args.reject_loser,
+                reason=args.reason,
+            )
+            return await conflicts.resolve(ctx, resolve)
+        case a.ShareArgs():
+            return await sharing.share(ctx, m.Share(id=args.id, force=args.force))
+        case a.PeersArgs():
+            return await sharing.peers(ctx, m.Peers())
+        case a.BaserateArgs():
+            return await mcp_reads.predict_baserate(ctx, args)
+    raise AssertionError(f"no tool runs {type(args).__name__}")
+
+
+async def _outcome(ctx: McpContext, args: a.OutcomeArgs) -> tuple[OutcomeReply, str]:
+    """Mark the given memories, or without ids the last batch this MCP session recalled."""
+    if args.ids is None:
+        try:
+            return await memory.outcome(ctx, m.Outcome(good=args.good))
+        except HippoError as exc:
+            if exc.code != "no_recent_recall":
+                raise
+            raise HippoError(
+                exc.code,
+                "no recent recall to mark in this MCP session",
+                hint="call hippo_recall first, or pass ids",
+            ) from None
+    # Every id is looked up before any is marked, so an unknown one changes nothing.
+    targets: dict[str, tuple[Store, list[str]]] = {}
+    for memory_id in dict.fromkeys(args.ids):
+        store, found = await memory.find_memory(ctx, memory_id)
+        targets.setdefault(store.root, (store, []))[1].append(found.id)
+    return await memory.mark_outcome(ctx, list(targets.values()), args.good)

@@ -275,6 +275,13 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
                 "no recent recall to mark in this session",
                 hint="run hippoctl recall first, or pass --id <memory id>",
             )
+    return await mark_outcome(ctx, targets, body.good)
+
+
+async def mark_outcome(
+    ctx: RequestContext, targets: list[tuple[Store, list[str]]], good: bool
+) -> tuple[OutcomeReply, str]:
+    """One good or bad mark on each of these memories (ids grouped by the store holding them)."""
     moment = clock.now()
     now = clock.iso(moment)
     applied: list[str] = []
@@ -285,11 +292,11 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
             for memory in await memories.get_many(conn, ids):
                 if memory.tenant_id != ctx.tenant:
                     continue
-                if body.good:
+                if good:
                     memory.outcome_positive += 1
                 else:
                     memory.outcome_negative += 1
-                memory.outcome_score = 1 if body.good else -1
+                memory.outcome_score = 1 if good else -1
                 memory.strength = memory.strength_at(moment, ctx.state.loss_aversion).strength
                 memory.updated_at = now
                 marked.append(memory)
@@ -301,13 +308,13 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
                 actor=ctx.actor,
                 op="outcome",
                 targets=[memory.id for memory in marked],
-                metadata={"positive": body.good},
+                metadata={"positive": good},
             )
         store.mirrors.changed(marked)
         applied += [memory.id for memory in marked]
         pinned += [memory.id for memory in marked if memory.pinned]
-    word = "positive" if body.good else "negative"
+    word = "positive" if good else "negative"
     text = f"Applied {word} outcome to {len(applied)} memories"
     if pinned:
         text += " (pinned: strength stays 1.0 while pinned)"
-    return OutcomeReply(positive=body.good, applied=len(applied), ids=applied, pinned=pinned), text
+    return OutcomeReply(positive=good, applied=len(applied), ids=applied, pinned=pinned), text

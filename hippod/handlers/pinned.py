@@ -80,8 +80,11 @@ def hook_input(payload: object, fallback_session: str | None) -> HookInput:
     return HookInput(session, prompt)
 
 
-async def pinned_context(ctx: RequestContext, body: m.Context) -> tuple[PinnedReply, str]:
-    """Build the block, decide send or skip, remember the decision and record it on the ledger."""
+async def pinned_context(
+    ctx: RequestContext, body: m.Context, *, surface: str = "prompt_hook"
+) -> tuple[PinnedReply, str]:
+    """Build the block, decide send or skip, remember the decision and record it on the ledger
+    under `surface`."""
     if body.format not in FORMATS:
         raise HippoError("usage", f"--format must be one of {', '.join(FORMATS)}, not {body.format!r}")
     if body.include_recent < 0:
@@ -146,7 +149,7 @@ async def pinned_context(ctx: RequestContext, body: m.Context) -> tuple[PinnedRe
     if given.session_id is not None:
         await _remember(primary, ctx.tenant, given.session_id, reply.digest, skips)
     row = ledger.LedgerRow(
-        surface="prompt_hook",
+        surface=surface,
         tokens=reply.tokens,
         items=block.items,
         skipped=not send,

@@ -216,7 +216,11 @@ async def rank(ctx: RequestContext, body: m.Recall) -> Ranking:
     return Ranking(project, global_, primary, moment, ranked)
 
 
-async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]:
+async def recall(
+    ctx: RequestContext, body: m.Recall, *, surface: str | None = "recall"
+) -> tuple[RecallReply, str]:
+    """Ranked memories within the budget; the block goes on the token ledger under `surface`
+    (None: the caller records it, e.g. as part of a larger block)."""
     problem = validate.query_problem(body.query)
     if problem is not None:
         raise HippoError("usage", problem)
@@ -261,8 +265,8 @@ async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]
         skipped=Skipped(budget=fill.skipped_budget, limit=fill.skipped_limit),
         results=chosen,
     )
-    if chosen:
-        await ledger_rows.queue_sent(ctx, ranking.primary, surface="recall", text=text, items=len(chosen))
+    if chosen and surface is not None:
+        await ledger_rows.queue_sent(ctx, ranking.primary, surface=surface, text=text, items=len(chosen))
     return reply, text
 
 

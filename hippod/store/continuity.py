@@ -230,3 +230,42 @@ async def latest_event_session(conn: aiosqlite.Connection, tenant: str) -> str |
         "SELECT session_id FROM session_events WHERE tenant_id = ? ORDER BY id DESC LIMIT 1", (tenant,)
     )
     return str(next(iter(rows))[0]) if rows else None
+
+
+# --- one session's items, for `hippo_assemble` (integrations.md §11) --------------------------------
+
+
+async def _session_rows(
+    conn: aiosqlite.Connection,
+    table: str,
+    columns: str,
+    tenant: str,
+    session_id: str,
+    scope: str | None,
+    limit: int,
+) -> list[Sequence[Any]]:
+    """The newest `limit` rows of one session in a continuity table, oldest first: rows of any
+    scope, or (given a scope) rows of that scope and rows without one."""
+    where, params = ("", []) if scope is None else (" AND (scope IS NULL OR scope = ?)", [scope])
+    rows = await conn.execute_fetchall(
+        f"SELECT {columns} FROM {table} WHERE tenant_id = ? AND session_id = ?{where} "
+        "ORDER BY id DESC LIMIT ?",
+        (tenant, session_id, *params, limit),
+    )
+    return list(reversed(list(rows)))
+
+
+async def session_events(
+    conn: aiosqlite.Connection, tenant: str, session_id: str, *, scope: str | None, limit: int
+) -> list[Event]:
+    """The newest `limit` events of a session, oldest first."""
+    rows = await _session_rows(conn, "session_events", _EVENT, tenant, session_id, scope, limit)
+    return [Event(*r) for r in rows]
+
+
+async def session_handoffs(
+    conn: aiosqlite.Connection, tenant: str, session_id: str, *, scope: str | None, limit: int
+) -> list[Handoff]:
+    """The newest `limit` handoffs of a session, oldest first."""
+    rows = await _session_rows(conn, "session_handoffs", _HANDOFF, tenant, session_id, scope, limit)
+    return [_handoff(r) for r in rows]
