@@ -199,3 +199,10 @@ def test_usage_errors(hippo: Hippo) -> None:
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_task_s_env_arguments_set_the_daemon_s_home(hippo: Hippo) -> None:
+    # A Windows task has no environment of its own: HIPPO_HOME reaches the daemon as an argument.
+    proc = hippo.spawn("--env", f"HIPPO_HOME={hippo.home}", env=hippo.daemon_env(HIPPO_HOME=None))
+    assert hippo.wait_for(lambda: hippo.answers() == proc.pid, timeout=30), hippo.output(proc)
+    assert hippo.json("daemon", "status")["home"] == hippo.home
