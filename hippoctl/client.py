@@ -71,9 +71,9 @@ def connect(*, spawn: bool, deadline: float | None = None) -> socket.socket:
         return sock
     if not spawn:
         raise unreachable(f"hippod is not running (no answer on {path})")
-    from hippoctl.spawn import spawn_daemon
+    from hippoctl import spawn as spawner
 
-    spawn_daemon()
+    spawn_at = spawner.start_daemon(deadline)
     wait_until = time.monotonic() + SPAWN_WAIT
     if deadline is not None:
         wait_until = min(wait_until, deadline)
@@ -84,6 +84,10 @@ def connect(*, spawn: bool, deadline: float | None = None) -> socket.socket:
         sock = _connect_once(path)
         if sock is not None:
             return sock
+        if spawn_at is not None and time.monotonic() >= spawn_at:
+            # The service manager took the request but no daemon answers yet: spawn one as well.
+            spawner.spawn_daemon()
+            spawn_at = None
         if time.monotonic() >= wait_until:
             if deadline is not None and wait_until == deadline:
                 raise unreachable("hippod did not start within the time allowed")

@@ -20,11 +20,46 @@ from hippod.watchers import start_watchers
 log = logging.getLogger("hippod.app")
 
 
+LISTEN_FD = 3
+LISTEN_VARS = ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")
+
+
 def systemd_socket() -> socket.socket | None:
     """The listening socket systemd passed us (LISTEN_PID/LISTEN_FDS, fd 3), if any."""
     if os.environ.get("LISTEN_PID") != str(os.getpid()) or os.environ.get("LISTEN_FDS") != "1":
         return None
-    return socket.socket(fileno=3)
+    # The passed socket is this process's alone: a child (git, an agent's hook) must not see it.
+    for name in LISTEN_VARS:
+        os.environ.pop(name, None)
+    try:
+        sock = socket.socket(fileno=LISTEN_FD)
+    except OSError:
+        log.warning("LISTEN_FDS=1 but fd %d is not a socket; binding the socket path instead", LISTEN_FD)
+        return None
+    if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
+        log.warning("the socket passed as fd %d is not a Unix stream socket; binding instead", LISTEN_FD)
+        sock.detach()
+        return None
+    os.set_inheritable(LISTEN_FD, False)
+    if not sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+        sock.listen(64)
+    return sock
+
+
+def _adopt(state: DaemonState, sock: socket.socket) -> None:
+    """Status and logs name the socket systemd passed, which is where clients must connect."""
+    name = sock.getsockname()
+    if isinstance(name, str) and name and name != state.socket:
+        log.warning("systemd passed socket %s, but clients of this home connect to %s", name, state.socket)
+        state.socket = name
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def notify(message: str) -> None:
@@ -57,7 +92,9 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     schedule = start_schedule(state, config)
     adopted = systemd_socket()
     state.socket_activated = adopted is not None
+    bound: tuple[int, int] | None = None
     if adopted is not None:
+        _adopt(state, adopted)
         listener = await asyncio.start_unix_server(server.handle, sock=adopted)
     else:
         with contextlib.suppress(FileNotFoundError):
@@ -65,6 +102,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
             os.unlink(state.socket)
         listener = await asyncio.start_unix_server(server.handle, path=state.socket, backlog=64)
         os.chmod(state.socket, 0o600)
+        bound = _identity(state.socket)
     log.info("listening on %s (pid %d)", state.socket, state.pid)
     notify("READY=1")
     state.watcher = start_watchers(state, config)
@@ -83,7 +121,9 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
         await state.watcher.stop()
     # A replay under way finishes; files not yet replayed stay in the spool for the next start.
     await spool.stop()
-    if adopted is None:
+    if bound is not None and _identity(state.socket) == bound:
+        # Only our own socket file: systemd may have bound the path since (socket activation
+        # enabled while this daemon ran), and its socket must outlive this process.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(state.socket)
     if sweeper is not None:

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import logging.handlers
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from typing import Any
 
 from hippoctl.protocol import paths
 from hippod import __version__, clock
-from hippod.app import new_state, serve
+from hippod.app import new_state, notify, serve
 from hippod.config import LOG_LEVELS, load_daemon_config
 from hippod.lifecycle.strength import loss_aversion_from_env
 from hippod.lock import InstanceLock, lock_info
@@ -27,6 +28,7 @@ log = logging.getLogger("hippod")
 LOCK_WAIT_SECONDS = 5.0
 LOCK_PROBE_SECONDS = 0.25
 DETACH_WAIT_SECONDS = 5.0
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class StartupError(Exception):
@@ -103,6 +105,9 @@ def run(foreground: bool) -> int:
     running = acquire(lock, sock)
     if running is not None:
         print(f"hippod already running (pid {running})")
+        # A service manager that started this copy (e.g. at login, after a client had already
+        # started a daemon) waits for readiness: the daemon it wants is up, so this start succeeded.
+        notify(f"READY=1\nSTATUS=hippod already running (pid {running})")
         return 0
     try:
         state = new_state(
@@ -157,10 +162,22 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument(
         "--detach", action="store_true", help="start in the background and return when ready"
     )
+    run_parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set an environment variable first (for service managers that pass none, e.g. a Windows task)",
+    )
     args = parser.parse_args(argv)
     if args.command != "run":
         parser.print_help()
         return 2
+    for item in args.env:
+        name, sep, value = item.partition("=")
+        if not sep or not ENV_NAME.fullmatch(name):
+            parser.error(f"--env {item}: expected NAME=VALUE")
+        os.environ[name] = value
     try:
         return detach() if args.detach else run(args.foreground)
     except StartupError as exc:

@@ -10,20 +10,21 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections.abc import Mapping
 
 APP = "hippo"
 _MAX_SOCKET_PATH = 100
 
 
-def home_override() -> str | None:
+def home_override(env: Mapping[str, str] = os.environ) -> str | None:
     """The realpath of $HIPPO_HOME, or None when it is unset or blank."""
-    value = os.environ.get("HIPPO_HOME", "").strip()
+    value = env.get("HIPPO_HOME", "").strip()
     return os.path.realpath(os.path.expanduser(value)) if value else None
 
 
-def instance_key() -> str:
+def instance_key(env: Mapping[str, str] = os.environ) -> str:
     """`default`, or the first 12 hex of sha256(realpath of HIPPO_HOME) (daemon.md §2)."""
-    home = home_override()
+    home = home_override(env)
     if home is None:
         return "default"
     import hashlib  # only keyed instances need it; it costs the client ~2 ms to import
@@ -56,13 +57,17 @@ def runtime_base() -> str:
     return os.path.join(tmp, f"runtime-{os.getuid()}", APP)
 
 
+def socket_file_name(key: str) -> str:
+    """The socket's file name in the runtime dir for an instance key."""
+    return "hippod.sock" if key == "default" else f"hippod-{key}.sock"
+
+
 def socket_path() -> str:
     """The socket the daemon binds and the client connects to; $HIPPO_SOCKET wins."""
     explicit = os.environ.get("HIPPO_SOCKET", "").strip()
     if explicit:
         return os.path.abspath(os.path.expanduser(explicit))
-    key = instance_key()
-    name = "hippod.sock" if key == "default" else f"hippod-{key}.sock"
+    name = socket_file_name(instance_key())
     path = os.path.join(runtime_base(), name)
     if len(path.encode()) > _MAX_SOCKET_PATH:
         # Unix socket paths are capped at 104-108 bytes; fall back to a short private folder.
@@ -75,21 +80,22 @@ def lock_path(sock: str) -> str:
     return sock + ".lock"
 
 
-def log_dir() -> str:
+def log_dir(env: Mapping[str, str] = os.environ) -> str:
     """Where hippod.log lives: platformdirs' user log dir, or <HIPPO_HOME>/logs for a keyed instance.
 
     A keyed instance (tests, alternate homes) logs inside its own home so that two
     daemons never rotate the same file.
     """
-    home = home_override()
+    home = home_override(env)
     if home is not None:
         return os.path.join(home, "logs")
+    user = env.get("HOME") or os.path.expanduser("~")
     if sys.platform == "darwin":
-        return os.path.expanduser("~/Library/Logs/" + APP)
+        return os.path.join(user, "Library", "Logs", APP)
     if sys.platform == "win32":
-        local = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~/AppData/Local")
+        local = env.get("LOCALAPPDATA") or os.path.join(env.get("USERPROFILE") or user, "AppData", "Local")
         return os.path.join(local, APP, "Logs")
-    state = os.environ.get("XDG_STATE_HOME", "").strip()
+    state = env.get("XDG_STATE_HOME", "").strip()
     if not state or not os.path.isabs(state):
-        state = os.path.expanduser("~/.local/state")
+        state = os.path.join(user, ".local", "state")
     return os.path.join(state, APP, "log")

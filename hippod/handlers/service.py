@@ -1,15 +1,31 @@
-"""`daemon install-service` and `daemon uninstall-service` (daemon.md §14)."""
+"""`daemon install-service` and `daemon uninstall-service` (daemon.md §14).
+
+The service is rendered from the daemon's own environment: its interpreter, and HIPPO_HOME and
+HIPPO_SOCKET as the client that started it had them (a Hello with another home is refused).
+"""
 
 from __future__ import annotations
 
+import os
+
 from hippoctl.protocol import messages as m
-from hippod.errors import HippoError
+from hippoctl.protocol.replies_service import ServiceReply
+from hippod.integrations import services
 from hippod.request import RequestContext
 
 
-async def install_service(ctx: RequestContext, body: m.ServiceInstall) -> tuple[object, str]:
-    raise HippoError("not_available", "install service is not available yet")
+def _answer(ctx: RequestContext, outcome: services.Outcome) -> tuple[ServiceReply, str]:
+    ctx.warnings.extend(outcome.report.warnings)
+    return outcome.reply, "\n".join(outcome.report.lines)
 
 
-async def uninstall_service(ctx: RequestContext, body: m.ServiceUninstall) -> tuple[object, str]:
-    raise HippoError("not_available", "uninstall service is not available yet")
+async def install_service(ctx: RequestContext, body: m.ServiceInstall) -> tuple[ServiceReply, str]:
+    outcome = await services.install_service(
+        global_root=ctx.state.registry.global_root, env=os.environ, socket_activation=body.socket_activation
+    )
+    return _answer(ctx, outcome)
+
+
+async def uninstall_service(ctx: RequestContext, body: m.ServiceUninstall) -> tuple[ServiceReply, str]:
+    outcome = await services.uninstall_service(global_root=ctx.state.registry.global_root, env=os.environ)
+    return _answer(ctx, outcome)

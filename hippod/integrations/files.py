@@ -32,11 +32,12 @@ def backup_once(path: str) -> str | None:
     return backup
 
 
-def write_atomic(path: str, text: str, *, mode: int | None = None, backup: bool = True) -> None:
+def write_atomic(path: str, text: str | bytes, *, mode: int | None = None, backup: bool = True) -> None:
     """Replace `path` with `text`: a reader sees the old file or the new one, never a half-written one.
 
-    An existing file keeps its permission bits (unless `mode` is given) and gets its one-time backup
-    first. Parent folders are created as needed.
+    Text is written as UTF-8; bytes as they are (e.g. a UTF-16 file). An existing file keeps its
+    permission bits (unless `mode` is given) and gets its one-time backup first. Parent folders are
+    created as needed.
     """
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
@@ -48,8 +49,8 @@ def write_atomic(path: str, text: str, *, mode: int | None = None, backup: bool 
         backup_once(path)
     temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        with open(temp, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with open(temp, "wb") as handle:
+            handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
         chosen = mode if mode is not None else old_mode

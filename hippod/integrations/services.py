@@ -1,36 +1,320 @@
 """The per-user service that starts hippod at login (daemon.md §14).
 
-Skeleton: the signatures are the contract `init`, `setup` and `doctor` rely on.
+`init`, `setup` and `doctor` call `is_installed`, `service_name`, `install` and `doctor_check`; the
+`daemon install-service` / `uninstall-service` handler calls `install_service` / `uninstall_service`,
+which also say file by file and command by command what happened.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from hippoctl.protocol import service_names as names
+from hippoctl.protocol.paths import home_override
 from hippoctl.protocol.replies_doctor import Check
+from hippoctl.protocol.replies_service import ServiceCommand, ServiceFile, ServiceReply
+from hippod.integrations import files, homes, installed
+from hippod.integrations import service_render as render
 from hippod.integrations.report import Report
+from hippod.integrations.service_commands import run, run_all, show
+
+MANAGERS = {"linux": names.SYSTEMD, "darwin": names.LAUNCHD, "win32": names.SCHTASKS}
+NAMES = {names.SYSTEMD: names.SERVICE_UNIT, names.LAUNCHD: names.LAUNCHD_LABEL, names.SCHTASKS: "hippod"}
+DESCRIBED = {names.SYSTEMD: "systemd --user", names.LAUNCHD: "launchd", names.SCHTASKS: "Task Scheduler"}
+FIX = "hippoctl daemon install-service"
+STATES = {"written": "Wrote", "unchanged": "Unchanged", "removed": "Removed", "missing": "Already gone:"}
 
 
-def is_installed(env: Mapping[str, str]) -> bool:
-    """Whether this platform's unit, agent or task file is in place."""
-    raise NotImplementedError
+@dataclass
+class Outcome:
+    """What an install or uninstall did: the reply's data, and the lines and warnings to print."""
+
+    reply: ServiceReply
+    report: Report = field(default_factory=Report)
+
+
+def manager_for(platform: str | None = None) -> str | None:
+    """The service manager of this (or the given) platform, or None where hippod knows none."""
+    return MANAGERS.get(platform or homes.platform())
 
 
 def service_name() -> str:
     """What init prints: `hippod.service`, `com.hippo.hippod` or the `hippod` task."""
-    raise NotImplementedError
+    manager = manager_for()
+    if manager == names.SCHTASKS:
+        return "hippod (logon task)"
+    return NAMES.get(manager or "", names.SERVICE_UNIT)
 
 
-async def install(*, global_root: str, env: Mapping[str, str], socket_activation: bool = False) -> Report:
+def _global_root(env: Mapping[str, str]) -> str:
+    from hippod.store.stores import global_root
+
+    return home_override(env) or global_root()
+
+
+def service_file(manager: str, *, global_root: str, env: Mapping[str, str]) -> str:
+    """Where the manager's main file goes: the service unit, the agent plist or the task XML."""
+    if manager == names.SYSTEMD:
+        return os.path.join(homes.systemd_user_dir(env), names.SERVICE_UNIT)
+    if manager == names.LAUNCHD:
+        return os.path.join(homes.launch_agents_dir(env), names.LAUNCHD_LABEL + ".plist")
+    return os.path.join(global_root, "integrations", names.TASK_FILE)
+
+
+def socket_file(env: Mapping[str, str]) -> str:
+    return os.path.join(homes.systemd_user_dir(env), names.SOCKET_UNIT)
+
+
+def is_installed(env: Mapping[str, str]) -> bool:
+    """Whether this platform's unit, agent or task file is in place."""
+    manager = manager_for()
+    if manager is None:
+        return False
+    return os.path.isfile(service_file(manager, global_root=_global_root(env), env=env))
+
+
+def _digest(content: bytes) -> str:
+    return "sha256:" + hashlib.sha256(content).hexdigest()
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def _records(global_root: str) -> list[installed.Record]:
+    return [r for r in installed.load(global_root) if r.kind == names.KIND]
+
+
+def _put(path: str, content: bytes, manager: str, global_root: str) -> ServiceFile:
+    """Write one service file unless it already holds exactly this, and record it."""
+    state = "unchanged" if _read(path) == content else "written"
+    if state == "written":
+        files.write_atomic(path, content)
+    digest = _digest(content)
+    record = installed.Record(target=manager, kind=names.KIND, file=path, digest=digest)
+    if not any((r.file, r.target, r.digest) == (path, manager, digest) for r in _records(global_root)):
+        installed.add(global_root, record)
+    return ServiceFile(path=path, state=state)
+
+
+def _remove(record: installed.Record, global_root: str, report: Report) -> ServiceFile:
+    """Delete one recorded file (a copy is kept if someone edited it since) and drop its record."""
+    current = _read(record.file)
+    state = "missing"
+    if current is not None:
+        state = "removed"
+        if record.digest is not None and _digest(current) != record.digest:
+            # Edited since hippod wrote it: the edits are kept in a copy, unless a copy already exists.
+            backup = files.backup_once(record.file)
+            if backup is not None:
+                report.lines.append(f"   {record.file} was edited since install; a copy stays at {backup}")
+        os.unlink(record.file)
+    installed.remove(global_root, lambda r: r.kind == names.KIND and r.file == record.file)
+    return ServiceFile(path=record.file, state=state)
+
+
+# --- install ------------------------------------------------------------------------------------------
+
+
+async def install_service(
+    *,
+    global_root: str,
+    env: Mapping[str, str],
+    socket_activation: bool = False,
+    platform: str | None = None,
+    python: str | None = None,
+) -> Outcome:
+    """Render, write and enable the service for this platform; records every file in installed.json."""
+    manager = manager_for(platform)
+    spec = render.ServiceSpec.from_env(env, python or sys.executable)
+    if manager == names.SYSTEMD:
+        outcome = await _install_systemd(spec, global_root, env, socket_activation)
+    elif manager == names.LAUNCHD:
+        outcome = await _install_launchd(spec, global_root, env)
+    elif manager == names.SCHTASKS:
+        outcome = await _install_task(spec, global_root, env)
+    else:
+        reply = ServiceReply(manager="", name="", socket_activation=False, files=[], commands=[])
+        text = f"no per-user service manager hippod knows on {platform or homes.platform()}"
+        return Outcome(reply, Report(warnings=[text]))
+    if socket_activation and manager != names.SYSTEMD:
+        note = f"socket activation needs systemd; {DESCRIBED[manager]} starts hippod at login instead"
+        outcome.report.warnings.append(note)
+    _summarise(outcome, "Installed")
+    return outcome
+
+
+def _summarise(outcome: Outcome, verb: str) -> None:
+    reply = outcome.reply
+    title = f"per-user service {NAMES[reply.manager]} ({DESCRIBED[reply.manager]})"
+    if reply.socket_activation:
+        title += f" with socket activation ({names.SOCKET_UNIT})"
+    failed = any(not c.ok for c in reply.commands)
+    if verb == "Installed":
+        changed = any(f.state in ("written", "removed") for f in reply.files)
+        if failed:
+            head = f"{'Wrote' if changed else 'Kept'} {title}, but could not enable it"
+        else:
+            head = f"{'Installed' if changed else 'Already installed:'} {title}"
+    elif not reply.files:
+        head = "No per-user service is recorded as installed; nothing to remove"
+    else:
+        head = f"Removed {title}" + (", but could not disable it" if failed else "")
+    details = [f"   {STATES[f.state]} {f.path}" for f in reply.files]
+    details += [f"   Ran {show(c.command)}" for c in reply.commands if c.ok]
+    outcome.report.lines[:0] = [head, *details]
+
+
+async def _install_systemd(
+    spec: render.ServiceSpec, global_root: str, env: Mapping[str, str], socket_activation: bool
+) -> Outcome:
+    report = Report()
+    systemctl = ["systemctl", "--user"]
+    recorded = {r.file for r in _records(global_root)}
+    service, sock = service_file(names.SYSTEMD, global_root=global_root, env=env), socket_file(env)
+    commands: list[ServiceCommand] = []
+    written: list[ServiceFile] = []
+    if not socket_activation and sock in recorded:
+        # Back from socket activation: the socket unit goes, the service is enabled on its own.
+        commands += await run_all([[*systemctl, "disable", "--now", names.SOCKET_UNIT]], env, report.warnings)
+        written += [_remove(r, global_root, report) for r in _records(global_root) if r.file == sock]
+    written.append(_put(service, render.render_systemd_service(spec).encode(), names.SYSTEMD, global_root))
+    steps = [[*systemctl, "daemon-reload"]]
+    if socket_activation:
+        written.append(_put(sock, render.render_systemd_socket(spec).encode(), names.SYSTEMD, global_root))
+        if service in recorded and sock not in recorded:
+            # The service was enabled on its own before; now the socket starts it.
+            steps.append([*systemctl, "disable", names.SERVICE_UNIT])
+    enabled = names.SOCKET_UNIT if socket_activation else names.SERVICE_UNIT
+    steps.append([*systemctl, "enable", "--now", enabled])
+    if all(c.ok for c in commands):
+        commands += await run_all(steps, env, report.warnings)
+    reply = ServiceReply(names.SYSTEMD, names.SERVICE_UNIT, socket_activation, written, commands)
+    return Outcome(reply, report)
+
+
+async def _launchd_loaded(domain: str, env: Mapping[str, str]) -> bool:
+    return (await run(["launchctl", "print", f"{domain}/{names.LAUNCHD_LABEL}"], env)).ok
+
+
+async def _install_launchd(spec: render.ServiceSpec, global_root: str, env: Mapping[str, str]) -> Outcome:
+    report = Report()
+    # launchd opens the log files itself, before the daemon could create their folder.
+    os.makedirs(spec.log_dir, mode=0o700, exist_ok=True)
+    plist = service_file(names.LAUNCHD, global_root=global_root, env=env)
+    written = _put(plist, render.render_launchd(spec), names.LAUNCHD, global_root)
+    domain = f"gui/{os.getuid()}"
+    target = f"{domain}/{names.LAUNCHD_LABEL}"
+    loaded = await _launchd_loaded(domain, env)
+    steps: list[list[str]] = []
+    if loaded and written.state == "written":
+        # A loaded agent keeps its old definition until it is booted out.
+        steps.append(["launchctl", "bootout", target])
+    steps.append(["launchctl", "enable", target])
+    if not loaded or written.state == "written":
+        steps.append(["launchctl", "bootstrap", domain, plist])
+    commands = await run_all(steps, env, report.warnings)
+    reply = ServiceReply(names.LAUNCHD, names.LAUNCHD_LABEL, False, [written], commands)
+    return Outcome(reply, report)
+
+
+async def _install_task(spec: render.ServiceSpec, global_root: str, env: Mapping[str, str]) -> Outcome:
+    report = Report()
+    xml = service_file(names.SCHTASKS, global_root=global_root, env=env)
+    written = _put(xml, render.task_bytes(render.render_task_xml(spec)), names.SCHTASKS, global_root)
+    steps = [
+        ["schtasks", "/Create", "/TN", names.TASK_NAME, "/XML", xml, "/F"],
+        ["schtasks", "/Run", "/TN", names.TASK_NAME],
+    ]
+    commands = await run_all(steps, env, report.warnings)
+    reply = ServiceReply(names.SCHTASKS, names.TASK_NAME, False, [written], commands)
+    return Outcome(reply, report)
+
+
+async def install(
+    *, global_root: str, env: Mapping[str, str], socket_activation: bool = False, platform: str | None = None
+) -> Report:
     """Render, write and enable the service; records every file in installed.json."""
-    raise NotImplementedError
+    outcome = await install_service(
+        global_root=global_root, env=env, socket_activation=socket_activation, platform=platform
+    )
+    return outcome.report
+
+
+# --- uninstall ----------------------------------------------------------------------------------------
+
+
+def _stop_commands(manager: str, recorded: list[installed.Record], env: Mapping[str, str]) -> list[list[str]]:
+    if manager == names.SYSTEMD:
+        units = sorted({os.path.basename(r.file) for r in recorded}, reverse=True)  # the socket first
+        # --no-block: the daemon being stopped may be the one running this very request.
+        return [["systemctl", "--user", "disable", "--now", "--no-block", *units]]
+    if manager == names.SCHTASKS:
+        return [["schtasks", "/Delete", "/TN", names.TASK_NAME, "/F"]]
+    return []
+
+
+async def uninstall_service(*, global_root: str, env: Mapping[str, str]) -> Outcome:
+    """Disable and remove exactly what installed.json records for the service."""
+    report = Report()
+    records = _records(global_root)
+    managers = list(dict.fromkeys(r.target for r in records))
+    commands: list[ServiceCommand] = []
+    removed: list[ServiceFile] = []
+    for manager in managers:
+        mine = [r for r in records if r.target == manager]
+        steps = _stop_commands(manager, mine, env)
+        if manager == names.LAUNCHD:
+            target = f"gui/{os.getuid()}/{names.LAUNCHD_LABEL}"
+            if await _launchd_loaded(f"gui/{os.getuid()}", env):
+                steps.append(["launchctl", "bootout", target])
+        done = await run_all(steps, env, report.warnings)
+        commands += done
+        removed += [_remove(r, global_root, report) for r in mine]
+        if manager == names.SYSTEMD and all(c.ok for c in done):
+            commands += await run_all([["systemctl", "--user", "daemon-reload"]], env, report.warnings)
+    manager = managers[0] if managers else (manager_for() or names.SYSTEMD)
+    if not managers:
+        unrecorded = service_file(manager, global_root=global_root, env=env)
+        if os.path.isfile(unrecorded):
+            report.warnings.append(f"{unrecorded} was not installed by this hippo home; left alone")
+    socket_activation = any(os.path.basename(f.path) == names.SOCKET_UNIT for f in removed)
+    reply = ServiceReply(manager, NAMES[manager], socket_activation, removed, commands)
+    outcome = Outcome(reply, report)
+    _summarise(outcome, "Removed")
+    return outcome
 
 
 async def uninstall(*, global_root: str, env: Mapping[str, str]) -> Report:
     """Disable and remove exactly what installed.json records for the service."""
-    raise NotImplementedError
+    return (await uninstall_service(global_root=global_root, env=env)).report
 
 
-def doctor_check(*, global_root: str, env: Mapping[str, str]) -> Check:
-    """The Service check: warn when not installed."""
-    raise NotImplementedError
+# --- doctor -------------------------------------------------------------------------------------------
+
+
+def doctor_check(*, global_root: str, env: Mapping[str, str], platform: str | None = None) -> Check:
+    """The Service check: warn when not installed, ok with the file's path otherwise (read-only)."""
+    manager = manager_for(platform)
+    if manager is None:
+        return Check(name="Service", status="warn", message="no per-user service manager on this platform")
+    path = service_file(manager, global_root=global_root, env=env)
+    if not os.path.isfile(path):
+        return Check(
+            name="Service",
+            status="warn",
+            message=f"no per-user service ({DESCRIBED[manager]}): hippod runs only once a client starts it",
+            fix=FIX,
+        )
+    message = f"{NAMES[manager]} ({DESCRIBED[manager]}) at {path}"
+    if manager == names.SYSTEMD and os.path.isfile(socket_file(env)):
+        message += f", socket activation through {socket_file(env)}"
+    return Check(name="Service", status="ok", message=message)
