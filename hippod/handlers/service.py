@@ -13,6 +13,8 @@ from hippoctl.protocol.replies_service import ServiceReply
 from hippod.integrations import services
 from hippod.request import RequestContext
 
+HANDOVER = "   hippod stops now; hippod.socket starts it again on the next connection"
+
 
 def _answer(ctx: RequestContext, outcome: services.Outcome) -> tuple[ServiceReply, str]:
     ctx.warnings.extend(outcome.report.warnings)
@@ -23,6 +25,14 @@ async def install_service(ctx: RequestContext, body: m.ServiceInstall) -> tuple[
     outcome = await services.install_service(
         global_root=ctx.state.registry.global_root, env=os.environ, socket_activation=body.socket_activation
     )
+    reply = outcome.reply
+    enabled = bool(reply.commands) and all(c.ok for c in reply.commands)
+    if reply.socket_activation and enabled and not ctx.state.socket_activated:
+        # Starting hippod.socket made systemd unlink this daemon's socket file and bind its own there:
+        # no client reaches this daemon any more, and while it holds the lock no daemon started
+        # through the socket can serve. So it stops once this reply is out.
+        outcome.report.lines.append(HANDOVER)
+        ctx.state.shutdown.set()
     return _answer(ctx, outcome)
 
 

@@ -77,10 +77,12 @@ def test_install_writes_records_and_enables_the_unit_and_reinstall_changes_nothi
 
 
 def test_socket_activation_installs_and_enables_the_socket_and_switches_back(hippo: Hippo) -> None:
-    hippo.start()
+    pid = hippo.start()
     hippo.ok("daemon", "install-service")
     data = hippo.json("daemon", "install-service", "--socket-activation")
     socket_unit = unit_dir(hippo) / "hippod.socket"
+    # systemd has bound the socket path anew: the daemon that bound it itself hands over and stops.
+    assert hippo.wait_for(lambda: not hippo.pid_alive(pid), timeout=40)
     assert data["socket_activation"] is True
     assert [f["path"] for f in data["files"]] == [str(unit_dir(hippo) / "hippod.service"), str(socket_unit)]
     lines = socket_unit.read_text().splitlines()
@@ -94,10 +96,12 @@ def test_socket_activation_installs_and_enables_the_socket_and_switches_back(hip
     ]
     assert sorted(Path(r["file"]).name for r in service_records(hippo)) == ["hippod.service", "hippod.socket"]
 
-    # Back to a plain service: the socket unit is disabled and removed.
+    # Back to a plain service: the socket unit is disabled and removed. (The stand-in systemctl
+    # starts nothing, so the client spawns the daemon after asking it.)
     done = hippo.ok("daemon", "install-service")
     assert not socket_unit.exists()
     assert hippo.service_calls()[5:] == [
+        f"{SYSTEMCTL} start --no-block hippod.socket",
         f"{SYSTEMCTL} disable --now hippod.socket",
         f"{SYSTEMCTL} daemon-reload",
         f"{SYSTEMCTL} enable --now hippod.service",
@@ -107,12 +111,17 @@ def test_socket_activation_installs_and_enables_the_socket_and_switches_back(hip
 
 
 def test_uninstall_after_socket_activation_disables_both_units(hippo: Hippo) -> None:
-    hippo.start()
-    hippo.ok("daemon", "install-service", "--socket-activation")
+    pid = hippo.start()
+    done = hippo.ok("daemon", "install-service", "--socket-activation")
+    assert done.stdout.splitlines()[-1] == (
+        "   hippod stops now; hippod.socket starts it again on the next connection"
+    )
     assert hippo.service_calls() == [f"{SYSTEMCTL} daemon-reload", f"{SYSTEMCTL} enable --now hippod.socket"]
+    assert hippo.wait_for(lambda: not hippo.pid_alive(pid), timeout=40)
     hippo.ok("daemon", "uninstall-service")
     assert os.listdir(unit_dir(hippo)) == []
     assert hippo.service_calls()[2:] == [
+        f"{SYSTEMCTL} start --no-block hippod.socket",
         f"{SYSTEMCTL} disable --now --no-block hippod.socket hippod.service",
         f"{SYSTEMCTL} daemon-reload",
     ]

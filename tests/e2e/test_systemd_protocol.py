@@ -122,6 +122,16 @@ def test_socket_activation_serves_the_passed_socket(hippo: Hippo, listening: soc
         probe.connect(hippo.socket)
 
 
+def test_a_socket_activated_daemon_keeps_serving_when_socket_activation_is_installed_again(
+    hippo: Hippo, listening: socket.socket
+) -> None:
+    proc = activate(hippo, listening)
+    assert hippo.wait_for(lambda: hippo.answers() == proc.pid, timeout=30)
+    done = hippo.ok("daemon", "install-service", "--socket-activation")
+    assert "hippod stops now" not in done.stdout
+    assert hippo.answers() == proc.pid
+
+
 def test_the_daemon_does_not_hand_the_passed_socket_to_its_children(
     hippo: Hippo, listening: socket.socket
 ) -> None:
