@@ -1,4 +1,5 @@
-"""The Spool and Workspaces checks: files waiting under the spool, and the daily run's registry."""
+"""The Spool, Workspaces and Watch roots checks: files waiting under the spool, the daily run's
+registry, and the folders the agent-note watcher follows."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import time
 from collections.abc import Sequence
 
 from hippoctl.protocol import spool
-from hippoctl.protocol.replies_doctor import FAIL, WARN, Check
+from hippoctl.protocol.replies import WatchStatus
+from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check
 from hippod import workspaces
 from hippod.doctor import Findings, hippoctl
 from hippod.doctor.stores import PENDING_MINUTES, StoreFacts
@@ -89,3 +91,18 @@ def workspaces_check(global_root: str) -> Check:
         elif not entry.has_store:
             found.add(WARN, f"{entry.path} has no store", hippoctl("init", directory=entry.path))
     return found.check(f"{len(paths)} registered, all present" if paths else "none registered")
+
+
+def watch_check(watch: WatchStatus | None, daemon_json: str) -> Check:
+    """The agent-note watcher's roots: those watched and those not there yet; warn when it is off."""
+    if watch is None:
+        return Check(
+            "Watch roots",
+            WARN,
+            "the agent-note watcher is off: changed agent notes wait for the next session end or sleep",
+            f'set "watch": {{"enabled": true}} in {daemon_json}, then run: {hippoctl("daemon", "restart")}',
+        )
+    watched = f"{len(watch.roots)} watched" + (f" ({_listed(watch.roots)})" if watch.roots else "")
+    if watch.missing:
+        watched += f"; {len(watch.missing)} not there yet ({_listed(watch.missing)})"
+    return Check("Watch roots", OK, watched)

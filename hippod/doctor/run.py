@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from hippoctl.protocol.replies import ScheduleStatus
+from hippoctl.protocol.replies import ScheduleStatus, WatchStatus
 from hippoctl.protocol.replies_doctor import FAIL, Check
 from hippoctl.protocol.spool import spool_root
 from hippod.doctor import folders, settings, sleep, stores
@@ -28,6 +28,7 @@ class Inputs:
     now: datetime
     schedule: ScheduleStatus | None
     daily_log: str
+    watch: WatchStatus | None  # the agent-note watcher's roots; None when it is off
     load_failures: dict[str, str] = field(default_factory=dict)  # embeddings models that would not load
 
 
@@ -56,7 +57,8 @@ def store_configs(inputs: Inputs) -> list[settings.StoreConfig]:
 
 
 def run_checks(inputs: Inputs) -> list[Check]:
-    """Service, Stores, Sleep, Daily run, Workspaces, the agents', Spool, Config, Embeddings, Network."""
+    """Service, Stores, Sleep, Daily run, Workspaces, Watch roots, the agents', Spool, Config, Embeddings,
+    Network."""
     facts = inspect_stores(inputs)
     configs = store_configs(inputs)
     project = os.path.dirname(inputs.project_root) if inputs.project_root is not None else None
@@ -67,6 +69,7 @@ def run_checks(inputs: Inputs) -> list[Check]:
     checks.append(sleep.sleep_check(facts, inputs.now))
     checks.append(sleep.daily_check(inputs.schedule, inputs.daily_log))
     checks += guarded("Workspaces", lambda: [folders.workspaces_check(root)])
+    checks.append(folders.watch_check(inputs.watch, os.path.join(root, "daemon.json")))
     checks += guarded(
         "Agents", lambda: targets.doctor_checks(project, inputs.command, global_root=root, env=inputs.env)
     )

@@ -12,6 +12,7 @@ import platform
 import sys
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies import WatchStatus
 from hippoctl.protocol.replies_doctor import FAIL, WARN, DoctorReply, SupportBundleReply
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
 from hippod import __version__, clock
@@ -33,6 +34,7 @@ def _inputs(ctx: RequestContext, command: str) -> Inputs:
         now=clock.now(),
         schedule=state.schedule.status() if state.schedule is not None else None,
         daily_log=os.path.join(os.path.dirname(state.log_file), LOG_NAME),
+        watch=WatchStatus(**state.watcher.status()) if state.watcher is not None else None,
         load_failures=dict(registry.embedder.unavailable),
     )
 

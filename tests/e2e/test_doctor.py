@@ -22,6 +22,7 @@ OWN_CHECKS = (
     "Sleep",
     "Daily run",
     "Workspaces",
+    "Watch roots",
     "Spool",
     "Config",
     "Embeddings",
@@ -88,6 +89,28 @@ def test_doctor_on_a_working_install(hippo: Hippo) -> None:
     assert len(lines) == len(document["checks"]) + 1
     assert lines[0].startswith("ok    Python")
     assert lines[-1].startswith(f"{len(document['checks'])} checks: ")
+
+
+def test_watch_roots_watched_and_not_there_yet_and_a_watcher_turned_off(hippo: Hippo) -> None:
+    projects = os.path.join(hippo.user_home, ".claude", "projects")
+    os.makedirs(projects)
+    os.makedirs(os.path.join(hippo.user_home, ".codex"))
+    hippo.start()
+    watch = by_name(doctor_json(hippo)[1])["Watch roots"]
+    assert watch["status"] == "ok"
+    assert watch["message"].startswith(f"1 watched ({projects}); 1 not there yet (")
+    assert os.path.join(hippo.user_home, ".codex", "memories") in watch["message"]
+    hippo.stop()
+
+    daemon_json = os.path.join(hippo.home, "daemon.json")
+    Path(daemon_json).write_text(json.dumps({"watch": {"enabled": False}}))
+    hippo.start()
+    code, document = doctor_json(hippo)
+    watch = by_name(document)["Watch roots"]
+    assert watch["status"] == "warn" and "watcher is off" in watch["message"]
+    restart = "then run: hippoctl daemon restart"
+    assert watch["fix"] == f'set "watch": {{"enabled": true}} in {daemon_json}, {restart}'
+    assert_exit_rule(code, document)
 
 
 def test_an_api_key_in_the_daemon_env_warns_about_the_network(hippo: Hippo) -> None:

@@ -1,4 +1,5 @@
-"""doctor's Sleep, Daily run, Spool, Workspaces, Config, Embeddings and Network checks, each on real files."""
+"""doctor's Sleep, Daily run, Spool, Workspaces, Watch roots, Config, Embeddings and Network checks, each
+on real files."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hippoctl.protocol.replies import DailyRunResult, ScheduleStatus
+from hippoctl.protocol.replies import DailyRunResult, ScheduleStatus, WatchStatus
 from hippod.doctor import bundle, folders, settings
 from hippod.doctor.sleep import daily_check, sleep_check
 from hippod.doctor.stores import StoreFacts
@@ -163,6 +164,25 @@ def test_an_unreadable_registry_fails(tmp_path: Path) -> None:
 def test_no_registry_is_ok(tmp_path: Path) -> None:
     check = folders.workspaces_check(str(tmp_path))
     assert check.status == "ok" and check.message == "none registered"
+
+
+# --- Watch roots --------------------------------------------------------------------------------------
+
+
+def test_watch_roots_list_what_is_watched_and_what_is_not_there_yet() -> None:
+    roots = [f"/u/r{n}" for n in range(5)]
+    check = folders.watch_check(WatchStatus(roots=roots, missing=["/u/.codex/memories"]), "/g/daemon.json")
+    assert check.status == "ok" and check.fix is None
+    assert check.message == (
+        "5 watched (/u/r0, /u/r1, /u/r2 and 2 more); 1 not there yet (/u/.codex/memories)"
+    )
+    assert folders.watch_check(WatchStatus(roots=[], missing=[]), "/g/daemon.json").message == "0 watched"
+
+
+def test_a_watcher_turned_off_warns_and_names_daemon_json() -> None:
+    check = folders.watch_check(None, "/g/daemon.json")
+    assert check.status == "warn" and "watcher is off" in check.message
+    assert check.fix == 'set "watch": {"enabled": true} in /g/daemon.json, then run: hippoctl daemon restart'
 
 
 # --- Config -------------------------------------------------------------------------------------------
