@@ -22,10 +22,7 @@ def _secret(key: object, value: Any) -> bool:
 def redact(value: Any) -> Any:
     """A copy of a JSON value with every value under a secret-looking key masked (at any depth)."""
     if isinstance(value, dict):
-        return {
-            k: (MASK if SECRET_KEY.search(str(k)) and v not in (None, "") else redact(v))
-            for k, v in value.items()
-        }
+        return {k: (MASK if _secret(k, v) else redact(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v) for v in value]
     return value
