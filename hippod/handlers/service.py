@@ -28,9 +28,9 @@ async def install_service(ctx: RequestContext, body: m.ServiceInstall) -> tuple[
     reply = outcome.reply
     enabled = bool(reply.commands) and all(c.ok for c in reply.commands)
     if reply.socket_activation and enabled and not ctx.state.socket_activated:
-        # Starting hippod.socket made systemd unlink this daemon's socket file and bind its own there:
-        # no client reaches this daemon any more, and while it holds the lock no daemon started
-        # through the socket can serve. So it stops once this reply is out.
+        # hippod.socket is enabled but cannot start while this daemon holds the socket path (and,
+        # when it runs as hippod.service, systemd refuses to). So it stops once this reply is out;
+        # the next client finds no daemon and starts the recorded socket, which starts hippod.
         outcome.report.lines.append(HANDOVER)
         ctx.state.shutdown.set()
     return _answer(ctx, outcome)

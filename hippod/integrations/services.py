@@ -193,8 +193,13 @@ async def _install_systemd(
         if service in recorded and sock not in recorded:
             # The service was enabled on its own before; now the socket starts it.
             steps.append([*systemctl, "disable", names.SERVICE_UNIT])
-    enabled = names.SOCKET_UNIT if socket_activation else names.SERVICE_UNIT
-    steps.append([*systemctl, "enable", "--now", enabled])
+    if socket_activation:
+        # Enabled, not started: systemd refuses to start a socket while its service runs, and a
+        # started socket takes the path from the daemon running this request. That daemon hands
+        # over instead (handlers/service.py): it stops, and the next client starts the socket.
+        steps.append([*systemctl, "enable", names.SOCKET_UNIT])
+    else:
+        steps.append([*systemctl, "enable", "--now", names.SERVICE_UNIT])
     if all(c.ok for c in commands):
         commands += await run_all(steps, env, report.warnings)
     reply = ServiceReply(names.SYSTEMD, names.SERVICE_UNIT, socket_activation, written, commands)
