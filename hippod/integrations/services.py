@@ -77,6 +77,15 @@ def is_installed(env: Mapping[str, str]) -> bool:
     return os.path.isfile(service_file(manager, global_root=_global_root(env), env=env))
 
 
+def main_file_content(manager: str, spec: render.ServiceSpec) -> bytes:
+    """The bytes install writes into the manager's main file (the unit, the plist, the task XML)."""
+    if manager == names.SYSTEMD:
+        return render.render_systemd_service(spec).encode()
+    if manager == names.LAUNCHD:
+        return render.render_launchd(spec)
+    return render.task_bytes(render.render_task_xml(spec))
+
+
 def _digest(content: bytes) -> str:
     return "sha256:" + hashlib.sha256(content).hexdigest()
 
@@ -186,7 +195,7 @@ async def _install_systemd(
         # Back from socket activation: the socket unit goes, the service is enabled on its own.
         commands += await run_all([[*systemctl, "disable", "--now", names.SOCKET_UNIT]], env, report.warnings)
         written += [_remove(r, global_root, report) for r in _records(global_root) if r.file == sock]
-    written.append(_put(service, render.render_systemd_service(spec).encode(), names.SYSTEMD, global_root))
+    written.append(_put(service, main_file_content(names.SYSTEMD, spec), names.SYSTEMD, global_root))
     steps = [[*systemctl, "daemon-reload"]]
     if socket_activation:
         written.append(_put(sock, render.render_systemd_socket(spec).encode(), names.SYSTEMD, global_root))
@@ -215,7 +224,7 @@ async def _install_launchd(spec: render.ServiceSpec, global_root: str, env: Mapp
     # launchd opens the log files itself, before the daemon could create their folder.
     os.makedirs(spec.log_dir, mode=0o700, exist_ok=True)
     plist = service_file(names.LAUNCHD, global_root=global_root, env=env)
-    written = _put(plist, render.render_launchd(spec), names.LAUNCHD, global_root)
+    written = _put(plist, main_file_content(names.LAUNCHD, spec), names.LAUNCHD, global_root)
     domain = f"gui/{os.getuid()}"
     target = f"{domain}/{names.LAUNCHD_LABEL}"
     loaded = await _launchd_loaded(domain, env)
@@ -234,7 +243,7 @@ async def _install_launchd(spec: render.ServiceSpec, global_root: str, env: Mapp
 async def _install_task(spec: render.ServiceSpec, global_root: str, env: Mapping[str, str]) -> Outcome:
     report = Report()
     xml = service_file(names.SCHTASKS, global_root=global_root, env=env)
-    written = _put(xml, render.task_bytes(render.render_task_xml(spec)), names.SCHTASKS, global_root)
+    written = _put(xml, main_file_content(names.SCHTASKS, spec), names.SCHTASKS, global_root)
     steps = [
         ["schtasks", "/Create", "/TN", names.TASK_NAME, "/XML", xml, "/F"],
         ["schtasks", "/Run", "/TN", names.TASK_NAME],
@@ -306,8 +315,11 @@ async def uninstall(*, global_root: str, env: Mapping[str, str]) -> Report:
 # --- doctor -------------------------------------------------------------------------------------------
 
 
-def doctor_check(*, global_root: str, env: Mapping[str, str], platform: str | None = None) -> Check:
-    """The Service check: warn when not installed, ok with the file's path otherwise (read-only)."""
+def doctor_check(
+    *, global_root: str, env: Mapping[str, str], platform: str | None = None, python: str | None = None
+) -> Check:
+    """The Service check (read-only): warn when not installed, or when the file is not what install
+    would write now (e.g. it starts an interpreter hippod no longer runs under); ok otherwise."""
     manager = manager_for(platform)
     if manager is None:
         return Check(name="Service", status="warn", message="no per-user service manager on this platform")
@@ -320,6 +332,15 @@ def doctor_check(*, global_root: str, env: Mapping[str, str], platform: str | No
             fix=FIX,
         )
     message = f"{NAMES[manager]} ({DESCRIBED[manager]}) at {path}"
+    spec = render.ServiceSpec.from_env(env, python or sys.executable)
+    if _read(path) != main_file_content(manager, spec):
+        return Check(
+            name="Service",
+            status="warn",
+            message=f"{message} differs from what this hippod installs (another interpreter, home or "
+            "version, or edited by hand): the service may start the wrong hippod or none",
+            fix=FIX,
+        )
     if manager == names.SYSTEMD and os.path.isfile(socket_file(env)):
         message += f", socket activation through {socket_file(env)}"
     return Check(name="Service", status="ok", message=message)

@@ -115,6 +115,25 @@ async def test_doctor_check_warns_until_installed(env: dict[str, str], root: str
     )
 
 
+@pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
+async def test_doctor_check_warns_when_the_service_starts_another_interpreter(
+    env: dict[str, str], root: str, platform: str
+) -> None:
+    # As after hippod moved to a new virtualenv: the installed file still starts the old one.
+    await services.install(global_root=root, env=env, platform=platform)
+    assert services.doctor_check(global_root=root, env=env, platform=platform).status == "ok"
+    check = services.doctor_check(global_root=root, env=env, platform=platform, python="/new/venv/bin/python")
+    assert check.status == "warn" and "differs from what this hippod installs" in check.message
+    assert check.fix == "hippoctl daemon install-service"
+
+
+async def test_doctor_check_warns_on_a_unit_edited_by_hand(env: dict[str, str], root: str) -> None:
+    await services.install(global_root=root, env=env, platform="linux")
+    unit = Path(env["XDG_CONFIG_HOME"]) / "systemd" / "user" / "hippod.service"
+    unit.write_text(unit.read_text().replace("Restart=on-failure", "Restart=no"))
+    assert services.doctor_check(global_root=root, env=env, platform="linux").status == "warn"
+
+
 def write_records(root: str, records: list[dict[str, str]]) -> None:
     folder = Path(root) / "integrations"
     folder.mkdir(parents=True, exist_ok=True)
