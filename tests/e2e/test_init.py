@@ -51,8 +51,10 @@ def _claude_project(tmp_path: Path, lessons: bool = True) -> Path:
     project = make_repo(tmp_path / "webapp")
     (project / "CLAUDE.md").write_text(USER_TEXT)
     if lessons:
-        commit(project, "fix: close the reader connection before the writer", days_ago=3)
+        # Oldest first, as in a real history: `git log --since` stops at the first commit older
+        # than the cutoff, so a newer parent behind an older child would never be read.
         commit(project, "fix: the retry loop forgot to back off", days_ago=40)  # outside 30 days
+        commit(project, "fix: close the reader connection before the writer", days_ago=3)
     return project
 
 
@@ -206,8 +208,14 @@ def test_init_global_creates_the_global_store_only(hippo: Hippo, tmp_path: Path)
 
 
 def _setup_files(hippo: Hippo) -> dict[str, Any]:
+    """Every file under the test's root but the daemon's own: its state, logs and the global store's
+    database, which the daemon's start-up work may still be writing while setup runs."""
     root = Path(hippo.root)
-    return {str(p): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file() and "daemon" not in p.name}
+    return {
+        str(p): p.stat().st_mtime_ns
+        for p in root.rglob("*")
+        if p.is_file() and "daemon" not in p.name and not p.name.startswith("hippo.db")
+    }
 
 
 def test_setup_dry_run_changes_nothing_and_setup_wires_the_machine(hippo: Hippo, tmp_path: Path) -> None:
