@@ -110,10 +110,12 @@ def test_install_twice_one_backup_and_a_record(tmp_path: Path) -> None:
     path = tmp_path / "CLAUDE.md"
     path.write_text(USER_TEXT)
     first = blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=str(tmp_path))
-    after = path.read_bytes()
+    after, recorded = path.read_bytes(), Path(installed.path(str(tmp_path))).read_bytes()
     second = blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=str(tmp_path))
     assert first.lines == [f"Installed claude-code block in {path}"] and second.lines == []
     assert path.read_bytes() == after
+    # The record keeps its first installed_at: re-running changes no file, installed.json included.
+    assert Path(installed.path(str(tmp_path))).read_bytes() == recorded
     assert (tmp_path / "CLAUDE.md.hippo-bak").read_text() == USER_TEXT
     [record] = records(tmp_path)
     assert (record.target, record.kind, record.file) == ("claude-code", "block", str(path))
