@@ -120,8 +120,11 @@ def new_entry(spec: HookSpec, command: str, **extra: str) -> Json:
 
 
 def append(data: Json, event: str, entry: Json) -> None:
-    """Add an entry at the end of `event`'s array, creating `hooks` and the array as needed."""
-    hooks = data.setdefault("hooks", {})
+    """Add an entry at the end of `event`'s array, creating `hooks` (also in place of a `null` one)
+    and the array as needed."""
+    hooks = data.get("hooks")
+    if hooks is None:
+        hooks = data["hooks"] = {}
     hooks.setdefault(event, []).append(entry)
 
 

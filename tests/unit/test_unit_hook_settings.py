@@ -237,3 +237,9 @@ def test_uninstall_without_a_file_creates_none(tmp_path: Path, env: dict[str, st
 )
 def test_which_commands_an_entry_owns(command: str, spec: commands.HookSpec, owned: bool) -> None:
     assert spec.owns(command) is owned
+
+
+def test_a_null_hooks_key_gets_the_seven_entries(tmp_path: Path, env: dict[str, str]) -> None:
+    path = write(env, {"model": "opus", "hooks": None})
+    claude.install(PREFIX, global_root=str(tmp_path), env=env)
+    assert json.loads(path.read_text()) == {"model": "opus", "hooks": ours()}
