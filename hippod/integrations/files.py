@@ -11,13 +11,23 @@ import threading
 BACKUP_SUFFIX = ".hippo-bak"
 
 
+class Unreadable(Exception):
+    """A file that is there but is not UTF-8 text hippod can read (or not a file at all); whoever
+    meets one leaves it exactly as it is."""
+
+
 def read_text(path: str) -> str | None:
-    """The file's text, or None when it does not exist."""
+    """The file's text with its line endings as stored (a CRLF file is written back as CRLF), or
+    None when it does not exist; Unreadable when it cannot be read as UTF-8 text."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8", newline="") as handle:
             return handle.read()
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError:
+        raise Unreadable(f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise Unreadable(f"{path} cannot be read ({exc.strerror or exc})") from None
 
 
 def backup_once(path: str) -> str | None:
@@ -37,9 +47,11 @@ def write_atomic(path: str, text: str | bytes, *, mode: int | None = None, backu
 
     Text is written as UTF-8; bytes as they are (e.g. a UTF-16 file). An existing file keeps its
     permission bits (unless `mode` is given) and gets its one-time backup first. Parent folders are
-    created as needed.
+    created as needed. A symbolic link is written through, so it stays a link (a settings.json kept
+    in a dotfiles repository, an AGENTS.md that links to CLAUDE.md).
     """
-    folder = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(path)
+    folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     try:
         old_mode: int | None = stat.S_IMODE(os.stat(path).st_mode)

@@ -25,7 +25,10 @@ class SettingsError(Exception):
 
 def load(path: str) -> tuple[Json, str | None]:
     """The parsed file and its text (None when it does not exist, which reads as `{}`)."""
-    text = files.read_text(path)
+    try:
+        text = files.read_text(path)
+    except files.Unreadable as exc:
+        raise SettingsError(str(exc)) from None
     if text is None:
         return {}, None
     try:
