@@ -12,7 +12,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import InitReply
 from hippoctl.protocol.replies_setup import SetupReply
 from hippod import workspaces
-from hippod.integrations import seeding, services, targets
+from hippod.integrations import files, seeding, services, targets
 from hippod.integrations.report import Report
 from hippod.request import RequestContext
 from hippod.store.db import DB_NAME
@@ -91,12 +91,15 @@ async def _seed(ctx: RequestContext, made: seeding.Made, folder: str, days: int)
 
 
 async def init(ctx: RequestContext, body: m.Init) -> tuple[InitReply, str]:
-    if body.scan is not None:
-        reply = await _init_scan(ctx, body, body.scan)
-    elif ctx.request.global_store:
-        reply = await _init_global(ctx, body)
-    else:
-        reply = await _init_project(ctx, body)
+    try:
+        if body.scan is not None:
+            reply = await _init_scan(ctx, body, body.scan)
+        elif ctx.request.global_store:
+            reply = await _init_global(ctx, body)
+        else:
+            reply = await _init_project(ctx, body)
+    except OSError as exc:
+        raise files.write_failed(exc) from exc
     return reply, "\n".join(reply.lines)
 
 
@@ -115,8 +118,7 @@ async def _init_project(ctx: RequestContext, body: m.Init) -> InitReply:
         global_root = ctx.state.registry.global_root
         for target in targets.detect(cwd):
             reply.targets.append(target)
-            _absorb(ctx, reply.lines, targets.install_project(target, cwd, global_root=global_root), cwd)
-            report = targets.install_user(target, body.command, global_root=global_root, env=os.environ)
+            report = targets.install(target, cwd, body.command, global_root=global_root, env=os.environ)
             _absorb(ctx, reply.lines, report, cwd)
     if not body.no_schedule:
         await _schedule(ctx, reply, [made])
@@ -172,6 +174,13 @@ async def _init_scan(ctx: RequestContext, body: m.Init, folder: str) -> InitRepl
 
 async def setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
     """The machine-level half of init: global store, user-level wiring, service, user agent notes."""
+    try:
+        return await _setup(ctx, body)
+    except OSError as exc:
+        raise files.write_failed(exc) from exc
+
+
+async def _setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
     env = os.environ
     global_root = ctx.state.registry.global_root
     wired = [t for t in SETUP_TARGETS if targets.user_home_exists(t, env)]

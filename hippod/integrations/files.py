@@ -8,6 +8,8 @@ import shutil
 import stat
 import threading
 
+from hippod.errors import HippoError
+
 BACKUP_SUFFIX = ".hippo-bak"
 
 
@@ -82,3 +84,9 @@ def remove(path: str) -> bool:
     backup_once(path)
     os.unlink(path)
     return True
+
+
+def write_failed(exc: OSError) -> HippoError:
+    """The one-line error for a file that could not be written (exit 1)."""
+    where = f" {exc.filename}" if exc.filename else ""
+    return HippoError("write_failed", f"could not write{where}: {exc.strerror or exc}")

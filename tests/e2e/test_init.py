@@ -138,6 +138,33 @@ def test_an_edited_block_is_left_alone_and_reported(hippo: Hippo, tmp_path: Path
     assert (project / "CLAUDE.md").read_text() == edited
 
 
+def test_files_init_cannot_read_are_reported_and_the_rest_is_wired(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    project = _claude_project(tmp_path, lessons=False)
+    (project / "CLAUDE.md").write_bytes(b"# Caf\xe9\r\n")  # Latin-1, as an older editor saved it
+    done = hippo.ctl("init", "--no-schedule", cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    assert f"{project / 'CLAUDE.md'} is not UTF-8 text; left alone" in done.stderr
+    assert (project / "CLAUDE.md").read_bytes() == b"# Caf\xe9\r\n"
+    assert len(_hook_commands(_settings(hippo))) == 7
+
+
+def test_init_wires_linked_instruction_files_and_opencode_json_as_hook_install_does(
+    hippo: Hippo, tmp_path: Path
+) -> None:
+    hippo.start()
+    project = _claude_project(tmp_path, lessons=False)
+    (project / "AGENTS.md").symlink_to("CLAUDE.md")
+    stray = {"model": "x", "hooks": {"session.idle": [{"command": "hippoctl session-end"}]}}
+    (project / "opencode.json").write_text(json.dumps(stray))
+    hippo.ok("init", "--no-schedule", cwd=str(project))
+    claude_md = (project / "CLAUDE.md").read_text()
+    assert (project / "AGENTS.md").is_symlink() and claude_md.count(START) == 1
+    assert json.loads((project / "opencode.json").read_text()) == {"model": "x"}
+    again = hippo.ok("init", "--no-schedule", cwd=str(project))
+    assert (project / "CLAUDE.md").read_text() == claude_md and "block" not in again.stdout
+
+
 def test_opt_outs_leave_only_the_store(hippo: Hippo, tmp_path: Path) -> None:
     hippo.start()
     project = _claude_project(tmp_path)
