@@ -188,7 +188,8 @@ async def _setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
     registered = workspaces.read_or_empty(global_root)[0] if body.all else []
     reply = SetupReply(dry_run=body.dry_run, global_store=global_root, targets=wired)
     if body.dry_run:
-        reply.lines = _plan(global_root, wired, service_due, registered)
+        done = [t for t in wired if targets.user_wiring_state(t, body.command, env) == "installed"]
+        reply.lines = _plan(global_root, wired, done, service_due, registered)
         return reply, "\n".join(reply.lines)
     made = await seeding.make_store(ctx, global_root)
     reply.lines += _store_lines(made, ctx.request.cwd)
@@ -211,12 +212,18 @@ async def _setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
     return reply, "\n".join(reply.lines)
 
 
-def _plan(global_root: str, wired: list[str], service_due: bool, registered: list[str]) -> list[str]:
-    """What `setup` would do, for --dry-run."""
+def _plan(
+    global_root: str, wired: list[str], done: list[str], service_due: bool, registered: list[str]
+) -> list[str]:
+    """What `setup` would do, for --dry-run; `done` are the `wired` targets already installed."""
     lines = ["Dry run: nothing was changed."]
     if not os.path.isfile(os.path.join(global_root, DB_NAME)):
         lines.append(f"Would create the global store at {global_root}")
-    lines += [f"Would install the user-level {target} wiring" for target in wired]
+    for target in wired:
+        if target in done:
+            lines.append(f"User-level {target} wiring already installed")
+        else:
+            lines.append(f"Would install the user-level {target} wiring")
     if not wired:
         lines.append("No agent home found: no user-level wiring to install")
     if service_due:

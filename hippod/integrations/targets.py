@@ -101,6 +101,17 @@ def user_home_exists(target: str, env: Mapping[str, str]) -> bool:
     return False
 
 
+def user_wiring_state(target: str, command: str, env: Mapping[str, str]) -> str:
+    """`installed`, `outdated`, `edited` or `absent`: the target's machine-level wiring (read-only)."""
+    if target == "claude-code":
+        return claude.status(command, env).state
+    if target == "codex":
+        return codex.status(command, env).state
+    if target == "opencode":
+        return opencode.plugin_state(command, env)
+    return "absent"
+
+
 def refresh_blocks(project: str, *, global_root: str) -> Report:
     """Replace unedited older blocks in a project's CLAUDE.md / AGENTS.md with the current ones."""
     report = Report()

@@ -261,3 +261,6 @@ def test_setup_dry_run_changes_nothing_and_setup_wires_the_machine(hippo: Hippo,
     assert "Imported 0 user-level agent notes" in done.stdout
     data = hippo.json("setup")
     assert data["targets"] == ["claude-code"] and data["service"] == "hippod.service"
+    plan = hippo.ok("setup", "--dry-run")  # the plan names only what is left to do
+    assert "User-level claude-code wiring already installed" in plan.stdout
+    assert "Would install" not in plan.stdout
