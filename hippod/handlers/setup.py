@@ -19,8 +19,9 @@ from hippod.store.db import DB_NAME
 
 INIT_DAYS = 30  # git history a new project store learns from
 SCAN_DAYS = 365  # ... and each repository `--scan` finds
-# The user-level wiring `--scan` and `setup` install (no instruction blocks).
-USER_LEVEL = ("claude-code", "opencode")
+# The user-level wiring (never an instruction block) `init --scan` installs for the agents seen
+# among the repositories, and the wiring `setup` installs for the agents whose home exists.
+SCAN_TARGETS = ("claude-code", "opencode")
 SETUP_TARGETS = ("claude-code", "opencode", "codex")
 INDENT = "   "
 
@@ -162,7 +163,7 @@ async def _init_scan(ctx: RequestContext, body: m.Init, folder: str) -> InitRepl
     reply.path = reply.stores[0]
     if not body.no_hooks and not seeding.skip_integrations(ctx.request.env):
         global_root = ctx.state.registry.global_root
-        for target in USER_LEVEL:
+        for target in SCAN_TARGETS:
             if target in seen:
                 reply.targets.append(target)
                 report = targets.install_user(target, body.command, global_root=global_root, env=os.environ)
