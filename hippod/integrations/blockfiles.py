@@ -33,15 +33,6 @@ def locate(project: str, variant: str) -> tuple[str, str]:
     return os.path.join(project, FILES[variant]), variant
 
 
-def read(path: str, report: Report) -> str | None:
-    """The file's text; None (with a warning) when it cannot be read as text, which leaves it alone."""
-    try:
-        return files.read_text(path)
-    except files.Unreadable as exc:
-        report.warnings.append(f"{exc}; left alone")
-        return None
-
-
 def _edited(path: str) -> str:
     return f"edited hippo block in {path} left alone"
 
@@ -52,7 +43,7 @@ def _block_records(global_root: str, path: str) -> list[installed.Record]:
 
 def _patch(path: str, variant: str, report: Report) -> tuple[str, str, str] | None:
     """(old text, patched text, outcome) for an existing file; an edited block is reported."""
-    text = read(path, report)
+    text = files.read_or_warn(path, report)
     if text is None:
         return None
     new_text, outcome = blocks.patched(text, variant)
@@ -85,7 +76,7 @@ def uninstall(target: str, path: str, variant: str, *, global_root: str) -> Repo
     mine = [r for r in records if r.target == target]
     others = sorted({r.target for r in records if r.target != target})
     installed.remove(global_root, lambda r: r.kind == "block" and r.file == path and r.target == target)
-    text = read(path, report)
+    text = files.read_or_warn(path, report)
     if text is None or blocks.find(text) is None:
         return report
     if others:
@@ -123,7 +114,7 @@ def clean_cursorrules(project: str) -> Report:
     empty goes too."""
     report = Report()
     path = os.path.join(project, LEGACY_CURSOR_FILE)
-    text = read(path, report)
+    text = files.read_or_warn(path, report)
     if text is None:
         return report
     new_text, outcome = blocks.without(text, blocks.AGENTS)

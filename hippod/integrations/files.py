@@ -9,6 +9,7 @@ import stat
 import threading
 
 from hippod.errors import HippoError
+from hippod.integrations.report import Report
 
 BACKUP_SUFFIX = ".hippo-bak"
 
@@ -30,6 +31,15 @@ def read_text(path: str) -> str | None:
         raise Unreadable(f"{path} is not UTF-8 text") from None
     except OSError as exc:
         raise Unreadable(f"{path} cannot be read ({exc.strerror or exc})") from None
+
+
+def read_or_warn(path: str, report: Report) -> str | None:
+    """read_text(), or None with a warning for a file that cannot be read, which is left alone."""
+    try:
+        return read_text(path)
+    except Unreadable as exc:
+        report.warnings.append(f"{exc}; left alone")
+        return None
 
 
 def backup_once(path: str) -> str | None:

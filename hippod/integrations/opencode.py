@@ -164,11 +164,7 @@ def uninstall(project: str | None, *, global_root: str, env: Mapping[str, str]) 
     """Delete the plugin only when its marker is there, and clean opencode.json."""
     report = Report()
     path = plugin_path(env)
-    try:
-        text = files.read_text(path)
-    except files.Unreadable as exc:
-        report.warnings.append(f"{exc}; left alone")
-        text = None
+    text = files.read_or_warn(path, report)
     if text is not None:
         first = _first_line(text)
         if first == MARKER:

@@ -185,7 +185,7 @@ def status(target: str, project: str, command: str, *, env: Mapping[str, str]) -
         found += _opencode_files(project, command, env)
     elif target == "cursor":
         legacy = os.path.join(project, blockfiles.LEGACY_CURSOR_FILE)
-        text = blockfiles.read(legacy, Report())
+        text = files.read_or_warn(legacy, Report())
         if text is not None and blocks.find(text) is not None:
             copy = HookFile(kind="legacy-block", path=legacy, state="outdated", detail="legacy copy")
             found.append((copy, True))
