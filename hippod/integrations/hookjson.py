@@ -59,11 +59,11 @@ def dump(data: Json) -> str:
 
 
 def save(path: str, data: Json, old_text: str | None) -> bool:
-    """Write `data` unless the file already holds exactly that text; True when it was written."""
-    text = dump(data)
-    if text == old_text:
+    """Write `data` unless the file already holds that JSON, in whatever layout and line endings (a
+    file with nothing to change stays byte for byte); True when it was written."""
+    if old_text is not None and json.loads(old_text) == data:
         return False
-    files.write_atomic(path, text)
+    files.write_atomic(path, dump(data))
     return True
 
 

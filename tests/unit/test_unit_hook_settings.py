@@ -271,3 +271,12 @@ def test_a_linked_settings_file_stays_a_link(tmp_path: Path, env: dict[str, str]
     assert path.is_symlink() and len(claude.status(PREFIX, env).present) == 7
     claude.uninstall(global_root=str(tmp_path), env=env)
     assert path.is_symlink() and json.loads(dotfiles.read_text()) == USER_SETTINGS
+
+
+def test_a_file_with_nothing_to_change_keeps_its_layout(tmp_path: Path, env: dict[str, str]) -> None:
+    path = settings_file(env)
+    path.parent.mkdir(parents=True)
+    layout = json.dumps({"model": "opus", "hooks": ours()}, indent=4).replace("\n", "\r\n").encode()
+    path.write_bytes(layout)  # everything there, as a Windows editor saved it
+    assert claude.install(PREFIX, global_root=str(tmp_path), env=env).lines == []
+    assert path.read_bytes() == layout and not Path(str(path) + ".hippo-bak").exists()
