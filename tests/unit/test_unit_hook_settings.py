@@ -280,3 +280,7 @@ def test_a_file_with_nothing_to_change_keeps_its_layout(tmp_path: Path, env: dic
     path.write_bytes(layout)  # everything there, as a Windows editor saved it
     assert claude.install(PREFIX, global_root=str(tmp_path), env=env).lines == []
     assert path.read_bytes() == layout and not Path(str(path) + ".hippo-bak").exists()
+    theirs = json.dumps(USER_SETTINGS, indent=4).encode()
+    path.write_bytes(theirs)  # none of hippod's entries: uninstall has nothing to remove
+    assert claude.uninstall(global_root=str(tmp_path), env=env).lines == []
+    assert path.read_bytes() == theirs and not Path(str(path) + ".hippo-bak").exists()
