@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 
 from hippoctl.argcheck import UsageError, in_wire_range
+from hippoctl.args_ingest import absolute
 from hippoctl.protocol import messages as m
 
 AddVerb = Callable[[str, str], argparse.ArgumentParser]
@@ -54,7 +55,7 @@ def _init(args: argparse.Namespace) -> m.Body:
         raise UsageError("--days must be 1 or more")
     scan = None
     if args.scan is not None:
-        scan = os.path.realpath(args.scan)
+        scan = os.path.realpath(absolute(args, args.scan, "--scan"))  # against -C's directory
         if not os.path.isdir(scan):
             raise UsageError(f"--scan {args.scan}: no such directory")
     return m.Init(

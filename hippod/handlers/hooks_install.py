@@ -9,8 +9,7 @@ import os
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_hooks_install import HookChangeReply, HookListReply
-from hippod.errors import HippoError
-from hippod.integrations import targets
+from hippod.integrations import files, targets
 from hippod.integrations.report import Report
 from hippod.request import RequestContext
 
@@ -35,17 +34,12 @@ def _reply(ctx: RequestContext, target: str, action: str, report: Report) -> tup
     return reply, f"{target}: nothing changed"
 
 
-def _failed(exc: OSError) -> HippoError:
-    where = f" {exc.filename}" if exc.filename else ""
-    return HippoError("write_failed", f"could not write{where}: {exc.strerror or exc}")
-
-
 async def hook_install(ctx: RequestContext, body: m.HookInstall) -> tuple[HookChangeReply, str]:
     root = ctx.state.registry.global_root
     try:
         report = targets.install(body.target, ctx.request.cwd, body.command, global_root=root, env=os.environ)
     except OSError as exc:
-        raise _failed(exc) from exc
+        raise files.write_failed(exc) from exc
     return _reply(ctx, body.target, "install", report)
 
 
@@ -54,5 +48,5 @@ async def hook_uninstall(ctx: RequestContext, body: m.HookUninstall) -> tuple[Ho
     try:
         report = targets.uninstall(body.target, ctx.request.cwd, global_root=root, env=os.environ)
     except OSError as exc:
-        raise _failed(exc) from exc
+        raise files.write_failed(exc) from exc
     return _reply(ctx, body.target, "uninstall", report)

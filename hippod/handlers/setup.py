@@ -12,15 +12,16 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import InitReply
 from hippoctl.protocol.replies_setup import SetupReply
 from hippod import workspaces
-from hippod.integrations import seeding, services, targets
+from hippod.integrations import files, seeding, services, targets
 from hippod.integrations.report import Report
 from hippod.request import RequestContext
 from hippod.store.db import DB_NAME
 
 INIT_DAYS = 30  # git history a new project store learns from
 SCAN_DAYS = 365  # ... and each repository `--scan` finds
-# The user-level wiring `--scan` and `setup` install (no instruction blocks).
-USER_LEVEL = ("claude-code", "opencode")
+# The user-level wiring (never an instruction block) `init --scan` installs for the agents seen
+# among the repositories, and the wiring `setup` installs for the agents whose home exists.
+SCAN_TARGETS = ("claude-code", "opencode")
 SETUP_TARGETS = ("claude-code", "opencode", "codex")
 INDENT = "   "
 
@@ -91,12 +92,15 @@ async def _seed(ctx: RequestContext, made: seeding.Made, folder: str, days: int)
 
 
 async def init(ctx: RequestContext, body: m.Init) -> tuple[InitReply, str]:
-    if body.scan is not None:
-        reply = await _init_scan(ctx, body, body.scan)
-    elif ctx.request.global_store:
-        reply = await _init_global(ctx, body)
-    else:
-        reply = await _init_project(ctx, body)
+    try:
+        if body.scan is not None:
+            reply = await _init_scan(ctx, body, body.scan)
+        elif ctx.request.global_store:
+            reply = await _init_global(ctx, body)
+        else:
+            reply = await _init_project(ctx, body)
+    except OSError as exc:
+        raise files.write_failed(exc) from exc
     return reply, "\n".join(reply.lines)
 
 
@@ -115,8 +119,7 @@ async def _init_project(ctx: RequestContext, body: m.Init) -> InitReply:
         global_root = ctx.state.registry.global_root
         for target in targets.detect(cwd):
             reply.targets.append(target)
-            _absorb(ctx, reply.lines, targets.install_project(target, cwd, global_root=global_root), cwd)
-            report = targets.install_user(target, body.command, global_root=global_root, env=os.environ)
+            report = targets.install(target, cwd, body.command, global_root=global_root, env=os.environ)
             _absorb(ctx, reply.lines, report, cwd)
     if not body.no_schedule:
         await _schedule(ctx, reply, [made])
@@ -160,7 +163,7 @@ async def _init_scan(ctx: RequestContext, body: m.Init, folder: str) -> InitRepl
     reply.path = reply.stores[0]
     if not body.no_hooks and not seeding.skip_integrations(ctx.request.env):
         global_root = ctx.state.registry.global_root
-        for target in USER_LEVEL:
+        for target in SCAN_TARGETS:
             if target in seen:
                 reply.targets.append(target)
                 report = targets.install_user(target, body.command, global_root=global_root, env=os.environ)
@@ -172,6 +175,13 @@ async def _init_scan(ctx: RequestContext, body: m.Init, folder: str) -> InitRepl
 
 async def setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
     """The machine-level half of init: global store, user-level wiring, service, user agent notes."""
+    try:
+        return await _setup(ctx, body)
+    except OSError as exc:
+        raise files.write_failed(exc) from exc
+
+
+async def _setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
     env = os.environ
     global_root = ctx.state.registry.global_root
     wired = [t for t in SETUP_TARGETS if targets.user_home_exists(t, env)]
@@ -179,7 +189,8 @@ async def setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
     registered = workspaces.read_or_empty(global_root)[0] if body.all else []
     reply = SetupReply(dry_run=body.dry_run, global_store=global_root, targets=wired)
     if body.dry_run:
-        reply.lines = _plan(global_root, wired, service_due, registered)
+        done = [t for t in wired if targets.user_wiring_state(t, body.command, env) == "installed"]
+        reply.lines = _plan(global_root, wired, done, service_due, registered)
         return reply, "\n".join(reply.lines)
     made = await seeding.make_store(ctx, global_root)
     reply.lines += _store_lines(made, ctx.request.cwd)
@@ -202,12 +213,18 @@ async def setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
     return reply, "\n".join(reply.lines)
 
 
-def _plan(global_root: str, wired: list[str], service_due: bool, registered: list[str]) -> list[str]:
-    """What `setup` would do, for --dry-run."""
+def _plan(
+    global_root: str, wired: list[str], done: list[str], service_due: bool, registered: list[str]
+) -> list[str]:
+    """What `setup` would do, for --dry-run; `done` are the `wired` targets already installed."""
     lines = ["Dry run: nothing was changed."]
     if not os.path.isfile(os.path.join(global_root, DB_NAME)):
         lines.append(f"Would create the global store at {global_root}")
-    lines += [f"Would install the user-level {target} wiring" for target in wired]
+    for target in wired:
+        if target in done:
+            lines.append(f"User-level {target} wiring already installed")
+        else:
+            lines.append(f"Would install the user-level {target} wiring")
     if not wired:
         lines.append("No agent home found: no user-level wiring to install")
     if service_due:

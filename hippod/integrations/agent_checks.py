@@ -92,13 +92,18 @@ def block_checks(project: str | None, *, global_root: str, detected: list[str]) 
     if project is None:
         return [Check(name=name, status=OK, message="no project here")]
     checks = []
-    for kind in (blocks.CLAUDE, blocks.AGENTS):
-        path = blockfiles.path_for(project, kind)
-        text = files.read_text(path)
+    for path, kind in dict.fromkeys(blockfiles.locate(project, k) for k in (blocks.CLAUDE, blocks.AGENTS)):
+        target = "claude-code" if kind == blocks.CLAUDE else _agents_target(path, global_root, detected)
+        fix = _install(target)
+        try:
+            text = files.read_text(path)
+        except files.Unreadable as exc:
+            message = f"{exc} (left alone by install)"
+            checks.append(Check(name=name, status=WARN, message=message, fix=f"save it as UTF-8, then {fix}"))
+            continue
         if text is None:
             continue
-        target = "claude-code" if kind == blocks.CLAUDE else _agents_target(path, global_root, detected)
-        state, fix = blocks.state(text, kind), _install(target)
+        state = blocks.state(text, kind)
         if state == "installed":
             checks.append(Check(name=name, status=OK, message=f"current hippo block in {path}"))
         elif state == "edited":

@@ -16,8 +16,21 @@ FILES = {blocks.CLAUDE: "CLAUDE.md", blocks.AGENTS: "AGENTS.md"}
 LEGACY_CURSOR_FILE = ".cursorrules"
 
 
-def path_for(project: str, variant: str) -> str:
-    return os.path.join(project, FILES[variant])
+def locate(project: str, variant: str) -> tuple[str, str]:
+    """(path, variant) of the project's instruction file for `variant`'s block.
+
+    A CLAUDE.md and an AGENTS.md that are one file (one links to the other, as many projects do)
+    are both AGENTS.md with its block, which serves every reader, Claude Code included: the
+    installs for either then agree on one block and one set of records, instead of swapping the
+    two blocks on every run.
+    """
+    claude, agents = (os.path.join(project, FILES[kind]) for kind in (blocks.CLAUDE, blocks.AGENTS))
+    try:
+        if os.path.samefile(claude, agents):
+            return agents, blocks.AGENTS
+    except OSError:  # either one missing
+        pass
+    return os.path.join(project, FILES[variant]), variant
 
 
 def _edited(path: str) -> str:
@@ -30,7 +43,7 @@ def _block_records(global_root: str, path: str) -> list[installed.Record]:
 
 def _patch(path: str, variant: str, report: Report) -> tuple[str, str, str] | None:
     """(old text, patched text, outcome) for an existing file; an edited block is reported."""
-    text = files.read_text(path)
+    text = files.read_or_warn(path, report)
     if text is None:
         return None
     new_text, outcome = blocks.patched(text, variant)
@@ -63,7 +76,7 @@ def uninstall(target: str, path: str, variant: str, *, global_root: str) -> Repo
     mine = [r for r in records if r.target == target]
     others = sorted({r.target for r in records if r.target != target})
     installed.remove(global_root, lambda r: r.kind == "block" and r.file == path and r.target == target)
-    text = files.read_text(path)
+    text = files.read_or_warn(path, report)
     if text is None or blocks.find(text) is None:
         return report
     if others:
@@ -101,7 +114,7 @@ def clean_cursorrules(project: str) -> Report:
     empty goes too."""
     report = Report()
     path = os.path.join(project, LEGACY_CURSOR_FILE)
-    text = files.read_text(path)
+    text = files.read_or_warn(path, report)
     if text is None:
         return report
     new_text, outcome = blocks.without(text, blocks.AGENTS)

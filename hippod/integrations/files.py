@@ -8,15 +8,37 @@ import shutil
 import stat
 import threading
 
+from hippod.errors import HippoError
+from hippod.integrations.report import Report
+
 BACKUP_SUFFIX = ".hippo-bak"
 
 
+class Unreadable(Exception):
+    """A file that is there but is not UTF-8 text hippod can read (or not a file at all); whoever
+    meets one leaves it exactly as it is."""
+
+
 def read_text(path: str) -> str | None:
-    """The file's text, or None when it does not exist."""
+    """The file's text with its line endings as stored (a CRLF file is written back as CRLF), or
+    None when it does not exist; Unreadable when it cannot be read as UTF-8 text."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8", newline="") as handle:
             return handle.read()
     except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        raise Unreadable(f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise Unreadable(f"{path} cannot be read ({exc.strerror or exc})") from None
+
+
+def read_or_warn(path: str, report: Report) -> str | None:
+    """read_text(), or None with a warning for a file that cannot be read, which is left alone."""
+    try:
+        return read_text(path)
+    except Unreadable as exc:
+        report.warnings.append(f"{exc}; left alone")
         return None
 
 
@@ -37,9 +59,11 @@ def write_atomic(path: str, text: str | bytes, *, mode: int | None = None, backu
 
     Text is written as UTF-8; bytes as they are (e.g. a UTF-16 file). An existing file keeps its
     permission bits (unless `mode` is given) and gets its one-time backup first. Parent folders are
-    created as needed.
+    created as needed. A symbolic link is written through, so it stays a link (a settings.json kept
+    in a dotfiles repository, an AGENTS.md that links to CLAUDE.md).
     """
-    folder = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(path)
+    folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     try:
         old_mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
@@ -70,3 +94,9 @@ def remove(path: str) -> bool:
     backup_once(path)
     os.unlink(path)
     return True
+
+
+def write_failed(exc: OSError) -> HippoError:
+    """The one-line error for a file that could not be written (exit 1)."""
+    where = f" {exc.filename}" if exc.filename else ""
+    return HippoError("write_failed", f"could not write{where}: {exc.strerror or exc}")

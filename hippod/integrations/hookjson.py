@@ -25,7 +25,10 @@ class SettingsError(Exception):
 
 def load(path: str) -> tuple[Json, str | None]:
     """The parsed file and its text (None when it does not exist, which reads as `{}`)."""
-    text = files.read_text(path)
+    try:
+        text = files.read_text(path)
+    except files.Unreadable as exc:
+        raise SettingsError(str(exc)) from None
     if text is None:
         return {}, None
     try:
@@ -56,11 +59,11 @@ def dump(data: Json) -> str:
 
 
 def save(path: str, data: Json, old_text: str | None) -> bool:
-    """Write `data` unless the file already holds exactly that text; True when it was written."""
-    text = dump(data)
-    if text == old_text:
+    """Write `data` unless the file already holds that JSON, in whatever layout and line endings (a
+    file with nothing to change stays byte for byte); True when it was written."""
+    if old_text is not None and json.loads(old_text) == data:
         return False
-    files.write_atomic(path, text)
+    files.write_atomic(path, dump(data))
     return True
 
 
@@ -120,8 +123,11 @@ def new_entry(spec: HookSpec, command: str, **extra: str) -> Json:
 
 
 def append(data: Json, event: str, entry: Json) -> None:
-    """Add an entry at the end of `event`'s array, creating `hooks` and the array as needed."""
-    hooks = data.setdefault("hooks", {})
+    """Add an entry at the end of `event`'s array, creating `hooks` (also in place of a `null` one)
+    and the array as needed."""
+    hooks = data.get("hooks")
+    if hooks is None:
+        hooks = data["hooks"] = {}
     hooks.setdefault(event, []).append(entry)
 
 

@@ -49,13 +49,24 @@ def _save(global_root: str, records: list[Record]) -> None:
     write_atomic(path(global_root), json.dumps(data, indent=2) + "\n", mode=0o600, backup=False)
 
 
+def _key(record: Record) -> tuple[str, str, str, str | None]:
+    return record.target, record.kind, record.file, record.command
+
+
 def add(global_root: str, record: Record) -> None:
-    """Record an installation, replacing a record for the same (target, kind, file, command)."""
-    if not record.installed_at:
-        record.installed_at = clock.iso(clock.now())
+    """Record an installation, replacing a record for the same (target, kind, file, command).
+
+    A record that says the same again is kept as it is, with its first installed_at, and the file is
+    not rewritten: re-running an install changes nothing.
+    """
     with _LOCK:
-        key = (record.target, record.kind, record.file, record.command)
-        records = [r for r in load(global_root) if (r.target, r.kind, r.file, r.command) != key]
+        records = load(global_root)
+        same = [r for r in records if _key(r) == _key(record)]
+        if same and same[0].digest == record.digest and not record.installed_at:
+            return
+        if not record.installed_at:
+            record.installed_at = clock.iso(clock.now())
+        records = [r for r in records if _key(r) != _key(record)]
         records.append(record)
         _save(global_root, records)
 

@@ -81,8 +81,11 @@ def _first_line(text: str) -> str:
 
 def plugin_state(prefix: str, env: Mapping[str, str]) -> str:
     """`absent`, `installed` (the current text), `outdated` (a marked older text) or `edited` (a
-    file without the marker)."""
-    text = files.read_text(plugin_path(env))
+    file without the marker, or one that is not text)."""
+    try:
+        text = files.read_text(plugin_path(env))
+    except files.Unreadable:
+        return "edited"
     if text is None:
         return "absent"
     if not _first_line(text).startswith(MARKER_STEM):
@@ -109,7 +112,10 @@ def _holds_hippo(value: Any) -> bool:
 
 def stray_hooks(path: str) -> bool | None:
     """Whether opencode.json has a `hooks` key running hippo; None when the file does not parse."""
-    text = files.read_text(path)
+    try:
+        text = files.read_text(path)
+    except files.Unreadable:
+        return None
     if text is None or '"hooks"' not in text:
         return False
     try:
@@ -158,7 +164,7 @@ def uninstall(project: str | None, *, global_root: str, env: Mapping[str, str]) 
     """Delete the plugin only when its marker is there, and clean opencode.json."""
     report = Report()
     path = plugin_path(env)
-    text = files.read_text(path)
+    text = files.read_or_warn(path, report)
     if text is not None:
         first = _first_line(text)
         if first == MARKER:

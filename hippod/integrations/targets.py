@@ -50,8 +50,8 @@ def detect(project: str) -> list[str]:
 
 def install_project(target: str, project: str, *, global_root: str) -> Report:
     """The target's instruction block in the project's CLAUDE.md or AGENTS.md, only if that file exists."""
-    kind = variant(target)
-    return blockfiles.install(target, blockfiles.path_for(project, kind), kind, global_root=global_root)
+    path, kind = blockfiles.locate(project, variant(target))
+    return blockfiles.install(target, path, kind, global_root=global_root)
 
 
 def install_user(target: str, command: str, *, global_root: str, env: Mapping[str, str]) -> Report:
@@ -77,8 +77,7 @@ def install(target: str, project: str, command: str, *, global_root: str, env: M
 
 def uninstall(target: str, project: str, *, global_root: str, env: Mapping[str, str]) -> Report:
     """`hook uninstall <target>`: exactly hippod's own entries, and the block where §8 allows."""
-    kind = variant(target)
-    path = blockfiles.path_for(project, kind)
+    path, kind = blockfiles.locate(project, variant(target))
     report = blockfiles.uninstall(target, path, kind, global_root=global_root)
     if target == "cursor":
         report.extend(blockfiles.clean_cursorrules(project))
@@ -102,11 +101,22 @@ def user_home_exists(target: str, env: Mapping[str, str]) -> bool:
     return False
 
 
+def user_wiring_state(target: str, command: str, env: Mapping[str, str]) -> str:
+    """`installed`, `outdated`, `edited` or `absent`: the target's machine-level wiring (read-only)."""
+    if target == "claude-code":
+        return claude.status(command, env).state
+    if target == "codex":
+        return codex.status(command, env).state
+    if target == "opencode":
+        return opencode.plugin_state(command, env)
+    return "absent"
+
+
 def refresh_blocks(project: str, *, global_root: str) -> Report:
     """Replace unedited older blocks in a project's CLAUDE.md / AGENTS.md with the current ones."""
     report = Report()
-    for kind in (blocks.CLAUDE, blocks.AGENTS):
-        report.extend(blockfiles.refresh(blockfiles.path_for(project, kind), kind, global_root=global_root))
+    for path, kind in dict.fromkeys(blockfiles.locate(project, k) for k in (blocks.CLAUDE, blocks.AGENTS)):
+        report.extend(blockfiles.refresh(path, kind, global_root=global_root))
     return report
 
 
@@ -114,7 +124,10 @@ def refresh_blocks(project: str, *, global_root: str) -> Report:
 
 
 def _block_file(path: str, kind: str) -> tuple[HookFile, bool]:
-    text = files.read_text(path)
+    try:
+        text = files.read_text(path)
+    except files.Unreadable as exc:
+        return HookFile(kind="block", path=path, state="edited", detail=f"{exc}; left alone"), True
     if text is None:
         return HookFile(kind="block", path=path, state="absent", detail="no such file"), False
     state = blocks.state(text, kind)
@@ -163,8 +176,7 @@ def _overall(found: list[tuple[HookFile, bool]]) -> str:
 
 def status(target: str, project: str, command: str, *, env: Mapping[str, str]) -> HookTarget:
     """`hook list`'s row for one target (read-only)."""
-    kind = variant(target)
-    found = [_block_file(blockfiles.path_for(project, kind), kind)]
+    found = [_block_file(*blockfiles.locate(project, variant(target)))]
     if target == "claude-code":
         found.append(_hooks_file(claude.status(command, env)))
     elif target == "codex":
@@ -173,7 +185,7 @@ def status(target: str, project: str, command: str, *, env: Mapping[str, str]) -
         found += _opencode_files(project, command, env)
     elif target == "cursor":
         legacy = os.path.join(project, blockfiles.LEGACY_CURSOR_FILE)
-        text = files.read_text(legacy)
+        text = files.read_or_warn(legacy, Report())
         if text is not None and blocks.find(text) is not None:
             copy = HookFile(kind="legacy-block", path=legacy, state="outdated", detail="legacy copy")
             found.append((copy, True))

@@ -51,8 +51,10 @@ def _claude_project(tmp_path: Path, lessons: bool = True) -> Path:
     project = make_repo(tmp_path / "webapp")
     (project / "CLAUDE.md").write_text(USER_TEXT)
     if lessons:
-        commit(project, "fix: close the reader connection before the writer", days_ago=3)
+        # Oldest first, as in a real history: `git log --since` stops at the first commit older
+        # than the cutoff, so a newer parent behind an older child would never be read.
         commit(project, "fix: the retry loop forgot to back off", days_ago=40)  # outside 30 days
+        commit(project, "fix: close the reader connection before the writer", days_ago=3)
     return project
 
 
@@ -136,6 +138,33 @@ def test_an_edited_block_is_left_alone_and_reported(hippo: Hippo, tmp_path: Path
     assert (project / "CLAUDE.md").read_text() == edited
 
 
+def test_files_init_cannot_read_are_reported_and_the_rest_is_wired(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    project = _claude_project(tmp_path, lessons=False)
+    (project / "CLAUDE.md").write_bytes(b"# Caf\xe9\r\n")  # Latin-1, as an older editor saved it
+    done = hippo.ctl("init", "--no-schedule", cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    assert f"{project / 'CLAUDE.md'} is not UTF-8 text; left alone" in done.stderr
+    assert (project / "CLAUDE.md").read_bytes() == b"# Caf\xe9\r\n"
+    assert len(_hook_commands(_settings(hippo))) == 7
+
+
+def test_init_wires_linked_instruction_files_and_opencode_json_as_hook_install_does(
+    hippo: Hippo, tmp_path: Path
+) -> None:
+    hippo.start()
+    project = _claude_project(tmp_path, lessons=False)
+    (project / "AGENTS.md").symlink_to("CLAUDE.md")
+    stray = {"model": "x", "hooks": {"session.idle": [{"command": "hippoctl session-end"}]}}
+    (project / "opencode.json").write_text(json.dumps(stray))
+    hippo.ok("init", "--no-schedule", cwd=str(project))
+    claude_md = (project / "CLAUDE.md").read_text()
+    assert (project / "AGENTS.md").is_symlink() and claude_md.count(START) == 1
+    assert json.loads((project / "opencode.json").read_text()) == {"model": "x"}
+    again = hippo.ok("init", "--no-schedule", cwd=str(project))
+    assert (project / "CLAUDE.md").read_text() == claude_md and "block" not in again.stdout
+
+
 def test_opt_outs_leave_only_the_store(hippo: Hippo, tmp_path: Path) -> None:
     hippo.start()
     project = _claude_project(tmp_path)
@@ -206,8 +235,14 @@ def test_init_global_creates_the_global_store_only(hippo: Hippo, tmp_path: Path)
 
 
 def _setup_files(hippo: Hippo) -> dict[str, Any]:
+    """Every file under the test's root but the daemon's own: its state, logs and the global store's
+    database, which the daemon's start-up work may still be writing while setup runs."""
     root = Path(hippo.root)
-    return {str(p): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file() and "daemon" not in p.name}
+    return {
+        str(p): p.stat().st_mtime_ns
+        for p in root.rglob("*")
+        if p.is_file() and "daemon" not in p.name and not p.name.startswith("hippo.db")
+    }
 
 
 def test_setup_dry_run_changes_nothing_and_setup_wires_the_machine(hippo: Hippo, tmp_path: Path) -> None:
@@ -226,3 +261,6 @@ def test_setup_dry_run_changes_nothing_and_setup_wires_the_machine(hippo: Hippo,
     assert "Imported 0 user-level agent notes" in done.stdout
     data = hippo.json("setup")
     assert data["targets"] == ["claude-code"] and data["service"] == "hippod.service"
+    plan = hippo.ok("setup", "--dry-run")  # the plan names only what is left to do
+    assert "User-level claude-code wiring already installed" in plan.stdout
+    assert "Would install" not in plan.stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from hippoctl import args
@@ -64,3 +66,13 @@ def test_numbers_the_wire_cannot_carry_are_usage_errors() -> None:
             args.build_body(args.build_parser(argv).parse_args(argv))
     argv = ["recall", "deploy cache", "--budget", str(2**63 - 1)]
     assert isinstance(args.build_body(args.build_parser(argv).parse_args(argv)), m.Recall)
+
+
+def test_init_scan_is_read_against_the_directory_of_minus_c(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "code").mkdir()
+    monkeypatch.chdir("/")
+    argv = ["-C", str(tmp_path), "init", "--scan", "code"]
+    body = args.build_body(args.build_parser(argv).parse_args(argv))
+    assert isinstance(body, m.Init) and body.scan == str((tmp_path / "code").resolve())

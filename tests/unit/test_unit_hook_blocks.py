@@ -110,10 +110,12 @@ def test_install_twice_one_backup_and_a_record(tmp_path: Path) -> None:
     path = tmp_path / "CLAUDE.md"
     path.write_text(USER_TEXT)
     first = blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=str(tmp_path))
-    after = path.read_bytes()
+    after, recorded = path.read_bytes(), Path(installed.path(str(tmp_path))).read_bytes()
     second = blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=str(tmp_path))
     assert first.lines == [f"Installed claude-code block in {path}"] and second.lines == []
     assert path.read_bytes() == after
+    # The record keeps its first installed_at: re-running changes no file, installed.json included.
+    assert Path(installed.path(str(tmp_path))).read_bytes() == recorded
     assert (tmp_path / "CLAUDE.md.hippo-bak").read_text() == USER_TEXT
     [record] = records(tmp_path)
     assert (record.target, record.kind, record.file) == ("claude-code", "block", str(path))
@@ -175,3 +177,49 @@ def test_cursorrules_legacy_block_cleaned(tmp_path: Path) -> None:
         f"edited hippo block in {rules} left alone"
     ]
     assert os.path.exists(rules)
+
+
+def test_crlf_file_keeps_its_line_endings_on_disk(tmp_path: Path) -> None:
+    path, root = tmp_path / "CLAUDE.md", str(tmp_path)
+    user = USER_TEXT.replace("\n", "\r\n").encode()
+    path.write_bytes(user)
+    blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=root)
+    written = path.read_bytes()
+    assert written.startswith(user) and b"\n" not in written.replace(b"\r\n", b"")
+    blockfiles.uninstall("claude-code", str(path), blocks.CLAUDE, global_root=root)
+    assert path.read_bytes() == user
+
+
+def test_a_file_that_is_not_utf8_text_is_left_alone(tmp_path: Path) -> None:
+    path, root = tmp_path / "CLAUDE.md", str(tmp_path)
+    path.write_bytes(b"# Caf\xe9 notes\n")
+    for report in (
+        blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=root),
+        blockfiles.uninstall("claude-code", str(path), blocks.CLAUDE, global_root=root),
+    ):
+        assert report.lines == [] and report.warnings == [f"{path} is not UTF-8 text; left alone"]
+    assert path.read_bytes() == b"# Caf\xe9 notes\n" and not (tmp_path / "CLAUDE.md.hippo-bak").exists()
+
+
+def test_agents_md_linked_to_claude_md_is_one_file_with_one_block(tmp_path: Path) -> None:
+    root = str(tmp_path)
+    claude_md = tmp_path / "CLAUDE.md"
+    claude_md.write_text(USER_TEXT)
+    (tmp_path / "AGENTS.md").symlink_to("CLAUDE.md")
+    assert blockfiles.locate(root, blocks.CLAUDE) == (str(tmp_path / "AGENTS.md"), blocks.AGENTS)
+
+    def install_both() -> None:
+        for target, variant in (("claude-code", blocks.CLAUDE), ("codex", blocks.AGENTS)):
+            path, kind = blockfiles.locate(root, variant)
+            blockfiles.install(target, path, kind, global_root=root)
+
+    install_both()
+    after = claude_md.read_bytes()
+    assert (tmp_path / "AGENTS.md").is_symlink() and after.count(blocks.START.encode()) == 1
+    install_both()
+    assert claude_md.read_bytes() == after  # the two installs agree: nothing swaps back and forth
+    path, kind = blockfiles.locate(root, blocks.AGENTS)
+    kept = blockfiles.uninstall("codex", path, kind, global_root=root)
+    assert kept.lines == [f"Kept the hippo block in {path} for claude-code"]
+    blockfiles.uninstall("claude-code", path, kind, global_root=root)
+    assert claude_md.read_text() == USER_TEXT and (tmp_path / "AGENTS.md").is_symlink()

@@ -237,3 +237,50 @@ def test_uninstall_without_a_file_creates_none(tmp_path: Path, env: dict[str, st
 )
 def test_which_commands_an_entry_owns(command: str, spec: commands.HookSpec, owned: bool) -> None:
     assert spec.owns(command) is owned
+
+
+def test_a_null_hooks_key_gets_the_seven_entries(tmp_path: Path, env: dict[str, str]) -> None:
+    path = write(env, {"model": "opus", "hooks": None})
+    claude.install(PREFIX, global_root=str(tmp_path), env=env)
+    assert json.loads(path.read_text()) == {"model": "opus", "hooks": ours()}
+
+
+def test_unreadable_settings_left_alone(tmp_path: Path, env: dict[str, str]) -> None:
+    path = settings_file(env)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'{"model": "caf\xe9"}\n')
+    report = claude.install(PREFIX, global_root=str(tmp_path), env=env)
+    assert report.lines == [] and report.warnings == [
+        f"{path} is not UTF-8 text; claude-code settings left unchanged"
+    ]
+    assert path.read_bytes() == b'{"model": "caf\xe9"}\n' and claude.status(PREFIX, env).state == "edited"
+    path.unlink()
+    path.mkdir()  # a folder where the file should be
+    assert claude.install(PREFIX, global_root=str(tmp_path), env=env).warnings
+    assert claude.uninstall(global_root=str(tmp_path), env=env).warnings and path.is_dir()
+
+
+def test_a_linked_settings_file_stays_a_link(tmp_path: Path, env: dict[str, str]) -> None:
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text(json.dumps(USER_SETTINGS, indent=2) + "\n")
+    path = settings_file(env)
+    path.parent.mkdir(parents=True)
+    path.symlink_to(dotfiles)
+    claude.install(PREFIX, global_root=str(tmp_path), env=env)
+    assert path.is_symlink() and len(claude.status(PREFIX, env).present) == 7
+    claude.uninstall(global_root=str(tmp_path), env=env)
+    assert path.is_symlink() and json.loads(dotfiles.read_text()) == USER_SETTINGS
+
+
+def test_a_file_with_nothing_to_change_keeps_its_layout(tmp_path: Path, env: dict[str, str]) -> None:
+    path = settings_file(env)
+    path.parent.mkdir(parents=True)
+    layout = json.dumps({"model": "opus", "hooks": ours()}, indent=4).replace("\n", "\r\n").encode()
+    path.write_bytes(layout)  # everything there, as a Windows editor saved it
+    assert claude.install(PREFIX, global_root=str(tmp_path), env=env).lines == []
+    assert path.read_bytes() == layout and not Path(str(path) + ".hippo-bak").exists()
+    theirs = json.dumps(USER_SETTINGS, indent=4).encode()
+    path.write_bytes(theirs)  # none of hippod's entries: uninstall has nothing to remove
+    assert claude.uninstall(global_root=str(tmp_path), env=env).lines == []
+    assert path.read_bytes() == theirs and not Path(str(path) + ".hippo-bak").exists()
