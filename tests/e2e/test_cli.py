@@ -164,9 +164,9 @@ def test_project_store_and_global_merge(hippo: Hippo) -> None:
     store = os.path.realpath(os.path.join(project, ".hippo"))
 
     done = hippo.ok("init", cwd=project)
-    assert done.stdout.strip() == f"Initialised project hippo store at {store}"
+    assert done.stdout.splitlines()[0] == f"Initialized Hippo at {store}"
     assert os.path.isfile(os.path.join(store, "hippo.db"))
-    assert hippo.ok("init", cwd=project).stdout.strip() == f"hippo store already at {store}"
+    assert hippo.ok("init", cwd=project).stdout.splitlines()[0] == f"Hippo already initialized at {store}"
 
     done = hippo.ok("--json", "remember", "Quokka builds need the vendored toolchain", cwd=deep)
     assert json.loads(done.stdout)["store"] == store
