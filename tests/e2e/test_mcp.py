@@ -117,8 +117,9 @@ async def test_global_remember_and_outcome_by_ids(hippo: Hippo) -> None:
     hippo.start()
     folder, db = project(hippo)
     async with mcp_session(hippo, cwd=folder) as session:
+        # "true" passes the SDK's (lax) check as True, and True is what reaches the daemon.
         first = await call_ok(
-            session, "hippo_remember", {"text": "Prefer ripgrep over grep here", "global": True}
+            session, "hippo_remember", {"text": "Prefer ripgrep over grep here", "global": "true"}
         )
         second = await call_ok(session, "hippo_remember", {"text": "Local builds use make -j4", "pin": True})
         ids = [text.split("[", 1)[1].split("]", 1)[0] for text in (first, second)]
