@@ -23,6 +23,7 @@ from hippoctl.protocol import service_names as names
 
 DAEMON_ARGS = ("-m", "hippod", "run", "--foreground")
 HEADER = "Written by `hippoctl daemon install-service`; `hippoctl daemon uninstall-service` removes it."
+AGENT_HOME_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME")
 # Where setuptools puts the template folders inside an installed package (pyproject.toml).
 _PACKAGED = "service_files"
 
@@ -47,6 +48,11 @@ class ServiceSpec:
             "HIPPO_HOME": home,
             "HIPPO_SOCKET": os.path.abspath(os.path.expanduser(explicit)) if explicit else None,
         }
+        # Agent homes set where the service was installed: the daemon started at login reads and
+        # wires the same folders, though it does not inherit the user's shell.
+        for name in AGENT_HOME_VARS:
+            value = env.get(name, "").strip()
+            values[name] = os.path.abspath(os.path.expanduser(value)) if value else None
         carried = tuple((name, value) for name, value in values.items() if value)
         return cls(
             python=python,

@@ -83,6 +83,21 @@ def test_service_unit_carries_hippo_home_and_socket_escaped() -> None:
     ]
 
 
+def test_service_unit_carries_the_agent_homes_set_at_install() -> None:
+    # The daemon started at login wires and watches the same agent folders as the installing shell.
+    env = {"CLAUDE_CONFIG_DIR": "/home/u/claude cfg", "CODEX_HOME": "/home/u/.codex-work", "OTHER": "x"}
+    unit = unit_entries(render.render_systemd_service(spec_for(env)))
+    assert [systemd_unquote(v) for v in values(unit, "Service", "Environment")] == [
+        "CLAUDE_CONFIG_DIR=/home/u/claude cfg",
+        "CODEX_HOME=/home/u/.codex-work",
+    ]
+    plist = plistlib.loads(render.render_launchd(spec_for(env)))
+    assert plist["EnvironmentVariables"] == {
+        "CLAUDE_CONFIG_DIR": "/home/u/claude cfg",
+        "CODEX_HOME": "/home/u/.codex-work",
+    }
+
+
 @pytest.mark.parametrize(
     ("env", "listen"),
     [
