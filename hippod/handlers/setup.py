@@ -88,7 +88,8 @@ async def _seed(ctx: RequestContext, made: seeding.Made, folder: str, days: int)
     notes = f"imported {imported} agent note{'s' if imported != 1 else ''}"
     if learned is None:
         return 0, imported, f"{INDENT}{notes[0].upper()}{notes[1:]}"
-    return learned, imported, f"{INDENT}Learned {learned} lessons from {days} days of git history; {notes}"
+    lessons = f"{learned} lesson{'s' if learned != 1 else ''}"
+    return learned, imported, f"{INDENT}Learned {lessons} from {days} days of git history; {notes}"
 
 
 async def init(ctx: RequestContext, body: m.Init) -> tuple[InitReply, str]:
@@ -119,7 +120,11 @@ async def _init_project(ctx: RequestContext, body: m.Init) -> InitReply:
         global_root = ctx.state.registry.global_root
         for target in targets.detect(cwd):
             reply.targets.append(target)
-            report = targets.install(target, cwd, body.command, global_root=global_root, env=os.environ)
+            if target == "codex" and not targets.user_home_exists(target, os.environ):
+                # Codex's hooks go in only where Codex is installed (§1); its block still does.
+                report = targets.install_project(target, cwd, global_root=global_root)
+            else:
+                report = targets.install(target, cwd, body.command, global_root=global_root, env=os.environ)
             _absorb(ctx, reply.lines, report, cwd)
     if not body.no_schedule:
         await _schedule(ctx, reply, [made])

@@ -78,7 +78,7 @@ def test_init_makes_seeds_wires_and_schedules_a_project(hippo: Hippo, tmp_path: 
     assert lines[0] == f"Initialized Hippo at {store}"
     assert "   Directories: buffer/ episodic/ semantic/ conflicts/" in lines
     assert "   Files: hippo.db stats.json" in lines
-    assert "   Learned 1 lessons from 30 days of git history; imported 0 agent notes" in lines
+    assert "   Learned 1 lesson from 30 days of git history; imported 0 agent notes" in lines
     assert lines[-1] == "   Registered for the daily 06:15 run; installed per-user service hippod.service"
     for name in ("buffer", "episodic", "semantic", "conflicts"):
         assert (store / name).is_dir()
@@ -264,3 +264,20 @@ def test_setup_dry_run_changes_nothing_and_setup_wires_the_machine(hippo: Hippo,
     plan = hippo.ok("setup", "--dry-run")  # the plan names only what is left to do
     assert "User-level claude-code wiring already installed" in plan.stdout
     assert "Would install" not in plan.stdout
+
+
+def test_codex_hooks_go_in_only_where_codex_is_installed(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    project = tmp_path / "svc"
+    project.mkdir()
+    (project / "AGENTS.md").write_text(USER_TEXT)
+    done = hippo.ok("init", "--no-schedule", "--no-learn", cwd=str(project))
+    assert "Codex" not in done.stderr  # no Codex home: nothing to say about its hooks
+    assert START in (project / "AGENTS.md").read_text()
+    codex_home = Path(hippo.user_home) / ".codex"
+    assert not codex_home.exists()
+    codex_home.mkdir()
+    done = hippo.ok("init", "--no-schedule", "--no-learn", cwd=str(project))
+    hooks = json.loads((codex_home / "hooks.json").read_text())["hooks"]
+    assert sorted(hooks) == ["SessionStart", "UserPromptSubmit"]
+    assert "/hooks" in done.stderr  # the reminder to trust them once

@@ -125,7 +125,7 @@ def test_pip_install_then_init_wires_a_claude_code_project(newcomer: tuple[Path,
     assert (project / ".hippo" / "hippo.db").is_file()
     claude_md = (project / "CLAUDE.md").read_text()
     assert claude_md.startswith(USER_TEXT) and "<!-- hippo:start -->" in claude_md
-    assert "Learned 1 lessons from 30 days of git history" in done.stdout
+    assert "Learned 1 lesson from 30 days of git history" in done.stdout
 
     # ~/.claude/settings.json holds the seven entries, calling the hippoctl on PATH.
     settings = json.loads((root / "home" / ".claude" / "settings.json").read_text())
