@@ -5,7 +5,8 @@ A measuring tool, not a test: it prints a table and asserts nothing about time. 
 fresh HOME and XDG folders under a temporary root, with the daemon on its default socket there, and
 with tests/e2e/fakebin's recording stand-ins first on PATH, so no real service manager is touched.
 Each project is a git repository with `--commits` commits over the last 30 days (a fifth of them
-lessons), a CLAUDE.md, an AGENTS.md and an `.opencode/` folder, so init wires four agents.
+lessons, up to 40 distinct ones), a CLAUDE.md, an AGENTS.md and an `.opencode/` folder, so init
+wires four agents.
 
 Usage: python bench/integrations.py [--runs 10] [--commits 200]
 """
@@ -27,6 +28,15 @@ from pathlib import Path
 from harness import log, pct
 
 REPO = Path(__file__).resolve().parents[1]
+# Lesson subjects distinct enough that learn's duplicate check (overlap above 0.7) keeps each one.
+PARTS = ("parser", "scheduler", "exporter", "watcher", "migrator", "renderer", "uploader", "indexer")
+FAULTS = (
+    "leaked file handles under load",
+    "ignored the configured locale",
+    "retried forever without backoff",
+    "crashed on empty input files",
+    "wrote timestamps without timezone",
+)
 FAKEBIN = REPO / "tests" / "e2e" / "fakebin"
 
 
@@ -70,7 +80,9 @@ def _project(root: Path, index: int, commits: int, env: dict[str, str]) -> Path:
     stream = []
     for n in range(commits):
         when = int(now - (commits - n) * 30 * 86400 / (commits + 1))
-        subject = f"fix: module {n} forgot to close its handle" if n % 5 == 0 else f"feat: add step {n}"
+        lesson = n // 5
+        part, fault = PARTS[lesson % len(PARTS)], FAULTS[(lesson // len(PARTS)) % len(FAULTS)]
+        subject = f"fix: the {part} {fault}" if n % 5 == 0 else f"feat: add step {n}"
         message = subject.encode()
         stream.append(f"commit refs/heads/main\ncommitter bench <b@h.invalid> {when} +0000\n".encode())
         stream.append(f"data {len(message)}\n".encode() + message + b"\n")
