@@ -12,6 +12,7 @@ from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check
 from hippod.config import load_daemon_config
 from hippod.doctor import Findings, hippoctl
 from hippod.embed.service import EXTRA_HINT, settings
+from hippod.integrations import installed
 from hippod.jsonfile import merge, read_object
 from hippod.store.config import STORE_DEFAULTS
 
@@ -36,7 +37,8 @@ def read_store_config(root: str, kind: str) -> StoreConfig:
 
 
 def config_check(global_root: str, stores: Sequence[StoreConfig]) -> Check:
-    """Fail on an unparseable daemon.json or config.json; warn on unusable values and memoryValue.enabled."""
+    """Fail on an unparseable daemon.json or config.json; warn on unusable values, memoryValue.enabled
+    and an unreadable integrations/installed.json."""
     found = Findings("Config")
     daemon_json = os.path.join(global_root, "daemon.json")
     _, problem = read_object(daemon_json)
@@ -55,6 +57,13 @@ def config_check(global_root: str, stores: Sequence[StoreConfig]) -> Check:
                 f"{store.path}: memoryValue.enabled is true, but hippod does not support memoryValue",
                 f'set "memoryValue": {{"enabled": false}} in {store.path}',
             )
+    if not installed.readable(global_root):
+        record = installed.path(global_root)
+        found.add(
+            WARN,
+            f"{record} is unreadable, so uninstall cannot tell hippod's entries apart",
+            f"move it aside and re-run: {hippoctl('init')} (or {hippoctl('hook', 'install', '<target>')})",
+        )
     return found.check("daemon.json and config.json parse")
 
 

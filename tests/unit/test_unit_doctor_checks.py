@@ -14,6 +14,7 @@ from hippod.doctor import bundle, folders, settings
 from hippod.doctor.sleep import daily_check, sleep_check
 from hippod.doctor.stores import StoreFacts
 from hippod.embed.service import EXTRA_HINT
+from hippod.integrations import installed
 from hippod.store.db import APPLICATION_ID
 from hippod.store.migrations import SCHEMA_VERSION
 
@@ -213,6 +214,18 @@ def test_memory_value_enabled_warns(tmp_path: Path) -> None:
     _write(tmp_path / "config.json", json.dumps({"memoryValue": {"enabled": True}}))
     check = settings.config_check(str(tmp_path), [settings.read_store_config(str(tmp_path), "global")])
     assert check.status == "warn" and "memoryValue" in check.message
+
+
+def test_an_unreadable_installed_record_warns_and_is_kept_aside_by_the_next_install(tmp_path: Path) -> None:
+    record = tmp_path / "integrations" / "installed.json"
+    _write(record, "{not a list")
+    check = settings.config_check(str(tmp_path), [])
+    assert check.status == "warn" and "installed.json is unreadable" in check.message
+    # The next install starts a new record file and keeps the old one beside it, byte for byte.
+    installed.add(str(tmp_path), installed.Record(target="claude-code", kind="hook", file="/x", command="c"))
+    assert (tmp_path / "integrations" / "installed.json.unreadable").read_text() == "{not a list"
+    assert [r.command for r in installed.load(str(tmp_path))] == ["c"]
+    assert settings.config_check(str(tmp_path), []).status == "ok"
 
 
 def test_default_config_is_ok(tmp_path: Path) -> None:
