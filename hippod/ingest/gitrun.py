@@ -73,17 +73,29 @@ async def repo_root(path: str) -> str:
     return os.path.realpath(out.strip())
 
 
+# `--since` stops the walk at the first commit older than the cutoff, so a commit with an older date
+# on top (a merged old branch, a cherry-pick) hides newer ones below it; git 2.38 added
+# `--since-as-filter`, which only filters. Older gits refuse it, and then `--since` is used.
+_SINCE_FLAGS = ["--since-as-filter", "--since"]
+
+
 async def commit_subjects(root: str, days: int) -> list[str]:
     """Subjects of the commits of the last `days` days, newest first."""
-    code, out, err = await _git_or_timeout(
-        f"reading the log of {root}",
-        "-C",
-        root,
-        "log",
-        "--no-show-signature",  # a user's log.showSignature would mix gpg lines into the subjects
-        f"--since={days} days ago",
-        "--pretty=format:%s",
-    )
+    while True:
+        flag = _SINCE_FLAGS[0]
+        code, out, err = await _git_or_timeout(
+            f"reading the log of {root}",
+            "-C",
+            root,
+            "log",
+            "--no-show-signature",  # a user's log.showSignature would mix gpg lines into the subjects
+            f"{flag}={days} days ago",
+            "--pretty=format:%s",
+        )
+        if code != 0 and flag != "--since" and flag in err:
+            _SINCE_FLAGS.pop(0)  # this git does not know the flag: use the next one from now on
+            continue
+        break
     if code != 0:
         if "does not have any commits" in err:
             return []

@@ -115,6 +115,20 @@ def test_repos_list_routes_lessons_to_each_repos_store(hippo: Hippo, tmp_path: P
     ]
 
 
+def test_an_older_dated_commit_on_top_hides_no_newer_lesson(hippo: Hippo, tmp_path: Path) -> None:
+    # A cherry-pick or a merged old branch puts an older date above newer commits; the walk must
+    # filter by date, not stop at the first commit older than the cutoff.
+    hippo.start()
+    db = _project(hippo, tmp_path / "gamma")
+    commit(tmp_path / "gamma", "fix: the exporter dropped rows with a null price", days_ago=2)
+    commit(tmp_path / "gamma", "fix: the importer ignored the header row", days_ago=40)
+    done = hippo.ctl("learn", "--git", "--days", "7", cwd=str(tmp_path / "gamma"))
+    assert done.returncode == 0, done.stderr
+    assert [r["content"] for r in _rows(db, "source = 'git-learn'")] == [
+        "the exporter dropped rows with a null price"
+    ]
+
+
 def test_bad_repositories_fail_before_anything_is_written(hippo: Hippo, tmp_path: Path) -> None:
     hippo.start()
     good = make_repo(tmp_path / "good")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from e2e.gitrepo import commit, make_repo
+
+from hippod.ingest import gitrun
 from hippod.ingest.gitlearn import Lesson, Target, lesson_of, lessons, prefix_pattern, strip_hash, target_of
 from hippod.store.config import STORE_DEFAULTS
 
@@ -118,3 +122,15 @@ def test_lessons_are_unique_within_a_run() -> None:
     assert [f.text for f in found] == ["retry the socket connect", "migrate from webpack to vite"]
     assert repeats == 1
     assert found[1].target == Target("migration", "webpack")
+
+
+async def test_a_git_without_the_filter_flag_falls_back_to_since(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Stands in for a git older than 2.38: the first flag is one git refuses as unrecognized.
+    repo = make_repo(tmp_path / "old")
+    commit(repo, "fix: the parser choked on tabs", days_ago=1)
+    flags = ["--no-such-since-flag", "--since"]
+    monkeypatch.setattr(gitrun, "_SINCE_FLAGS", flags)
+    assert await gitrun.commit_subjects(str(repo), 7) == ["fix: the parser choked on tabs"]
+    assert flags == ["--since"]  # remembered for the next call
