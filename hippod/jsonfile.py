@@ -9,6 +9,8 @@ import os
 import threading
 from typing import Any
 
+from hippoctl.protocol.files import write_private
+
 
 def read_object(path: str) -> tuple[dict[str, Any], str | None]:
     """The JSON object in path, and a warning when it is unreadable; a missing file is {} silently."""
@@ -43,9 +45,4 @@ def write_object(path: str, value: dict[str, Any]) -> None:
     """
     os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
     temp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(temp, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, indent=2)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, path)
+    write_private(path, (json.dumps(value, indent=2) + "\n").encode("utf-8"), temp)

@@ -97,15 +97,21 @@ def remove(global_root: str, path: str) -> bool:
     return True
 
 
-def register_project(global_root: str, store_root: str) -> None:
-    """`init`: add the project that owns the store at store_root (`<project>/.hippo`).
+def register_project(global_root: str, store_root: str, warnings: list[str] | None = None) -> bool:
+    """`init`: add the project that owns the store at store_root (`<project>/.hippo`); True when it
+    was added, False when it was there already.
 
-    A broken registry is logged and left as it is: `init` itself must still succeed.
+    A broken registry is left as it is, logged and reported in `warnings`: `init` itself must still
+    succeed.
     """
+    project = normalise(os.path.dirname(store_root), "/")
     try:
-        add(global_root, normalise(os.path.dirname(store_root), "/"))
+        return add(global_root, project)
     except (RegistryUnreadable, OSError) as exc:
         log.warning("could not register the workspace of %s: %s", store_root, exc)
+        if warnings is not None:
+            warnings.append(f"could not register {project} for the daily run: {exc}")
+        return False
 
 
 def store_dir(workspace: str) -> str:

@@ -6,8 +6,9 @@ The rules are pure functions; `auto_query` runs git in the request's directory t
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
+
+from hippod import subprocesses
 
 GIT_TIMEOUT = 3.0
 MAX_TOKENS = 10
@@ -41,31 +42,16 @@ def query_from_branch(branch: str) -> str:
 
 async def _git(cwd: str, *args: str, deadline: float) -> str | None:
     """git's stdout, or None when it fails, is missing, or runs past the deadline."""
-    loop = asyncio.get_running_loop()
-    remaining = deadline - loop.time()
+    remaining = deadline - asyncio.get_running_loop().time()
     if remaining <= 0:
         return None
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            *args,
-            cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-    except OSError:
+        done = await subprocesses.run(["git", *args], timeout=remaining, cwd=cwd)
+    except (OSError, TimeoutError):
         return None
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), remaining)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await proc.wait()
+    if done.returncode != 0:
         return None
-    if proc.returncode != 0:
-        return None
-    return out.decode("utf-8", errors="replace")
+    return done.out.decode("utf-8", errors="replace")
 
 
 async def auto_query(cwd: str, timeout: float = GIT_TIMEOUT) -> str:

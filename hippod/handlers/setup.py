@@ -48,13 +48,14 @@ def _absorb(ctx: RequestContext, reply_lines: list[str], report: Report, project
 
 async def _schedule(ctx: RequestContext, reply: InitReply, stores: list[seeding.Made]) -> None:
     """Register the stores for the daily run and install the service when it is absent (step 4)."""
-    added = [seeding.register(ctx, made.store) for made in stores]
+    global_root = ctx.state.registry.global_root
+    added = [workspaces.register_project(global_root, made.store.root, ctx.warnings) for made in stores]
     reply.registered = True
     env = os.environ
     name = services.service_name()
     service_note = f"per-user service {name} already installed"
     if not services.is_installed(env):
-        report = await services.install(global_root=ctx.state.registry.global_root, env=env)
+        report = await services.install(global_root=global_root, env=env)
         ctx.warnings.extend(report.warnings)
         service_note = f"installed per-user service {name}"
     reply.service = name if services.is_installed(env) else None

@@ -4,7 +4,6 @@ transaction. Needs no request, so the daily run and sleep's phase 1 call it too.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ import aiosqlite
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import Invalidation
-from hippod import clock
+from hippod import clock, subprocesses
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory
 from hippod.ingest.gitlearn import Lesson, Target, lessons
@@ -36,24 +35,12 @@ Say = Callable[[str], Awaitable[None]]
 async def _git(*args: str) -> tuple[int, str, str]:
     """Run git without blocking the loop: (exit code, stdout, stderr), or a one-line error."""
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            *args,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        done = await subprocesses.run(
+            ["git", *args], timeout=GIT_TIMEOUT_SECONDS, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"}
         )
     except FileNotFoundError:
         raise HippoError("not_found", "git is not installed (no git on the daemon's PATH)") from None
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), GIT_TIMEOUT_SECONDS)
-    except BaseException:  # the 30 s timeout, or the request was cancelled: leave no git behind
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        raise
-    return proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    return done.returncode, done.out.decode("utf-8", "replace"), done.err.decode("utf-8", "replace")
 
 
 async def _git_or_timeout(what: str, *args: str) -> tuple[int, str, str]:

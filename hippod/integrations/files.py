@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import stat
 import threading
 
+from hippoctl.protocol.files import write_private
 from hippod.errors import HippoError
 from hippod.integrations.report import Report
 
@@ -72,19 +72,8 @@ def write_atomic(path: str, text: str | bytes, *, mode: int | None = None, backu
     if backup and old_mode is not None:
         backup_once(path)
     temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(temp, "wb") as handle:
-            handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        chosen = mode if mode is not None else old_mode
-        if chosen is not None:
-            os.chmod(temp, chosen)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    write_private(path, data, temp, mode=mode if mode is not None else old_mode)
 
 
 def remove(path: str) -> bool:

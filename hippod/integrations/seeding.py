@@ -7,7 +7,6 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hippod import workspaces
 from hippod.agentnotes.importer import import_project, import_store
 from hippod.errors import HippoError
 from hippod.ingest.gitrun import learn_from_git, repo_root
@@ -77,17 +76,6 @@ async def import_user_notes(ctx: RequestContext) -> int:
     """The user-level agent notes into the global store."""
     registry = ctx.state.registry
     return await import_store(ctx.state, await registry.open(registry.global_root), ctx.request.env)
-
-
-def register(ctx: RequestContext, store: Store) -> bool:
-    """Add the store's project to workspaces.json; False when it was there already (or the registry
-    is unreadable, which becomes a warning: init itself still succeeds)."""
-    project = workspaces.normalise(os.path.dirname(store.root), "/")
-    try:
-        return workspaces.add(ctx.state.registry.global_root, project)
-    except (workspaces.RegistryUnreadable, OSError) as exc:
-        ctx.warnings.append(f"could not register {project} for the daily run: {exc}")
-        return False
 
 
 def find_repos(folder: str, depth: int = SCAN_DEPTH) -> list[str]:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import shlex
-import subprocess
-import sys
 from collections.abc import Mapping
 
 from hippoctl.protocol.replies_service import ServiceCommand
+from hippod import subprocesses
 
 # A service manager that has not answered by then is not going to (e.g. a hung user bus).
 COMMAND_TIMEOUT = 15.0
@@ -30,33 +27,17 @@ def _last_line(*outputs: bytes) -> str | None:
 
 async def run(argv: list[str], env: Mapping[str, str], timeout: float = COMMAND_TIMEOUT) -> ServiceCommand:
     """Run one command to completion (or the timeout); a failure is reported, never raised."""
-    kwargs: dict[str, object] = {}
-    if sys.platform == "win32":
-        # The daemon runs under pythonw: a console program would flash a window.
-        kwargs["creationflags"] = subprocess.CREATE_NO_WINDOW
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env),
-            **kwargs,  # type: ignore[arg-type]
-        )
+        done = await subprocesses.run(argv, timeout=timeout, env=env)
     except FileNotFoundError:
         return ServiceCommand(command=argv, ok=False, detail=f"{argv[0]} not found")
     except OSError as exc:
         return ServiceCommand(command=argv, ok=False, detail=exc.strerror or str(exc))
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
     except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await proc.wait()
         return ServiceCommand(command=argv, ok=False, detail=f"no answer within {timeout:g} s")
-    if proc.returncode == 0:
+    if done.returncode == 0:
         return ServiceCommand(command=argv, ok=True)
-    detail = _last_line(err, out) or f"exit status {proc.returncode}"
+    detail = _last_line(done.err, done.out) or f"exit status {done.returncode}"
     return ServiceCommand(command=argv, ok=False, detail=detail)
 
 

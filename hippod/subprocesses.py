@@ -1,0 +1,53 @@
+"""Running a program from the daemon without blocking its loop (git, the service managers): bounded
+by a timeout, and never leaving a child behind when it runs too long or its caller is cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """A program that ran to its end: its exit status and what it wrote."""
+
+    returncode: int
+    out: bytes
+    err: bytes
+
+
+async def run(
+    argv: Sequence[str], *, timeout: float, cwd: str | None = None, env: Mapping[str, str] | None = None
+) -> Finished:
+    """Run `argv` to completion, stdin closed and both outputs captured.
+
+    Raises OSError when the program cannot start (FileNotFoundError: it is not installed) and
+    TimeoutError past `timeout`. On a timeout, or when the caller is cancelled, the process is
+    killed and reaped before the exception goes on.
+    """
+    kwargs: dict[str, object] = {}
+    if sys.platform == "win32":
+        # The daemon runs under pythonw: a console program would flash a window.
+        kwargs["creationflags"] = subprocess.CREATE_NO_WINDOW
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kwargs,  # type: ignore[arg-type]
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except BaseException:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+        raise
+    return Finished(proc.returncode or 0, out, err)
