@@ -219,6 +219,7 @@ class Sleep(Body):
     dry_run: bool = False
     no_learn: bool = False
     no_share: bool = False
+    verbose: bool = False  # the full report and phase progress instead of the short summary
 
 
 class Conflicts(Body):
@@ -462,6 +463,7 @@ class LastSleep(Body):
 
     keep: bool = False
     payload: Any = None
+    verbose: bool = False  # the full report instead of the short summary
 
 
 class Tokens(Body):
