@@ -306,8 +306,9 @@ class WatchFailure(Body):
 
     command: str
     exit_code: int
-    output: str  # the captured text (first 500 chars of stderr, else last 500 of stdout)
-    truncated: bool = False
+    output: str  # the command's stderr: its first and last 16 KiB when longer
+    truncated: bool = False  # stderr or stdout was longer than what is sent
+    stdout: str = ""  # the command's stdout: its first and last 16 KiB when longer
 
 
 class CaptureError(Body):
