@@ -169,6 +169,7 @@ def run(argv: list[str]) -> int:
             spawn=spawn,
             out=args.out,
             include_logs=args.include_logs,
+            as_json=opts["json"],
         )
     if args.verb != "daemon":
         body = build_body(args)
