@@ -27,6 +27,7 @@ def add_verbs(verb: AddVerb) -> None:
     _strict(p)
     p = verb("last-sleep", "hook verb: print the previous session's consolidation, then clear it")
     p.add_argument("--keep", action="store_true", help="keep it for the next session too")
+    p.add_argument("--verbose", action="store_true", help="the full report instead of the summary")
     _strict(p)
 
 
@@ -41,5 +42,5 @@ BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
     "post-compact": lambda _args: m.PostCompact(),
     "compact-resume": lambda _args: m.CompactResume(),
     "session-end": _session_end,
-    "last-sleep": lambda args: m.LastSleep(keep=args.keep),
+    "last-sleep": lambda args: m.LastSleep(keep=args.keep, verbose=args.verbose),
 }

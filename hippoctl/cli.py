@@ -169,6 +169,7 @@ def run(argv: list[str]) -> int:
             spawn=spawn,
             out=args.out,
             include_logs=args.include_logs,
+            as_json=opts["json"],
         )
     if args.verb != "daemon":
         body = build_body(args)
@@ -176,7 +177,7 @@ def run(argv: list[str]) -> int:
     if args.verb in HOOK_VERBS:
         from hippoctl import hook
 
-        return hook.run(args.verb, request, spawn=spawn, strict=args.strict)
+        return hook.run(args.verb, request, spawn=spawn, strict=args.strict, as_json=opts["json"])
     timeout = opts["timeout"] if opts["timeout"] is not None else DEFAULT_TIMEOUT
     if timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")

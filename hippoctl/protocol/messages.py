@@ -219,6 +219,7 @@ class Sleep(Body):
     dry_run: bool = False
     no_learn: bool = False
     no_share: bool = False
+    verbose: bool = False  # the full report and phase progress instead of the short summary
 
 
 class Conflicts(Body):
@@ -305,8 +306,9 @@ class WatchFailure(Body):
 
     command: str
     exit_code: int
-    output: str  # the captured text (first 500 chars of stderr, else last 500 of stdout)
-    truncated: bool = False
+    output: str  # the command's stderr: its first and last 16 KiB when longer
+    truncated: bool = False  # stderr or stdout was longer than what is sent
+    stdout: str = ""  # the command's stdout: its first and last 16 KiB when longer
 
 
 class CaptureError(Body):
@@ -462,6 +464,7 @@ class LastSleep(Body):
 
     keep: bool = False
     payload: Any = None
+    verbose: bool = False  # the full report instead of the short summary
 
 
 class Tokens(Body):

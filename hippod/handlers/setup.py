@@ -70,7 +70,7 @@ def _store_lines(made: seeding.Made, cwd: str) -> list[str]:
     lines = [
         f"Initialized Hippo at {root}",
         f"{INDENT}Directories: {' '.join(d + '/' for d in seeding.STORE_DIRS)}",
-        f"{INDENT}Files: {' '.join(seeding.STORE_FILES)}",
+        f"{INDENT}Files: {' '.join(seeding.store_files(made.store))}",
     ]
     if made.shadows is not None:
         lines.append(f"{INDENT}This store shadows {made.shadows} for {cwd} and below")

@@ -77,7 +77,7 @@ def test_init_makes_seeds_wires_and_schedules_a_project(hippo: Hippo, tmp_path: 
     lines = done.stdout.splitlines()
     assert lines[0] == f"Initialized Hippo at {store}"
     assert "   Directories: buffer/ episodic/ semantic/ conflicts/" in lines
-    assert "   Files: hippo.db stats.json" in lines
+    assert "   Files: hippo.db stats.json .gitignore" in lines
     assert "   Learned 1 lesson from 30 days of git history; imported 0 agent notes" in lines
     assert lines[-1] == "   Registered for the daily 06:15 run; installed per-user service hippod.service"
     for name in ("buffer", "episodic", "semantic", "conflicts"):
