@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from hippod.integrations import files, homes, installed
+from hippod.integrations import files, homes, installed, jsonedit
 from hippod.integrations.commands import runs_hippo, split
 from hippod.integrations.report import Report
 
@@ -125,7 +125,7 @@ def stray_hooks(path: str) -> bool | None:
     return isinstance(data, dict) and _holds_hippo(data.get("hooks"))
 
 
-def _clean_config(path: str, report: Report) -> None:
+def _clean_config(path: str, report: Report, global_root: str) -> None:
     found = stray_hooks(path)
     if found is None:
         report.warnings.append(f"{path} is not valid JSON; its hooks key (if any) left as it is")
@@ -136,7 +136,7 @@ def _clean_config(path: str, report: Report) -> None:
     assert text is not None
     data = json.loads(text)
     del data["hooks"]
-    files.write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    files.write_atomic(path, jsonedit.render(text, data), global_root=global_root)
     report.lines.append(f"Removed the stray hooks key (hippo commands) from {path}")
 
 
@@ -150,13 +150,15 @@ def install(prefix: str, project: str | None, *, global_root: str, env: Mapping[
     else:
         source = plugin_source(prefix)
         if state != "installed":
-            files.write_atomic(path, source)
+            # A file with hippod's own marker is hippod's whole: nothing of the user's to back up.
+            ours = state == "outdated" and _first_line(files.read_text(path) or "") == MARKER
+            files.write_atomic(path, source, global_root=global_root, backup=not ours)
             verb = "Installed" if state == "absent" else "Updated"
             report.lines.append(f"{verb} OpenCode plugin {path}")
         digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
         installed.add(global_root, installed.Record(target=TARGET, kind="plugin", file=path, digest=digest))
     for config in config_paths(project, env):
-        _clean_config(config, report)
+        _clean_config(config, report, global_root)
     return report
 
 
@@ -172,11 +174,11 @@ def uninstall(project: str | None, *, global_root: str, env: Mapping[str, str]) 
             os.unlink(path)
             report.lines.append(f"Removed OpenCode plugin {path}")
         elif first.startswith(MARKER_STEM):
-            files.remove(path)
+            files.remove(path, global_root)
             report.lines.append(f"Removed OpenCode plugin {path}")
         else:
             report.warnings.append(_not_ours(path))
     installed.remove(global_root, lambda r: r.target == TARGET and r.kind == "plugin")
     for config in config_paths(project, env):
-        _clean_config(config, report)
+        _clean_config(config, report, global_root)
     return report

@@ -88,7 +88,9 @@ def test_init_makes_seeds_wires_and_schedules_a_project(hippo: Hippo, tmp_path: 
     claude_md = (project / "CLAUDE.md").read_text()
     assert claude_md.startswith(USER_TEXT)
     assert START in claude_md and END in claude_md and "## Project Memory (Hippo)" in claude_md
-    assert (project / "CLAUDE.md.hippo-bak").read_text() == USER_TEXT
+    # Its backup is kept in the store, out of the repository.
+    assert (store / "backups" / "CLAUDE.md").read_text() == USER_TEXT
+    assert not list(project.glob("*.hippo-bak"))
     assert any(line.startswith("   Auto-installed") and "CLAUDE.md" in line for line in lines)
     # The seven Claude Code entries, each reported.
     commands = _hook_commands(_settings(hippo))
@@ -123,7 +125,7 @@ def test_running_init_again_changes_nothing(hippo: Hippo, tmp_path: Path) -> Non
     assert _wired_files(hippo, project) == before
     assert _count(project / ".hippo" / "hippo.db") == memories
     assert len(hippo.service_calls()) == calls  # an installed service is left alone
-    assert (project / "CLAUDE.md.hippo-bak").read_text() == USER_TEXT
+    assert (project / ".hippo" / "backups" / "CLAUDE.md").read_text() == USER_TEXT
 
 
 def test_an_edited_block_is_left_alone_and_reported(hippo: Hippo, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hippod.integrations import blocks, claude, codex, opencode, targets
+from hippod.integrations import blocks, claude, codex, hookjson, opencode, targets
 
 PROMPT = "context --pinned-only --include-recent 5 --format additional-context"
 PY_PREFIX = "'/opt/py 3/bin/python' -m hippoctl"
@@ -106,8 +106,11 @@ def test_codex_appends_only_and_never_edits(tmp_path: Path, env: dict[str, str])
 def test_codex_broken_file_untouched(tmp_path: Path, env: dict[str, str]) -> None:
     path = codex_file(env)
     path.write_text("{oops")
-    report = codex.install("hippoctl", global_root=str(tmp_path), env=env)
-    assert path.read_text() == "{oops" and str(path) in report.warnings[0]
+    with pytest.raises(hookjson.SettingsError, match=f"{path} is not valid JSON .* line 1 column 2"):
+        codex.install("hippoctl", global_root=str(tmp_path), env=env)
+    assert path.read_text() == "{oops"
+    report = targets.install_user("codex", "hippoctl", global_root=str(tmp_path), env=env)
+    assert path.read_text() == "{oops" and report.warnings[0].endswith("; codex hooks left unchanged")
 
 
 # --- OpenCode -------------------------------------------------------------------------------------------
