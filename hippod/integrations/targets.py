@@ -43,9 +43,14 @@ def variant(target: str) -> str:
     return blocks.CLAUDE if target == "claude-code" else blocks.AGENTS
 
 
-def detect(project: str) -> list[str]:
-    """The targets detected in a project folder, by integrations.md §1's table, in TARGETS order."""
-    return [t for t in TARGETS if any(os.path.exists(os.path.join(project, p)) for p in _DETECTED_BY[t])]
+def detect(project: str, env: Mapping[str, str]) -> list[str]:
+    """The targets detected in a project folder, by integrations.md §1's table, in TARGETS order; an
+    `AGENTS.md` also counts for OpenCode, which reads it, once OpenCode is installed (its home exists)."""
+    found = [t for t in TARGETS if any(os.path.exists(os.path.join(project, p)) for p in _DETECTED_BY[t])]
+    agents_md = os.path.exists(os.path.join(project, blockfiles.FILES[blocks.AGENTS]))
+    if "opencode" not in found and agents_md and opencode.home_exists(env):
+        found = [t for t in TARGETS if t in found or t == "opencode"]
+    return found
 
 
 def install_project(target: str, project: str, *, global_root: str) -> Report:
@@ -213,7 +218,7 @@ def status(target: str, project: str, command: str, *, env: Mapping[str, str]) -
             found.append((copy, True))
     return HookTarget(
         target=target,
-        detected=target in detect(project),
+        detected=target in detect(project, env),
         state=_overall(found),
         files=[f for f, _ in found],
     )
@@ -223,5 +228,5 @@ def doctor_checks(
     project: str | None, command: str, *, global_root: str, env: Mapping[str, str]
 ) -> list[Check]:
     """Claude Code, Codex, OpenCode and Blocks checks of integrations.md §12 (read-only)."""
-    found = [] if project is None else detect(project)
+    found = [] if project is None else detect(project, env)
     return agent_checks.checks(project, command, global_root=global_root, env=env, detected=found)

@@ -278,7 +278,7 @@ def test_opencode_plugin_and_stray_hooks(hippo: Hippo) -> None:
     assert f"Installed OpenCode plugin {plugin}" in out
     text = plugin.read_text()
     assert text.startswith("// HIPPO_OPENCODE_PLUGIN_V1 (hippod)\n")
-    assert json.dumps([sys.executable, "-m", "hippoctl", "session-end"]) in text
+    assert json.dumps([sys.executable, "-m", "hippoctl", "session-end", "--once"]) in text
     assert json.loads(Path(folder, "opencode.json").read_text()) == {"model": "m"}
     assert json.loads(user_config.read_text()) == {"theme": "t"}
     assert blocks.state(Path(folder, "AGENTS.md").read_text(), blocks.AGENTS) == "installed"

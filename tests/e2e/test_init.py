@@ -167,6 +167,22 @@ def test_init_wires_linked_instruction_files_and_opencode_json_as_hook_install_d
     assert (project / "CLAUDE.md").read_text() == claude_md and "block" not in again.stdout
 
 
+def test_init_writes_the_opencode_plugin_where_opencode_is_installed(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    project = make_repo(tmp_path / "tool")
+    (project / "AGENTS.md").write_text(USER_TEXT)
+    plugin = Path(hippo.env["XDG_CONFIG_HOME"], "opencode", "plugins", "hippo.ts")
+    plugin.parent.parent.mkdir(parents=True)  # ~/.config/opencode/: OpenCode is installed
+    done = hippo.ok("init", "--no-schedule", cwd=str(project))
+    assert f"   Auto-installed OpenCode plugin {plugin}" in done.stdout.splitlines()
+    assert plugin.read_text().startswith("// HIPPO_OPENCODE_PLUGIN_V1 (hippod)\n")
+    row = {r["target"]: r for r in hippo.json("hook", "list", cwd=str(project))["targets"]}["opencode"]
+    assert row["detected"] and row["state"] == "installed", row
+    before = plugin.read_bytes()
+    again = hippo.ok("init", "--no-schedule", cwd=str(project))
+    assert "OpenCode" not in again.stdout and plugin.read_bytes() == before
+
+
 def test_opt_outs_leave_only_the_store(hippo: Hippo, tmp_path: Path) -> None:
     hippo.start()
     project = _claude_project(tmp_path)
