@@ -457,6 +457,7 @@ class SessionEnd(Body):
     payload: Any = None
     spool_key: str | None = None
     codex_offset: int | None = None  # byte offset of Codex's history.jsonl when the session began
+    once: bool = False  # a session id that already ended in this store is not run again
 
 
 class LastSleep(Body):

@@ -96,11 +96,22 @@ async def session_end(ctx: RequestContext, body: m.SessionEnd) -> tuple[SessionE
         claude_transcript=transcript_file(ctx, given),
         codex_transcripts=codex,
     )
+    now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
-        await spool_marks.claim(conn, body.spool_key, clock.iso(clock.now()))
+        await spool_marks.claim(conn, body.spool_key, now)
+        # --once: a host that may report one session's end more than once (OpenCode) runs it once.
+        session = job.session if body.once else None
+        due = session is None or await spool_marks.first(conn, _ended_key(session), now)
+    if not due:
+        return SessionEndReply(queued=False, store=store.root), ""
     start(ctx, job)
     paths = [p for p in [job.claude_transcript, *codex] if p is not None]
     return SessionEndReply(queued=True, store=store.root, transcripts=paths), ""
+
+
+def _ended_key(session: str) -> str:
+    """The mark of a session that ended, kept with the applied hook requests (spool_marks)."""
+    return f"session-end:{session}"
 
 
 def start(ctx: RequestContext, job: SessionEndJob) -> None:

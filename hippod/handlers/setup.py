@@ -119,7 +119,7 @@ async def _init_project(ctx: RequestContext, body: m.Init) -> InitReply:
         reply.lines.append(line)
     if not body.no_hooks and not seeding.skip_integrations(ctx.request.env):
         global_root = ctx.state.registry.global_root
-        for target in targets.detect(cwd):
+        for target in targets.detect(cwd, os.environ):
             reply.targets.append(target)
             if target == "codex" and not targets.user_home_exists(target, os.environ):
                 # Codex's hooks go in only where Codex is installed (§1); its block still does.
@@ -162,7 +162,7 @@ async def _init_scan(ctx: RequestContext, body: m.Init, folder: str) -> InitRepl
             reply.learned += learned
             reply.imported += imported
             reply.lines.append(line)
-        seen.update(targets.detect(repo))
+        seen.update(targets.detect(repo, os.environ))
     if not repos:
         reply.lines.append(f"No git repositories found below {folder}")
         return reply

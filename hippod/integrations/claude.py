@@ -48,26 +48,25 @@ def _migrate(data: hookjson.Json, spec: HookSpec, command: str, report: Report) 
 
 
 def install(prefix: str, *, global_root: str, env: Mapping[str, str]) -> Report:
-    """The seven entries, with `prefix` starting each command."""
+    """The seven entries, with `prefix` starting each command; hookjson.SettingsError, with nothing
+    changed, when settings.json is not JSON hippod can edit."""
     report = Report()
     path = settings_path(env)
-    loaded = hookjson.load_or_warn(path, "claude-code settings", report)
-    if loaded is None:
-        return report
-    data, old_text = loaded
+    data, old_text = hookjson.load(path)
     hooks = data.get("hooks") or {}
     for old in hookjson.strip(hooks, LEGACY_STOP.event, LEGACY_STOP.owns):
         report.lines.append(f"Removed legacy {old} Stop hook from claude-code settings")
     for spec in CLAUDE_HOOKS:
         _migrate(data, spec, spec.command(prefix), report)
-    hookjson.save(path, data, old_text)
+    hookjson.save(path, data, old_text, global_root=global_root)
     for spec in CLAUDE_HOOKS:
         installed.add(global_root, _record(path, spec.command(prefix)))
     return report
 
 
 def uninstall(*, global_root: str, env: Mapping[str, str]) -> Report:
-    """Remove hippod's hook objects, current and older forms (hookjson.uninstall)."""
+    """Remove hippod's hook objects, current and older forms (hookjson.uninstall); SettingsError when
+    settings.json is not JSON hippod can edit."""
     specs = (*CLAUDE_HOOKS, LEGACY_STOP)
     return hookjson.uninstall(
         settings_path(env), specs, target=TARGET, where="claude-code settings", global_root=global_root

@@ -29,16 +29,14 @@ def home_exists(env: Mapping[str, str]) -> bool:
 
 
 def install(prefix: str, *, global_root: str, env: Mapping[str, str]) -> Report:
-    """Append whichever of the two entries is missing; only when Codex's home exists."""
+    """Append whichever of the two entries is missing; only when Codex's home exists. SettingsError,
+    with nothing changed, when hooks.json is not JSON hippod can edit."""
     report = Report()
     if not home_exists(env):
         report.warnings.append(f"Codex home {homes.codex_home(env)} not found; no Codex hooks written")
         return report
     path = hooks_path(env)
-    loaded = hookjson.load_or_warn(path, "Codex hooks.json", report)
-    if loaded is None:
-        return report
-    data, old_text = loaded
+    data, old_text = hookjson.load(path)
     for spec in CODEX_HOOKS:
         command = spec.command(prefix)
         found = hookjson.commands(data.get("hooks") or {}, spec.event)
@@ -54,13 +52,14 @@ def install(prefix: str, *, global_root: str, env: Mapping[str, str]) -> Report:
             hookjson.append(data, spec.event, entry)
             report.lines.append(f"Installed {command} {spec.event} hook in Codex hooks.json")
         installed.add(global_root, installed.Record(target=TARGET, kind="hook", file=path, command=command))
-    hookjson.save(path, data, old_text)
+    hookjson.save(path, data, old_text, global_root=global_root)
     report.warnings.append(TRUST_REMINDER)
     return report
 
 
 def uninstall(*, global_root: str, env: Mapping[str, str]) -> Report:
-    """Remove hippod's hook objects, current and older forms (hookjson.uninstall), nothing else."""
+    """Remove hippod's hook objects, current and older forms (hookjson.uninstall), nothing else: a
+    hooks.json left holding nothing of the user's goes. SettingsError when it is not JSON."""
     return hookjson.uninstall(
         hooks_path(env), CODEX_HOOKS, target=TARGET, where="Codex hooks.json", global_root=global_root
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hippod.integrations import blocks, claude, codex, opencode, targets
+from hippod.integrations import blocks, claude, codex, hookjson, opencode, targets
 
 PROMPT = "context --pinned-only --include-recent 5 --format additional-context"
 PY_PREFIX = "'/opt/py 3/bin/python' -m hippoctl"
@@ -106,8 +106,11 @@ def test_codex_appends_only_and_never_edits(tmp_path: Path, env: dict[str, str])
 def test_codex_broken_file_untouched(tmp_path: Path, env: dict[str, str]) -> None:
     path = codex_file(env)
     path.write_text("{oops")
-    report = codex.install("hippoctl", global_root=str(tmp_path), env=env)
-    assert path.read_text() == "{oops" and str(path) in report.warnings[0]
+    with pytest.raises(hookjson.SettingsError, match=f"{path} is not valid JSON .* line 1 column 2"):
+        codex.install("hippoctl", global_root=str(tmp_path), env=env)
+    assert path.read_text() == "{oops"
+    report = targets.install_user("codex", "hippoctl", global_root=str(tmp_path), env=env)
+    assert path.read_text() == "{oops" and report.warnings[0].endswith("; codex hooks left unchanged")
 
 
 # --- OpenCode -------------------------------------------------------------------------------------------
@@ -119,9 +122,12 @@ def test_plugin_written_once_with_its_marker_and_argv(tmp_path: Path, env: dict[
     assert path == tmp_path / "config" / "opencode" / "plugins" / "hippo.ts"
     text = path.read_text()
     assert text.split("\n")[0] == "// HIPPO_OPENCODE_PLUGIN_V1 (hippod)"
-    assert 'const SESSION_END: string[] = ["/opt/py 3/bin/python", "-m", "hippoctl", "session-end"];' in text
-    assert 'const LAST_SLEEP: string[] = ["/opt/py 3/bin/python", "-m", "hippoctl", "last-sleep"];' in text
-    assert '"session.idle"' in text and '"session.created"' in text and ".quiet().nothrow()" in text
+    assert 'const SESSION_END = ["/opt/py 3/bin/python", "-m", "hippoctl", "session-end", "--once"];' in text
+    assert 'const LAST_SLEEP = ["/opt/py 3/bin/python", "-m", "hippoctl", "last-sleep"];' in text
+    # What it does on each event is run for real in tests/e2e/test_opencode_plugin.py.
+    for hook in ('"experimental.chat.system.transform"', '"chat.message"', "dispose:", "event:"):
+        assert hook in text
+    assert ".quiet()" not in text and "$`" not in text  # its output is read, and no shell runs it
     assert report.lines == [f"Installed OpenCode plugin {path}"]
     assert opencode.install(PY_PREFIX, None, global_root=str(tmp_path), env=env).lines == []
     assert opencode.plugin_state("hippoctl", env) == "outdated"
@@ -195,7 +201,7 @@ def test_unparseable_opencode_json_with_hooks_is_left(tmp_path: Path, env: dict[
         ([".cursorrules", "README.md"], []),
     ],
 )
-def test_detect(tmp_path: Path, made: list[str], found: list[str]) -> None:
+def test_detect(tmp_path: Path, env: dict[str, str], made: list[str], found: list[str]) -> None:
     for name in made:
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -203,7 +209,16 @@ def test_detect(tmp_path: Path, made: list[str], found: list[str]) -> None:
             path.mkdir(exist_ok=True)
         else:
             path.write_text("x")
-    assert targets.detect(str(tmp_path)) == found
+    assert targets.detect(str(tmp_path), env) == found
+
+
+def test_agents_md_counts_for_opencode_once_it_is_installed(tmp_path: Path, env: dict[str, str]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("x")
+    assert "opencode" not in targets.detect(str(project), env)
+    Path(env["XDG_CONFIG_HOME"], "opencode").mkdir(parents=True)
+    assert targets.detect(str(project), env) == ["codex", "cursor", "openclaw", "opencode"]
 
 
 def checks_by_name(project: Path, env: dict[str, str], root: Path) -> dict[str, list[Any]]:
