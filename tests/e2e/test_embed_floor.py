@@ -72,6 +72,8 @@ def test_an_unrelated_query_returns_and_strengthens_nothing(hippo: Hippo) -> Non
         assert data["results"] == [], [r["content"] for r in data["results"]]
         done = hippo.ok("recall", query, cwd=project)
         assert done.stdout.strip() == f'No memories found for: "{query}"'
+        # --min-results overrides the budget for matches, never adds a memory that does not match.
+        assert hippo.json("recall", query, "--min-results", "5", cwd=project)["results"] == []
         # A substring of a stored word (the LIKE fallback) is no term match either.
         assert hippo.json("recall", "ploy", cwd=project)["results"] == []
         context = hippo.json("context", query, "--format", "json", cwd=project)
