@@ -109,6 +109,9 @@ def test_running_every_installed_command_changes_nothing(hippo: Hippo, tmp_path:
         Path(folder, name).write_text("{}\n" if name.endswith(".json") else "# proj\n")
     hippo.ok("init", "--no-schedule", "--no-learn", cwd=folder)
     hippo.ok("remember", "Deploys go through make release", "--pin", cwd=folder)
+    # A contradiction, so the sleep below has a report to keep.
+    hippo.ok("remember", "The feature flag is enabled for production users", cwd=folder)
+    hippo.ok("remember", "The feature flag is disabled for production users", cwd=folder)
     # A kept sleep report, which an empty `last-sleep` would hand out and delete, and a session
     # whose end an empty `session-end` would consolidate again.
     transcript = write_jsonl(

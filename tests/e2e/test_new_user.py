@@ -44,6 +44,10 @@ PINNED = "Deploys go through make release and never by hand"
 BARE_PATH = "/usr/bin:/bin"
 SESSION = "3f1c2a9e-new-user"
 SLEEP_HEADER = "=== Previous session hippo consolidation ==="
+CONFLICT = (
+    "The feature flag is enabled for production users",
+    "The feature flag is disabled for production users",
+)
 WAIT = 60.0
 
 
@@ -226,8 +230,10 @@ def test_every_installed_command_starts_from_a_bare_path_and_does_its_job(newcom
     (root / "config" / "opencode").mkdir()
     done = _run([hippoctl, "init", "--no-learn"], env, project)
     assert done.returncode == 0, done.stderr
-    pinned = _run([hippoctl, "remember", PINNED, "--pin"], env, project)
-    assert pinned.returncode == 0, pinned.stderr
+    # A pinned memory for the per-prompt hooks, and a contradiction every sleep then reports.
+    for args in ([PINNED, "--pin"], [CONFLICT[0]], [CONFLICT[1]]):
+        stored = _run([hippoctl, "remember", *args], env, project)
+        assert stored.returncode == 0, stored.stderr
     settings = json.loads((root / "home" / ".claude" / "settings.json").read_text())
     codex_hooks = json.loads((root / "home" / ".codex" / "hooks.json").read_text())
     plugin = (root / "config" / "opencode" / "plugins" / "hippo.ts").read_text()
@@ -300,6 +306,7 @@ def test_every_installed_command_starts_from_a_bare_path_and_does_its_job(newcom
     # SessionEnd queues the sleep and the capture; the next SessionStart shows the sleep's report.
     assert host.run(_command(settings, "SessionEnd"), {**claude, "hook_event_name": "SessionEnd"}) == ""
     assert _wait_for(lambda: _rows(db, "SELECT count(*) FROM memories WHERE source = 'capture'") == [(1,)])
+    assert _wait_for(lambda: _rows(db, "SELECT count(*) FROM consolidation_runs") == [(1,)])
     assert _wait_for(lambda: _run([hippoctl, "last-sleep", "--keep"], env, project).stdout != "")
     start = {
         "session_id": "next",
@@ -307,15 +314,18 @@ def test_every_installed_command_starts_from_a_bare_path_and_does_its_job(newcom
         "hook_event_name": "SessionStart",
         "source": "startup",
     }
-    assert host.run(_command(settings, "SessionStart"), start).startswith(SLEEP_HEADER)
+    shown = host.run(_command(settings, "SessionStart"), start)
+    assert shown.startswith(SLEEP_HEADER) and "1 open conflict" in shown
 
     # The OpenCode plugin's commands, which it runs with no input: session-end sleeps, last-sleep shows it.
     commands = {words[-1]: shlex.join(words) for words in _plugin_commands(plugin)}
     assert set(commands) == {"session-end", "last-sleep"}
     assert all(c.startswith(f"{shlex.quote(hippoctl)} ") for c in commands.values())
     assert host.run(commands["session-end"], None) == ""
+    assert _wait_for(lambda: _rows(db, "SELECT count(*) FROM consolidation_runs") == [(2,)])
     assert _wait_for(lambda: _run([hippoctl, "last-sleep", "--keep"], env, project).stdout != "")
-    assert host.run(commands["last-sleep"], None).startswith(SLEEP_HEADER)
+    shown = host.run(commands["last-sleep"], None)
+    assert shown.startswith(SLEEP_HEADER) and "1 open conflict" in shown
 
     # The MCP server entry init printed, started as an MCP client starts it: initialize, then a tool call.
     [line] = [line for line in done.stdout.splitlines() if "For an MCP client:" in line]
