@@ -6,13 +6,14 @@ Re-running either changes nothing: each step reports only what it changed.
 
 from __future__ import annotations
 
+import json
 import os
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies import InitReply
+from hippoctl.protocol.replies import InitReply, McpSettings
 from hippoctl.protocol.replies_setup import SetupReply
 from hippod import workspaces
-from hippod.integrations import files, seeding, services, targets
+from hippod.integrations import commands, files, seeding, services, targets
 from hippod.integrations.report import Report
 from hippod.request import RequestContext
 from hippod.store.db import DB_NAME
@@ -61,6 +62,14 @@ async def _schedule(ctx: RequestContext, reply: InitReply, stores: list[seeding.
     reply.service = name if services.is_installed(env) else None
     verb = "Registered" if any(added) else "Already registered"
     reply.lines.append(f"{INDENT}{verb} for the daily {_daily_time(ctx)} run; {service_note}")
+
+
+def _mcp(reply: InitReply, prefix: str) -> None:
+    """Name the MCP server entry for this client, by the same absolute path as the hooks."""
+    argv = commands.mcp_argv(prefix)
+    reply.mcp = McpSettings(command=argv[0], args=argv[1:])
+    entry = json.dumps({"command": reply.mcp.command, "args": reply.mcp.args})
+    reply.lines.append(f"{INDENT}For an MCP client: {entry}")
 
 
 def _store_lines(made: seeding.Made, cwd: str) -> list[str]:
@@ -127,6 +136,7 @@ async def _init_project(ctx: RequestContext, body: m.Init) -> InitReply:
             else:
                 report = targets.install(target, cwd, body.command, global_root=global_root, env=os.environ)
             _absorb(ctx, reply.lines, report, cwd)
+        _mcp(reply, body.command)
     if not body.no_schedule:
         await _schedule(ctx, reply, [made])
     return reply
@@ -174,6 +184,7 @@ async def _init_scan(ctx: RequestContext, body: m.Init, folder: str) -> InitRepl
                 reply.targets.append(target)
                 report = targets.install_user(target, body.command, global_root=global_root, env=os.environ)
                 _absorb(ctx, reply.lines, report)
+        _mcp(reply, body.command)
     if not body.no_schedule:
         await _schedule(ctx, reply, made_stores)
     return reply

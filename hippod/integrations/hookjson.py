@@ -133,6 +133,29 @@ def append(data: Json, event: str, entry: Json) -> None:
     hooks.setdefault(event, []).append(entry)
 
 
+def settle(data: Json, spec: HookSpec, command: str, where: str, report: Report, **extra: str) -> None:
+    """Leave exactly one hook object with `command` under the entry's event: an older form of it
+    (commands.py) becomes the current command in place, with the entry's timeout and `extra` keys;
+    with neither, a new entry is appended; further copies go."""
+    hooks = data.get("hooks") or {}
+    objects = list(hook_objects(hooks, spec.event))
+    current = [h for h in objects if h["command"] == command]
+    older = [h for h in objects if h["command"] != command and spec.owns(h["command"])]
+    if not current and older:
+        kept = older.pop(0)
+        old = kept["command"]
+        report.lines.append(f"Replaced {old} with {command} ({spec.event}) in {where}")
+        kept.update(command=command, **extra, timeout=spec.timeout)
+    elif not current:
+        append(data, spec.event, new_entry(spec, command, **extra))
+        report.lines.append(f"Installed {command} {spec.event} hook in {where}")
+    # Picked by object, not by command: the copy that stays has the very same command string.
+    copies = {id(h) for h in older} | {id(h) for h in current[1:]}
+    if copies:
+        for old in strip_hooks(data["hooks"], spec.event, lambda h: id(h) in copies):
+            report.lines.append(f"Removed duplicate {old} ({spec.event}) from {where}")
+
+
 def _ours(spec: HookSpec, recorded: set[str | None]) -> Callable[[str], bool]:
     """Picks the entry's current command under any hippoctl prefix, its older forms, and a recorded
     command for the same verb (whatever prefix it was installed with)."""

@@ -13,6 +13,7 @@ from hippod.integrations import blocks, claude, codex, hookjson, opencode, targe
 
 PROMPT = "context --pinned-only --include-recent 5 --format additional-context"
 PY_PREFIX = "'/opt/py 3/bin/python' -m hippoctl"
+ABS_PREFIX = "/home/u/.venv/bin/hippoctl"
 
 
 @pytest.fixture
@@ -76,29 +77,53 @@ def test_codex_other_prefix_keeps_it_for_windows(tmp_path: Path, env: dict[str, 
     assert hook["command"] == hook["commandWindows"] == f"{PY_PREFIX} compact-resume"
 
 
-def test_codex_appends_only_and_never_edits(tmp_path: Path, env: dict[str, str]) -> None:
+def test_codex_replaces_an_older_form_of_ours_in_place_and_never_edits_anyone_elses(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
     user = {
         "hooks": {
             "SessionStart": [{"hooks": [{"type": "command", "command": "echo start", "timeout": 1}]}],
-            # An older hippod entry, with another prefix: left exactly as it is.
-            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"/old/bin/hippoctl {PROMPT}"}]}],
+            # What earlier versions wrote: a bare hippoctl, which Codex's PATH may not find.
+            "UserPromptSubmit": [
+                {"hooks": [{"type": "command", "command": f"hippoctl {PROMPT}", "timeout": 5}]},
+                {"hooks": [{"type": "command", "command": "echo mine"}]},
+            ],
         },
         "other": True,
     }
     path = codex_file(env, user)
-    report = codex.install("hippoctl", global_root=str(tmp_path), env=env)
+    report = codex.install(ABS_PREFIX, global_root=str(tmp_path), env=env)
     data = json.loads(path.read_text())
-    assert data["hooks"]["UserPromptSubmit"] == user["hooks"]["UserPromptSubmit"]
+    assert data["hooks"]["UserPromptSubmit"] == [
+        {
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": f"{ABS_PREFIX} {PROMPT}",
+                    "timeout": 5,
+                    "commandWindows": f"{ABS_PREFIX} {PROMPT}",
+                }
+            ]
+        },
+        user["hooks"]["UserPromptSubmit"][1],
+    ]
     assert data["hooks"]["SessionStart"][0] == user["hooks"]["SessionStart"][0]
-    assert data["hooks"]["SessionStart"][1]["hooks"][0]["command"] == "hippoctl compact-resume"
-    assert any("older hippod hook /old/bin/hippoctl" in w and codex.REINSTALL in w for w in report.warnings)
-    assert codex.status("hippoctl", env).state == "outdated"
+    assert data["hooks"]["SessionStart"][1]["hooks"][0]["command"] == f"{ABS_PREFIX} compact-resume"
+    assert (
+        f"Replaced hippoctl {PROMPT} with {ABS_PREFIX} {PROMPT} (UserPromptSubmit) in Codex hooks.json"
+        in (report.lines)
+    )
+    assert codex.TRUST_REMINDER in report.warnings
+    assert codex.status(ABS_PREFIX, env).state == "installed"
     after = path.read_bytes()
-    codex.install("hippoctl", global_root=str(tmp_path), env=env)
+    codex.install(ABS_PREFIX, global_root=str(tmp_path), env=env)
     assert path.read_bytes() == after
     codex.uninstall(global_root=str(tmp_path), env=env)
     assert json.loads(path.read_text()) == {
-        "hooks": {"SessionStart": user["hooks"]["SessionStart"]},
+        "hooks": {
+            "SessionStart": user["hooks"]["SessionStart"],
+            "UserPromptSubmit": [user["hooks"]["UserPromptSubmit"][1]],
+        },
         "other": True,
     }
 

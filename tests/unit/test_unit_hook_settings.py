@@ -10,20 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e.hook_table import CLAUDE_TABLE
 
 from hippod.integrations import claude, commands, files, hookjson, installed
 
 PREFIX = "hippoctl"
-# §3's table: (event, matcher, command suffix, timeout).
-TABLE = [
-    ("SessionEnd", None, "session-end", 5),
-    ("SessionStart", None, "last-sleep", 5),
-    ("SessionStart", "compact", "compact-resume", 10),
-    ("UserPromptSubmit", None, "context --pinned-only --include-recent 5 --format additional-context", 5),
-    ("PreCompact", None, "pre-compact", 30),
-    ("PostCompact", None, "post-compact", 30),
-    ("PostToolUseFailure", None, "capture-error", 5),
-]
 USER_HOOKS: dict[str, Any] = {
     "SessionEnd": [{"hooks": [{"type": "command", "command": "echo bye", "timeout": 3}]}],
     "UserPromptSubmit": [
@@ -54,7 +45,7 @@ def write(env: dict[str, str], data: Any) -> Path:
 def ours(prefix: str = PREFIX) -> dict[str, list[dict[str, Any]]]:
     """The seven entries exactly as §3 lists them, grouped by event."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for event, matcher, suffix, timeout in TABLE:
+    for event, matcher, suffix, timeout in CLAUDE_TABLE:
         entry: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
         entry["hooks"] = [{"type": "command", "command": f"{prefix} {suffix}", "timeout": timeout}]
         out.setdefault(event, []).append(entry)
@@ -71,7 +62,7 @@ def test_fresh_home_gets_exactly_the_seven_entries(tmp_path: Path, env: dict[str
         and report.lines[0] == "Installed hippoctl session-end SessionEnd hook in claude-code settings"
     )
     commands_recorded = {r.command for r in installed.load(str(tmp_path)) if r.kind == "hook"}
-    assert commands_recorded == {f"{PREFIX} {suffix}" for _, _, suffix, _ in TABLE}
+    assert commands_recorded == {f"{PREFIX} {suffix}" for _, _, suffix, _ in CLAUDE_TABLE}
 
 
 def test_user_hooks_and_keys_kept_in_order_and_second_install_is_a_no_op(
