@@ -76,8 +76,8 @@ def _from_plugin(env: Mapping[str, str]) -> list[HookCommand]:
         return []
     commands = []
     for argv in plugin_argvs(text):
-        verb = " ".join(argv[1:] if is_hippoctl_prefix(argv[:1]) else argv[3:])
-        # The plugin hands the list to Bun's shell as separate words; sh reads the joined line the same.
+        verb = (argv[1:] if is_hippoctl_prefix(argv[:1]) else argv[3:])[0]
+        # The plugin starts the list without a shell; sh reads the quoted, joined line as the same words.
         command = shlex.join(argv)
         commands.append(HookCommand(entry=f"OpenCode plugin {verb}", command=command, fix=_fix("opencode")))
     return commands

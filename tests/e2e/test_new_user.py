@@ -317,14 +317,21 @@ def test_every_installed_command_starts_from_a_bare_path_and_does_its_job(newcom
     shown = host.run(_command(settings, "SessionStart"), start)
     assert shown.startswith(SLEEP_HEADER) and "1 open conflict" in shown
 
-    # The OpenCode plugin's commands, which it runs with no input: session-end sleeps, last-sleep shows it.
-    commands = {words[-1]: shlex.join(words) for words in _plugin_commands(plugin)}
+    # The OpenCode plugin's commands, with the payloads it sends: session-end sleeps, last-sleep shows it.
+    commands = {words[1]: shlex.join(words) for words in _plugin_commands(plugin)}
     assert set(commands) == {"session-end", "last-sleep"}
     assert all(c.startswith(f"{shlex.quote(hippoctl)} ") for c in commands.values())
-    assert host.run(commands["session-end"], None) == ""
+    ended = {"session_id": "oc-1", "cwd": str(project), "hook_event_name": "SessionEnd"}
+    assert host.run(commands["session-end"], ended) == ""
     assert _wait_for(lambda: _rows(db, "SELECT count(*) FROM consolidation_runs") == [(2,)])
     assert _wait_for(lambda: _run([hippoctl, "last-sleep", "--keep"], env, project).stdout != "")
-    shown = host.run(commands["last-sleep"], None)
+    opened = {
+        "session_id": "oc-2",
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    shown = host.run(commands["last-sleep"], opened)
     assert shown.startswith(SLEEP_HEADER) and "1 open conflict" in shown
 
     # The MCP server entry init printed, started as an MCP client starts it: initialize, then a tool call.
@@ -335,8 +342,8 @@ def test_every_installed_command_starts_from_a_bare_path_and_does_its_job(newcom
 
 
 def _plugin_commands(text: str) -> list[list[str]]:
-    """The argument lists the plugin hands to Bun's shell (its `const …: string[] = [...]` lines)."""
-    return [json.loads(m) for m in re.findall(r"^const \w+: string\[\] = (\[.*\]);$", text, re.MULTILINE)]
+    """The argument lists the plugin starts hippoctl with (its `const NAME = [...];` lines)."""
+    return [json.loads(m) for m in re.findall(r"^const [A-Z_]+ = (\[.*\]);$", text, re.MULTILINE)]
 
 
 async def _mcp_recall(entry: dict[str, Any], host: Host, query: str) -> str:

@@ -122,7 +122,7 @@ def test_only_hippods_own_commands_are_listed_with_their_entry(tmp_path: Path, e
         ("Claude Code PostToolUseFailure", f"{ABS} capture-error", fix + "claude-code"),
         ("Codex UserPromptSubmit", f"{ABS} {PROMPT}", fix + "codex"),
         ("Codex SessionStart (compact)", f"{ABS} compact-resume", fix + "codex"),
-        ("OpenCode plugin session-end", f"{ABS} session-end", fix + "opencode"),
+        ("OpenCode plugin session-end", f"{ABS} session-end --once", fix + "opencode"),
         ("OpenCode plugin last-sleep", f"{ABS} last-sleep", fix + "opencode"),
     ]
 
@@ -130,7 +130,7 @@ def test_only_hippods_own_commands_are_listed_with_their_entry(tmp_path: Path, e
 def test_the_plugins_argument_lists_are_found_under_any_prefix() -> None:
     text = opencode.plugin_source("'/opt/py 3/bin/python' -m hippoctl")
     assert hook_commands.plugin_argvs(text) == [
-        ["/opt/py 3/bin/python", "-m", "hippoctl", "session-end"],
+        ["/opt/py 3/bin/python", "-m", "hippoctl", "session-end", "--once"],
         ["/opt/py 3/bin/python", "-m", "hippoctl", "last-sleep"],
     ]
     assert hook_commands.plugin_argvs('const X: string[] = ["echo", "hippoctl"];') == []
