@@ -40,6 +40,9 @@ class Progress(Message):
     id: int
     line: str
     stream: str = "out"
+    # A counted step (`line` is its label): the client draws a bar on a terminal, nothing on a pipe.
+    done: int | None = None
+    total: int | None = None
 
 
 class Result(Message):
