@@ -283,6 +283,7 @@ class Import(Body):
     path: str | None = None  # absolute: the client resolves it against its cwd
     dry_run: bool = False
     tags: list[str] = []
+    force: bool = False  # read the file even when it is unchanged since its last import
 
 
 class Export(Body):
