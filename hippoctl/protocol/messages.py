@@ -40,6 +40,9 @@ class Progress(Message):
     id: int
     line: str
     stream: str = "out"
+    # A counted step (`line` is its label): the client draws a bar on a terminal, nothing on a pipe.
+    done: int | None = None
+    total: int | None = None
 
 
 class Result(Message):
@@ -281,6 +284,7 @@ class Import(Body):
     path: str | None = None  # absolute: the client resolves it against its cwd
     dry_run: bool = False
     tags: list[str] = []
+    force: bool = False  # read the file even when it is unchanged since its last import
 
 
 class Export(Body):
