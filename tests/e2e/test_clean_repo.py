@@ -62,7 +62,10 @@ def test_after_init_and_use_git_status_lists_only_committable_files(hippo: Hippo
     backups = repo / ".hippo" / "backups"
     backups.mkdir(exist_ok=True)
     (backups / "CLAUDE.md.hippo-bak").write_text("# before\n")
-    assert hippo.wait_for(lambda: any("semantic/" in p for p in _untracked(repo)), 10)
+    # Mirrors are written after the reply, memories first and the conflict files after them.
+    assert hippo.wait_for(
+        lambda: all(any(f".hippo/{d}/" in p for p in _untracked(repo)) for d in ("semantic", "conflicts")), 10
+    )
 
     listed = _untracked(repo)
     assert ".hippo/.gitignore" in listed

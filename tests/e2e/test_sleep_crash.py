@@ -34,8 +34,8 @@ def _table(db: str) -> list[tuple[Any, ...]]:
 def test_killed_sleep_leaves_the_store_as_before(hippo: Hippo) -> None:
     """SIGKILL after phase 3 (decay) was written inside the open transaction, before the commit.
 
-    The daemon streams a progress line as it starts writing each phase; the line for phase 8
-    arrives after every decay row was moved inside the transaction, while merge, dedupe, junk,
+    With --verbose the daemon streams a progress line as it starts writing each phase; the line for
+    phase 8 arrives after every decay row was moved inside the transaction, while merge, dedupe, junk,
     conflicts and the record are still to be written. If the phases committed separately, the
     dormant moves would survive the kill.
     """
@@ -48,7 +48,7 @@ def test_killed_sleep_leaves_the_store_as_before(hippo: Hippo) -> None:
     seen: list[str] = []
     with hippo.raw(timeout=60) as conn:
         conn.hello()
-        conn.send(m.Request(id=1, cwd=folder, body=m.Sleep(no_share=True)))
+        conn.send(m.Request(id=1, cwd=folder, body=m.Sleep(no_share=True, verbose=True)))
         while True:
             message = conn.recv()
             assert isinstance(message, m.Progress), (message, seen)
