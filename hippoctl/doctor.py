@@ -21,6 +21,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.paths import socket_path
 from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check, DoctorReply
 from hippoctl.protocol.version import PROTOCOL
+from hippoctl.protocol.wording import plural
 from hippoctl.selfcommand import hook_command
 
 DOCTOR_TIMEOUT = 120.0  # quick_check reads every page of every store
@@ -155,7 +156,10 @@ def render(checks: Sequence[Check]) -> str:
             line += f"  fix: {c.fix}"
         lines.append(line)
     counts = {s: sum(c.status == s for c in checks) for s in (FAIL, WARN, OK)}
-    lines.append(f"{len(checks)} checks: {counts[FAIL]} failed, {counts[WARN]} warnings, {counts[OK]} ok")
+    lines.append(
+        f"{plural(len(checks), 'check')}: {counts[FAIL]} failed, {plural(counts[WARN], 'warning')}, "
+        f"{counts[OK]} ok"
+    )
     return "\n".join(lines)
 
 
