@@ -194,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:
-        eprint(f"hippoctl: error: {exc}")
+        from hippoctl import colour
+
+        eprint(f"hippoctl: {colour.paint('error:', colour.RED, colour.enabled(sys.stderr))} {exc}")
         return errors.USAGE
     except ClientError as exc:
         eprint(f"hippoctl: {exc}")

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from hippoctl import __version__
+from hippoctl import __version__, colour
 from hippoctl.client import ClientError, call, ping, request_envelope
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
@@ -29,6 +29,7 @@ MIN_PYTHON = (3, 11)
 START = "hippoctl daemon start"
 RESTART = "hippoctl daemon restart"
 _LABELS = {OK: "ok", WARN: "warn", FAIL: "FAIL"}
+_COLOURS = {OK: colour.GREEN, WARN: colour.YELLOW, FAIL: colour.RED}
 
 
 def python_check(version: Sequence[int] = tuple(sys.version_info[:3])) -> Check:
@@ -146,12 +147,13 @@ def as_dicts(checks: Sequence[Check]) -> list[dict[str, str | None]]:
     return [{"name": c.name, "status": c.status, "message": c.message, "fix": c.fix} for c in checks]
 
 
-def render(checks: Sequence[Check]) -> str:
-    """One line per check (`fix:` on problems), then a summary line."""
+def render(checks: Sequence[Check], *, colours: bool = False) -> str:
+    """One line per check (`fix:` on problems), then a summary line; `colours` paints the status."""
     width = max((len(c.name) for c in checks), default=0)
     lines = []
     for c in checks:
-        line = f"{_LABELS.get(c.status, c.status):<4}  {c.name:<{width}}  {c.message}"
+        label = colour.paint(f"{_LABELS.get(c.status, c.status):<4}", _COLOURS.get(c.status, ""), colours)
+        line = f"{label}  {c.name:<{width}}  {c.message}"
         if c.status != OK and c.fix:
             line += f"  fix: {c.fix}"
         lines.append(line)
@@ -171,7 +173,7 @@ def run(*, cwd: str, global_store: bool, spawn: bool, as_json: bool) -> int:
         document = {"checks": as_dicts(checks), "ok": not bad}
         sys.stdout.write(msgspec.json.encode(document).decode() + "\n")
     else:
-        sys.stdout.write(render(checks) + "\n")
+        sys.stdout.write(render(checks, colours=colour.enabled(sys.stdout)) + "\n")
     return errors.FAILED if bad else errors.OK
 
 
