@@ -11,6 +11,7 @@ import time
 import msgspec
 
 from hippoctl.client import ClientError, call
+from hippoctl.output import print_json
 from hippoctl.protocol import errors, spool
 from hippoctl.protocol import messages as m
 
@@ -114,10 +115,12 @@ def run(
     spawn: bool,
     strict: bool,
     argv: list[str] | None = None,
+    as_json: bool = False,
 ) -> int:
     """Send one hook request within the verb's budget; spool it when the daemon cannot answer in time.
 
-    Prints the reply's text (most hook verbs have none) and exits 0 on any fault, unless `strict`.
+    Prints the reply's text (most hook verbs have none), or its data with `as_json`, and exits 0 on
+    any fault, unless `strict`.
     """
     deadline = time.monotonic() + budget_seconds(verb)
     payload = decode_payload(read_stdin(deadline))
@@ -139,6 +142,9 @@ def run(
             if strict:
                 print(f"hippoctl: {reply.message}", file=sys.stderr)
                 return reply.exit_code or errors.exit_code_for(reply.code)
+            return 0
+        elif as_json:
+            print_json(reply.data)
             return 0
         elif reply.text:
             sys.stdout.write(reply.text + "\n")
