@@ -53,7 +53,7 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
-        # argparse's own message lists every choice: all 51 verbs for a mistyped one.
+        # argparse's own message lists every choice: every verb, for a mistyped one.
         if action.choices is None or value in action.choices:
             return
         names = [str(choice) for choice in action.choices]
@@ -131,7 +131,7 @@ TOP_EXAMPLES = (
     'hippoctl recall "deploy staging" --why',
     "hippoctl help recall",
 )
-TOP_EPILOG = "Run `hippoctl help <verb>` (or `hippoctl <verb> --help`) for a verb's options and examples."
+VERBS_NOTE = "Run `hippoctl help <verb>` (or `hippoctl <verb> --help`) for a verb's options and examples."
 
 
 def build_parser(argv: Sequence[str] | None = None) -> Parser:
@@ -148,7 +148,7 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
     )
     _common(parser)
     verbs = parser.add_subparsers(
-        dest="verb", metavar="<verb>", parser_class=Parser, title="verbs", description=TOP_EPILOG
+        dest="verb", metavar="<verb>", parser_class=Parser, title="verbs", description=VERBS_NOTE
     )
     only = verb_of(argv) if argv is not None else None
     if only is not None and only not in VERB_NAMES:
