@@ -23,7 +23,7 @@ HOOK_VERBS = frozenset(
 )
 
 IMPORT_SOURCES = {
-    "chatgpt": "a ChatGPT memory export (JSON, or one memory per line)",
+    "chatgpt": "ChatGPT's data export (conversations.json, or the zip), or a memory list",
     "claude": "a CLAUDE.md or a Claude memory.json",
     "cursor": "a .cursorrules file or a .cursor/rules/ folder",
     "markdown": "any structured markdown: a chunk per bullet or paragraph, tagged by its heading",
@@ -42,7 +42,7 @@ def add_verbs(verb: AddVerb) -> None:
         "import memories from another tool, a file, or agents' own notes",
         "hippoctl import --markdown notes.md --tag onboarding",
         "hippoctl import --json hippo-export.json --dry-run",
-        "hippoctl import --chatgpt memories.json --json",
+        "hippoctl import --chatgpt conversations.json --json",
         "hippoctl import --agents",
     )
     source = p.add_mutually_exclusive_group()
@@ -65,6 +65,9 @@ def add_verbs(verb: AddVerb) -> None:
         help="with a PATH: a hippod (or hippo) export to read back; alone: print the reply as JSON",
     )
     p.add_argument("--dry-run", action="store_true", help=DRY_RUN)
+    p.add_argument(
+        "--force", action="store_true", help="read the file even when it is unchanged since its last import"
+    )
     p.add_argument(
         "--tag", action="append", default=[], metavar="TAG", help="add a tag to every memory (repeatable)"
     )
@@ -196,10 +199,11 @@ def _import(args: argparse.Namespace) -> m.Body:
     fmt, path = import_source(args)
     tags = [utf8(t, "--tag").strip() for t in args.tag if t.strip()]
     if fmt == "agents":
-        if tags:
-            raise UsageError("--tag does not apply to import --agents")
+        if tags or args.force:
+            raise UsageError(f"{'--tag' if tags else '--force'} does not apply to import --agents")
         return m.Import(format="agents", dry_run=args.dry_run)
-    return m.Import(format=fmt, path=absolute(args, path or "", f"--{fmt}"), dry_run=args.dry_run, tags=tags)
+    path = absolute(args, path or "", f"--{fmt}")
+    return m.Import(format=fmt, path=path, dry_run=args.dry_run, tags=tags, force=args.force)
 
 
 def _export(args: argparse.Namespace) -> m.Body:

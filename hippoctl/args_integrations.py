@@ -72,7 +72,12 @@ def add_verbs(verb: AddVerb) -> None:
         "hippoctl support-bundle",
         "hippoctl support-bundle --out /tmp/hippo-support.json --include-logs",
     )
-    p.add_argument("--out", metavar="FILE", help="where to write it (default hippo-support-<date>.json)")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="the file, or a folder, to write it to (default: hippo-support-<date>.json under the "
+        "global store's support/ folder)",
+    )
     p.add_argument("--include-logs", action="store_true", help="append the last 200 lines of each log")
 
 

@@ -125,6 +125,9 @@ def add_verbs(verb: AddVerb) -> None:
     p.add_argument("--dry-run", action="store_true", help=DRY_RUN)
     p.add_argument("--no-learn", action="store_true", help="skip learning from git and agents' notes")
     p.add_argument("--no-share", action="store_true", help="skip auto-sharing to the global store")
+    p.add_argument(
+        "--verbose", action="store_true", help="the full report of every change, and phase progress on stderr"
+    )
 
     p = verb(
         "conflicts", "list detected conflicts", "hippoctl conflicts", "hippoctl conflicts --status all --json"
@@ -306,7 +309,9 @@ BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
     "decide": _decide,
     "dormant": _dormant,
     "audit": _audit,
-    "sleep": lambda a: m.Sleep(dry_run=a.dry_run, no_learn=a.no_learn, no_share=a.no_share),
+    "sleep": lambda a: m.Sleep(
+        dry_run=a.dry_run, no_learn=a.no_learn, no_share=a.no_share, verbose=a.verbose
+    ),
     "conflicts": lambda a: m.Conflicts(status=a.status),
     "resolve": _resolve,
     "promote": lambda a: m.Promote(id=a.id),

@@ -144,7 +144,7 @@ def run(
                 return reply.exit_code or errors.exit_code_for(reply.code)
             return 0
         elif as_json:
-            print_json(reply.data)
+            print_json(reply.data if reply.data is not None else {})
             return 0
         elif reply.text:
             sys.stdout.write(reply.text + "\n")

@@ -18,10 +18,21 @@ class Check(msgspec.Struct, omit_defaults=True):
     fix: str | None = None
 
 
+class HookCommand(msgspec.Struct):
+    """A command of hippod's that an agent host runs (a hook entry, a plugin's call), for doctor's
+    client half to run the host's way: `entry` names it, `fix` is the command that rewrites it."""
+
+    entry: str
+    command: str
+    fix: str
+
+
 class DoctorReply(msgspec.Struct):
-    """The daemon's half of `doctor`: its checks, in the order they are printed."""
+    """The daemon's half of `doctor`: its checks, in the order they are printed, and the installed
+    hook commands."""
 
     checks: list[Check]
+    commands: list[HookCommand] = msgspec.field(default_factory=list)
 
 
 class StoreCounts(msgspec.Struct):

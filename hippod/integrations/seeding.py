@@ -11,6 +11,7 @@ from hippod.agentnotes.importer import import_project, import_store
 from hippod.errors import HippoError
 from hippod.ingest.gitrun import learn_from_git, repo_root
 from hippod.request import RequestContext
+from hippod.store import gitignore
 from hippod.store.db import DB_NAME
 from hippod.store.stores import PROJECT_DIR, Store, find_project_root
 
@@ -19,6 +20,11 @@ STORE_DIRS = ("buffer", "episodic", "semantic", "conflicts")
 STORE_FILES = (DB_NAME, "stats.json")
 SCAN_DEPTH = 3
 SCAN_SKIP = frozenset({"node_modules"})
+
+
+def store_files(store: Store) -> tuple[str, ...]:
+    """The files a fresh store shows: a project store's .gitignore too."""
+    return (*STORE_FILES, gitignore.NAME) if store.kind == "project" else STORE_FILES
 
 
 @dataclass
@@ -31,7 +37,8 @@ class Made:
 
 
 async def make_store(ctx: RequestContext, root: str) -> Made:
-    """Open (creating and migrating) the store at `root` with its folders and stats.json."""
+    """Open (creating and migrating) the store at `root` with its folders, stats.json and, for a
+    project store, its .gitignore."""
     registry = ctx.state.registry
     root = os.path.realpath(root)
     created = not os.path.isfile(os.path.join(root, DB_NAME))
@@ -39,6 +46,7 @@ async def make_store(ctx: RequestContext, root: str) -> Made:
     if created and root != registry.global_root:
         shadows = find_project_root(os.path.dirname(os.path.dirname(root)), registry.global_root)
     store = await registry.open(root)
+    await gitignore.ensure(store, restore=True)
     for name in STORE_DIRS:
         os.makedirs(os.path.join(root, name), mode=0o700, exist_ok=True)
     if not os.path.isfile(os.path.join(root, "stats.json")):
