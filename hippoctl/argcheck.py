@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import TypeVar
 
 from hippoctl.protocol import validate
@@ -49,3 +50,13 @@ def in_wire_range(value: int | None, flag: str) -> None:
     """Refuse a number the request could not carry (usage error, exit 2)."""
     if value is not None and not -WIRE_INT_LIMIT <= value < WIRE_INT_LIMIT:
         raise UsageError(f"{flag} is out of range: {value}")
+
+
+def did_you_mean(word: str, names: Iterable[str], *, quote: bool = True) -> str:
+    """`; did you mean 'recall'?` for the name closest to a mistyped word, or "" when none is close."""
+    import difflib  # only on this error path
+
+    close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.75)
+    if not close:
+        return ""
+    return f"; did you mean {close[0]!r}?" if quote else f"; did you mean {close[0]}?"

@@ -7,10 +7,12 @@ Usage errors are raised here, before the daemon is contacted (exit 2). The lifec
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from hippoctl import (
+    __version__,
     args_context,
     args_continuity,
     args_hooks,
@@ -18,35 +20,100 @@ from hippoctl import (
     args_integrations,
     args_lifecycle,
 )
-from hippoctl.argcheck import UsageError, check, in_wire_range, read_text, utf8
+from hippoctl.argcheck import UsageError, check, did_you_mean, in_wire_range, read_text, utf8
 from hippoctl.argv import verb_of
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
+from hippoctl.protocol.version import PROTOCOL
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with one-line usage errors."""
+    """argparse with one-line usage errors, `did you mean` for a mistyped word, and examples in --help.
+
+    The examples are plain constants kept on the parser; they are formatted only when help is shown.
+    """
+
+    def __init__(self, *args: Any, examples: Sequence[str] = (), **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        if sys.version_info >= (3, 14):
+            # argparse colours its help there by its own rules (FORCE_COLOR, PYTHON_COLORS); ours apply.
+            from hippoctl import colour
+
+            kwargs.setdefault("color", colour.enabled(sys.stdout))
+        super().__init__(*args, **kwargs)
+        self.examples = tuple(examples)
+        self.verb_parsers: dict[str, Parser] = {}
+
+    def format_help(self) -> str:
+        if self.examples and self.epilog is None:
+            self.epilog = "examples:\n" + "\n".join(f"  {line}" for line in self.examples)
+        return super().format_help()
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # argparse's own message lists every choice: every verb, for a mistyped one.
+        if action.choices is None or value in action.choices:
+            return
+        names = [str(choice) for choice in action.choices]
+        if isinstance(action, argparse._SubParsersAction):
+            raise UsageError(unknown_verb(str(value)))
+        where = self.prog.removeprefix("hippoctl").strip()
+        label = action.option_strings[0] if action.option_strings else f"{where}: {action.dest}"
+        raise UsageError(
+            f"{label} {value!r} is not one of {', '.join(names)}{did_you_mean(str(value), names)}"
+        )
 
-# `import --json <path>` names hippod's own export format, so after `import` the reply-as-JSON flag
-# is given before the verb instead: `hippoctl --json import --markdown notes.md`.
-_NO_JSON_FLAG = frozenset({"import"})
+    def parse(self, argv: Sequence[str]) -> argparse.Namespace:
+        """parse_args, with a `did you mean` for a mistyped option of the verb."""
+        args, extras = self.parse_known_args(argv)
+        if extras:
+            verb = getattr(args, "verb", None)
+            if "--json" in extras and verb in NO_JSON_VERBS:
+                raise UsageError(no_json(str(verb)))
+            parser = self.verb_parsers.get(verb, self) if isinstance(verb, str) else self
+            options = [o for action in parser._actions for o in action.option_strings]
+            flag = next((word.split("=", 1)[0] for word in extras if word.startswith("--")), None)
+            hint = did_you_mean(flag, options, quote=False) if flag is not None else ""
+            raise UsageError(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return args
+
+
+def no_json(verb: str) -> str:
+    """The one-line error for --json on a verb that prints no JSON."""
+    return f"{verb} has no JSON output; leave out --json"
+
+
+def unknown_verb(word: str) -> str:
+    """The one-line error for a word that names no verb."""
+    hint = did_you_mean(word, sorted(VERB_NAMES))
+    return f"unknown verb {word!r}{hint}" if hint else f"unknown verb {word!r} (hippoctl --help lists them)"
+
+
+# Verbs without the reply-as-JSON switch: `help` prints help, `watch` streams its command's output and
+# `mcp` speaks JSON-RPC on stdio. `import` has its own --json (args_ingest: a path after it or not).
+NO_JSON_VERBS = frozenset({"help", "watch", "mcp"})
+_OWN_JSON_FLAG = frozenset({"import"})
+GLOBAL_OPTIONS = "options every verb takes (before or after the verb)"
 
 
 def _common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
     # SUPPRESS keeps a subcommand's unset option from overwriting one given before the verb.
     s = argparse.SUPPRESS
-    parser.add_argument(
+    group = parser.add_argument_group(GLOBAL_OPTIONS)
+    group.add_argument(
         "--global", dest="global_store", action="store_true", default=s, help="use the global store"
     )
-    parser.add_argument("-C", dest="directory", metavar="DIR", default=s, help="act as if run from DIR")
-    parser.add_argument("--no-spawn", action="store_true", default=s, help="never start the daemon")
-    parser.add_argument("--timeout", type=float, default=s, metavar="S", help="seconds to wait for a reply")
+    group.add_argument("-C", dest="directory", metavar="DIR", default=s, help="act as if run from DIR")
+    group.add_argument(
+        "--no-spawn", action="store_true", default=s, help="never start the daemon (also HIPPO_NO_SPAWN=1)"
+    )
+    group.add_argument(
+        "--timeout", type=float, default=s, metavar="S", help="seconds to wait for a reply (default 60)"
+    )
     if json_flag:
-        parser.add_argument("--json", action="store_true", default=s, help="print the reply data as JSON")
+        group.add_argument("--json", action="store_true", default=s, help="print the reply data as JSON")
 
 
 class _Unused:
@@ -59,74 +126,171 @@ class _Unused:
         return self
 
 
+TOP_EXAMPLES = (
+    'hippoctl remember "Staging deploys need the VPN" --error',
+    'hippoctl recall "deploy staging" --why',
+    "hippoctl help recall",
+)
+VERBS_NOTE = "Run `hippoctl help <verb>` (or `hippoctl <verb> --help`) for a verb's options and examples."
+
+
 def build_parser(argv: Sequence[str] | None = None) -> Parser:
     """The hippoctl parser; given argv, only the named verb gets its sub-parser.
 
     Building all of them costs a few milliseconds on every call, and hooks call hippoctl on every
     prompt. With no verb (or an unknown one) every verb is built, for --help and the error message.
     """
-    parser = Parser(prog="hippoctl", description="Agent memory that learns what is wrong.")
+    parser = Parser(
+        prog="hippoctl", description="Agent memory that learns what is wrong.", examples=TOP_EXAMPLES
+    )
+    parser.add_argument(
+        "--version", action="version", version=version_line(), help="print hippoctl's version and exit"
+    )
     _common(parser)
-    verbs = parser.add_subparsers(dest="verb", metavar="<verb>", parser_class=Parser)
+    verbs = parser.add_subparsers(
+        dest="verb", metavar="<verb>", parser_class=Parser, title="verbs", description=VERBS_NOTE
+    )
     only = verb_of(argv) if argv is not None else None
     if only is not None and only not in VERB_NAMES:
         only = None
+    elif only is None and argv is not None and "--version" in argv:
+        only = ""  # `hippoctl --version` needs no verb's parser
 
-    def verb(name: str, help_text: str) -> Any:
+    def verb(name: str, help_text: str, *examples: str) -> Any:
         if only is not None and name != only:
             return _Unused()
-        sub = verbs.add_parser(name, help=help_text, description=help_text)
-        _common(sub, json_flag=name not in _NO_JSON_FLAG)
+        sub = verbs.add_parser(name, help=help_text, description=help_text, examples=examples)
+        parser.verb_parsers[name] = sub
+        if name != "help":
+            _common(sub, json_flag=name not in NO_JSON_VERBS | _OWN_JSON_FLAG)
         return sub
 
     _foundation_verbs(verb)
     return parser
 
 
-def _foundation_verbs(verb: Callable[[str, str], Any]) -> None:
-    """Register every verb: the foundation's here, the lifecycle's in args_lifecycle."""
-    p = verb("remember", "store one memory ('-' reads the text from stdin)")
-    p.add_argument("text")
-    p.add_argument("--tag", action="append", default=[], metavar="T")
+def wants_json(args: argparse.Namespace) -> bool:
+    """Whether the reply is to be printed as JSON: --json before or after the verb.
+
+    After `import`, a --json followed by a path names the export format instead (args_ingest).
+    """
+    return bool(getattr(args, "json", False)) or args_ingest.json_output(args)
+
+
+def version_line() -> str:
+    """`hippoctl --version`: the client's version and protocol (`hippoctl version` adds the daemon's)."""
+    return f"hippoctl {__version__} (protocol {PROTOCOL})"
+
+
+def verb_help(name: str) -> str:
+    """A verb's --help text (`hippoctl help <verb>`)."""
+    return build_parser([name]).verb_parsers[name].format_help()
+
+
+def _foundation_verbs(verb: Callable[..., Any]) -> None:
+    """Register every verb: the foundation's here, each group's in its args_* module."""
+    p = verb(
+        "remember",
+        "store one memory ('-' reads the text from stdin)",
+        'hippoctl remember "Staging deploys need the VPN up first" --tag deploy',
+        'hippoctl remember "pytest -x hides the later failures" --error --observed',
+        "git log -1 --format=%B | hippoctl remember - --tag git",
+    )
+    p.add_argument("text", help="the memory's text, at least 3 characters; '-' reads it from stdin")
+    p.add_argument("--tag", action="append", default=[], metavar="TAG", help="a tag (repeatable)")
     p.add_argument("--error", action="store_true", help="an error lesson: tag error, double half-life")
     p.add_argument("--pin", action="store_true", help="never decays; injected on every prompt")
     tier = p.add_mutually_exclusive_group()
-    for name in ("verified", "observed", "inferred"):
-        tier.add_argument(f"--{name}", dest="confidence", action="store_const", const=name)
-    p.add_argument("--scope")
-    p.add_argument("--owner", help="user:<id> or agent:<id>")
-    p.add_argument("--artifact-ref", metavar="URI")
+    for name, meaning in (
+        ("verified", "confirmed to be true (the default)"),
+        ("observed", "seen happen, not confirmed"),
+        ("inferred", "a guess worth checking"),
+    ):
+        tier.add_argument(f"--{name}", dest="confidence", action="store_const", const=name, help=meaning)
+    p.add_argument("--scope", help="a scope label (also tagged scope:<s>); recall boosts the active scope")
+    p.add_argument("--owner", help="who it belongs to: user:<id> or agent:<id>")
+    p.add_argument(
+        "--artifact-ref", metavar="URI", help="a URI it refers to, e.g. file:///path or gh://org/repo"
+    )
 
-    p = verb("recall", "ranked retrieval from the project and global stores")
-    p.add_argument("query")
-    p.add_argument("--budget", type=int, help="token budget (default 4000)")
-    p.add_argument("--limit", type=int)
-    p.add_argument("--min-results", type=int, default=1)
+    p = verb(
+        "recall",
+        "ranked retrieval from the project and global stores",
+        'hippoctl recall "deploy staging"',
+        'hippoctl recall "cache invalidation" --budget 2000 --why',
+        "hippoctl recall postgres --limit 3 --json",
+    )
+    p.add_argument("query", help="the words to look for")
+    p.add_argument("--budget", type=int, metavar="TOKENS", help="token budget of the reply (default 4000)")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N memories (default: as many as fit)")
+    p.add_argument(
+        "--min-results",
+        type=int,
+        default=1,
+        metavar="N",
+        help="keep N results even past the budget (default 1)",
+    )
     p.add_argument("--why", action="store_true", help="show how each score was made")
-    p.add_argument("--scope")
-    p.add_argument("--local-bump", type=float, metavar="F")
-    p.add_argument("--equal-sources", action="store_true")
-    p.add_argument("--include-superseded", action="store_true")
+    p.add_argument("--scope", help="also memories of this scope (private and legacy scopes are hidden)")
+    p.add_argument(
+        "--local-bump", type=float, metavar="F", help="weight of project hits over global ones (default 1.2)"
+    )
+    p.add_argument("--equal-sources", action="store_true", help="no bump for project hits")
+    p.add_argument("--include-superseded", action="store_true", help="also memories a newer version replaced")
 
-    p = verb("inspect", "every field of a memory and its live strength math")
-    p.add_argument("id")
+    p = verb(
+        "inspect",
+        "every field of a memory and its live strength math",
+        "hippoctl inspect mem_0123456789ab",
+        "hippoctl inspect mem_0123456789ab --json",
+    )
+    p.add_argument("id", help="the memory's id (mem_...)")
 
-    p = verb("forget", "delete one memory")
-    p.add_argument("id")
-    p.add_argument("--archive", action="store_true", help="archive a raw row instead")
-    p.add_argument("--reason")
+    p = verb(
+        "forget",
+        "delete one memory",
+        "hippoctl forget mem_0123456789ab",
+        'hippoctl forget raw_0123456789ab --archive --reason "holds a customer name"',
+    )
+    p.add_argument("id", help="the memory's id")
+    p.add_argument("--archive", action="store_true", help="archive a raw row instead (needs --reason)")
+    p.add_argument("--reason", help="why, kept in the audit log")
 
-    p = verb("outcome", "mark the last recalled batch (or --id) good or bad")
+    p = verb(
+        "outcome",
+        "mark the last recalled batch (or --id) good or bad",
+        "hippoctl outcome --good",
+        "hippoctl outcome --bad --id mem_0123456789ab",
+    )
     mark = p.add_mutually_exclusive_group(required=True)
-    mark.add_argument("--good", dest="good", action="store_true")
-    mark.add_argument("--bad", dest="good", action="store_false")
-    p.add_argument("--id")
+    mark.add_argument("--good", dest="good", action="store_true", help="it helped: stronger, ranks higher")
+    mark.add_argument(
+        "--bad", dest="good", action="store_false", help="it was wrong: fades faster, ranks lower"
+    )
+    p.add_argument("--id", help="mark this memory instead of the last recalled batch")
 
-    verb("status", "store health: counts, strengths, at-risk, last sleep")
+    verb(
+        "status",
+        "store health: counts, strengths, at-risk, last sleep",
+        "hippoctl status",
+        "hippoctl status --global --json",
+    )
 
-    p = verb("embed", "embed every memory lacking a current vector (needs the hippod[embed] extra)")
+    p = verb(
+        "embed",
+        "embed every memory lacking a current vector (needs the hippod[embed] extra)",
+        "hippoctl embed",
+        "hippoctl embed --status",
+    )
     p.add_argument("--status", action="store_true", help="only show how many memories have one")
-    verb("version", "client and daemon versions and protocols")
+    verb("version", "client and daemon versions and protocols", "hippoctl version", "hippoctl version --json")
+    p = verb(
+        "help",
+        "a verb's options and examples",
+        "hippoctl help recall",
+        "hippoctl help hook",
+    )
+    p.add_argument("topic", nargs="?", metavar="verb", help="the verb to explain (without it: every verb)")
 
     args_lifecycle.add_verbs(verb)
     args_ingest.add_verbs(verb)
@@ -135,9 +299,17 @@ def _foundation_verbs(verb: Callable[[str, str], Any]) -> None:
     args_context.add_verbs(verb)
     args_integrations.add_verbs(verb)
 
-    p = verb("daemon", "control and inspect the daemon")
+    p = verb(
+        "daemon",
+        "control and inspect the daemon",
+        "hippoctl daemon status",
+        "hippoctl daemon restart",
+        "hippoctl daemon install-service --socket-activation",
+    )
     p.add_argument(
-        "action", choices=["start", "stop", "restart", "status", "install-service", "uninstall-service"]
+        "action",
+        choices=["start", "stop", "restart", "status", "install-service", "uninstall-service"],
+        help="start, stop or restart it; status; install-service or uninstall-service (start at login)",
     )
     p.add_argument(
         "--socket-activation", action="store_true", help="install-service: start on the first connection"
@@ -147,7 +319,7 @@ def _foundation_verbs(verb: Callable[[str, str], Any]) -> None:
 def _all_verbs() -> frozenset[str]:
     names: list[str] = []
 
-    def record(name: str, help_text: str) -> Any:
+    def record(name: str, help_text: str, *examples: str) -> Any:
         names.append(name)
         return _Unused()
 

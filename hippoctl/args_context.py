@@ -9,7 +9,7 @@ from hippoctl.argcheck import UsageError, check, in_wire_range, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 
-AddVerb = Callable[[str, str], argparse.ArgumentParser]
+AddVerb = Callable[..., argparse.ArgumentParser]
 
 FRAMINGS = ("observe", "suggest", "assert")
 FORMATS = ("markdown", "json", "additional-context")
@@ -17,29 +17,53 @@ FORMATS = ("markdown", "json", "additional-context")
 
 def add_verbs(verb: AddVerb) -> None:
     """Register `context` and `tokens` on the hippoctl parser."""
-    p = verb("context", "memory for an agent's prompt: the task in hand and the memories that fit a budget")
+    p = verb(
+        "context",
+        "memory for an agent's prompt: the task in hand and the memories that fit a budget",
+        'hippoctl context "flaky login test"',
+        "hippoctl context --auto --budget 800 --framing suggest",
+        "hippoctl context --pinned-only --include-recent 5 --format additional-context",
+    )
     p.add_argument(
         "query", nargs="?", help="what to find; without it (and without --auto) the strongest memories"
     )
     p.add_argument("--auto", action="store_true", help="derive the query from git's changed paths or branch")
     p.add_argument(
-        "--budget", type=int, help="token budget (default defaultContextBudget, 1500); 0 prints nothing"
+        "--budget",
+        type=int,
+        metavar="TOKENS",
+        help="token budget (default defaultContextBudget, 1500); 0 prints nothing",
     )
-    p.add_argument("--limit", type=int)
-    p.add_argument("--framing", choices=FRAMINGS, default="observe")
-    p.add_argument("--format", choices=FORMATS, default="markdown")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N memories (default: as many as fit)")
+    p.add_argument(
+        "--framing",
+        choices=FRAMINGS,
+        default="observe",
+        help="how memories are put to the agent: observe (default), suggest or assert",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="markdown",
+        help="markdown (default), json, or additional-context (Claude Code's hook JSON)",
+    )
     p.add_argument("--pinned-only", action="store_true", help="only pinned memories (the per-prompt block)")
     p.add_argument(
         "--include-recent", type=int, default=0, metavar="N", help="with --pinned-only: N newest too"
     )
-    p.add_argument("--scope")
+    p.add_argument("--scope", help="also memories of this scope (private and legacy scopes are hidden)")
     p.add_argument(
         "--cross-project", action="store_true", help="also other projects' memories, in their own section"
     )
     p.add_argument("--strict", action="store_true", help="report failures with exit codes")
 
-    p = verb("tokens", "memory tokens handed to agents, re-read and saved, per surface")
-    p.add_argument("--days", type=int, default=30)
+    p = verb(
+        "tokens",
+        "memory tokens handed to agents, re-read and saved, per surface",
+        "hippoctl tokens",
+        "hippoctl tokens --days 7 --here --json",
+    )
+    p.add_argument("--days", type=int, default=30, metavar="N", help="the last N days (default 30)")
     p.add_argument("--here", action="store_true", help="only the current project")
 
 

@@ -14,52 +14,107 @@ from collections.abc import Callable
 from hippoctl.argcheck import UsageError, utf8
 from hippoctl.protocol import messages as m
 
-AddVerb = Callable[[str, str], argparse.ArgumentParser]
+AddVerb = Callable[..., argparse.ArgumentParser]
 
 SNAPSHOT_ACTIONS = ("save", "show", "clear")
 SESSION_ACTIONS = ("log", "show", "latest", "resume")
 HANDOFF_ACTIONS = ("create", "latest", "show")
 WM_ACTIONS = ("push", "read", "clear", "flush")
+SESSION_DEFAULT = "the session id (default: $HIPPO_SESSION_ID)"
 
 
 def add_verbs(verb: AddVerb) -> None:
     """Register the continuity verbs on the hippoctl parser."""
-    p = verb("snapshot", "the active task snapshot: snapshot save | show | clear")
-    p.add_argument("action", choices=SNAPSHOT_ACTIONS)
-    p.add_argument("--task")
-    p.add_argument("--summary")
-    p.add_argument("--next-step")
-    p.add_argument("--source")
-    p.add_argument("--session", metavar="ID", help="default: $HIPPO_SESSION_ID")
+    p = verb(
+        "snapshot",
+        "the active task snapshot: snapshot save | show | clear",
+        'hippoctl snapshot save --task "Fix login redirect" --summary "cookie path was wrong"',
+        "hippoctl snapshot show --json",
+        "hippoctl snapshot clear --status done",
+    )
+    p.add_argument(
+        "action", choices=SNAPSHOT_ACTIONS, help="save a new one, show the active one, or clear it"
+    )
+    p.add_argument("--task", help="with save: the task in hand (required)")
+    p.add_argument("--summary", help="with save: where it stands (required)")
+    p.add_argument("--next-step", help="with save: what to do next")
+    p.add_argument("--source", help="with save: who saved it (default cli)")
+    p.add_argument("--session", metavar="ID", help=f"with save: {SESSION_DEFAULT}")
     p.add_argument("--status", help="with clear: the status the snapshot takes (default cleared)")
 
-    p = verb("session", "session events: session log | show | latest | resume")
-    p.add_argument("action", choices=SESSION_ACTIONS)
-    p.add_argument("--id", dest="session_id", metavar="SESSION", help="default: $HIPPO_SESSION_ID")
-    p.add_argument("--content")
-    p.add_argument("--type", dest="event_type", metavar="TYPE", help="note, progress, decision, blocker, ...")
-    p.add_argument("--task")
-    p.add_argument("--source")
-    p.add_argument("--limit", type=int)
+    p = verb(
+        "session",
+        "session events: session log | show | latest | resume",
+        'hippoctl session log --id s1 --type decision --content "keep the v1 API"',
+        "hippoctl session show --id s1 --limit 20",
+        "hippoctl session latest",
+    )
+    p.add_argument(
+        "action",
+        choices=SESSION_ACTIONS,
+        help="log an event, show a session's events, latest (snapshot + events) or resume (last handoff)",
+    )
+    p.add_argument("--id", dest="session_id", metavar="SESSION", help=f"with log or show: {SESSION_DEFAULT}")
+    p.add_argument("--content", help="with log: the event's text (required)")
+    p.add_argument(
+        "--type",
+        dest="event_type",
+        metavar="TYPE",
+        help="with log: note (default), progress, decision, blocker, ...",
+    )
+    p.add_argument("--task", help="with log: the task it belongs to; with show: that task's events")
+    p.add_argument("--source", help="with log: who logged it (default cli)")
+    p.add_argument("--limit", type=int, metavar="N", help="with show: at most N events (default 8)")
 
-    p = verb("handoff", "session handoffs: handoff create | latest | show <id>")
-    p.add_argument("action", choices=HANDOFF_ACTIONS)
+    p = verb(
+        "handoff",
+        "session handoffs: handoff create | latest | show <id>",
+        'hippoctl handoff create --summary "login fixed, tests green" --next "deploy to staging"',
+        "hippoctl handoff latest",
+        "hippoctl handoff show 3",
+    )
+    p.add_argument(
+        "action", choices=HANDOFF_ACTIONS, help="create one, print the latest, or show one by number"
+    )
     p.add_argument("id", nargs="?", help="with show: the handoff number")
-    p.add_argument("--summary")
-    p.add_argument("--next")
-    p.add_argument("--session", metavar="ID", help="default: $HIPPO_SESSION_ID, else a fallback id")
-    p.add_argument("--task", metavar="ID", help="a task id; card:<n> links a work-queue card")
-    p.add_argument("--artifact", action="append", default=[], metavar="PATH")
+    p.add_argument("--summary", help="with create: what was done (required)")
+    p.add_argument("--next", help="with create: what the next session should do")
+    p.add_argument(
+        "--session", metavar="ID", help="with create: default $HIPPO_SESSION_ID, else a fallback id"
+    )
+    p.add_argument("--task", metavar="ID", help="with create: a task id; card:<n> links a work-queue card")
+    p.add_argument(
+        "--artifact",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="with create: a file it refers to (repeatable)",
+    )
 
-    p = verb("current", "compact state: the active task and its session's last events")
-    p.add_argument("action", choices=["show"])
+    p = verb(
+        "current",
+        "compact state: the active task and its session's last events",
+        "hippoctl current show",
+        "hippoctl current show --json",
+    )
+    p.add_argument("action", choices=["show"], help="show (the only action)")
 
-    p = verb("wm", "working memory: wm push | read | clear | flush")
-    p.add_argument("action", choices=WM_ACTIONS)
-    p.add_argument("--scope", default="default")
-    p.add_argument("--content")
-    p.add_argument("--importance", type=float)
-    p.add_argument("--session", metavar="ID")
+    p = verb(
+        "wm",
+        "working memory: wm push | read | clear | flush",
+        'hippoctl wm push --scope review --content "check the retry loop" --importance 0.8',
+        "hippoctl wm read --scope review",
+        "hippoctl wm flush --scope review",
+    )
+    p.add_argument(
+        "action",
+        choices=WM_ACTIONS,
+        help="push an entry, read a scope, clear it, or flush it (prints what it removes)",
+    )
+    p.add_argument("--scope", default="default", help="the working-memory scope (default %(default)s)")
+    p.add_argument("--content", help="with push: the entry's text (required)")
+    p.add_argument("--importance", type=float, help="with push: 0 to 1 (default 0.5); the lowest goes first")
+    p.add_argument("--session", metavar="ID", help="the session id; with clear or flush: only its entries")
 
 
 def _refuse(args: argparse.Namespace, verb: str, allowed: set[str], names: dict[str, str]) -> None:

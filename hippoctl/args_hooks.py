@@ -10,7 +10,7 @@ from collections.abc import Callable
 from hippoctl.argcheck import UsageError
 from hippoctl.protocol import messages as m
 
-AddVerb = Callable[[str, str], argparse.ArgumentParser]
+AddVerb = Callable[..., argparse.ArgumentParser]
 
 
 def _strict(p: argparse.ArgumentParser) -> None:
@@ -19,10 +19,36 @@ def _strict(p: argparse.ArgumentParser) -> None:
 
 def add_verbs(verb: AddVerb) -> None:
     """Register the compaction and session hook verbs on the hippoctl parser."""
-    _strict(verb("pre-compact", "hook verb: record a compaction and snapshot the task (PreCompact JSON)"))
-    _strict(verb("post-compact", "hook verb: save the compaction's 'Memories for hippo' (PostCompact JSON)"))
-    _strict(verb("compact-resume", "hook verb: print the task snapshot back after a compaction"))
-    p = verb("session-end", "hook verb: queue sleep, transcript capture and re-read accounting")
+    _strict(
+        verb(
+            "pre-compact",
+            "hook verb: record a compaction and snapshot the task (PreCompact JSON)",
+            "hippoctl pre-compact < payload.json",
+            "hippoctl pre-compact --strict < payload.json",
+        )
+    )
+    _strict(
+        verb(
+            "post-compact",
+            "hook verb: save the compaction's 'Memories for hippo' (PostCompact JSON)",
+            "hippoctl post-compact < payload.json",
+            "hippoctl post-compact --strict --json < payload.json",
+        )
+    )
+    _strict(
+        verb(
+            "compact-resume",
+            "hook verb: print the task snapshot back after a compaction",
+            "hippoctl compact-resume < payload.json",
+            "hippoctl compact-resume --strict",
+        )
+    )
+    p = verb(
+        "session-end",
+        "hook verb: queue sleep, transcript capture and re-read accounting",
+        "hippoctl session-end < payload.json",
+        "hippoctl session-end --codex-offset 52311",
+    )
     p.add_argument("--codex-offset", type=int, metavar="N", help="byte offset of Codex's history.jsonl")
     p.add_argument(
         "--once",
@@ -30,7 +56,12 @@ def add_verbs(verb: AddVerb) -> None:
         help="end each session id (the hook input's session_id, else HIPPO_SESSION_ID) only once per store",
     )
     _strict(p)
-    p = verb("last-sleep", "hook verb: print the previous session's consolidation, then clear it")
+    p = verb(
+        "last-sleep",
+        "hook verb: print the previous session's consolidation, then clear it",
+        "hippoctl last-sleep",
+        "hippoctl last-sleep --keep --json",
+    )
     p.add_argument("--keep", action="store_true", help="keep it for the next session too")
     p.add_argument("--verbose", action="store_true", help="the full report instead of the summary")
     _strict(p)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from hippoctl.argcheck import UsageError, utf8
 from hippoctl.protocol import messages as m
 
-AddVerb = Callable[[str, str], argparse.ArgumentParser]
+AddVerb = Callable[..., argparse.ArgumentParser]
 
 # capture --stdin sends the text in the request, which must fit in one frame (16 MiB by default).
 MAX_STDIN_BYTES = 8 * 1024 * 1024
@@ -22,45 +22,123 @@ HOOK_VERBS = frozenset(
     {"capture-error", "pre-compact", "post-compact", "compact-resume", "session-end", "last-sleep"}
 )
 
+IMPORT_SOURCES = {
+    "chatgpt": "ChatGPT's data export (conversations.json, or the zip), or a memory list",
+    "claude": "a CLAUDE.md or a Claude memory.json",
+    "cursor": "a .cursorrules file or a .cursor/rules/ folder",
+    "markdown": "any structured markdown: a chunk per bullet or paragraph, tagged by its heading",
+    "file": "any text file: a chunk per paragraph (markdown by the CLAUDE.md rule)",
+}
+# After `import`, --json followed by a path names hippod's export format; on its own (at the end, or
+# before another option) it is the reply-as-JSON switch every verb takes.
+JSON_OUTPUT = True
+DRY_RUN = "write nothing; list what would be stored"
+
 
 def add_verbs(verb: AddVerb) -> None:
     """Register the ingestion verbs on the hippoctl parser."""
-    p = verb("import", "import memories from another tool, a file, or agents' own notes")
-    source = p.add_mutually_exclusive_group(required=True)
-    for name in m.IMPORT_FORMATS:
-        source.add_argument(f"--{name}", dest="source_path", metavar="PATH", type=_Tagged(name))
-    source.add_argument("--agents", dest="source_path", action="store_const", const=("agents", None))
-    p.add_argument("--dry-run", action="store_true", help="write nothing; list what would be stored")
-    p.add_argument("--tag", action="append", default=[], metavar="T")
+    p = verb(
+        "import",
+        "import memories from another tool, a file, or agents' own notes",
+        "hippoctl import --markdown notes.md --tag onboarding",
+        "hippoctl import --json hippo-export.json --dry-run",
+        "hippoctl import --chatgpt conversations.json --json",
+        "hippoctl import --agents",
+    )
+    source = p.add_mutually_exclusive_group()
+    for name, what in IMPORT_SOURCES.items():
+        source.add_argument(f"--{name}", dest="source_path", metavar="PATH", type=_Tagged(name), help=what)
+    source.add_argument(
+        "--agents",
+        dest="source_path",
+        action="store_const",
+        const=("agents", None),
+        help="the notes other agents keep (Claude Code, Codex, Gemini, Copilot, ...)",
+    )
+    p.add_argument(
+        "--json",
+        dest="import_json",
+        action="append",
+        nargs="?",
+        const=JSON_OUTPUT,
+        metavar="PATH",
+        help="with a PATH: a hippod (or hippo) export to read back; alone: print the reply as JSON",
+    )
+    p.add_argument("--dry-run", action="store_true", help=DRY_RUN)
     p.add_argument(
         "--force", action="store_true", help="read the file even when it is unchanged since its last import"
     )
+    p.add_argument(
+        "--tag", action="append", default=[], metavar="TAG", help="add a tag to every memory (repeatable)"
+    )
 
-    p = verb("export", "write the store's memories out (stdout when no file is given)")
-    p.add_argument("file", nargs="?")
-    p.add_argument("--format", choices=["json", "markdown"], default="json")
+    p = verb(
+        "export",
+        "write the store's memories out (stdout when no file is given)",
+        "hippoctl export memories.json",
+        "hippoctl export --format markdown > memories.md",
+        "hippoctl export --json --global",
+    )
+    p.add_argument("file", nargs="?", help="the file to write ('-' or none: stdout)")
+    p.add_argument(
+        "--format", choices=["json", "markdown"], default="json", help="the document's format (default json)"
+    )
 
-    p = verb("capture", "extract decisions, rules, errors and preferences from conversation text")
+    p = verb(
+        "capture",
+        "extract decisions, rules, errors and preferences from conversation text",
+        "pbpaste | hippoctl capture --stdin",
+        "hippoctl capture --file chat.txt --dry-run",
+        "hippoctl capture --last-session",
+    )
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--stdin", dest="capture_source", action="store_const", const="stdin")
-    source.add_argument("--file", metavar="PATH")
-    source.add_argument("--last-session", dest="capture_source", action="store_const", const="last-session")
+    source.add_argument(
+        "--stdin", dest="capture_source", action="store_const", const="stdin", help="read the text from stdin"
+    )
+    source.add_argument("--file", metavar="PATH", help="read the text from this file")
+    source.add_argument(
+        "--last-session",
+        dest="capture_source",
+        action="store_const",
+        const="last-session",
+        help="the newest Claude Code transcript of this project",
+    )
     p.add_argument("--transcript", metavar="PATH", help="with --last-session: this transcript file")
-    p.add_argument("--dry-run", action="store_true", help="write nothing; list what would be stored")
+    p.add_argument("--dry-run", action="store_true", help=DRY_RUN)
 
-    p = verb("learn", "learn lessons from recent git commits")
-    p.add_argument("--git", action="store_true", required=True)
-    p.add_argument("--days", type=int, default=7)
-    p.add_argument("--repos", metavar="A,B", help="comma-separated repository paths")
+    p = verb(
+        "learn",
+        "learn lessons from recent git commits",
+        "hippoctl learn --git",
+        "hippoctl learn --git --days 30 --repos ~/code/api,~/code/web",
+    )
+    p.add_argument("--git", action="store_true", required=True, help="from commit subjects (required)")
+    p.add_argument("--days", type=int, default=7, metavar="N", help="commits of the last N days (default 7)")
+    p.add_argument("--repos", metavar="A,B", help="comma-separated repository paths (default: this one)")
 
-    p = verb("watch", "run a command; store its failure as an error memory")
-    p.add_argument("command")
+    p = verb(
+        "watch",
+        "run a command; store its failure as an error memory",
+        'hippoctl watch "npm test"',
+        'hippoctl watch "make deploy" -C ~/code/api',
+    )
+    p.add_argument("command", help="the shell command to run (quote it); hippoctl exits with its code")
 
-    p = verb("capture-error", "hook verb: store a failed tool call (PostToolUseFailure JSON on stdin)")
+    p = verb(
+        "capture-error",
+        "hook verb: store a failed tool call (PostToolUseFailure JSON on stdin)",
+        "hippoctl capture-error < payload.json",
+        "hippoctl capture-error --strict < payload.json",
+    )
     p.add_argument("--strict", action="store_true", help="report failures with exit codes")
 
-    p = verb("failures", "failed tool calls by outcome, and repeats across sessions")
-    p.add_argument("--days", type=int, default=30)
+    p = verb(
+        "failures",
+        "failed tool calls by outcome, and repeats across sessions",
+        "hippoctl failures",
+        "hippoctl failures --days 7 --json",
+    )
+    p.add_argument("--days", type=int, default=30, metavar="N", help="the last N days (default 30)")
 
 
 class _Tagged:
@@ -96,19 +174,43 @@ def read_stdin(limit: int) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _import(args: argparse.Namespace) -> m.Body:
+def json_output(args: argparse.Namespace) -> bool:
+    """Whether `import`'s own --json, given without a path, asks for the reply as JSON."""
+    return any(value is JSON_OUTPUT for value in getattr(args, "import_json", None) or ())
+
+
+def import_source(args: argparse.Namespace) -> tuple[str, str | None]:
+    """(format, path) of `import`'s one source: a --<format> PATH, --json PATH or --agents."""
+    paths = [value for value in args.import_json or () if isinstance(value, str)]
+    if len(paths) > 1:
+        raise UsageError(f"import reads one source: --json {paths[0]} or --json {paths[1]}, not both")
+    if paths and args.source_path is not None:
+        raise UsageError(f"import reads one source: --json {paths[0]} or --{args.source_path[0]}, not both")
+    if paths:
+        return "json", paths[0]
+    if args.source_path is None:
+        flags = ", ".join(f"--{name}" for name in IMPORT_SOURCES)
+        raise UsageError(f"import needs a source: {flags} or --json with a PATH, or --agents")
     fmt, path = args.source_path
+    return str(fmt), path
+
+
+def _import(args: argparse.Namespace) -> m.Body:
+    fmt, path = import_source(args)
     tags = [utf8(t, "--tag").strip() for t in args.tag if t.strip()]
     if fmt == "agents":
         if tags or args.force:
             raise UsageError(f"{'--tag' if tags else '--force'} does not apply to import --agents")
         return m.Import(format="agents", dry_run=args.dry_run)
-    path = absolute(args, path, f"--{fmt}")
+    path = absolute(args, path or "", f"--{fmt}")
     return m.Import(format=fmt, path=path, dry_run=args.dry_run, tags=tags, force=args.force)
 
 
 def _export(args: argparse.Namespace) -> m.Body:
     path = None if args.file in (None, "-") else absolute(args, args.file, "the export file")
+    if path is None and args.format != "json" and getattr(args, "json", False):
+        # To stdout, --json prints the memories themselves: the json export document.
+        raise UsageError("export --json prints the memories as JSON; --format markdown goes without --json")
     return m.Export(path=path, format=args.format)
 
 

@@ -11,7 +11,7 @@ from hippoctl.argcheck import UsageError, in_wire_range
 from hippoctl.args_ingest import absolute
 from hippoctl.protocol import messages as m
 
-AddVerb = Callable[[str, str], argparse.ArgumentParser]
+AddVerb = Callable[..., argparse.ArgumentParser]
 
 # Verbs the client runs itself (they talk to the daemon in their own way, or not at all).
 CLIENT_VERBS = frozenset({"mcp", "doctor", "support-bundle"})
@@ -19,25 +19,59 @@ CLIENT_VERBS = frozenset({"mcp", "doctor", "support-bundle"})
 
 def add_verbs(verb: AddVerb) -> None:
     """Register the integration verbs on the hippoctl parser."""
-    p = verb("init", "create a store here (or --global), seed it and wire the agents found")
+    p = verb(
+        "init",
+        "create a store here (or --global), seed it and wire the agents found",
+        "hippoctl init",
+        "hippoctl init --no-hooks --days 90",
+        "hippoctl init --scan ~/code",
+    )
     p.add_argument("--scan", metavar="DIR", help="a store for every git repository below DIR")
-    p.add_argument("--days", type=int, metavar="N", help="days of git history to learn from")
+    p.add_argument("--days", type=int, metavar="N", help="days of git history to learn from (default 30)")
     p.add_argument("--no-hooks", action="store_true", help="wire no agent")
     p.add_argument("--no-schedule", action="store_true", help="no daily run, no per-user service")
     p.add_argument("--no-learn", action="store_true", help="learn nothing from git or agent notes")
 
-    p = verb("setup", "machine-level wiring: user-level hooks, the service, the global store")
+    p = verb(
+        "setup",
+        "machine-level wiring: user-level hooks, the service, the global store",
+        "hippoctl setup --dry-run",
+        "hippoctl setup --all",
+    )
     p.add_argument("--all", action="store_true", help="also refresh blocks in every registered workspace")
     p.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
     p.add_argument("--no-schedule", action="store_true", help="install no per-user service")
 
-    p = verb("hook", "manage instruction blocks and agent hooks")
-    p.add_argument("action", choices=["list", "install", "uninstall"])
-    p.add_argument("target", nargs="?", choices=m.HOOK_TARGETS)
+    p = verb(
+        "hook",
+        "manage instruction blocks and agent hooks",
+        "hippoctl hook list",
+        "hippoctl hook install claude-code",
+        "hippoctl hook uninstall codex",
+    )
+    p.add_argument(
+        "action", choices=["list", "install", "uninstall"], help="list every target, install or uninstall one"
+    )
+    p.add_argument("target", nargs="?", choices=m.HOOK_TARGETS, help="with install or uninstall: the agent")
 
-    verb("mcp", "MCP server over stdio (13 tools)")
-    verb("doctor", "read-only check of the install; each problem names its fix")
-    p = verb("support-bundle", "a redacted diagnostic JSON file, never memory text")
+    verb(
+        "mcp",
+        "MCP server over stdio (13 tools)",
+        "hippoctl mcp",
+        "hippoctl mcp --global",
+    )
+    verb(
+        "doctor",
+        "read-only check of the install; each problem names its fix",
+        "hippoctl doctor",
+        "hippoctl doctor --json",
+    )
+    p = verb(
+        "support-bundle",
+        "a redacted diagnostic JSON file, never memory text",
+        "hippoctl support-bundle",
+        "hippoctl support-bundle --out /tmp/hippo-support.json --include-logs",
+    )
     p.add_argument(
         "--out",
         metavar="FILE",

@@ -11,94 +11,202 @@ from hippoctl.argcheck import UsageError, check, read_text, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 
-AddVerb = Callable[[str, str], argparse.ArgumentParser]
+AddVerb = Callable[..., argparse.ArgumentParser]
 
 DECISION_STATUSES = ("active", "superseded", "closed")
 CONFLICT_STATUSES = ("open", "resolved", "all")
+DRY_RUN = "print what would change and write nothing"
 
 
 def add_verbs(verb: AddVerb) -> None:
     """Register the lifecycle verbs on the hippoctl parser."""
-    p = verb("supersede", "store a new version of a memory; the old one leaves recall")
-    p.add_argument("id")
+    p = verb(
+        "supersede",
+        "store a new version of a memory; the old one leaves recall",
+        'hippoctl supersede mem_0123456789ab "Staging runs Postgres 16"',
+        "hippoctl supersede mem_0123456789ab - --tag db < note.txt",
+    )
+    p.add_argument("id", help="the memory to replace")
     p.add_argument("text", help="the new version ('-' reads stdin)")
     p.add_argument(
-        "--tag", action="append", metavar="T", help="tags of the new version (default: the old ones)"
+        "--tag",
+        action="append",
+        metavar="TAG",
+        help="tags of the new version (repeatable; default: the old ones)",
     )
-    p.add_argument("--pin", action="store_true", default=None)
-    p.add_argument("--layer", choices=["episodic", "semantic", "trace"])
+    p.add_argument("--pin", action="store_true", default=None, help="pin the new version")
+    p.add_argument(
+        "--layer",
+        choices=["episodic", "semantic", "trace"],
+        help="the new version's layer (default: the old one)",
+    )
 
-    p = verb("reject", "tombstone a value: delete its copies and refuse it from now on")
-    p.add_argument("id", nargs="?")
+    p = verb(
+        "reject",
+        "tombstone a value: delete its copies and refuse it from now on",
+        'hippoctl reject mem_0123456789ab --reason "wrong: staging has no VPN"',
+        'hippoctl reject --value "Deploy on Fridays" --reason "never true here"',
+    )
+    p.add_argument("id", nargs="?", help="the memory whose text to reject")
     p.add_argument("--value", help="the text to reject, instead of a memory id")
-    p.add_argument("--reason", required=True)
+    p.add_argument("--reason", required=True, help="why (required), kept with the tombstone")
 
-    verb("rejections", "list the tombstones (digest, reason, when, by)")
+    verb(
+        "rejections",
+        "list the tombstones (digest, reason, when, by)",
+        "hippoctl rejections",
+        "hippoctl rejections --json",
+    )
 
-    p = verb("unreject", "remove one tombstone")
+    p = verb(
+        "unreject", "remove one tombstone", "hippoctl unreject 3fa9c2", "hippoctl unreject 3fa9 --global"
+    )
     p.add_argument("prefix", help="a digest prefix of at least 4 hex characters")
 
-    p = verb("invalidate", "weaken memories about something that was replaced")
-    p.add_argument("pattern", nargs="?")
-    p.add_argument("--id")
-    p.add_argument("--reason")
-    p.add_argument("--dry-run", action="store_true")
+    p = verb(
+        "invalidate",
+        "weaken memories about something that was replaced",
+        'hippoctl invalidate "webpack config" --reason "moved to vite"',
+        'hippoctl invalidate "redis session cache" --dry-run',
+        "hippoctl invalidate --id mem_0123456789ab",
+    )
+    p.add_argument("pattern", nargs="?", help="words naming the replaced thing")
+    p.add_argument("--id", help="weaken this one memory instead")
+    p.add_argument("--reason", help="why, kept in the audit log")
+    p.add_argument("--dry-run", action="store_true", help=DRY_RUN)
 
-    p = verb("decide", "record a decision; also: decide list|get <n>|close <n>")
-    p.add_argument("words", nargs="+", metavar="text")
-    p.add_argument("--context")
-    p.add_argument("--supersedes", metavar="MEM_ID")
-    p.add_argument("--status", choices=DECISION_STATUSES, help="with `decide list`")
+    p = verb(
+        "decide",
+        "record a decision; also: decide list|get <n>|close <n>",
+        'hippoctl decide "Use Postgres for the job queue" --context "we already run it"',
+        "hippoctl decide list --status active",
+        "hippoctl decide close 3",
+    )
+    p.add_argument("words", nargs="+", metavar="text", help="the decision, or list | get <n> | close <n>")
+    p.add_argument("--context", help="why it was decided")
+    p.add_argument("--supersedes", metavar="MEM_ID", help="the decision memory this one replaces")
+    p.add_argument(
+        "--status", choices=DECISION_STATUSES, help="with `decide list`: only decisions in this state"
+    )
 
-    p = verb("dormant", "list or search dormant memories; also: dormant restore|forget <id>")
-    p.add_argument("words", nargs="*", metavar="query")
-    p.add_argument("--limit", type=int, default=20)
+    p = verb(
+        "dormant",
+        "list or search dormant memories; also: dormant restore|forget <id>",
+        "hippoctl dormant",
+        "hippoctl dormant deploy cache --limit 5",
+        "hippoctl dormant restore mem_0123456789ab",
+    )
+    p.add_argument("words", nargs="*", metavar="query", help="words to search for, or restore | forget <id>")
+    p.add_argument(
+        "--limit", type=int, default=20, metavar="N", help="at most N memories (default %(default)s)"
+    )
 
-    p = verb("audit", "audit list [--op] [--since] [--limit] | audit prune --days N")
-    p.add_argument("action", choices=["list", "prune"])
-    p.add_argument("--op")
-    p.add_argument("--since", metavar="ISO")
-    p.add_argument("--limit", type=int, default=100)
-    p.add_argument("--days", type=int)
+    p = verb(
+        "audit",
+        "audit list [--op] [--since] [--limit] | audit prune --days N",
+        "hippoctl audit list --op forget --since 2025-01-01",
+        "hippoctl audit prune --days 90",
+    )
+    p.add_argument("action", choices=["list", "prune"], help="list entries, or prune old ones")
+    p.add_argument("--op", help="with list: only this operation (remember, recall, forget, ...)")
+    p.add_argument("--since", metavar="ISO", help="with list: only entries at or after this date or time")
+    p.add_argument(
+        "--limit", type=int, default=100, metavar="N", help="with list: at most N (default %(default)s)"
+    )
+    p.add_argument("--days", type=int, metavar="N", help="with prune: delete entries older than N days")
 
-    p = verb("sleep", "consolidate the store: decay, merge, dedupe, junk, conflicts, share")
-    p.add_argument("--dry-run", action="store_true")
-    p.add_argument("--no-learn", action="store_true")
-    p.add_argument("--no-share", action="store_true")
+    p = verb(
+        "sleep",
+        "consolidate the store: decay, merge, dedupe, junk, conflicts, share",
+        "hippoctl sleep",
+        "hippoctl sleep --dry-run",
+        "hippoctl sleep --global --no-learn",
+    )
+    p.add_argument("--dry-run", action="store_true", help=DRY_RUN)
+    p.add_argument("--no-learn", action="store_true", help="skip learning from git and agents' notes")
+    p.add_argument("--no-share", action="store_true", help="skip auto-sharing to the global store")
     p.add_argument(
         "--verbose", action="store_true", help="the full report of every change, and phase progress on stderr"
     )
 
-    p = verb("conflicts", "list detected conflicts")
-    p.add_argument("--status", choices=CONFLICT_STATUSES, default="open")
+    p = verb(
+        "conflicts", "list detected conflicts", "hippoctl conflicts", "hippoctl conflicts --status all --json"
+    )
+    p.add_argument(
+        "--status", choices=CONFLICT_STATUSES, default="open", help="which conflicts (default %(default)s)"
+    )
 
-    p = verb("resolve", "show a conflict, or keep one side and weaken, delete or reject the other")
-    p.add_argument("n", type=int, metavar="conflict-id")
-    p.add_argument("--keep", metavar="MEM_ID")
-    p.add_argument("--forget", action="store_true")
-    p.add_argument("--reject-loser", action="store_true")
-    p.add_argument("--reason")
+    p = verb(
+        "resolve",
+        "show a conflict, or keep one side and weaken, delete or reject the other",
+        "hippoctl resolve 4",
+        "hippoctl resolve 4 --keep mem_0123456789ab",
+        'hippoctl resolve 4 --keep mem_0123456789ab --reject-loser --reason "outdated"',
+    )
+    p.add_argument("n", type=int, metavar="conflict-id", help="the conflict's number (from `conflicts`)")
+    p.add_argument("--keep", metavar="MEM_ID", help="the side that is right; the other is weakened")
+    p.add_argument("--forget", action="store_true", help="with --keep: delete the other side")
+    p.add_argument("--reject-loser", action="store_true", help="with --keep: tombstone the other side")
+    p.add_argument("--reason", help="why, kept in the audit log")
 
-    p = verb("promote", "copy a project memory into the global store")
-    p.add_argument("id")
+    p = verb(
+        "promote",
+        "copy a project memory into the global store",
+        "hippoctl promote mem_0123456789ab",
+        "hippoctl promote mem_0123456789ab -C ~/code/api",
+    )
+    p.add_argument("id", help="the project memory to copy")
 
-    p = verb("share", "copy a memory to the global store with its transfer score, or --auto")
-    p.add_argument("id", nargs="?")
-    p.add_argument("--force", action="store_true")
-    p.add_argument("--auto", action="store_true")
-    p.add_argument("--min-score", type=float, default=0.6)
-    p.add_argument("--dry-run", action="store_true")
+    p = verb(
+        "share",
+        "copy a memory to the global store with its transfer score, or --auto",
+        "hippoctl share mem_0123456789ab",
+        "hippoctl share --auto --min-score 0.7 --dry-run",
+    )
+    p.add_argument("id", nargs="?", help="the memory to share")
+    p.add_argument("--force", action="store_true", help="share even below the transfer score threshold")
+    p.add_argument("--auto", action="store_true", help="share every memory that scores high enough")
+    p.add_argument(
+        "--min-score",
+        type=float,
+        default=0.6,
+        metavar="F",
+        help="with --auto: lowest score shared (default 0.6)",
+    )
+    p.add_argument("--dry-run", action="store_true", help=DRY_RUN)
 
-    verb("peers", "projects contributing to the global store")
+    verb("peers", "projects contributing to the global store", "hippoctl peers", "hippoctl peers --json")
 
-    p = verb("sync", "copy global memories into this project's store")
-    p.add_argument("--cross-project", action="store_true")
+    p = verb(
+        "sync",
+        "copy global memories into this project's store",
+        "hippoctl sync",
+        "hippoctl sync --cross-project",
+    )
+    p.add_argument("--cross-project", action="store_true", help="also memories another project contributed")
 
-    p = verb("workspaces", "the daily-run registry: workspaces list | add <dir> | remove <dir>")
-    p.add_argument("action", choices=["list", "add", "remove"], nargs="?", default="list")
-    p.add_argument("path", nargs="?")
+    p = verb(
+        "workspaces",
+        "the daily-run registry: workspaces list | add <dir> | remove <dir>",
+        "hippoctl workspaces",
+        "hippoctl workspaces add ~/code/api",
+        "hippoctl workspaces remove ~/code/old",
+    )
+    p.add_argument(
+        "action",
+        choices=["list", "add", "remove"],
+        nargs="?",
+        default="list",
+        help="list (default), add or remove",
+    )
+    p.add_argument("path", nargs="?", help="with add or remove: the project directory")
 
-    verb("daily-runner", "run the daily job now (every registered workspace, then the global store)")
+    verb(
+        "daily-runner",
+        "run the daily job now (every registered workspace, then the global store)",
+        "hippoctl daily-runner",
+        "hippoctl daily-runner --timeout 600",
+    )
 
 
 def _int(text: str, what: str) -> int:

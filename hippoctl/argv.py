@@ -23,5 +23,5 @@ def verb_of(argv: Sequence[str]) -> str | None:
 
 
 def is_prompt_hook(argv: Sequence[str]) -> bool:
-    """True for `context --pinned-only ...`, the per-prompt hook."""
-    return "--pinned-only" in argv and verb_of(argv) == "context"
+    """True for `context --pinned-only ...`, the per-prompt hook (with --json it takes the general path)."""
+    return "--pinned-only" in argv and "--json" not in argv and verb_of(argv) == "context"

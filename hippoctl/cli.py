@@ -7,12 +7,11 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from hippoctl import __version__
 from hippoctl.argcheck import UsageError
 from hippoctl.argv import is_prompt_hook
 from hippoctl.client import ClientError, call, daemon_holds_lock, ping, request_envelope
+from hippoctl.output import print_json
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.paths import socket_path
@@ -29,7 +28,12 @@ def eprint(text: str) -> None:
     print(text, file=sys.stderr)
 
 
-def _print_reply(reply: m.Result | m.Error, as_json: bool) -> int:
+def _text_is_json(body: m.Body) -> bool:
+    """Replies whose text is already the JSON the user asked for: `export --json` to stdout."""
+    return isinstance(body, m.Export) and body.path is None and body.format == "json"
+
+
+def _print_reply(reply: m.Result | m.Error, as_json: bool, body: m.Body) -> int:
     if isinstance(reply, m.Error):
         line = f"hippoctl: {reply.message}"
         if reply.hint:
@@ -38,8 +42,8 @@ def _print_reply(reply: m.Result | m.Error, as_json: bool) -> int:
         return reply.exit_code or errors.exit_code_for(reply.code)
     for warning in reply.warnings:
         eprint(warning)
-    if as_json:
-        sys.stdout.write(msgspec.json.encode(reply.data if reply.data is not None else {}).decode() + "\n")
+    if as_json and not _text_is_json(body):
+        print_json(reply.data)
     elif reply.text:
         sys.stdout.write(reply.text + "\n")
     return reply.exit_code
@@ -48,10 +52,11 @@ def _print_reply(reply: m.Result | m.Error, as_json: bool) -> int:
 def _version(as_json: bool) -> int:
     daemon = ping(spawn=False)
     if as_json:
-        data = {"client": __version__, "protocol": PROTOCOL, "daemon": daemon}
-        sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
+        print_json({"client": __version__, "protocol": PROTOCOL, "daemon": daemon})
         return 0
-    print(f"hippoctl {__version__} (protocol {PROTOCOL})")
+    from hippoctl.args import version_line
+
+    print(version_line())
     if daemon is None:
         print("hippod: not running")
     else:
@@ -62,15 +67,21 @@ def _version(as_json: bool) -> int:
     return 0
 
 
-def _daemon_start() -> int:
+def _daemon_start(as_json: bool) -> int:
     running = ping(spawn=False)
-    if running is not None:
+    if running is None:
+        running = ping(spawn=True)
+        if running is None:
+            raise ClientError("hippod did not start", errors.UNREACHABLE)
+        started = True
+    else:
+        started = False
+    if as_json:
+        print_json({"running": True, "started": started, "pid": running["pid"]})
+    elif started:
+        print(f"hippod started (pid {running['pid']})")
+    else:
         print(f"hippod already running (pid {running['pid']})")
-        return 0
-    started = ping(spawn=True)
-    if started is None:
-        raise ClientError("hippod did not start", errors.UNREACHABLE)
-    print(f"hippod started (pid {started['pid']})")
     return 0
 
 
@@ -83,17 +94,32 @@ def _wait_for_exit() -> None:
         time.sleep(0.05)
 
 
-def _daemon_stop() -> int:
+def _stop() -> bool:
+    """Stop the daemon and wait until it has; False when none was running."""
     try:
         call(request_envelope(m.Shutdown(), cwd=os.getcwd(), global_store=False), spawn=False, timeout=10.0)
     except ClientError as exc:
         if exc.exit_code != errors.UNREACHABLE:
             raise
-        print("hippod is not running")
-        return 0
+        return False
     _wait_for_exit()
-    print("hippod stopped")
+    return True
+
+
+def _daemon_stop(as_json: bool) -> int:
+    stopped = _stop()
+    if as_json:
+        print_json({"running": False, "stopped": stopped})
+    else:
+        print("hippod stopped" if stopped else "hippod is not running")
     return 0
+
+
+def _daemon_restart(as_json: bool) -> int:
+    stopped = _stop()
+    if not as_json:
+        print("hippod stopped" if stopped else "hippod is not running")
+    return _daemon_start(as_json)
 
 
 class _Progress:
@@ -123,6 +149,19 @@ class _Progress:
             self.bar.clear()
 
 
+def _help(topic: str | None) -> int:
+    """`hippoctl help [verb]`: the verb's --help, or every verb's list."""
+    from hippoctl.args import VERB_NAMES, build_parser, unknown_verb, verb_help
+
+    if topic is None:
+        sys.stdout.write(build_parser().format_help())
+        return 0
+    if topic not in VERB_NAMES:
+        raise UsageError(unknown_verb(topic))
+    sys.stdout.write(verb_help(topic))
+    return 0
+
+
 def run(argv: list[str]) -> int:
     if is_prompt_hook(argv):
         # The per-prompt hook runs before every prompt: it parses its own few flags, and every other
@@ -130,32 +169,36 @@ def run(argv: list[str]) -> int:
         from hippoctl import prompt_hook
 
         return prompt_hook.main(argv)
-    from hippoctl.args import build_body, build_parser
+    from hippoctl.args import NO_JSON_VERBS, build_body, build_parser, no_json, wants_json
     from hippoctl.args_ingest import HOOK_VERBS
 
-    args = build_parser(argv).parse_args(argv)
+    parser = build_parser(argv)
+    args = parser.parse(argv)
     opts: dict[str, Any] = {
         "global_store": False,
         "directory": None,
         "no_spawn": False,
         "timeout": None,
-        "json": False,
     }
     opts.update({k: v for k, v in vars(args).items() if k in opts})
+    opts["json"] = wants_json(args)
     if args.verb is None:
         raise UsageError("a verb is required; see hippoctl --help")
+    if opts["json"] and args.verb in NO_JSON_VERBS:
+        raise UsageError(no_json(args.verb))
+    if args.verb == "help":
+        return _help(args.topic)
     spawn = not opts["no_spawn"] and os.environ.get("HIPPO_NO_SPAWN", "").strip() != "1"
     if args.verb == "version":
         return _version(opts["json"])
     body: m.Body
     if args.verb == "daemon":
         if args.action == "start":
-            return _daemon_start()
+            return _daemon_start(opts["json"])
         if args.action == "stop":
-            return _daemon_stop()
+            return _daemon_stop(opts["json"])
         if args.action == "restart":
-            _daemon_stop()
-            return _daemon_start()
+            return _daemon_restart(opts["json"])
         if args.socket_activation and args.action != "install-service":
             raise UsageError("--socket-activation goes with daemon install-service")
         if args.action == "install-service":
@@ -211,7 +254,7 @@ def run(argv: list[str]) -> int:
             reply = call(request, spawn=True, timeout=timeout, on_progress=on_progress)
     finally:
         on_progress.clear()
-    return _print_reply(reply, opts["json"])
+    return _print_reply(reply, opts["json"], body)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:
-        eprint(f"hippoctl: error: {exc}")
+        from hippoctl import colour
+
+        eprint(f"hippoctl: {colour.paint('error:', colour.RED, colour.enabled(sys.stderr))} {exc}")
         return errors.USAGE
     except ClientError as exc:
         eprint(f"hippoctl: {exc}")

@@ -14,13 +14,14 @@ from typing import Any
 
 import msgspec
 
-from hippoctl import __version__, doctor_hooks
+from hippoctl import __version__, colour, doctor_hooks
 from hippoctl.client import ClientError, call, ping, request_envelope
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.paths import socket_path
 from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check, DoctorReply
 from hippoctl.protocol.version import PROTOCOL
+from hippoctl.protocol.wording import plural
 from hippoctl.selfcommand import hook_command
 
 DOCTOR_TIMEOUT = 120.0  # quick_check reads every page of every store
@@ -28,6 +29,7 @@ MIN_PYTHON = (3, 11)
 START = "hippoctl daemon start"
 RESTART = "hippoctl daemon restart"
 _LABELS = {OK: "ok", WARN: "warn", FAIL: "FAIL"}
+_COLOURS = {OK: colour.GREEN, WARN: colour.YELLOW, FAIL: colour.RED}
 # The daemon's checks of the agents' wiring, which the Hook commands check follows.
 AGENT_CHECKS = frozenset({"Claude Code", "Codex", "Codex trust", "OpenCode"})
 
@@ -151,17 +153,21 @@ def as_dicts(checks: Sequence[Check]) -> list[dict[str, str | None]]:
     return [{"name": c.name, "status": c.status, "message": c.message, "fix": c.fix} for c in checks]
 
 
-def render(checks: Sequence[Check]) -> str:
-    """One line per check (`fix:` on problems), then a summary line."""
+def render(checks: Sequence[Check], *, colours: bool = False) -> str:
+    """One line per check (`fix:` on problems), then a summary line; `colours` paints the status."""
     width = max((len(c.name) for c in checks), default=0)
     lines = []
     for c in checks:
-        line = f"{_LABELS.get(c.status, c.status):<4}  {c.name:<{width}}  {c.message}"
+        label = colour.paint(f"{_LABELS.get(c.status, c.status):<4}", _COLOURS.get(c.status, ""), colours)
+        line = f"{label}  {c.name:<{width}}  {c.message}"
         if c.status != OK and c.fix:
             line += f"  fix: {c.fix}"
         lines.append(line)
     counts = {s: sum(c.status == s for c in checks) for s in (FAIL, WARN, OK)}
-    lines.append(f"{len(checks)} checks: {counts[FAIL]} failed, {counts[WARN]} warnings, {counts[OK]} ok")
+    lines.append(
+        f"{plural(len(checks), 'check')}: {counts[FAIL]} failed, {plural(counts[WARN], 'warning')}, "
+        f"{counts[OK]} ok"
+    )
     return "\n".join(lines)
 
 
@@ -173,7 +179,7 @@ def run(*, cwd: str, global_store: bool, spawn: bool, as_json: bool) -> int:
         document = {"checks": as_dicts(checks), "ok": not bad}
         sys.stdout.write(msgspec.json.encode(document).decode() + "\n")
     else:
-        sys.stdout.write(render(checks) + "\n")
+        sys.stdout.write(render(checks, colours=colour.enabled(sys.stdout)) + "\n")
     return errors.FAILED if bad else errors.OK
 
 

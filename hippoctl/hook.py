@@ -11,6 +11,7 @@ import time
 import msgspec
 
 from hippoctl.client import ClientError, call
+from hippoctl.output import print_json
 from hippoctl.protocol import errors, spool
 from hippoctl.protocol import messages as m
 
@@ -143,8 +144,7 @@ def run(
                 return reply.exit_code or errors.exit_code_for(reply.code)
             return 0
         elif as_json:
-            data = reply.data if reply.data is not None else {}
-            sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
+            print_json(reply.data if reply.data is not None else {})
             return 0
         elif reply.text:
             sys.stdout.write(reply.text + "\n")

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from hippoctl.protocol.replies import DailyRunResult
+from hippoctl.protocol.wording import plural
 from hippod import clock, daemon_state, workspaces
 from hippod.errors import HippoError
 from hippod.handlers.sleep import SleepOptions, sleep_store
@@ -36,7 +37,10 @@ HEARTBEAT_SECONDS = 5.0
 
 
 def summary_line(processed: int, failures: int) -> str:
-    return f"Daily maintenance complete: {processed} workspaces processed, {failures} command failures."
+    return (
+        f"Daily maintenance complete: {plural(processed, 'workspace')} processed, "
+        f"{plural(failures, 'command failure')}."
+    )
 
 
 async def learn_git(state: DaemonState, store: Store, days: int, say: Say) -> int:
@@ -225,7 +229,7 @@ class DailyRunner:
         run.emit("global store:")
         result.failures += await self._step(run, "sleep", self._sleep(registry.global_root))
         if result.skipped:
-            run.emit(f"{result.skipped} registered workspaces skipped (missing or without a store)")
+            run.emit(f"{plural(result.skipped, 'registered workspace')} skipped (missing or without a store)")
         result.ok = result.failures == 0
         result.summary = summary_line(result.workspaces, result.failures)
         run.emit(result.summary, stream=False)
@@ -242,7 +246,7 @@ class DailyRunner:
     async def _learn(self, root: str, say: Say) -> str:
         store = await self.state.registry.open(root)
         learned = await learn_git(self.state, store, self.days, say)
-        return f"{learned} lessons learned"
+        return f"{plural(learned, 'lesson')} learned"
 
     async def _sleep(self, root: str) -> str:
         """One store's sleep; its outcome in a line (phase progress would swamp daily.log)."""
@@ -251,7 +255,7 @@ class DailyRunner:
         deduped = r.deduped.episodic + r.deduped.semantic + r.deduped.cross_layer
         return (
             f"{r.active} active, {r.dormant_moved} to dormant, {r.merged} merged, {deduped} deduped, "
-            f"{r.conflicts.open} open conflicts"
+            f"{plural(r.conflicts.open, 'open conflict')}"
         )
 
     async def _step(self, run: DailyRun, name: str, step: Awaitable[str]) -> int:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from hippoctl.args_context import FORMATS, FRAMINGS
 from hippoctl.protocol.replies_context import ContextMemory
+from hippoctl.protocol.wording import plural
 from hippod.continuity.render import next_step_of
 from hippod.store.continuity import Event, Snapshot
 
@@ -45,8 +46,7 @@ def bullet(entry: ContextMemory, framing: str) -> str:
 
 
 def heading(count: int, tokens: int) -> str:
-    noun = "entry" if count == 1 else "entries"
-    return f"## Project Memory ({count} {noun}, {tokens} tokens)"
+    return f"## Project Memory ({plural(count, 'entry')}, {plural(tokens, 'token')})"
 
 
 # The heading with its numbers padded to 6 digits, so its size is known before the fill.
@@ -54,8 +54,7 @@ RESERVED_HEADING = "## Project Memory (000000 entries, 000000 tokens)"
 
 
 def other_heading(count: int) -> str:
-    noun = "entry" if count == 1 else "entries"
-    return f"## Other-project memory (explicitly requested, {count} {noun})"
+    return f"## Other-project memory (explicitly requested, {plural(count, 'entry')})"
 
 
 RESERVED_OTHER_HEADING = "## Other-project memory (explicitly requested, 000000 entries)"

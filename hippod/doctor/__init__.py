@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Iterable
 
 from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check
+from hippoctl.protocol.wording import plural
 
 _RANK = {OK: 0, WARN: 1, FAIL: 2}
 
@@ -49,7 +50,7 @@ class Findings:
 def ago(seconds: float) -> str:
     """A past duration in words: `3 days`, `5 h`, `12 min`."""
     if seconds >= 2 * 86400:
-        return f"{int(seconds // 86400)} days"
+        return plural(int(seconds // 86400), "day")
     if seconds >= 3600:
         return f"{int(seconds // 3600)} h"
     return f"{max(0, int(seconds // 60))} min"

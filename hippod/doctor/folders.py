@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from hippoctl.protocol import spool
 from hippoctl.protocol.replies import WatchStatus
 from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check
+from hippoctl.protocol.wording import plural
 from hippod import workspaces
 from hippod.doctor import Findings, hippoctl
 from hippod.doctor.stores import PENDING_MINUTES, StoreFacts
@@ -45,32 +46,35 @@ def spool_check(spool_dir: str, stores: Sequence[StoreFacts], now: float | None 
     found = Findings("Spool")
     old = old_compaction_files(spool_dir, time.time() if now is None else now)
     if old:
+        waiting = plural(len(old), "compaction spool file")
         found.add(
             FAIL,
-            f"{len(old)} compaction spool file(s) waiting more than {PENDING_MINUTES} min: {_listed(old)}",
+            f"{waiting} waiting more than {PENDING_MINUTES} min: {_listed(old)}",
             f"{hippoctl('daemon', 'restart')} (the spool is replayed at start; see hippod.log if they stay)",
         )
     failed_dir = os.path.join(spool_dir, spool.FAILED)
     failed = sorted(spool.json_names(failed_dir))
     if failed:
+        where = "is" if len(failed) == 1 else "are"
         found.add(
             FAIL,
-            f"{len(failed)} spool file(s) could not be applied and are in {failed_dir}",
+            f"{plural(len(failed), 'spool file')} could not be applied and {where} in {failed_dir}",
             f"read the .err notes in {failed_dir}; move a file back to its kind's folder to retry, "
             "or delete it",
         )
     for facts in stores:
         if facts.stale_compactions:
+            pending_rows = plural(facts.stale_compactions, "compaction")
             found.add(
                 WARN,
-                f"{facts.stale_compactions} compaction(s) in the {facts.kind} store still pending after "
-                f"{PENDING_MINUTES} min (pre-compact ran, post-compact never came)",
+                f"{pending_rows} in the {facts.kind} store still pending after {PENDING_MINUTES} min "
+                "(pre-compact ran, post-compact never came)",
                 hippoctl("sleep", "--global")
                 if facts.kind == "global"
                 else hippoctl("sleep", directory=facts.project_dir),
             )
     pending, _ = spool.count(spool_dir)
-    return found.check(f"nothing stuck ({pending} file(s) waiting to be replayed)")
+    return found.check(f"nothing stuck ({plural(pending, 'file')} waiting to be replayed)")
 
 
 def workspaces_check(global_root: str) -> Check:

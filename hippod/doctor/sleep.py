@@ -7,6 +7,7 @@ from datetime import datetime
 
 from hippoctl.protocol.replies import ScheduleStatus
 from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check
+from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.doctor import Findings, ago, hippoctl
 from hippod.doctor.stores import StoreFacts
@@ -36,9 +37,8 @@ def sleep_check(stores: Sequence[StoreFacts], now: datetime) -> Check:
         if slept is None:
             oldest = _age_days(facts.oldest_memory, now)
             if oldest is not None and oldest > SLEEP_WARN_DAYS:
-                behind.append(
-                    (facts, f"{facts.kind} store never slept; its oldest memory is {int(oldest)} days old")
-                )
+                age = plural(int(oldest), "day")
+                behind.append((facts, f"{facts.kind} store never slept; its oldest memory is {age} old"))
             else:
                 notes.append(f"{facts.kind}: no sleep yet")
         elif slept > SLEEP_WARN_DAYS:

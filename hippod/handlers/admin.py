@@ -16,6 +16,7 @@ from hippoctl.protocol.replies import (
 from hippoctl.protocol.spool import count as spool_count
 from hippoctl.protocol.spool import spool_root
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
+from hippoctl.protocol.wording import plural
 from hippod import __version__, clock
 from hippod.handlers.schedule_text import schedule_lines
 from hippod.lifecycle import strength as st
@@ -146,7 +147,7 @@ async def _embedding_coverage(store: Store) -> str | None:
     if settings.mode == "off":
         return None
     have, total = await embeddings.count(store.db.reader, settings.model)
-    return f"{have} of {total} memories have a {settings.model} vector"
+    return f"{have} of {plural(total, 'memory')} {'has' if have == 1 else 'have'} a {settings.model} vector"
 
 
 async def status(ctx: RequestContext, body: m.Status) -> tuple[StatusReply, str]:
@@ -160,7 +161,7 @@ async def status(ctx: RequestContext, body: m.Status) -> tuple[StatusReply, str]
             f"  memories: {s.total} ({layer_text}); pinned {s.pinned}; superseded {s.superseded}",
             f"  dormant {s.dormant}; open conflicts {s.open_conflicts}",
             f"  strength: mean {s.mean_strength:.2f}; at risk (< {st.AT_RISK_BELOW}) {s.at_risk}",
-            f"  sleep: {s.sleep_count} runs; last {s.last_sleep or 'never'}",
+            f"  sleep: {plural(s.sleep_count, 'run')}; last {s.last_sleep or 'never'}",
             f"  totals: remembered {s.total_remembered}, recalled {s.total_recalled}, "
             f"forgotten {s.total_forgotten}",
         ]

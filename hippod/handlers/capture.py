@@ -9,6 +9,7 @@ import aiosqlite
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import CapturedItem, CaptureReply
+from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory
@@ -129,9 +130,10 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
     store = await ctx.target_store(write=not body.dry_run)
     done = await capture_text(ctx, store, text, dry_run=body.dry_run, session_id=session_id)
     if done.rejected:
-        ctx.warnings.append(f"{done.rejected} items were rejected earlier and were not stored")
+        were = "was" if done.rejected == 1 else "were"
+        ctx.warnings.append(f"{plural(done.rejected, 'item')} {were} rejected earlier and not stored")
     if done.secrets:
-        ctx.warnings.append(f"{done.secrets} items looked like secrets and were not stored")
+        ctx.warnings.append(f"{plural(done.secrets, 'item')} looked like secrets and were not stored")
     reply = CaptureReply(
         dry_run=body.dry_run,
         source=body.source,
@@ -142,7 +144,8 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
         secrets=done.secrets,
         items=done.items,
     )
-    counts = f"{len(done.items)} items ({done.skipped} skipped as duplicates)"
+    as_what = "a duplicate" if done.skipped == 1 else "duplicates"
+    counts = f"{plural(len(done.items), 'item')} ({done.skipped} skipped as {as_what})"
     if not body.dry_run:
         return reply, f"Captured {counts}"
     lines = [f"[{item.category}] {item.text}" for item in done.items]

@@ -23,6 +23,7 @@ from hippoctl.protocol.replies_hooks import (
     PostCompactReply,
     PreCompactReply,
 )
+from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.agentnotes.importer import sync_tool
 from hippod.agentnotes.tools import selected_tools, tool_home
@@ -268,7 +269,7 @@ async def post_compact(ctx: RequestContext, body: m.PostCompact) -> tuple[PostCo
         snapshot_restored=restored,
         store=store.root,
     )
-    line = f"Hippo saved {len(saved)} memories from this compaction"
+    line = f"Hippo saved {plural(len(saved), 'memory')} from this compaction"
     return reply, line + (" and restored your task snapshot." if restored else ".")
 
 

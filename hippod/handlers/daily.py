@@ -6,6 +6,7 @@ import os
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import DailyRunnerReply, WorkspaceEntry, WorkspacesReply
+from hippoctl.protocol.wording import plural
 from hippod import workspaces as registry
 from hippod.errors import HippoError
 from hippod.request import RequestContext
@@ -23,7 +24,7 @@ def _entries(global_root: str) -> list[WorkspaceEntry]:
 def _list_text(entries: list[WorkspaceEntry]) -> str:
     if not entries:
         return "No workspaces registered. Add one with: hippoctl workspaces add <dir>"
-    lines = [f"{len(entries)} registered workspaces:"]
+    lines = [f"{plural(len(entries), 'registered workspace')}:"]
     for entry in entries:
         note = "" if entry.has_store else "  (missing)" if not entry.exists else "  (no hippo store)"
         lines.append(f"  {entry.path}{note}")

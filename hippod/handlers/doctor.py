@@ -15,6 +15,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import WatchStatus
 from hippoctl.protocol.replies_doctor import FAIL, WARN, DoctorReply, SupportBundleReply
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
+from hippoctl.protocol.wording import plural
 from hippod import __version__, clock
 from hippod.daily_run import LOG_NAME
 from hippod.doctor import bundle
@@ -46,8 +47,8 @@ async def doctor(ctx: RequestContext, body: m.Doctor) -> tuple[DoctorReply, str]
     commands = await asyncio.to_thread(installed_commands, inputs)
     failed = sum(c.status == FAIL for c in checks)
     warned = sum(c.status == WARN for c in checks)
-    reply = DoctorReply(checks=checks, commands=commands)
-    return reply, f"{len(checks)} checks: {failed} failed, {warned} warnings"
+    text = f"{plural(len(checks), 'check')}: {failed} failed, {plural(warned, 'warning')}"
+    return DoctorReply(checks=checks, commands=commands), text
 
 
 async def support_bundle(ctx: RequestContext, body: m.SupportBundle) -> tuple[SupportBundleReply, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import EmbedReply, EmbedStore
+from hippoctl.protocol.wording import plural
 from hippod.embed import queue
 from hippod.embed.service import EXTRA_HINT
 from hippod.errors import HippoError
@@ -20,7 +21,7 @@ async def embed(ctx: RequestContext, body: m.Embed) -> tuple[EmbedReply, str]:
         if r.unavailable is not None:
             lines.append(f"{label}: embeddings unavailable: {r.unavailable}")
             continue
-        lines.append(f"{label}: {r.embedded} of {r.total} memories embedded ({r.model}, {r.dim}d)")
+        lines.append(f"{label}: {r.embedded} of {plural(r.total, 'memory')} embedded ({r.model}, {r.dim}d)")
     if not body.status_only and results and all(r.unavailable is not None for r in results):
         raise HippoError("embeddings_unavailable", lines[0].split(": ", 1)[1], hint=EXTRA_HINT)
     return EmbedReply(stores=results), "\n".join(lines)
@@ -42,7 +43,7 @@ async def _one(ctx: RequestContext, store: Store, status_only: bool) -> EmbedSto
         return entry
 
     async def report(done: int, seen: int) -> None:
-        await ctx.say(f"{store.kind} store: embedded {done} (of {seen} memories read so far)")
+        await ctx.say(f"{store.kind} store: embedded {done} (of {plural(seen, 'memory')} read so far)")
 
     before, entry.total = await queue.scan(store.db, embedder, write=True, progress=report)
     entry.added = entry.total - before

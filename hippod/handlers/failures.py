@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_failures import CaptureErrorReply, CrossSession, FailuresReply
+from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod import failure_rules as rules
 from hippod.errors import HippoError
@@ -103,8 +104,7 @@ async def failures(ctx: RequestContext, body: m.Failures) -> tuple[FailuresReply
 
 def render(reply: FailuresReply, total: int, root: str) -> str:
     """The text of `failures`."""
-    plural = "" if reply.days == 1 else "s"
-    lines = [f"Failed tool calls in the last {reply.days} day{plural}: {total} ({root})"]
+    lines = [f"Failed tool calls in the last {plural(reply.days, 'day')}: {total} ({root})"]
     if total:
         lines.append("By outcome:")
         width = max(len(k) for k in reply.by_outcome)
@@ -114,7 +114,8 @@ def render(reply: FailuresReply, total: int, root: str) -> str:
         lines += [f"  {k:<{width}}  {v}" for k, v in reply.by_tool.items()]
     cross = reply.cross_session
     lines.append(
-        f"{cross.failures} failures had first happened in another session ({cross.distinct} distinct errors)"
+        f"{plural(cross.failures, 'failure')} had first happened in another session "
+        f"({plural(cross.distinct, 'distinct error')})"
     )
     lines.append(HASH_FOOTER)
     return "\n".join(lines)

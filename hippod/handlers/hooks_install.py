@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies_hooks_install import HookChangeReply, HookListReply
+from hippoctl.protocol.replies_hooks_install import HookChangeReply, HookListReply, HookTarget
 from hippod.errors import HippoError
 from hippod.integrations import files, hookjson, targets
 from hippod.integrations.report import Report
@@ -18,13 +18,26 @@ from hippod.request import RequestContext
 async def hook_list(ctx: RequestContext, body: m.HookList) -> tuple[HookListReply, str]:
     project = ctx.request.cwd
     rows = [targets.status(t, project, body.command, env=os.environ) for t in targets.TARGETS]
-    lines = [f"Agent targets for {project}:"]
+    return HookListReply(project=project, targets=rows), list_text(project, rows)
+
+
+LIST_HEADER = ("TARGET", "DETECTED", "STATE", "FILE", "PATH")
+
+
+def list_text(project: str, rows: list[HookTarget]) -> str:
+    """`hook list`'s table: a row per target, then a row per file it uses, under one header row."""
+    table: list[tuple[str, ...]] = [LIST_HEADER]
     for row in rows:
-        lines.append(f"{row.target:<12} {'detected' if row.detected else '-':<9} {row.state}")
+        table.append((row.target, "yes" if row.detected else "no", row.state))
         for item in row.files:
             detail = f" ({item.detail})" if item.detail else ""
-            lines.append(f"    {item.kind:<12} {item.state:<9} {item.path}{detail}")
-    return HookListReply(project=project, targets=rows), "\n".join(lines)
+            table.append(("", "", item.state, item.kind, f"{item.path}{detail}"))
+    widths = [max(len(cells[i]) for cells in table if len(cells) > i) for i in range(len(LIST_HEADER))]
+    lines = [f"Agent targets for {project}:"]
+    for cells in table:
+        padded = [cell.ljust(widths[i]) for i, cell in enumerate(cells[:-1])]
+        lines.append("  ".join([*padded, cells[-1]]).rstrip())
+    return "\n".join(lines)
 
 
 def _reply(ctx: RequestContext, target: str, action: str, report: Report) -> tuple[HookChangeReply, str]:

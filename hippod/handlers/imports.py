@@ -22,6 +22,7 @@ from typing import Any
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import MAX_FRAME
 from hippoctl.protocol.replies_imports import ExportReply, ImportEntry, ImportReply
+from hippoctl.protocol.wording import plural
 from hippod import __version__, clock
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory, new_id
@@ -232,7 +233,7 @@ def _reply(
         entries_omitted=imported - len(shown),
         conversations=conversations,
     )
-    counts = f"({plan.skipped} duplicates skipped, {plan.rejected} rejected)"
+    counts = f"({plural(plan.skipped, 'duplicate')} skipped, {plan.rejected} rejected)"
     if not dry_run:
         return reply, f"Imported {imported} of {plan.total} {counts}"
     lines = [f"- {e.preview} [{', '.join(e.tags)}]" for e in entries]
@@ -288,9 +289,9 @@ async def export(ctx: RequestContext, body: m.Export) -> tuple[ExportReply, str]
         if len(document.encode()) > MAX_FRAME - FRAME_SLACK:
             raise HippoError(
                 "export_too_large",
-                f"the export of {len(rows)} memories is too large for stdout through one reply",
+                f"the export of {plural(len(rows), 'memory')} is too large for stdout through one reply",
                 hint=f"hippoctl export <file> --format {body.format}",
             )
         return reply, document.rstrip("\n")
     await asyncio.to_thread(_write_file, body.path, document if document.endswith("\n") else document + "\n")
-    return reply, f"Exported {len(rows)} memories to {body.path}"
+    return reply, f"Exported {plural(len(rows), 'memory')} to {body.path}"

@@ -13,6 +13,7 @@ from hippoctl.protocol.replies_lifecycle import (
     SupersedeReply,
     UnrejectReply,
 )
+from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.handlers.memory import find_memory, fresh_memory, validate_content
@@ -147,9 +148,8 @@ async def unreject(ctx: RequestContext, body: m.Unreject) -> tuple[UnrejectReply
         if not found:
             raise HippoError("not_found", f"no rejected value starts with {prefix}")
         if len(found) > 1:
-            raise HippoError(
-                "ambiguous_prefix", f"{prefix} matches {len(found)} rejected values; give more of it"
-            )
+            matches = plural(len(found), "rejected value")
+            raise HippoError("ambiguous_prefix", f"{prefix} matches {matches}; give more of it")
         await rejections.remove(conn, ctx.tenant, found[0])
         await memories.audit(
             conn,
@@ -200,7 +200,7 @@ async def invalidate(ctx: RequestContext, body: m.Invalidate) -> tuple[Invalidat
         store.written(hit)
     label = body.pattern if body.pattern is not None else body.id
     verb = "Would invalidate" if body.dry_run else "Invalidated"
-    lines = [f'{verb} {len(hit)} {"memory" if len(hit) == 1 else "memories"} referencing "{label}".']
+    lines = [f'{verb} {plural(len(hit), "memory")} referencing "{label}".']
     lines += [f"  [{mem.id}] {mem.content[:120]}" for mem in hit]
     lines += [f"  skipped (pinned): [{memory_id}]" for memory_id in skipped]
     reply = InvalidateReply(

@@ -10,6 +10,7 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippoctl.protocol.replies import ForgetReply, InspectReply, OutcomeReply, RememberReply, StrengthMath
+from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.lifecycle import strength as st
@@ -322,7 +323,7 @@ async def mark_outcome(
         applied += [memory.id for memory in marked]
         pinned += [memory.id for memory in marked if memory.pinned]
     word = "positive" if good else "negative"
-    text = f"Applied {word} outcome to {len(applied)} memories"
+    text = f"Applied {word} outcome to {plural(len(applied), 'memory')}"
     if pinned:
         text += " (pinned: strength stays 1.0 while pinned)"
     return OutcomeReply(positive=good, applied=len(applied), ids=applied, pinned=pinned), text

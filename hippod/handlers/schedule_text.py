@@ -7,6 +7,7 @@ from datetime import datetime
 import tzlocal
 
 from hippoctl.protocol.replies import DailyRunResult, ScheduleStatus
+from hippoctl.protocol.wording import plural
 from hippod import clock
 
 
@@ -29,7 +30,7 @@ def _last_run(last: DailyRunResult) -> str:
     verdict = "ok" if last.ok else "failed"
     return (
         f"{start} → {_local(last.finished_at, with_date=not same_day)} {verdict} "
-        f"({last.workspaces} workspaces, {last.failures} failures)"
+        f"({plural(last.workspaces, 'workspace')}, {plural(last.failures, 'failure')})"
     )
 
 

@@ -12,6 +12,7 @@ import os
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import InitReply, McpSettings
 from hippoctl.protocol.replies_setup import SetupReply
+from hippoctl.protocol.wording import plural
 from hippod import workspaces
 from hippod.integrations import commands, files, seeding, services, targets
 from hippod.integrations.report import Report
@@ -95,11 +96,11 @@ async def _seed(ctx: RequestContext, made: seeding.Made, folder: str, days: int)
             ctx.warnings.append(warning)
     imported, warnings = await seeding.import_notes(ctx, folder)
     ctx.warnings.extend(warnings)
-    notes = f"imported {imported} agent note{'s' if imported != 1 else ''}"
+    notes = f"imported {plural(imported, 'agent note')}"
     if learned is None:
         return 0, imported, f"{INDENT}{notes[0].upper()}{notes[1:]}"
-    lessons = f"{learned} lesson{'s' if learned != 1 else ''}"
-    return learned, imported, f"{INDENT}Learned {lessons} from {days} days of git history; {notes}"
+    lessons = plural(learned, "lesson")
+    return learned, imported, f"{INDENT}Learned {lessons} from {plural(days, 'day')} of git history; {notes}"
 
 
 async def init(ctx: RequestContext, body: m.Init) -> tuple[InitReply, str]:

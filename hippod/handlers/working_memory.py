@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_continuity import WmItem, WmReply
+from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.continuity import render
 from hippod.errors import HippoError
@@ -79,7 +80,8 @@ async def _remove(ctx: RequestContext, scope_arg: str, session_arg: str | None) 
 
 async def wm_clear(ctx: RequestContext, body: m.WmClear) -> tuple[WmReply, str]:
     scope, removed = await _remove(ctx, body.scope, body.session)
-    return WmReply(scope, removed=len(removed)), f"Cleared {len(removed)} from working memory scope {scope}"
+    text = f"Cleared {plural(len(removed), 'entry')} from working memory scope {scope}"
+    return WmReply(scope, removed=len(removed)), text
 
 
 async def wm_flush(ctx: RequestContext, body: m.WmFlush) -> tuple[WmReply, str]:

@@ -12,6 +12,7 @@ import aiosqlite
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import Invalidation
+from hippoctl.protocol.wording import plural
 from hippod import clock, subprocesses
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory
@@ -115,12 +116,14 @@ class LearnResult:
     def lines(self) -> list[str]:
         """The reply's lines (ingest.md §5 step 8)."""
         out = [
-            f'Invalidated {len(i.ids)} memories referencing "{i.target}"' for i in self.invalidated if i.ids
+            f'Invalidated {plural(len(i.ids), "memory")} referencing "{i.target}"'
+            for i in self.invalidated
+            if i.ids
         ]
         out += [f"Learned: {lesson}" for lesson in self.lessons]
         out.append(
-            f"Learned {len(self.lessons)} lessons from {self.commits} commits in {len(self.repos)} repos "
-            f"({self.skipped} duplicates skipped)"
+            f"Learned {plural(len(self.lessons), 'lesson')} from {plural(self.commits, 'commit')} "
+            f"in {plural(len(self.repos), 'repo')} ({plural(self.skipped, 'duplicate')} skipped)"
         )
         return out
 
@@ -166,7 +169,7 @@ async def learn_from_git(
         result.skipped += repeats
         found.append((root, repo_lessons))
         if say is not None:
-            await say(f"{root}: {len(subjects)} commits, {len(repo_lessons)} lessons")
+            await say(f"{root}: {plural(len(subjects), 'commit')}, {plural(len(repo_lessons), 'lesson')}")
     if not any(repo_lessons for _, repo_lessons in found):
         return result
     stored: list[Memory] = []

@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 
 from hippoctl.protocol.replies_doctor import Check
+from hippoctl.protocol.wording import plural
 from hippod.integrations import blockfiles, blocks, claude, codex, files, homes, installed, opencode
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -34,7 +35,9 @@ def claude_check(command: str, env: Mapping[str, str]) -> Check:
         problems.append("older forms: " + ", ".join(status.outdated))
     if problems:
         return Check(name=name, status=WARN, message=f"{status.path}: " + "; ".join(problems), fix=fix)
-    return Check(name=name, status=OK, message=f"all {len(status.present)} hook entries in {status.path}")
+    return Check(
+        name=name, status=OK, message=f"all {plural(len(status.present), 'hook entry')} in {status.path}"
+    )
 
 
 def codex_checks(command: str, env: Mapping[str, str]) -> list[Check]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from hippoctl.protocol.messages import HOOK_TARGETS as TARGETS
 from hippoctl.protocol.replies_doctor import Check
 from hippoctl.protocol.replies_hooks_install import HookFile, HookTarget
+from hippoctl.protocol.wording import plural
 from hippod.integrations import (
     agent_checks,
     blockfiles,
@@ -164,7 +165,7 @@ def _block_file(path: str, kind: str) -> tuple[HookFile, bool]:
 
 def _hooks_file(status: hookjson.Status) -> tuple[HookFile, bool]:
     total = len(status.present) + len(status.missing)
-    parts = [status.error or f"{len(status.present)} of {total} entries"]
+    parts = [status.error or f"{len(status.present)} of {plural(total, 'entry')}"]
     if status.duplicated:
         parts.append(f"{len(status.duplicated)} duplicated")
     if status.outdated:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hippoctl.protocol.wording import plural
 from hippod.continuity import render
 from hippod.store.continuity import Event, Handoff
 
@@ -67,13 +68,11 @@ def items(events: Sequence[Event], handoffs: Sequence[Handoff]) -> list[Item]:
 
 
 def heading(session_id: str, shown: int, total: int) -> str:
-    noun = "item" if total == 1 else "items"
-    return f"## Session {session_id} ({shown} of {total} {noun})"
+    return f"## Session {session_id} ({shown} of {plural(total, 'item')})"
 
 
 def left_out_line(count: int) -> str:
-    noun = "item" if count == 1 else "items"
-    return f"({count} older {noun} left out to fit the budget)"
+    return f"({plural(count, 'older item')} left out to fit the budget)"
 
 
 def empty(session_id: str) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from hippoctl.protocol.wording import plural
+
 OUTCOMES = ("success", "failure", "partial")
 UNKNOWN = "unknown"  # a trace whose outcome was never set
 
@@ -37,8 +39,7 @@ def count(tag: str, outcomes: Iterable[str | None]) -> Baserate:
 def render(result: Baserate) -> str:
     if result.total == 0:
         return f'No trace memories carry the tag "{result.tag}", so there is no base rate yet.'
-    noun = "trace" if result.total == 1 else "traces"
-    lines = [f'Base rate for "{result.tag}" from {result.total} {noun}:']
+    lines = [f'Base rate for "{result.tag}" from {plural(result.total, "trace")}:']
     width = max(len(name) for name in result.counts)
     for name, number in result.counts.items():
         if name in OUTCOMES or number:

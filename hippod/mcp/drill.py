@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hippoctl.protocol.wording import plural
 from hippod.continuity.render import cut
 from hippod.mcp.assemble import first_line
 
@@ -33,8 +34,7 @@ class Drilled:
 
 
 def heading(summary_id: str, parents: int, content: str) -> str:
-    noun = "memory" if parents == 1 else "memories"
-    return cut(f"## {summary_id} merges {parents} {noun}: {first_line(content)}", LINE_CHARS)
+    return cut(f"## {summary_id} merges {plural(parents, 'memory')}: {first_line(content)}", LINE_CHARS)
 
 
 def node_line(node: Node) -> str:
@@ -43,8 +43,7 @@ def node_line(node: Node) -> str:
 
 
 def more_line(count: int) -> str:
-    noun = "parent" if count == 1 else "parents"
-    return f"({count} more {noun} not shown: past the limit or the budget)"
+    return f"({plural(count, 'more parent')} not shown: past the limit or the budget)"
 
 
 def render(

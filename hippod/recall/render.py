@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from hippoctl.protocol.replies import RecallItem
+from hippoctl.protocol.wording import plural
 
 BAR_CELLS = 10
 
 
 def heading(count: int, tokens: int, query: str) -> str:
-    noun = "memory" if count == 1 else "memories"
-    return f'Found {count} {noun} ({tokens} tokens) for: "{query}"'
+    return f'Found {plural(count, "memory")} ({plural(tokens, "token")}) for: "{query}"'
 
 
 def reserved_heading(query: str) -> str:
@@ -18,7 +18,7 @@ def reserved_heading(query: str) -> str:
 
 
 def cutoff(shown: int, candidates: int, skipped_budget: int, skipped_limit: int) -> str:
-    parts = [f"showing {shown} of {candidates} candidates"]
+    parts = [f"showing {shown} of {plural(candidates, 'candidate')}"]
     if skipped_budget:
         parts.append(f"{skipped_budget} skipped to fit the budget")
     if skipped_limit:

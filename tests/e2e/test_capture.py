@@ -68,7 +68,7 @@ def test_dry_run_lists_and_writes_nothing(hippo: Hippo) -> None:
     hippo.ok("remember", "keep a single writer connection per store for every write")
     done = hippo.ok("capture", "--stdin", "--dry-run", input=CONVERSATION)
     assert done.stdout.splitlines() == [f"[{category}] {text}" for category, text in EXPECTED[1:]] + [
-        "Would capture 3 items (1 skipped as duplicates)"
+        "Would capture 3 items (1 skipped as a duplicate)"
     ]
     assert len(_rows(hippo.db)) == 1
 
@@ -82,7 +82,7 @@ def test_capture_json_reply_and_rejected_values(hippo: Hippo) -> None:
     assert data["captured"] == 3 and data["rejected"] == 1 and data["skipped"] == 0
     assert [(i["category"], i["text"]) for i in data["items"]] == [EXPECTED[0], *EXPECTED[2:]]
     assert all(i["id"].startswith("mem_") for i in data["items"])
-    assert "1 items were rejected earlier and were not stored" in done.stderr
+    assert "1 item was rejected earlier and not stored" in done.stderr
     assert EXPECTED[1][1] not in [r["content"] for r in _rows(hippo.db)]
 
 
@@ -100,7 +100,7 @@ def test_capture_file_and_its_errors(hippo: Hippo, tmp_path: Path) -> None:
     notes = tmp_path / "notes.md"
     notes.write_text("## Requirements\n- Export writes one JSON document with every live memory\n")
     done = hippo.ok("capture", "--file", "notes.md", cwd=str(tmp_path))
-    assert done.stdout == "Captured 1 items (0 skipped as duplicates)\n"
+    assert done.stdout == "Captured 1 item (0 skipped as duplicates)\n"
     assert _rows(hippo.db)[0]["tags"] == '["spec","captured"]'
 
     missing = hippo.ctl("capture", "--file", str(tmp_path / "gone.txt"))
@@ -157,7 +157,7 @@ def test_last_session_reads_the_transcript(hippo: Hippo, tmp_path: Path) -> None
     assert nothing.stdout == "Captured 0 items (0 skipped as duplicates)\n"
     assert nothing.stderr.splitlines()[0] == f"no user or assistant messages found in {junk}"
     codex = hippo.ok("capture", "--last-session", "--transcript", str(rollout))
-    assert codex.stdout == "Captured 1 items (0 skipped as duplicates)\n"
+    assert codex.stdout == "Captured 1 item (0 skipped as duplicates)\n"
     assert _rows(hippo.db)[-1]["source_session_id"] == "codex-session-7"
 
 
@@ -180,7 +180,7 @@ def test_last_session_defaults_to_the_newest_claude_transcript(hippo: Hippo, tmp
         claude_records(["Always deploy from the CI pipeline with the signed artifacts."], []),
     )
     done = hippo.ok("capture", "--last-session")
-    assert done.stdout == "Captured 1 items (0 skipped as duplicates)\n"
+    assert done.stdout == "Captured 1 item (0 skipped as duplicates)\n"
     assert [r["content"] for r in _rows(hippo.db)] == [
         "Always deploy from the CI pipeline with the signed artifacts"
     ]

@@ -45,7 +45,7 @@ def test_tour(hippo: Hippo) -> None:
     assert "    envelope: kind=distilled scope=- owner=- artifact=- session=-" in done.stdout
 
     done = hippo.ok("outcome", "--good")
-    assert done.stdout.strip() == "Applied positive outcome to 1 memories"
+    assert done.stdout.strip() == "Applied positive outcome to 1 memory"
 
     done = hippo.ok("inspect", mem_id)
     assert f"id: {mem_id}" in done.stdout

@@ -147,7 +147,7 @@ def test_a_second_compaction_skips_what_the_first_saved(hippo: Hippo) -> None:
     post_compact(hippo, path, folder, LESSONS[:2])
     again = summary_with([LESSONS[1].lower() + ".", LESSONS[2]])
     out = hook(hippo, "post-compact", event("PostCompact", path, folder, compact_summary=again), folder)
-    assert out == "Hippo saved 1 memories from this compaction.\n"
+    assert out == "Hippo saved 1 memory from this compaction.\n"
     assert [r[0] for r in compaction_memories(db)] == LESSONS[:3]
     assert len(query(db, "SELECT id FROM compactions WHERE status = 'done'")) == 2
 

@@ -337,9 +337,8 @@ def test_wm_read_order_clear_and_flush(hippo: Hippo) -> None:
     assert [e["content"] for e in data["entries"]] == ["second default", "first default"]
     assert data["removed"] == 2
     hippo.ok("wm", "push", "--content", "keep me", "--scope", "x", cwd=proj)
-    assert (
-        hippo.ok("wm", "clear", "--scope", "x", cwd=proj).stdout == "Cleared 1 from working memory scope x\n"
-    )
+    cleared = hippo.ok("wm", "clear", "--scope", "x", cwd=proj).stdout
+    assert cleared == "Cleared 1 entry from working memory scope x\n"
     db = os.path.join(proj, ".hippo", "hippo.db")
     assert _rows(db, "SELECT COUNT(*) FROM working_memory") == [(0,)]
 

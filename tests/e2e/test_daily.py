@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
-SUMMARY = "Daily maintenance complete: {} workspaces processed, {} command failures."
+ONE_DONE = "Daily maintenance complete: 1 workspace processed, 0 command failures."
+TWO_ONE_FAILED = "Daily maintenance complete: 2 workspaces processed, 1 command failure."
 
 
 def write_daily(hippo: Hippo, **daily: Any) -> None:
@@ -61,13 +62,13 @@ def test_daily_job_runs_at_the_configured_time(hippo: Hippo) -> None:
     assert sleeps(hippo, proj) == 0
     assert datetime.now().astimezone() < at.replace(microsecond=0), "the set-up took longer than the margin"
 
-    assert hippo.wait_for(lambda: SUMMARY.format(1, 0) in daily_log(hippo), timeout=30), daily_log(hippo)
+    assert hippo.wait_for(lambda: ONE_DONE in daily_log(hippo), timeout=30), daily_log(hippo)
     assert datetime.now().astimezone() >= at.replace(microsecond=0)
     assert f"({'schedule'})" in daily_log(hippo)
     assert sleeps(hippo, proj) == 1
     assert sleeps(hippo) == 1
     state = daemon_state(hippo)
-    assert state["last_daily_result"]["summary"] == SUMMARY.format(1, 0)
+    assert state["last_daily_result"]["summary"] == ONE_DONE
     assert state["last_daily_result"]["trigger"] == "schedule"
     assert state["last_daily_finished_at"] >= state["last_daily_started_at"]
 
@@ -89,7 +90,7 @@ def test_first_start_runs_nothing_and_a_missed_run_catches_up_once(hippo: Hippo)
     state["last_daily_started_at"] = yesterday.strftime("%Y-%m-%dT%H:%M:%S.000Z")
     Path(hippo.home, "daemon-state.json").write_text(json.dumps(state), encoding="utf-8")
     hippo.start()
-    assert hippo.wait_for(lambda: SUMMARY.format(1, 0) in daily_log(hippo), timeout=20), daily_log(hippo)
+    assert hippo.wait_for(lambda: ONE_DONE in daily_log(hippo), timeout=20), daily_log(hippo)
     assert "(catch-up)" in daily_log(hippo)
     assert sleeps(hippo, proj) == 1
     assert daemon_state(hippo)["last_daily_started_at"] > yesterday.isoformat()
@@ -174,14 +175,14 @@ def test_daily_runner_streams_counts_failures_and_status_shows_it(hippo: Hippo) 
     assert any(line.startswith("  sleep: ") and line.endswith(" open conflicts") for line in lines), lines
     assert any(line.startswith("  sleep: failed (") for line in lines), lines
     # The broken store failed one step; the run went on to the global store.
-    assert lines[-1] == SUMMARY.format(2, 1)
-    assert lines.count(SUMMARY.format(2, 1)) == 1
+    assert lines[-1] == TWO_ONE_FAILED
+    assert lines.count(TWO_ONE_FAILED) == 1
     assert sleeps(hippo, good) == 1
     assert sleeps(hippo) == 1
 
     status = hippo.ok("daemon", "status").stdout
     last = next(line for line in status.splitlines() if line.startswith("last daily run: "))
-    assert last.endswith(" failed (2 workspaces, 1 failures)"), last
+    assert last.endswith(" failed (2 workspaces, 1 failure)"), last
     info = hippo.json("daemon", "status")["schedule"]
     assert info["daily_enabled"] is True and info["daily_time"] == "06:15"
     assert info["daily_next"] is not None and info["daily_next"] > info["last_daily"]["started_at"]
@@ -227,7 +228,7 @@ def test_two_daily_runners_share_one_run(hippo: Hippo) -> None:
         replies.append((json.loads(out), err))
     assert [reply["joined"] for reply, _ in replies] == [False, True]
     assert replies[0][0]["run"] == replies[1][0]["run"]
-    assert replies[0][0]["run"]["summary"] == SUMMARY.format(1, 0)
+    assert replies[0][0]["run"]["summary"] == ONE_DONE
     for _, err in replies:  # both streamed the run's lines, the joiner from its start
         assert f"{proj}:" in err and "  sleep: 0 active, 0 to dormant, 0 merged" in err
     assert daily_log(hippo).count("Daily run started") == 1

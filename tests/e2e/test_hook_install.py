@@ -302,8 +302,25 @@ def test_hook_list_text_and_bad_usage(hippo: Hippo) -> None:
     out, _ = hook(hippo, folder, "list")
     lines = out.splitlines()
     assert lines[0] == f"Agent targets for {folder}:"
-    assert lines[1].split() == ["claude-code", "detected", "absent"]
-    assert any(line.split()[:2] == ["block", "absent"] and "no hippo block" in line for line in lines)
+    assert lines[1].split() == ["TARGET", "DETECTED", "STATE", "FILE", "PATH"]
+    assert lines[2].split() == ["claude-code", "yes", "absent"]
+    assert any(line.split()[:2] == ["absent", "block"] and "no hippo block" in line for line in lines)
     for args in (("install",), ("list", "codex"), ("install", "vim")):
         done = hippo.ctl("hook", *args, cwd=str(folder))
         assert done.returncode == 2 and done.stderr.count("\n") <= 3 and "Traceback" not in done.stderr
+
+
+def test_hook_list_prints_a_header_row_over_its_columns(hippo: Hippo) -> None:
+    hippo.start()
+    folder = project(hippo, **{"CLAUDE.md": USER_MD})
+    hook(hippo, folder, "install", "claude-code")
+    out, _ = hook(hippo, folder, "list")
+    lines = out.splitlines()
+    assert lines[0] == f"Agent targets for {folder}:"
+    assert lines[1].split() == ["TARGET", "DETECTED", "STATE", "FILE", "PATH"]
+    state_at, file_at = lines[1].index("STATE"), lines[1].index("FILE")
+    claude = lines.index(next(line for line in lines if line.startswith("claude-code ")))
+    assert lines[claude][state_at:].split() == ["installed"]
+    block = lines[claude + 1]
+    assert block[:state_at].strip() == "" and block[state_at:].split()[0] == "installed"
+    assert block[file_at:].startswith(f"block   {folder / 'CLAUDE.md'}")

@@ -49,7 +49,7 @@ def test_markdown_import_fields_tags_and_reply(hippo: Hippo) -> None:
     hippo.start()
     path = _write(hippo, "notes.md", MARKDOWN)
     done = hippo.ok("import", "--markdown", path, "--tag", "team", "--tag", "team")
-    assert done.stdout == "Imported 4 of 5 (1 duplicates skipped, 0 rejected)\n"
+    assert done.stdout == "Imported 4 of 5 (1 duplicate skipped, 0 rejected)\n"
     rows = {m["content"]: m for m in _exported(hippo)}
     assert set(rows) == {
         "Notes before any heading, kept without a section.",

@@ -51,11 +51,11 @@ def test_learns_lessons_and_invalidates_on_migration(hippo: Hippo, tmp_path: Pat
 
     done = hippo.ok("learn", "--git", cwd=str(repo))
     assert done.stdout.splitlines() == [
-        'Invalidated 1 memories referencing "webpack"',
+        'Invalidated 1 memory referencing "webpack"',
         "Learned: close the reader connection before the writer",
         "Learned: fixed the flaky watcher test on macOS",
         "Learned: migrate from webpack to vite",
-        "Learned 3 lessons from 5 commits in 1 repos (1 duplicates skipped)",
+        "Learned 3 lessons from 5 commits in 1 repo (1 duplicate skipped)",
     ]
     lessons = _rows(db, "source = 'git-learn'")
     assert [r["content"] for r in lessons] == [
@@ -86,7 +86,7 @@ def test_learns_lessons_and_invalidates_on_migration(hippo: Hippo, tmp_path: Pat
 
     # A second run learns nothing new and weakens nothing again.
     again = hippo.ok("learn", "--git", cwd=str(repo))
-    assert again.stdout.splitlines() == ["Learned 0 lessons from 5 commits in 1 repos (4 duplicates skipped)"]
+    assert again.stdout.splitlines() == ["Learned 0 lessons from 5 commits in 1 repo (4 duplicates skipped)"]
     assert _rows(db, f"id = '{old}'")[0]["half_life_days"] == 182
     # A longer window reaches the older commit.
     wider = hippo.json("learn", "--git", "--days", "30", cwd=str(repo))
@@ -151,7 +151,7 @@ def test_bad_repositories_fail_before_anything_is_written(hippo: Hippo, tmp_path
 
     empty = make_repo(tmp_path / "empty")
     nothing = hippo.ok("learn", "--git", cwd=str(empty))
-    assert nothing.stdout == "Learned 0 lessons from 0 commits in 1 repos (0 duplicates skipped)\n"
+    assert nothing.stdout == "Learned 0 lessons from 0 commits in 1 repo (0 duplicates skipped)\n"
 
 
 def test_missing_git_is_a_clear_error(hippo: Hippo, tmp_path: Path) -> None:
@@ -170,7 +170,7 @@ def test_rejected_lessons_are_not_stored(hippo: Hippo, tmp_path: Path) -> None:
     done = hippo.ctl("--json", "learn", "--git", cwd=str(repo))
     data = json.loads(done.stdout)
     assert (data["learned"], data["rejected"]) == (0, 1)
-    assert "1 lessons were rejected earlier" in done.stderr
+    assert "1 lesson was rejected earlier" in done.stderr
 
 
 def test_daily_run_learns_from_a_registered_workspace(hippo: Hippo, tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ def test_daily_run_learns_from_a_registered_workspace(hippo: Hippo, tmp_path: Pa
     commit(repo, "fix: an older lesson that the daily window misses", days_ago=3)
     commit(repo, "hotfix: the scheduler skipped runs after a DST change")
     done = hippo.ok("daily-runner")
-    assert "  learn --git --days 1: 1 lessons learned\n" in done.stdout
+    assert "  learn --git --days 1: 1 lesson learned\n" in done.stdout
     assert [r["content"] for r in _rows(db, "source = 'git-learn'")] == [
         "the scheduler skipped runs after a DST change"
     ]

@@ -85,7 +85,7 @@ async def test_remember_recall_outcome_over_one_session(hippo: Hippo) -> None:
         assert memory_id in found
         # No ids: the batch this MCP session's recall returned.
         marked = await call_ok(session, "hippo_outcome", {"good": True})
-        assert marked == "Applied positive outcome to 1 memories"
+        assert marked == "Applied positive outcome to 1 memory"
         status = await call_ok(session, "hippo_status")
         assert folder in status
     [(positive, tags)] = query(db, "SELECT outcome_positive, tags FROM memories WHERE id = ?", (memory_id,))

@@ -50,7 +50,7 @@ def test_every_verb_is_known_and_unknown_ones_are_usage_errors() -> None:
         "workspaces",
         "daemon",
     } <= args.VERB_NAMES
-    with pytest.raises(UsageError, match="invalid choice: 'nosuch'"):
+    with pytest.raises(UsageError, match="unknown verb 'nosuch'"):
         args.build_parser(["nosuch"]).parse_args(["nosuch"])
     with pytest.raises(UsageError):
         args.build_parser(["recall"]).parse_args(["recall", "--bogus", "x"])
@@ -76,3 +76,94 @@ def test_init_scan_is_read_against_the_directory_of_minus_c(
     argv = ["-C", str(tmp_path), "init", "--scan", "code"]
     body = args.build_body(args.build_parser(argv).parse_args(argv))
     assert isinstance(body, m.Init) and body.scan == str((tmp_path / "code").resolve())
+
+
+def _error(argv: list[str]) -> str:
+    with pytest.raises(UsageError) as caught:
+        args.build_parser(argv).parse(argv)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["recal", "deploy"], "unknown verb 'recal'; did you mean 'recall'?"),
+        (["--json", "stauts"], "unknown verb 'stauts'; did you mean 'status'?"),
+        (["teleport"], "unknown verb 'teleport' (hippoctl --help lists them)"),
+        (
+            ["hook", "instal", "codex"],
+            "hook: action 'instal' is not one of list, install, uninstall; did you mean 'install'?",
+        ),
+        (
+            ["daemon", "restrat"],
+            "daemon: action 'restrat' is not one of start, stop, restart, status, "
+            "install-service, uninstall-service; did you mean 'restart'?",
+        ),
+        (["wm", "psh"], "wm: action 'psh' is not one of push, read, clear, flush; did you mean 'push'?"),
+        (
+            ["export", "--format", "mardown"],
+            "--format 'mardown' is not one of json, markdown; did you mean 'markdown'?",
+        ),
+        (["recall", "x", "--limt", "3"], "unrecognized arguments: --limt 3; did you mean --limit?"),
+        (["recall", "x", "--bogus"], "unrecognized arguments: --bogus"),
+        (["watch", "true", "--json"], "watch has no JSON output; leave out --json"),
+    ],
+)
+def test_a_mistyped_word_gets_one_line_naming_the_closest_choice(argv: list[str], message: str) -> None:
+    assert _error(argv) == message
+
+
+def _parsed(argv: list[str]) -> tuple[m.Body, bool]:
+    parsed = args.build_parser(argv).parse(argv)
+    return args.build_body(parsed), args.wants_json(parsed)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--json", "recall", "deploy"],
+        ["recall", "deploy", "--json"],
+        ["recall", "--json", "deploy"],
+        ["status", "--json"],
+        ["last-sleep", "--keep", "--json"],
+        ["context", "--pinned-only", "--json"],
+        ["daemon", "status", "--json"],
+    ],
+)
+def test_json_is_the_same_switch_before_and_after_the_verb(argv: list[str]) -> None:
+    parsed = args.build_parser(argv).parse(argv)
+    assert args.wants_json(parsed)
+    plain = [word for word in argv if word != "--json"]
+    assert not args.wants_json(args.build_parser(plain).parse(plain))
+
+
+def test_import_json_with_a_path_is_the_format_and_alone_is_the_output_switch(tmp_path: Path) -> None:
+    export = str(tmp_path / "export.json")
+    notes = str(tmp_path / "notes.md")
+    body, as_json = _parsed(["import", "--json", export])
+    assert isinstance(body, m.Import) and (body.format, body.path, as_json) == ("json", export, False)
+    body, as_json = _parsed(["import", "--markdown", notes, "--json"])
+    assert isinstance(body, m.Import) and (body.format, body.path, as_json) == ("markdown", notes, True)
+    body, as_json = _parsed(["import", "--json", "--markdown", notes])
+    assert isinstance(body, m.Import) and (body.format, as_json) == ("markdown", True)
+    body, as_json = _parsed(["import", "--json", export, "--json", "--dry-run"])
+    assert isinstance(body, m.Import) and (body.format, body.dry_run, as_json) == ("json", True, True)
+    body, as_json = _parsed(["--json", "import", "--json", export])
+    assert isinstance(body, m.Import) and (body.format, as_json) == ("json", True)
+    body, as_json = _parsed(["import", "--agents", "--json"])
+    assert isinstance(body, m.Import) and (body.format, as_json) == ("agents", True)
+    with pytest.raises(UsageError, match=r"^import needs a source: --chatgpt, .* or --agents$"):
+        _parsed(["import", "--json"])
+    with pytest.raises(
+        UsageError, match=f"^import reads one source: --json {export} or --markdown, not both$"
+    ):
+        _parsed(["import", "--markdown", notes, "--json", export])
+
+
+def test_export_json_to_stdout_is_the_json_document_and_markdown_refuses_it(tmp_path: Path) -> None:
+    body, as_json = _parsed(["export", "--json"])
+    assert isinstance(body, m.Export) and (body.path, body.format, as_json) == (None, "json", True)
+    body, as_json = _parsed(["export", str(tmp_path / "out.md"), "--format", "markdown", "--json"])
+    assert isinstance(body, m.Export) and body.format == "markdown" and as_json
+    with pytest.raises(UsageError, match=r"^export --json prints the memories as JSON"):
+        _parsed(["export", "--format", "markdown", "--json"])

@@ -96,7 +96,7 @@ def test_render_marks_failures_and_names_their_fix() -> None:
     assert lines[0].startswith("ok    Python") and "fix:" not in lines[0]
     assert lines[1].startswith("FAIL  Config") and lines[1].endswith("fix: fix the JSON")
     assert lines[2].startswith("warn  Sleep") and lines[2].endswith("fix: hippoctl sleep --global")
-    assert lines[3] == "3 checks: 1 failed, 1 warnings, 1 ok"
+    assert lines[3] == "3 checks: 1 failed, 1 warning, 1 ok"
     assert doctor.failed([Check("a", "warn", "")]) is False
     expected = [{"name": "a", "status": "ok", "message": "m", "fix": None}]
     assert doctor.as_dicts([Check("a", "ok", "m")]) == expected

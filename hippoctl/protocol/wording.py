@@ -1,0 +1,25 @@
+"""Words shared by the client's and the daemon's reply texts: a count with its noun in the right number."""
+
+from __future__ import annotations
+
+_SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh")
+_VOWELS = frozenset("aeiou")
+
+
+def plural_of(noun: str) -> str:
+    """The regular English plural of `noun`: memory → memories, day → days, match → matches.
+
+    The last word takes the ending, so "junk memory" becomes "junk memories".
+    """
+    if noun.endswith("y") and len(noun) > 1 and noun[-2] not in _VOWELS:
+        return noun[:-1] + "ies"
+    if noun.endswith(_SIBILANT_ENDINGS):
+        return noun + "es"
+    return noun + "s"
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """`count` and its noun: "1 memory", "2 memories", "0 memories" (`many` for irregular nouns)."""
+    if count == 1:
+        return f"{count} {one}"
+    return f"{count} {many if many is not None else plural_of(one)}"
