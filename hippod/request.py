@@ -19,6 +19,8 @@ class RequestContext:
     request: Request
     state: DaemonState
     warnings: list[str] = field(default_factory=list)
+    # The client's exit status for a reply that carries data yet reports a failure (daemon.md §9).
+    exit_code: int = 0
     # Sends one progress line to the client; a client that has gone away is not an error.
     progress: Callable[[str, str], Awaitable[None]] | None = None
 

@@ -7,10 +7,33 @@ from typing import Any
 import msgspec
 
 OK, WARN, FAIL = "ok", "warn", "fail"
+# A check doctor could not run (the daemon runs it, and it is down): its message says why.
+SKIP = "skip"
+
+# The checks the daemon runs, in the order it runs them: what doctor names as skipped when the
+# daemon is down. The project store is checked only where there is one.
+DAEMON_CHECKS = (
+    "Service",
+    "Global store",
+    "Project store",
+    "Sleep",
+    "Daily run",
+    "Workspaces",
+    "Watch roots",
+    "Claude Code",
+    "Codex",
+    "Codex trust",
+    "OpenCode",
+    "Blocks",
+    "Spool",
+    "Config",
+    "Embeddings",
+    "Network",
+)
 
 
 class Check(msgspec.Struct, omit_defaults=True):
-    """One doctor check: status is ok, warn or fail; fix is the command that mends a problem."""
+    """One doctor check: status is ok, warn, fail or skip; fix is the command that mends a problem."""
 
     name: str
     status: str
