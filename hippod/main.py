@@ -120,9 +120,13 @@ def run(foreground: bool) -> int:
     sock = paths.socket_path()
     # daemon.json is read before logging starts because it holds the log settings.
     registry = StoreRegistry()
-    config, warnings = load_daemon_config(registry.global_root)
+    daemon_config = load_daemon_config(registry.global_root)
+    config = daemon_config.values
     log_file = setup_logging(config["log"], foreground)
-    for warning in warnings:
+    notice = daemon_config.notice()
+    if notice is not None:
+        log.error("%s", notice)
+    for warning in daemon_config.warnings:
         log.warning("%s", warning)
     if not os.environ.get("HIPPO_SOCKET", "").strip():
         ensure_private_dir(os.path.dirname(sock))
@@ -136,6 +140,7 @@ def run(foreground: bool) -> int:
         state = new_state(
             registry, sock, log_file, loss_aversion_from_env(os.environ.get("HIPPO_LOSS_AVERSION_RATIO"))
         )
+        state.config_notice = notice
         return asyncio.run(serve(state, config))
     finally:
         lock.release()

@@ -54,9 +54,11 @@ class RequestContext:
     def cwd_path_tags(self) -> list[str]:
         return path_tags(self.request.cwd)
 
-    def _note_config(self, store: Store) -> Store:
-        if store.config_warning and store.config_warning not in self.warnings:
-            self.warnings.append(store.config_warning)
+    @staticmethod
+    def _note_config(store: Store) -> Store:
+        """The store, once its config.json parses: a request on a store whose settings cannot be read
+        fails, whether or not it would have read them (HippoError `bad_config`)."""
+        store.config_file.current()
         return store
 
     async def global_store(self) -> Store:

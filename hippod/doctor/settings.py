@@ -41,16 +41,15 @@ def config_check(global_root: str, stores: Sequence[StoreConfig]) -> list[Check]
     and an unreadable integrations/installed.json."""
     found = Findings("Config")
     daemon_json = os.path.join(global_root, "daemon.json")
-    _, problem = read_object(daemon_json)
+    daemon = load_daemon_config(global_root)
     restart = hippoctl("daemon", "restart")
-    if problem is not None:
-        found.add(FAIL, problem, f"fix the JSON in {daemon_json}, then run: {restart}")
-    else:
-        for warning in load_daemon_config(global_root)[1]:
-            found.add(WARN, warning, f"correct it in {daemon_json}, then run: {restart}")
+    if daemon.unreadable is not None:
+        found.add(FAIL, daemon.unreadable, f"fix {daemon_json}, then run: {restart}")
+    for warning in daemon.warnings:
+        found.add(WARN, warning, f"correct it in {daemon_json}, then run: {restart}")
     for store in stores:
         if store.problem is not None:
-            found.add(FAIL, store.problem, f"fix the JSON in {store.path}")
+            found.add(FAIL, store.problem, f"fix {store.path}")
         elif (store.values.get("memoryValue") or {}).get("enabled") is True:
             found.add(
                 WARN,
