@@ -174,13 +174,12 @@ async def install_service(
 
 
 def _offline(commands: list[ServiceCommand]) -> ServiceCommand | None:
-    """The failure that found systemd --user unreachable, when every step after it went through on
-    the unit files alone (see run_systemctl); None otherwise."""
-    failed = next((c for c in commands if not c.ok), None)
-    if failed is None or not unreachable(failed):
+    """The first failure, when every failure found systemd --user unreachable and the steps after
+    each went through on the unit files alone (see run_systemctl); None otherwise."""
+    failures = [c for c in commands if not c.ok]
+    if not failures or not all(unreachable(c) for c in failures) or not commands[-1].ok:
         return None
-    after = commands[commands.index(failed) + 1 :]
-    return failed if after and all(c.ok for c in after) else None
+    return failures[0]
 
 
 def _failure(reply: ServiceReply, verb: str) -> str | None:

@@ -14,6 +14,7 @@ import pytest
 from e2e.harness import FAKEBIN
 
 from hippoctl.protocol import service_names
+from hippoctl.protocol.replies_doctor import Check
 from hippod.doctor.service import service_check
 from hippod.integrations import installed, services
 from hippod.integrations.service_state import ServiceState, query
@@ -110,9 +111,14 @@ async def test_a_platform_without_a_service_manager_is_a_failure(env: dict[str, 
 
 
 def doctor(
-    env: dict[str, str], root: str, state: ServiceState | None, platform: str = "linux", **kw: str
-) -> list:
-    return service_check(global_root=root, env=env, state=state, pid=4242, platform=platform, **kw)
+    env: dict[str, str],
+    root: str,
+    state: ServiceState | None,
+    platform: str = "linux",
+    python: str | None = None,
+) -> list[Check]:
+    """doctor's Service check as a daemon with pid 4242 would make it."""
+    return service_check(global_root=root, env=env, state=state, pid=4242, platform=platform, python=python)
 
 
 async def test_doctor_check_warns_until_installed(env: dict[str, str], root: str) -> None:
@@ -226,3 +232,22 @@ def test_client_start_command_needs_a_recorded_file_that_exists(tmp_path: Path, 
     (Path(root) / "integrations" / "installed.json").write_text("{broken")
     unit.write_text("x")
     assert service_names.start_command(root) is None
+
+
+async def test_back_from_socket_activation_without_a_user_bus(env: dict[str, str], root: str) -> None:
+    await services.install_service(global_root=root, env=env, socket_activation=True, platform="linux")
+    manager_says(env, "unreachable", "")
+    outcome = await services.install_service(global_root=root, env=env, platform="linux")
+    systemctl = "systemctl --user"
+    assert calls(env)[-4:] == [
+        f"{systemctl} disable --now hippod.socket",
+        f"{systemctl} disable hippod.socket",
+        f"{systemctl} daemon-reload",
+        f"{systemctl} enable hippod.service",
+    ]
+    assert outcome.enabled
+    assert outcome.failure is not None
+    assert outcome.failure.startswith("hippod.service is enabled for the next login but not started: ")
+    state = await query("systemd", env)
+    assert (state.enabled, state.unreachable) == (True, "Failed to connect to bus: No medium found")
+    assert (await query("systemd", env, socket_activation=True)).enabled is False
