@@ -1,5 +1,6 @@
 """Import bench: `import --markdown` of a generated 50,000-line file into a real daemon, with recall
-latency measured while the import runs.
+latency measured while the import runs; and a generated 20,000-line file imported twice, the second
+time answered from the file's digest.
 
 A measuring tool, not a test: it prints a table and asserts nothing about time. In a fresh sandbox
 (HIPPO_HOME, HIPPO_SOCKET and XDG dirs under one short mkdtemp folder) it starts its own daemon,
@@ -8,8 +9,15 @@ big file through the raw protocol while a second thread sends recall requests ba
 samples the daemon's RSS every 20 ms. The markdown is generated (random pseudo-words: bullets under a
 heading every 50 lines), so nearly every line is a new memory.
 
-Usage: python bench/ingest_import.py [--lines 50000] [--keep] [--tmpdir DIR]
-Another script can call run(lines=..., tmpdir=...) and get an ImportFigures back.
+The re-import figures come from a fresh sandbox: the first import, the same file again (unchanged:
+its digest matches, nothing is parsed), then once more through the real `hippoctl` (the median of
+five, start-up included, the way a user runs it), the file with one line added (read again; only the
+new line is stored) and `--force` (read again in full, every chunk a near-copy).
+
+Usage: python bench/ingest_import.py [--lines 50000] [--reimport-lines 20000] [--reimport-only]
+       [--keep] [--tmpdir DIR]
+Another script can call run(lines=..., tmpdir=...) and get an ImportFigures back, or
+run_reimport(lines=...) for a ReimportFigures.
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ import argparse
 import os
 import random
 import shutil
+import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -106,8 +116,9 @@ def _rss_sampler(pid: int, stop: threading.Event, peak: list[int]) -> None:
         time.sleep(0.02)
 
 
-def _import(sock: str, home: str, cwd: str, path: str) -> m.Result:
-    reply = call(sock, home, cwd, m.Import(format="markdown", path=path), timeout=IMPORT_TIMEOUT)
+def _import(sock: str, home: str, cwd: str, path: str, *, force: bool = False) -> m.Result:
+    body = m.Import(format="markdown", path=path, force=force)
+    reply = call(sock, home, cwd, body, timeout=IMPORT_TIMEOUT)
     if isinstance(reply, m.Error):
         raise BenchError(f"import failed: {reply.message}")
     return reply
@@ -199,6 +210,92 @@ def run_once(lines: int, tmpdir: str, keep: bool, *, with_recalls: bool) -> Impo
             shutil.rmtree(sb.base, ignore_errors=True)
 
 
+@dataclass
+class ReimportFigures:
+    lines: int
+    imported: int
+    first_s: float
+    unchanged_ms: float  # the same file again, through the socket
+    unchanged_cli_ms: float  # the same, as `hippoctl import --markdown`: median of CLI_RUNS
+    version_cli_ms: float  # `hippoctl version` (a request that does nothing), for comparison
+    changed_s: float  # one line added: the whole file is read again, the new line stored
+    changed_imported: int
+    forced_s: float  # --force on the unchanged file
+
+
+CLI_RUNS = 5
+
+
+def _timed(sock: str, home: str, cwd: str, path: str, *, force: bool = False) -> tuple[float, m.Result]:
+    started = time.perf_counter()
+    reply = _import(sock, home, cwd, path, force=force)
+    return time.perf_counter() - started, reply
+
+
+def _count(reply: m.Result, key: str) -> int:
+    return int(reply.data[key]) if isinstance(reply.data, dict) else 0
+
+
+def _cli_runs(env: dict[str, str], cwd: str, command: list[str]) -> float:
+    """The median wall time of CLI_RUNS runs of a hippoctl command, start-up included (ms)."""
+    times: list[float] = []
+    for _ in range(CLI_RUNS):
+        started = time.perf_counter()
+        subprocess.run(command, env=env, cwd=cwd, check=True, capture_output=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def run_reimport(lines: int = 20_000, tmpdir: str = "/tmp", keep: bool = False) -> ReimportFigures:
+    """Import a generated `lines`-line markdown file, then again unchanged, changed and forced."""
+    sb = make_sandbox(lines, tmpdir)
+    proc = start_daemon(sb)
+    try:
+        path = os.path.join(sb.base, "notes.md")
+        make_markdown(path, lines)
+        log(f"importing {lines} lines, then again")
+        first_s, first = _timed(sb.sock, sb.home, sb.base, path)
+        unchanged_s, again = _timed(sb.sock, sb.home, sb.base, path)
+        if not isinstance(again.data, dict) or not again.data.get("unchanged"):
+            raise BenchError("the second import of the unchanged file was not answered from its digest")
+        hippoctl = [sys.executable, "-m", "hippoctl"]
+        cli = _cli_runs(sb.env, sb.base, [*hippoctl, "--global", "import", "--markdown", path])
+        version = _cli_runs(sb.env, sb.base, [*hippoctl, "version"])
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write("- one more line about zebra crossings and the quarterly billing freeze\n")
+        changed_s, changed = _timed(sb.sock, sb.home, sb.base, path)
+        forced_s, _ = _timed(sb.sock, sb.home, sb.base, path, force=True)
+        return ReimportFigures(
+            lines=lines,
+            imported=_count(first, "imported"),
+            first_s=first_s,
+            unchanged_ms=unchanged_s * 1000,
+            unchanged_cli_ms=cli,
+            version_cli_ms=version,
+            changed_s=changed_s,
+            changed_imported=_count(changed, "imported"),
+            forced_s=forced_s,
+        )
+    finally:
+        stop_daemon(proc)
+        if not keep:
+            shutil.rmtree(sb.base, ignore_errors=True)
+
+
+def render_reimport(f: ReimportFigures) -> str:
+    rows = [
+        ("lines in the file / memories imported", f"{f.lines} / {f.imported}"),
+        ("first import: wall time (s)", f"{f.first_s:.2f}"),
+        ("second import, unchanged (digest): socket (ms)", f"{f.unchanged_ms:.1f}"),
+        (f"second import, unchanged: hippoctl, median of {CLI_RUNS} (ms)", f"{f.unchanged_cli_ms:.0f}"),
+        (f"for comparison, hippoctl version, median of {CLI_RUNS} (ms)", f"{f.version_cli_ms:.0f}"),
+        ("one line added: wall time (s) / memories imported", f"{f.changed_s:.2f} / {f.changed_imported}"),
+        ("--force, unchanged: wall time (s)", f"{f.forced_s:.2f}"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
 def render(runs: ImportRuns) -> str:
     q, f = runs.quiet, runs.busy
     rows = [
@@ -223,11 +320,16 @@ def render(runs: ImportRuns) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--lines", type=int, default=50_000)
+    parser.add_argument("--reimport-lines", type=int, default=20_000)
+    parser.add_argument("--reimport-only", action="store_true", help="only the import-twice figures")
     parser.add_argument("--keep", action="store_true", help="keep the sandbox folder")
     parser.add_argument("--tmpdir", default="/tmp")
     args = parser.parse_args(argv)
     try:
-        print(render(run(args.lines, args.tmpdir, args.keep)))
+        if not args.reimport_only:
+            print(render(run(args.lines, args.tmpdir, args.keep)))
+            print()
+        print(render_reimport(run_reimport(args.reimport_lines, args.tmpdir, args.keep)))
     finally:
         kill_all_daemons()
     return 0

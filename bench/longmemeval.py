@@ -35,10 +35,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from harness import BenchError, call, log
+from harness import BenchError, log
 from qa import QaDaemon, qa_daemon
 
-from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 
 DEFAULT_DATA = os.path.join(
@@ -191,11 +190,7 @@ def fill(daemon: QaDaemon, items: Sequence[tuple[str, T]]) -> tuple[str, dict[st
 
 def cli_recall(daemon: QaDaemon, cwd: str, query: str, budget: int) -> list[str]:
     """Memory ids as `hippoctl recall QUERY --budget B` returns them (no limit, --min-results 1)."""
-    body = m.Recall(query=query, budget=budget, limit=None, min_results=CLI_MIN_RESULTS)
-    reply = call(daemon.sb.sock, daemon.sb.home, cwd, body, timeout=120.0, global_store=False)
-    if isinstance(reply, m.Error):
-        raise BenchError(f"Recall failed: {reply.code}: {reply.message}")
-    return [str(item["id"]) for item in reply.data["results"]]
+    return daemon.recall(cwd, query, budget=budget, min_results=CLI_MIN_RESULTS)
 
 
 # --- scoring ----------------------------------------------------------------------------------------

@@ -27,13 +27,15 @@ class QaDaemon:
 
     With `embed`, each store embeds its memories (the `hippod[embed]` extra) and recall is hybrid;
     without, each store's config turns embeddings off, so the figures are the no-model ones
-    whether or not the extra is installed.
+    whether or not the extra is installed. Every recall is checked to return only memories the
+    bench stored in that store.
     """
 
     def __init__(self, sb: Sandbox, embed: bool = False) -> None:
         self.sb = sb
         self.embed = embed
         self._stores = 0
+        self._stored: dict[str, set[str]] = {}  # store folder -> the ids remembered there
 
     def _call(self, cwd: str, body: m.Body) -> Any:
         reply = call(self.sb.sock, self.sb.home, cwd, body, timeout=120.0, global_store=False)
@@ -51,6 +53,7 @@ class QaDaemon:
         data = self._call(cwd, m.Init())
         if not data["created"] or data["kind"] != "project":
             raise BenchError(f"init did not create a project store in {cwd}: {data}")
+        self._stored[cwd] = set()
         return cwd
 
     def ready(self, cwd: str) -> None:
@@ -67,20 +70,44 @@ class QaDaemon:
     ) -> str:
         """Store one memory; returns its id."""
         data = self._call(cwd, m.Remember(content=text, artifact_ref=artifact_ref, tags=tags or []))
+        self._stored[cwd].add(str(data["id"]))
         return str(data["id"])
 
     def recall(
-        self, cwd: str, query: str, *, limit: int | None = None, budget: int = UNBUDGETED
+        self,
+        cwd: str,
+        query: str,
+        *,
+        limit: int | None = None,
+        budget: int = UNBUDGETED,
+        min_results: int = 0,
     ) -> list[str]:
-        """Memory ids in rank order, as `hippoctl recall --limit N --budget B` would return them."""
-        data = self._call(cwd, m.Recall(query=query, limit=limit, budget=budget, min_results=0))
-        return [str(item["id"]) for item in data["results"]]
+        """Memory ids in rank order, as `recall --limit N --budget B --min-results M` returns them."""
+        body = m.Recall(query=query, limit=limit, budget=budget, min_results=min_results)
+        ids = [str(item["id"]) for item in self._call(cwd, body)["results"]]
+        foreign = [i for i in ids if i not in self._stored[cwd]]
+        if foreign:
+            raise BenchError(
+                f"recall in {cwd} returned {len(foreign)} memories the bench did not store there"
+                f" (e.g. {foreign[0]}): the sandbox's stores are not the bench's alone"
+            )
+        return ids
 
 
 @contextmanager
 def qa_daemon(name: str, embed: bool = False) -> Iterator[QaDaemon]:
-    """Start a daemon in a fresh sandbox for a benchmark run, and stop it afterwards."""
+    """Start a daemon in a fresh sandbox for a benchmark run, and stop it afterwards.
+
+    The daemon's HOME is an empty folder of the sandbox: with the user's own, `init` would import
+    the user's agent notes (~/.claude, ~/.codex, ~/.gemini, ...) into the sandbox's global store,
+    and recall, which merges that store in, would return them among the benchmark's memories.
+    """
     sb = make_sandbox(0, parent="/tmp")
+    user_home = os.path.join(sb.base, "u")
+    os.makedirs(user_home)
+    for key in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "HIPPO_AGENT_MEMORY_TOOLS"):
+        sb.env.pop(key, None)
+    sb.env["HOME"] = user_home
     proc: subprocess.Popen[bytes] | None = None
     try:
         proc = start_daemon(sb)

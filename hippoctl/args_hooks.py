@@ -24,16 +24,22 @@ def add_verbs(verb: AddVerb) -> None:
     _strict(verb("compact-resume", "hook verb: print the task snapshot back after a compaction"))
     p = verb("session-end", "hook verb: queue sleep, transcript capture and re-read accounting")
     p.add_argument("--codex-offset", type=int, metavar="N", help="byte offset of Codex's history.jsonl")
+    p.add_argument(
+        "--once",
+        action="store_true",
+        help="end each session id (the hook input's session_id, else HIPPO_SESSION_ID) only once per store",
+    )
     _strict(p)
     p = verb("last-sleep", "hook verb: print the previous session's consolidation, then clear it")
     p.add_argument("--keep", action="store_true", help="keep it for the next session too")
+    p.add_argument("--verbose", action="store_true", help="the full report instead of the summary")
     _strict(p)
 
 
 def _session_end(args: argparse.Namespace) -> m.Body:
     if args.codex_offset is not None and args.codex_offset < 0:
         raise UsageError("--codex-offset must be 0 or more")
-    return m.SessionEnd(codex_offset=args.codex_offset)
+    return m.SessionEnd(codex_offset=args.codex_offset, once=args.once)
 
 
 BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
@@ -41,5 +47,5 @@ BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
     "post-compact": lambda _args: m.PostCompact(),
     "compact-resume": lambda _args: m.CompactResume(),
     "session-end": _session_end,
-    "last-sleep": lambda args: m.LastSleep(keep=args.keep),
+    "last-sleep": lambda args: m.LastSleep(keep=args.keep, verbose=args.verbose),
 }

@@ -32,6 +32,9 @@ def add_verbs(verb: AddVerb) -> None:
     source.add_argument("--agents", dest="source_path", action="store_const", const=("agents", None))
     p.add_argument("--dry-run", action="store_true", help="write nothing; list what would be stored")
     p.add_argument("--tag", action="append", default=[], metavar="T")
+    p.add_argument(
+        "--force", action="store_true", help="read the file even when it is unchanged since its last import"
+    )
 
     p = verb("export", "write the store's memories out (stdout when no file is given)")
     p.add_argument("file", nargs="?")
@@ -97,10 +100,11 @@ def _import(args: argparse.Namespace) -> m.Body:
     fmt, path = args.source_path
     tags = [utf8(t, "--tag").strip() for t in args.tag if t.strip()]
     if fmt == "agents":
-        if tags:
-            raise UsageError("--tag does not apply to import --agents")
+        if tags or args.force:
+            raise UsageError(f"{'--tag' if tags else '--force'} does not apply to import --agents")
         return m.Import(format="agents", dry_run=args.dry_run)
-    return m.Import(format=fmt, path=absolute(args, path, f"--{fmt}"), dry_run=args.dry_run, tags=tags)
+    path = absolute(args, path, f"--{fmt}")
+    return m.Import(format=fmt, path=path, dry_run=args.dry_run, tags=tags, force=args.force)
 
 
 def _export(args: argparse.Namespace) -> m.Body:

@@ -38,7 +38,12 @@ def add_verbs(verb: AddVerb) -> None:
     verb("mcp", "MCP server over stdio (13 tools)")
     verb("doctor", "read-only check of the install; each problem names its fix")
     p = verb("support-bundle", "a redacted diagnostic JSON file, never memory text")
-    p.add_argument("--out", metavar="FILE", help="where to write it (default hippo-support-<date>.json)")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="the file, or a folder, to write it to (default: hippo-support-<date>.json under the "
+        "global store's support/ folder)",
+    )
     p.add_argument("--include-logs", action="store_true", help="append the last 200 lines of each log")
 
 

@@ -65,6 +65,9 @@ def add_verbs(verb: AddVerb) -> None:
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--no-learn", action="store_true")
     p.add_argument("--no-share", action="store_true")
+    p.add_argument(
+        "--verbose", action="store_true", help="the full report of every change, and phase progress on stderr"
+    )
 
     p = verb("conflicts", "list detected conflicts")
     p.add_argument("--status", choices=CONFLICT_STATUSES, default="open")
@@ -198,7 +201,9 @@ BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
     "decide": _decide,
     "dormant": _dormant,
     "audit": _audit,
-    "sleep": lambda a: m.Sleep(dry_run=a.dry_run, no_learn=a.no_learn, no_share=a.no_share),
+    "sleep": lambda a: m.Sleep(
+        dry_run=a.dry_run, no_learn=a.no_learn, no_share=a.no_share, verbose=a.verbose
+    ),
     "conflicts": lambda a: m.Conflicts(status=a.status),
     "resolve": _resolve,
     "promote": lambda a: m.Promote(id=a.id),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -17,6 +17,9 @@ from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.paths import socket_path
 from hippoctl.protocol.version import PROTOCOL
+
+if TYPE_CHECKING:
+    from hippoctl.progress import Bar
 
 DEFAULT_TIMEOUT = 60.0
 STOP_WAIT = 35.0  # the daemon's default shutdown grace (30 s) + 5 s
@@ -93,13 +96,31 @@ def _daemon_stop() -> int:
     return 0
 
 
-def _print_progress(progress: m.Progress) -> None:
-    print(progress.line, file=sys.stderr if progress.stream == "err" else sys.stdout, flush=True)
+class _Progress:
+    """Prints a request's progress lines; its counted steps become a bar on a terminal's stderr
+    (hippoctl/progress.py) and nothing on a pipe."""
 
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.bar: Bar | None = None
 
-def _print_progress_json(progress: m.Progress) -> None:
-    # With --json, stdout holds the reply document only.
-    print(progress.line, file=sys.stderr, flush=True)
+    def __call__(self, progress: m.Progress) -> None:
+        if progress.total is not None:
+            if self.bar is None and sys.stderr.isatty():
+                from hippoctl.progress import Bar
+
+                self.bar = Bar(sys.stderr)
+            if self.bar is not None:
+                self.bar.update(progress)
+            return
+        self.clear()
+        # With --json, stdout holds the reply document only.
+        out = sys.stderr if self.as_json or progress.stream == "err" else sys.stdout
+        print(progress.line, file=out, flush=True)
+
+    def clear(self) -> None:
+        if self.bar is not None:
+            self.bar.clear()
 
 
 def run(argv: list[str]) -> int:
@@ -169,6 +190,7 @@ def run(argv: list[str]) -> int:
             spawn=spawn,
             out=args.out,
             include_logs=args.include_logs,
+            as_json=opts["json"],
         )
     if args.verb != "daemon":
         body = build_body(args)
@@ -176,16 +198,19 @@ def run(argv: list[str]) -> int:
     if args.verb in HOOK_VERBS:
         from hippoctl import hook
 
-        return hook.run(args.verb, request, spawn=spawn, strict=args.strict)
+        return hook.run(args.verb, request, spawn=spawn, strict=args.strict, as_json=opts["json"])
     timeout = opts["timeout"] if opts["timeout"] is not None else DEFAULT_TIMEOUT
     if timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")
-    on_progress = _print_progress_json if opts["json"] else _print_progress
-    reply = call(request, spawn=spawn, timeout=timeout, on_progress=on_progress)
-    if isinstance(reply, m.Error) and reply.code == "shutting_down" and spawn:
-        # The daemon was stopping: let it finish, then start a fresh one, once (daemon.md §9).
-        _wait_for_exit()
-        reply = call(request, spawn=True, timeout=timeout, on_progress=on_progress)
+    on_progress = _Progress(opts["json"])
+    try:
+        reply = call(request, spawn=spawn, timeout=timeout, on_progress=on_progress)
+        if isinstance(reply, m.Error) and reply.code == "shutting_down" and spawn:
+            # The daemon was stopping: let it finish, then start a fresh one, once (daemon.md §9).
+            _wait_for_exit()
+            reply = call(request, spawn=True, timeout=timeout, on_progress=on_progress)
+    finally:
+        on_progress.clear()
     return _print_reply(reply, opts["json"])
 
 

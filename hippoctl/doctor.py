@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from hippoctl import __version__
+from hippoctl import __version__, doctor_hooks
 from hippoctl.client import ClientError, call, ping, request_envelope
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
@@ -28,6 +28,8 @@ MIN_PYTHON = (3, 11)
 START = "hippoctl daemon start"
 RESTART = "hippoctl daemon restart"
 _LABELS = {OK: "ok", WARN: "warn", FAIL: "FAIL", SKIP: "skip"}
+# The daemon's checks of the agents' wiring, which the Hook commands check follows.
+AGENT_CHECKS = frozenset({"Claude Code", "Codex", "Codex trust", "OpenCode"})
 
 
 def python_check(version: Sequence[int] = tuple(sys.version_info[:3])) -> Check:
@@ -136,7 +138,8 @@ def skipped_checks(reason: str, *, cwd: str, global_store: bool) -> list[Check]:
 
 
 def daemon_checks(*, cwd: str, global_store: bool) -> list[Check]:
-    """The `Doctor` request's checks; a refused request becomes one failed check."""
+    """The `Doctor` request's checks, with the Hook commands check after the agents'; a refused
+    request becomes one failed check."""
     request = request_envelope(m.Doctor(command=hook_command()), cwd=cwd, global_store=global_store)
     try:
         reply = call(request, spawn=False, timeout=DOCTOR_TIMEOUT)
@@ -145,9 +148,12 @@ def daemon_checks(*, cwd: str, global_store: bool) -> list[Check]:
     if isinstance(reply, m.Error):
         return [Check("Daemon checks", FAIL, reply.message, reply.hint or RESTART)]
     try:
-        return msgspec.convert(reply.data, DoctorReply).checks
+        found = msgspec.convert(reply.data, DoctorReply)
     except msgspec.ValidationError as exc:
         return [Check("Daemon checks", FAIL, f"unreadable doctor reply: {exc}", RESTART)]
+    checks = found.checks
+    after = max((i + 1 for i, c in enumerate(checks) if c.name in AGENT_CHECKS), default=len(checks))
+    return [*checks[:after], *doctor_hooks.checks(found.commands, cwd=cwd), *checks[after:]]
 
 
 def all_checks(*, cwd: str, global_store: bool) -> tuple[list[Check], dict[str, Any] | None]:
@@ -211,8 +217,12 @@ def run(*, cwd: str, global_store: bool, spawn: bool, as_json: bool) -> int:
     return errors.FAILED if bad else errors.OK
 
 
-def bundle(*, cwd: str, global_store: bool, spawn: bool, out: str | None, include_logs: bool) -> int:
+def bundle(
+    *, cwd: str, global_store: bool, spawn: bool, out: str | None, include_logs: bool, as_json: bool = False
+) -> int:
     """Write the redacted support bundle; returns the exit code."""
     from hippoctl import support_bundle
 
-    return support_bundle.write_bundle(cwd=cwd, global_store=global_store, out=out, include_logs=include_logs)
+    return support_bundle.write_bundle(
+        cwd=cwd, global_store=global_store, out=out, include_logs=include_logs, as_json=as_json
+    )

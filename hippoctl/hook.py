@@ -114,10 +114,12 @@ def run(
     spawn: bool,
     strict: bool,
     argv: list[str] | None = None,
+    as_json: bool = False,
 ) -> int:
     """Send one hook request within the verb's budget; spool it when the daemon cannot answer in time.
 
-    Prints the reply's text (most hook verbs have none) and exits 0 on any fault, unless `strict`.
+    Prints the reply's text (most hook verbs have none), or its data with `as_json`, and exits 0 on
+    any fault, unless `strict`.
     """
     deadline = time.monotonic() + budget_seconds(verb)
     payload = decode_payload(read_stdin(deadline))
@@ -139,6 +141,10 @@ def run(
             if strict:
                 print(f"hippoctl: {reply.message}", file=sys.stderr)
                 return reply.exit_code or errors.exit_code_for(reply.code)
+            return 0
+        elif as_json:
+            data = reply.data if reply.data is not None else {}
+            sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
             return 0
         elif reply.text:
             sys.stdout.write(reply.text + "\n")

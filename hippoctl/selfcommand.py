@@ -1,16 +1,21 @@
-"""How the hooks hippod installs should call this client (integrations.md §3).
+"""How the hooks hippod installs, and the MCP settings `init` prints, should call this client
+(integrations.md §3, §11).
 
-`hippoctl` when the `hippoctl` found on PATH is this very client, else this client's absolute quoted
-path, else (run as `python -m hippoctl`) the interpreter and `-m hippoctl`.
+Always by absolute path, never by a bare `hippoctl`: agent hosts run hooks with their own PATH, which
+rarely holds the virtualenv or pipx folder this client lives in. The path is this client's script as it
+was run, made absolute (a link such as pipx's `~/.local/bin/hippoctl` is kept as the user sees it), or,
+run as `python -m hippoctl`, the interpreter and `-m hippoctl`, as the service files name the
+interpreter.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import sys
+
+_SCRIPT_NAMES = ("hippoctl", "hippoctl.exe", "hippoctl-script.py")
 
 
 def _quote(parts: list[str]) -> str:
@@ -19,14 +24,15 @@ def _quote(parts: list[str]) -> str:
     return shlex.join(parts)
 
 
-def hook_command() -> str:
-    """The command prefix installed hooks use to run this client."""
+def hook_argv() -> list[str]:
+    """The words that start this client from any shell: its absolute script path, or
+    `<interpreter> -m hippoctl`."""
     argv0 = sys.argv[0] if sys.argv else ""
-    name = os.path.basename(argv0).lower()
-    if name in ("hippoctl", "hippoctl.exe", "hippoctl-script.py"):
-        script = os.path.realpath(argv0)
-        on_path = shutil.which("hippoctl")
-        if on_path is not None and os.path.realpath(on_path) == script:
-            return "hippoctl"
-        return _quote([script])
-    return _quote([sys.executable, "-m", "hippoctl"])
+    if os.path.basename(argv0).lower() in _SCRIPT_NAMES:
+        return [os.path.abspath(argv0)]
+    return [sys.executable, "-m", "hippoctl"]
+
+
+def hook_command() -> str:
+    """The command prefix installed hooks use to run this client, quoted for the platform's shell."""
+    return _quote(hook_argv())

@@ -1,4 +1,7 @@
-"""`support-bundle [--out FILE] [--include-logs]`: a redacted JSON file for support (integrations.md §12).
+"""`support-bundle [--out FILE|DIR] [--include-logs]`: a redacted JSON file for support (integrations.md §12).
+
+It is written to `support/` under the global store's folder, never into the working folder (a
+project's repository), unless --out names a file or a folder; the command prints the path.
 
 It holds versions, the doctor's results, the daemon's merged settings with secret values masked, store
 counts and the names of the log files; never memory text. `--include-logs` adds the last 200 lines of
@@ -19,7 +22,7 @@ import msgspec
 from hippoctl import __version__
 from hippoctl.client import ClientError, call, request_envelope
 from hippoctl.doctor import all_checks, as_dicts, failed
-from hippoctl.protocol import errors
+from hippoctl.protocol import errors, spool
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.files import write_private
 from hippoctl.protocol.paths import log_dir
@@ -27,6 +30,7 @@ from hippoctl.protocol.replies_doctor import SupportBundleReply
 from hippoctl.protocol.version import PROTOCOL
 
 LOG_LINES = 200
+SUPPORT_DIR = "support"
 BUNDLE_TIMEOUT = 60.0
 LOGS_WARNING = (
     "hippoctl: warning: the log lines in this bundle can contain memory text; read them before sharing it"
@@ -131,19 +135,53 @@ def build(*, cwd: str, global_store: bool, include_logs: bool) -> dict[str, Any]
     return document
 
 
-def write_bundle(*, cwd: str, global_store: bool, out: str | None, include_logs: bool) -> int:
-    """Build the bundle, write it to --out (default `hippo-support-<date>.json` in cwd), print its path."""
-    path = os.path.abspath(os.path.join(cwd, out if out else default_name(date.today())))
-    if os.path.isdir(path):
-        raise ClientError(f"--out {out}: is a directory", errors.FAILED)
+class Written(msgspec.Struct):
+    """What `support-bundle --json` prints: where the bundle went and what it holds."""
+
+    path: str
+    bytes: int
+    include_logs: bool
+    daemon_reachable: bool
+
+
+def default_folder() -> str:
+    """`support/` under the global store's folder: out of any project, and private to this user."""
+    return os.path.join(spool.global_root(), SUPPORT_DIR)
+
+
+def target_path(cwd: str, out: str | None, today: date) -> str:
+    """Where the bundle goes: --out (a file, or a folder to put the default name in; relative to the
+    working folder), else the default folder."""
+    if not out:
+        return os.path.join(default_folder(), default_name(today))
+    path = os.path.abspath(os.path.join(cwd, os.path.expanduser(out)))
+    return os.path.join(path, default_name(today)) if os.path.isdir(path) else path
+
+
+def write_bundle(
+    *, cwd: str, global_store: bool, out: str | None, include_logs: bool, as_json: bool = False
+) -> int:
+    """Build the bundle, write it (see target_path) and say where."""
+    path = target_path(cwd, out, date.today())
+    if not out:
+        try:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise ClientError(f"cannot write {path}: {exc.strerror or exc}", errors.FAILED) from None
     if not os.path.isdir(os.path.dirname(path)):
         raise ClientError(f"cannot write {path}: no such directory", errors.FAILED)
     document = build(cwd=cwd, global_store=global_store, include_logs=include_logs)
+    data = msgspec.json.format(msgspec.json.encode(document), indent=2) + b"\n"
     try:
-        write_file(path, msgspec.json.format(msgspec.json.encode(document), indent=2) + b"\n")
+        write_file(path, data)
     except OSError as exc:
         raise ClientError(f"cannot write {path}: {exc.strerror or exc}", errors.FAILED) from None
     if include_logs:
         print(LOGS_WARNING, file=sys.stderr)
-    print(path)
+    if as_json:
+        reachable = bool(document["daemon"]["reachable"])
+        written = Written(path=path, bytes=len(data), include_logs=include_logs, daemon_reachable=reachable)
+        print(msgspec.json.encode(written).decode())
+    else:
+        print(f"Wrote the support bundle to {path}")
     return errors.OK

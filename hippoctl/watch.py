@@ -14,9 +14,10 @@ from typing import IO
 from hippoctl.client import ClientError, call, request_envelope
 from hippoctl.protocol import messages as m
 
-KEEP_CHARS = 500
-# Enough bytes for 500 characters of any UTF-8 text.
-_KEEP_BYTES = KEEP_CHARS * 4
+# Of each stream the daemon gets the first and the last 16 KiB: a runner's error tends to come
+# first (a stack trace) or last (a summary, npm's own lines), and the daemon picks the lines that
+# matter (hippod/failure_output.py).
+KEEP_BYTES = 16 * 1024
 REPORT_TIMEOUT = 30.0
 
 
@@ -26,12 +27,13 @@ def shell_argv(command: str) -> list[str]:
 
 
 class _Pump(threading.Thread):
-    """Copies one pipe to the user's stream as it arrives, keeping its first or last bytes."""
+    """Copies one pipe to the user's stream as it arrives, keeping its first and last bytes."""
 
-    def __init__(self, source: IO[bytes], sink: IO[bytes], keep_head: bool) -> None:
+    def __init__(self, source: IO[bytes], sink: IO[bytes]) -> None:
         super().__init__(daemon=True)
-        self.source, self.sink, self.keep_head = source, sink, keep_head
-        self.kept = bytearray()
+        self.source, self.sink = source, sink
+        self.head = bytearray()
+        self.tail = bytearray()
         self.total = 0
 
     def run(self) -> None:
@@ -42,17 +44,20 @@ class _Pump(threading.Thread):
                 self.sink.flush()
             except (OSError, ValueError):
                 pass  # the user's terminal went away; keep draining so the command is not blocked
-            if self.keep_head:
-                self.kept += chunk[: max(0, _KEEP_BYTES - len(self.kept))]
-            else:
-                self.kept = (self.kept + chunk)[-_KEEP_BYTES:]
+            room = KEEP_BYTES - len(self.head)
+            self.head += chunk[:room]
+            if len(chunk) > room:
+                self.tail = (self.tail + chunk[max(0, room) :])[-KEEP_BYTES:]
 
     def text(self) -> tuple[str, bool]:
-        """(the first or last 500 characters, whether there was more)."""
-        # Blank lines around the output are not worth any of the 500 characters.
-        decoded = bytes(self.kept).decode("utf-8", errors="replace").strip()
-        cut = decoded[:KEEP_CHARS] if self.keep_head else decoded[-KEEP_CHARS:]
-        return cut, len(cut) < len(decoded) or self.total > len(self.kept)
+        """(the first and last 16 KiB as text, with a line `…` between them when some was left
+        out; whether some was)."""
+        head = bytes(self.head).decode("utf-8", errors="replace")
+        if not self.tail:
+            return head, False
+        tail = bytes(self.tail).decode("utf-8", errors="replace")
+        cut = self.total > len(self.head) + len(self.tail)
+        return (f"{head}\n…\n{tail}" if cut else head + tail), cut
 
 
 def _exit_code(returncode: int) -> int:
@@ -60,18 +65,19 @@ def _exit_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def run_command(command: str, *, cwd: str) -> tuple[int, str, bool]:
-    """Run the command with its output streamed live: (exit code, captured text, truncated)."""
+def run_command(command: str, *, cwd: str) -> tuple[int, str, str, bool]:
+    """Run the command with its output streamed live: (exit code, stderr, stdout, whether either
+    was longer than what was kept)."""
     try:
         proc = subprocess.Popen(shell_argv(command), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as exc:
         # No shell to run it with: report it as the shell would a command it cannot run.
         message = f"cannot run {shell_argv(command)[0]}: {exc.strerror or exc}"
         print(f"hippoctl: {message}", file=sys.stderr)
-        return 127, message, False
+        return 127, message, "", False
     assert proc.stdout is not None and proc.stderr is not None
-    out = _Pump(proc.stdout, sys.stdout.buffer, keep_head=False)
-    err = _Pump(proc.stderr, sys.stderr.buffer, keep_head=True)
+    out = _Pump(proc.stdout, sys.stdout.buffer)
+    err = _Pump(proc.stderr, sys.stderr.buffer)
     out.start()
     err.start()
     while True:
@@ -82,18 +88,16 @@ def run_command(command: str, *, cwd: str) -> tuple[int, str, bool]:
             continue  # Ctrl-C reached the command too; its exit code is the one to report
     out.join()
     err.join()
-    text, truncated = err.text()
-    if not text.strip():
-        text, truncated = out.text()
-    return _exit_code(proc.returncode), text.strip(), truncated
+    (stderr, err_cut), (stdout, out_cut) = err.text(), out.text()
+    return _exit_code(proc.returncode), stderr, stdout, err_cut or out_cut
 
 
 def run(command: str, *, cwd: str, global_store: bool, spawn: bool) -> int:
     """Run `command`, stream its output, send a WatchFailure when it fails; returns its exit code."""
-    code, text, truncated = run_command(command, cwd=cwd)
+    code, stderr, stdout, truncated = run_command(command, cwd=cwd)
     if code == 0:
         return 0
-    body = m.WatchFailure(command=command, exit_code=code, output=text, truncated=truncated)
+    body = m.WatchFailure(command=command, exit_code=code, output=stderr, truncated=truncated, stdout=stdout)
     try:
         reply = call(
             request_envelope(body, cwd=cwd, global_store=global_store), spawn=spawn, timeout=REPORT_TIMEOUT

@@ -21,13 +21,19 @@ class RequestContext:
     warnings: list[str] = field(default_factory=list)
     # The client's exit status for a reply that carries data yet reports a failure (daemon.md §9).
     exit_code: int = 0
-    # Sends one progress line to the client; a client that has gone away is not an error.
-    progress: Callable[[str, str], Awaitable[None]] | None = None
+    # Sends one progress frame to the client (line, stream, done, total); a client that has gone
+    # away is not an error.
+    progress: Callable[[str, str, int | None, int | None], Awaitable[None]] | None = None
 
     async def say(self, line: str, stream: str = "out") -> None:
         """A progress line for a long request (e.g. `embed`); stream "err" keeps it off stdout."""
         if self.progress is not None:
-            await self.progress(line, stream)
+            await self.progress(line, stream, None, None)
+
+    async def count(self, label: str, done: int, total: int) -> None:
+        """A counted step of a long request (hippod/progress.py): a bar on a terminal, else nothing."""
+        if self.progress is not None:
+            await self.progress(label, "err", done, total)
 
     @property
     def tenant(self) -> str:

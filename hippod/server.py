@@ -194,10 +194,11 @@ class Server:
     ) -> m.Message:
         """Run a request, cancelling it when the client sends Cancel for it."""
 
-        async def progress(line: str, stream: str = "out") -> None:
+        async def progress(line: str, stream: str, done: int | None, total: int | None) -> None:
             # The request goes on when its client has left (daemon.md §4.4).
+            frame = m.Progress(id=request.id, line=line, stream=stream, done=done, total=total)
             with contextlib.suppress(ConnectionError, FrameError):
-                await self._send(writer, m.Progress(id=request.id, line=line, stream=stream))
+                await self._send(writer, frame)
 
         ctx = RequestContext(request, self.state, progress=progress)
         point = CommitPoint()

@@ -73,7 +73,7 @@ def _session_end(document: spool.SpoolFile, key: str) -> m.Body:
             if not raw.isdigit():
                 raise NotReplayable(f"--codex-offset {raw!r} is not a byte offset")
             offset = int(raw)
-    return m.SessionEnd(payload=document.stdin, spool_key=key, codex_offset=offset)
+    return m.SessionEnd(payload=document.stdin, spool_key=key, codex_offset=offset, once="--once" in argv)
 
 
 # How each kind becomes a request body again.

@@ -40,6 +40,9 @@ class Progress(Message):
     id: int
     line: str
     stream: str = "out"
+    # A counted step (`line` is its label): the client draws a bar on a terminal, nothing on a pipe.
+    done: int | None = None
+    total: int | None = None
 
 
 class Result(Message):
@@ -219,6 +222,7 @@ class Sleep(Body):
     dry_run: bool = False
     no_learn: bool = False
     no_share: bool = False
+    verbose: bool = False  # the full report and phase progress instead of the short summary
 
 
 class Conflicts(Body):
@@ -280,6 +284,7 @@ class Import(Body):
     path: str | None = None  # absolute: the client resolves it against its cwd
     dry_run: bool = False
     tags: list[str] = []
+    force: bool = False  # read the file even when it is unchanged since its last import
 
 
 class Export(Body):
@@ -305,8 +310,9 @@ class WatchFailure(Body):
 
     command: str
     exit_code: int
-    output: str  # the captured text (first 500 chars of stderr, else last 500 of stdout)
-    truncated: bool = False
+    output: str  # the command's stderr: its first and last 16 KiB when longer
+    truncated: bool = False  # stderr or stdout was longer than what is sent
+    stdout: str = ""  # the command's stdout: its first and last 16 KiB when longer
 
 
 class CaptureError(Body):
@@ -455,6 +461,7 @@ class SessionEnd(Body):
     payload: Any = None
     spool_key: str | None = None
     codex_offset: int | None = None  # byte offset of Codex's history.jsonl when the session began
+    once: bool = False  # a session id that already ended in this store is not run again
 
 
 class LastSleep(Body):
@@ -462,6 +469,7 @@ class LastSleep(Body):
 
     keep: bool = False
     payload: Any = None
+    verbose: bool = False  # the full report instead of the short summary
 
 
 class Tokens(Body):

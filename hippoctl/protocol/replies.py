@@ -46,6 +46,13 @@ class DaemonStatusReply(Reply):
     spool: dict[str, int] | None = None  # {"pending": N, "failed": M}
 
 
+class McpSettings(Reply):
+    """An MCP client's server entry for `hippoctl mcp`, as its settings file spells it."""
+
+    command: str
+    args: list[str]
+
+
 class InitReply(Reply):
     """`init`: the store (the first one with --scan), and every action taken, one line each."""
 
@@ -58,6 +65,7 @@ class InitReply(Reply):
     targets: list[str] = msgspec.field(default_factory=list)  # agents detected and wired
     registered: bool = False  # in workspaces.json for the daily run
     service: str | None = None  # the per-user service, when installed now or before
+    mcp: McpSettings | None = None  # how an MCP client starts this client's `mcp`, from any shell
     lines: list[str] = msgspec.field(default_factory=list)
 
 

@@ -10,8 +10,9 @@ OK, WARN, FAIL = "ok", "warn", "fail"
 # A check doctor could not run (the daemon runs it, and it is down): its message says why.
 SKIP = "skip"
 
-# The checks the daemon runs, in the order it runs them: what doctor names as skipped when the
-# daemon is down. The project store is checked only where there is one.
+# The checks that need the daemon, in the order doctor prints them: what it names as skipped when
+# the daemon is down. The project store is checked only where there is one; the client runs the
+# Hook commands check, on the commands the daemon lists.
 DAEMON_CHECKS = (
     "Service",
     "Global store",
@@ -24,6 +25,7 @@ DAEMON_CHECKS = (
     "Codex",
     "Codex trust",
     "OpenCode",
+    "Hook commands",
     "Blocks",
     "Spool",
     "Config",
@@ -41,10 +43,21 @@ class Check(msgspec.Struct, omit_defaults=True):
     fix: str | None = None
 
 
+class HookCommand(msgspec.Struct):
+    """A command of hippod's that an agent host runs (a hook entry, a plugin's call), for doctor's
+    client half to run the host's way: `entry` names it, `fix` is the command that rewrites it."""
+
+    entry: str
+    command: str
+    fix: str
+
+
 class DoctorReply(msgspec.Struct):
-    """The daemon's half of `doctor`: its checks, in the order they are printed."""
+    """The daemon's half of `doctor`: its checks, in the order they are printed, and the installed
+    hook commands."""
 
     checks: list[Check]
+    commands: list[HookCommand] = msgspec.field(default_factory=list)
 
 
 class StoreCounts(msgspec.Struct):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import msgspec
 
 from hippoctl.protocol.replies import Reply
+from hippoctl.protocol.replies_lifecycle import SleepReply
 
 
 class PreCompactReply(Reply):
@@ -48,6 +49,10 @@ class SessionEndReply(Reply):
 
 
 class LastSleepReply(Reply):
+    """The consolidation a session end kept: `report` is that sleep's full reply (None when none was
+    kept); `shown` when it had anything worth printing."""
+
     shown: bool = False
     kept: bool = False
     store: str = ""
+    report: SleepReply | None = None

@@ -25,6 +25,10 @@ class ImportReply(Reply):
     store: str = ""
     # Entries beyond what one reply carries are counted here instead of listed.
     entries_omitted: int = 0
+    # The file is what its last import read: nothing was read into chunks (imported_at: that import).
+    unchanged: bool = False
+    imported_at: str | None = None
+    conversations: int | None = None  # a ChatGPT data export: how many conversations it held
 
 
 class ExportReply(Reply):

@@ -24,8 +24,43 @@ class ConflictCounts(Reply):
     auto_resolved: int = 0
 
 
+class SleepMerge(Reply):
+    """One merge: the semantic memory it made, the memories it was made from, and the first one's
+    first line (whitespace collapsed, cut to 120 characters)."""
+
+    semantic_id: str
+    members: list[str]
+    text: str
+    tenant: str = "default"
+
+
+class SleepFaded(Reply):
+    """A memory that faded below 0.05 and moved to the dormant store."""
+
+    id: str
+    text: str
+    strength: float
+    tenant: str = "default"
+
+
+class SleepConflict(Reply):
+    """A conflict open after the sleep; `new` when this sleep found (or reopened) it."""
+
+    a: str
+    b: str
+    a_text: str
+    b_text: str
+    reason: str
+    new: bool
+    tenant: str = "default"
+
+
 class SleepReply(Reply):
-    """The results of one sleep of one store, as `sleep --json` prints them."""
+    """The results of one sleep of one store, as `sleep --json` prints them.
+
+    The counts cover the whole store; `merges`, `went_dormant` and `open_conflicts` name the
+    memories, and hold only those of the asking tenant.
+    """
 
     dry_run: bool = False
     active: int = 0
@@ -47,6 +82,9 @@ class SleepReply(Reply):
     agent_notes: int = 0
     rejected: int = 0
     details: list[str] = msgspec.field(default_factory=list)
+    merges: list[SleepMerge] = msgspec.field(default_factory=list)
+    went_dormant: list[SleepFaded] = msgspec.field(default_factory=list)
+    open_conflicts: list[SleepConflict] = msgspec.field(default_factory=list)
 
 
 # --- supersede, reject, invalidate, decide, dormant, audit (memory-model.md §12-§15) ------------------

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hippoctl.protocol.replies import ScheduleStatus, WatchStatus
-from hippoctl.protocol.replies_doctor import FAIL, Check
+from hippoctl.protocol.replies_doctor import FAIL, Check, HookCommand
 from hippoctl.protocol.spool import spool_root
 from hippod.doctor import folders, settings, sleep, stores
 from hippod.doctor.service import service_check
-from hippod.integrations import targets
+from hippod.integrations import hook_commands, targets
 from hippod.integrations.service_state import ServiceState
 
 log = logging.getLogger("hippod.doctor")
@@ -58,6 +58,15 @@ def store_configs(inputs: Inputs) -> list[settings.StoreConfig]:
     if inputs.project_root is not None:
         configs.append(settings.read_store_config(inputs.project_root, "project"))
     return configs
+
+
+def installed_commands(inputs: Inputs) -> list[HookCommand]:
+    """The hook commands of ours the agents' files hold; none when reading them fails (logged)."""
+    try:
+        return hook_commands.installed(inputs.env)
+    except Exception:
+        log.exception("listing the installed hook commands failed")
+        return []
 
 
 def run_checks(inputs: Inputs) -> list[Check]:

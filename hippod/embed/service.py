@@ -19,6 +19,10 @@ from typing import Any, Protocol
 log = logging.getLogger("hippod.embed")
 
 DEFAULT_MODEL = "wordllama:l2_supercat_256"
+# The cosine a memory that shares no term with the query must reach to be returned: the lowest
+# multiple of 0.05 that at most 1% of unrelated question-memory pairs without a shared term reach,
+# measured by bench/cosine_floor.py on LoCoMo and LongMemEval (bench/RESULTS.md).
+DEFAULT_COSINE_FLOOR = 0.30
 EXTRA_HINT = "pip install 'hippod[embed]'"
 
 
@@ -48,6 +52,7 @@ class Settings:
     mode: str  # "auto", "required" or "off"
     model: str
     hybrid_weight: float
+    cosine_floor: float  # a memory with no query term is returned only from this cosine up
     mmr: bool
     mmr_lambda: float
 
@@ -64,12 +69,14 @@ def settings(config: dict[str, Any]) -> Settings:
         mode = "auto"
     model = section.get("model")
     weight = _unit(section.get("hybridWeight"))
+    floor = _unit(section.get("cosineFloor"))
     mmr = config.get("mmr") or {}
     lam = _unit(mmr.get("lambda"))
     return Settings(
         mode=mode,
         model=model if isinstance(model, str) and model else DEFAULT_MODEL,
         hybrid_weight=0.6 if weight is None else weight,
+        cosine_floor=DEFAULT_COSINE_FLOOR if floor is None else floor,
         mmr=mmr.get("enabled", True) is not False,
         mmr_lambda=0.7 if lam is None else lam,
     )

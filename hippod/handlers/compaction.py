@@ -26,7 +26,7 @@ from hippoctl.protocol.replies_hooks import (
 from hippod import clock
 from hippod.agentnotes.importer import sync_tool
 from hippod.agentnotes.tools import selected_tools, tool_home
-from hippod.continuity import mirrors
+from hippod.continuity import mirrors, render
 from hippod.handlers.hook_input import existing_target, read_payload, session_of, transcript_file
 from hippod.handlers.memory import fresh_memory
 from hippod.ingest import compaction_items as parse
@@ -61,14 +61,23 @@ def _new_compaction_id() -> str:
 
 
 def _snapshot_fields(path: str) -> tuple[str, str, str] | None:
-    """(task, summary, next step) from the transcript's tail, scrubbed; None without a usable message."""
+    """(task, summary, next step) from the transcript's tail, scrubbed; None without a usable message.
+
+    The next step is the last assistant text, or only what it labels `Next step:`; that part is then
+    left out of the summary, which would otherwise say it twice.
+    """
     conversation = parse.tail_conversation(path)
     if not conversation.user and not conversation.assistant:
         return None
     task = conversation.user[-1][:TASK_CHARS] if conversation.user else ""
-    summary = "\n\n".join(conversation.assistant[-3:])[:SUMMARY_CHARS]
-    next_step = conversation.assistant[-1][:NEXT_CHARS] if conversation.assistant else ""
-    return scrub(task), scrub(summary), scrub(next_step)
+    said = conversation.assistant[-3:]
+    next_step = ""
+    if said:
+        before, step = render.split_next_step(said[-1])
+        next_step = (said[-1] if step is None else step)[:NEXT_CHARS]
+        said = [*said[:-1], before] if step is not None else said
+    summary = "\n\n".join(part for part in said if part)[:SUMMARY_CHARS]
+    return scrub(task), scrub(summary), scrub(next_step.strip())
 
 
 async def pre_compact(ctx: RequestContext, body: m.PreCompact) -> tuple[PreCompactReply, str]:
@@ -270,9 +279,9 @@ def resume_block(snapshot: continuity.Snapshot, events: list[continuity.Event]) 
     """The `## Restored after compaction` block of continuity.md §4."""
     lines = [
         "## Restored after compaction",
-        f"Task: {snapshot.task}",
-        f"Summary: {snapshot.summary}",
-        f"Next step: {snapshot.next_step or ''}",
+        f"Task: {render.one_line(snapshot.task)}",
+        f"Summary: {render.one_line(snapshot.summary)}",
+        f"Next step: {render.one_line(render.next_step_of(snapshot.next_step or ''))}",
     ]
     if events:
         lines.append("Recent events:")

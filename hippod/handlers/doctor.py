@@ -18,7 +18,7 @@ from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
 from hippod import __version__, clock
 from hippod.daily_run import LOG_NAME
 from hippod.doctor import bundle
-from hippod.doctor.run import Inputs, run_checks
+from hippod.doctor.run import Inputs, installed_commands, run_checks
 from hippod.integrations import services
 from hippod.request import RequestContext
 
@@ -43,10 +43,14 @@ async def _inputs(ctx: RequestContext, command: str) -> Inputs:
 
 
 async def doctor(ctx: RequestContext, body: m.Doctor) -> tuple[DoctorReply, str]:
-    checks = await asyncio.to_thread(run_checks, await _inputs(ctx, body.command))
+    """The checks, and the installed hook commands for the client to run as their hosts would."""
+    inputs = await _inputs(ctx, body.command)
+    checks = await asyncio.to_thread(run_checks, inputs)
+    commands = await asyncio.to_thread(installed_commands, inputs)
     failed = sum(c.status == FAIL for c in checks)
     warned = sum(c.status == WARN for c in checks)
-    return DoctorReply(checks=checks), f"{len(checks)} checks: {failed} failed, {warned} warnings"
+    reply = DoctorReply(checks=checks, commands=commands)
+    return reply, f"{len(checks)} checks: {failed} failed, {warned} warnings"
 
 
 async def support_bundle(ctx: RequestContext, body: m.SupportBundle) -> tuple[SupportBundleReply, str]:

@@ -9,7 +9,8 @@ import os
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_hooks_install import HookChangeReply, HookListReply
-from hippod.integrations import files, targets
+from hippod.errors import HippoError
+from hippod.integrations import files, hookjson, targets
 from hippod.integrations.report import Report
 from hippod.request import RequestContext
 
@@ -34,8 +35,17 @@ def _reply(ctx: RequestContext, target: str, action: str, report: Report) -> tup
     return reply, f"{target}: nothing changed"
 
 
+def _check(target: str) -> None:
+    """Fail the request, before anything is written, when the target's hooks file is not JSON."""
+    try:
+        targets.check(target, os.environ)
+    except hookjson.SettingsError as exc:
+        raise HippoError("unparseable", f"{exc}; nothing changed") from None
+
+
 async def hook_install(ctx: RequestContext, body: m.HookInstall) -> tuple[HookChangeReply, str]:
     root = ctx.state.registry.global_root
+    _check(body.target)
     try:
         report = targets.install(body.target, ctx.request.cwd, body.command, global_root=root, env=os.environ)
     except OSError as exc:
@@ -45,6 +55,7 @@ async def hook_install(ctx: RequestContext, body: m.HookInstall) -> tuple[HookCh
 
 async def hook_uninstall(ctx: RequestContext, body: m.HookUninstall) -> tuple[HookChangeReply, str]:
     root = ctx.state.registry.global_root
+    _check(body.target)
     try:
         report = targets.uninstall(body.target, ctx.request.cwd, global_root=root, env=os.environ)
     except OSError as exc:

@@ -2,7 +2,10 @@
 
 An import reads and plans in worker threads (parsing, tokenizing, the de-duplication index and
 the rows' index terms), so the event loop keeps serving other requests, then writes every new
-memory in one short transaction: the whole file or nothing.
+memory in one short transaction: the whole file or nothing. The file's digest is recorded with
+it, per store, tenant, format and path: importing the unchanged file again answers at once, and a
+changed file is read whole again, its unchanged parts skipped as near-copies of what it stored.
+A large import reports its steps as it goes (hippod/progress.py).
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import shlex
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 from hippoctl.protocol import messages as m
@@ -22,21 +25,24 @@ from hippoctl.protocol.replies_imports import ExportReply, ImportEntry, ImportRe
 from hippod import __version__, clock
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory, new_id
-from hippod.ingest import chunking, export_doc, files, sources
-from hippod.ingest.chunking import Chunk, FormatError
+from hippod.ingest import export_doc, readers
+from hippod.ingest.chatgpt import FormatMismatch
+from hippod.ingest.chunking import FormatError
 from hippod.ingest.export_doc import ParsedExport, Record
 from hippod.ingest.import_core import overlapping, prepare, preview
 from hippod.ingest.planner import FORMAT_TAGS, Plan, plan_chunks, plan_records
+from hippod.ingest.readers import Reading, Source
+from hippod.progress import Steps, reporting
 from hippod.request import RequestContext
 from hippod.store import imports as sql
 from hippod.store import memories
+from hippod.store.imports import ImportedFile
 from hippod.store.records import Memory
 from hippod.store.stores import Store
 
 log = logging.getLogger("hippod.imports")
 
-HEARTBEAT_SECONDS = 5.0
-# Long enough for a big import to say where it is, short enough to keep small ones quiet.
+# A step of this many chunks or memories is long enough to show a progress bar for.
 PROGRESS_FROM = 5_000
 # What one reply may list: each entry costs ~150 bytes in the data and again in the text.
 MAX_ENTRIES = 20_000
@@ -45,43 +51,20 @@ MAX_WARNINGS = 1_000
 FRAME_SLACK = 64 * 1024
 
 
-@contextlib.asynccontextmanager
-async def _heartbeat(ctx: RequestContext) -> AsyncIterator[None]:
-    """Empty progress frames every few seconds, so a long job never leaves the client in silence."""
+def _refusal(path: str, fmt: str, exc: FormatError) -> HippoError:
+    if isinstance(exc, FormatMismatch):
+        hint = f"hippoctl import --{exc.flag} {shlex.quote(path)}"
+        return HippoError("bad_input", f"cannot import {path}: {exc}", hint=hint)
+    what = "JSON export" if fmt == "json" else f"--{fmt} file"
+    return HippoError("bad_input", f"cannot import {path}: not a valid {what}: {exc}")
 
-    async def beat() -> None:
-        while True:
-            await asyncio.sleep(HEARTBEAT_SECONDS)
-            await ctx.say("", "err")
 
-    task = asyncio.get_running_loop().create_task(beat())
+def _read(source: Source, steps: Steps) -> Reading:
+    """Parse the file by its format (blocking: runs in a worker thread)."""
     try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
-def _read(fmt: str, path: str) -> list[Chunk] | ParsedExport:
-    """Read and split the input (blocking: runs in a worker thread)."""
-    try:
-        if fmt == "json":
-            return export_doc.parse_export(files.read_bytes(path))
-        if fmt == "cursor":
-            return chunking.parse_cursor(sources.read_cursor(path))
-        text = files.read_text(path)
-        name = os.path.basename(path)
-        if fmt == "chatgpt":
-            return chunking.parse_chatgpt(text)
-        if fmt == "claude":
-            return chunking.parse_claude(text, name)
-        if fmt == "markdown":
-            return chunking.parse_markdown(text)
-        return chunking.parse_file(text, name)
+        return readers.read(source, steps)
     except FormatError as exc:
-        what = "JSON export" if fmt == "json" else f"--{fmt} file"
-        raise HippoError("bad_input", f"cannot import {path}: not a valid {what}: {exc}") from None
+        raise _refusal(source.path, source.fmt, exc) from None
 
 
 async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
@@ -92,22 +75,25 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
     extra_tags = [t.strip() for t in body.tags if t.strip()]
     store = await ctx.target_store(write=not body.dry_run)
     started = time.monotonic()
-    async with _heartbeat(ctx):
-        parsed = await asyncio.to_thread(_read, fmt, path)
+    source = await asyncio.to_thread(readers.load, fmt, path)
+    if not body.force:
+        seen = await sql.imported_file(store.db.reader, ctx.tenant, fmt, path)
+        if seen is not None and seen.digest == source.digest:
+            return _unchanged(store, path, seen, body.dry_run)
+    steps = Steps(least=PROGRESS_FROM)
+    async with reporting(ctx, steps):
+        reading = await asyncio.to_thread(_read, source, steps)
+        ctx.warnings.extend(reading.warnings)
         top, existing = await sql.live_texts(store.db.reader, ctx.tenant)
         rejected = await sql.rejected_digests(store.db.reader, ctx.tenant)
-        count = len(parsed.records) if isinstance(parsed, ParsedExport) else len(parsed)
-        if count >= PROGRESS_FROM:
-            await ctx.say(f"read {count} chunks from {path}; checking {len(existing)} memories", "err")
         read = time.monotonic()
         plan = await asyncio.to_thread(
-            _plan, ctx, store, fmt, parsed, extra_tags, existing, rejected, not body.dry_run
+            _plan, ctx, store, source, reading, extra_tags, existing, rejected, not body.dry_run, steps
         )
         planned = time.monotonic()
-        if not body.dry_run and plan.memories:
-            if len(plan.memories) >= PROGRESS_FROM:
-                await ctx.say(f"writing {len(plan.memories)} memories", "err")
-            await _write(ctx, store, plan, top, fmt)
+        if not body.dry_run:
+            record = ImportedFile(source.digest, plan.total, clock.iso(clock.now()))
+            await _write(ctx, store, plan, top, source, record, steps)
     log.info(
         "import of %d chunks into %s: read %.2fs, plan %.2fs, write %.2fs",
         plan.total,
@@ -118,20 +104,22 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
     )
     if not body.dry_run and plan.memories:
         store.written(plan.memories)
-    return _reply(ctx, store, plan, body.dry_run)
+    return _reply(ctx, store, plan, body.dry_run, reading.conversations)
 
 
 def _plan(
     ctx: RequestContext,
     store: Store,
-    fmt: str,
-    parsed: list[Chunk] | ParsedExport,
+    source: Source,
+    reading: Reading,
     extra_tags: list[str],
     existing: list[str],
     rejected: set[str],
     rows: bool,
+    steps: Steps,
 ) -> Plan:
     """The import's plan (blocking, CPU-bound: runs in a worker thread)."""
+    parsed = reading.content
     if isinstance(parsed, ParsedExport):
         now = clock.now()
         default = float(store.config.get("defaultHalfLifeDays", 365))
@@ -148,39 +136,80 @@ def _plan(
                 loss_aversion=ctx.state.loss_aversion,
             )
 
-        return plan_records(parsed, extra_tags, existing, rejected, from_record, rows=rows)
+        return plan_records(parsed, extra_tags, existing, rejected, from_record, rows=rows, steps=steps)
+    fmt = source.fmt
     prepared = prepare(parsed, FORMAT_TAGS[fmt], extra_tags)
+    if not prepared.texts and reading.empty is not None:
+        raise HippoError("bad_input", f"cannot import {source.path}: {reading.empty}")
 
     def make(text: str, tags: list[str]) -> Memory:
         return fresh_memory(ctx, store, text, tags, source=f"import:{fmt}", confidence="observed")
 
-    return plan_chunks(prepared, existing, rejected, make, rows=rows)
+    return plan_chunks(prepared, existing, rejected, make, rows=rows, steps=steps)
 
 
-async def _write(ctx: RequestContext, store: Store, plan: Plan, top: int, fmt: str) -> None:
-    """Store the plan in one transaction, after a last look at what changed since it was made:
-    memories other requests stored meanwhile (near-copies are skipped) and new tombstones."""
+async def _write(
+    ctx: RequestContext,
+    store: Store,
+    plan: Plan,
+    top: int,
+    source: Source,
+    record: ImportedFile,
+    steps: Steps,
+) -> None:
+    """Store the plan and the file's digest in one transaction, after a last look at what changed
+    since the plan was made: memories other requests stored meanwhile (near-copies are skipped)
+    and new tombstones."""
     now = clock.iso(clock.now())
-    async with store.db.long_transaction() as conn:
-        _, since = await sql.live_texts(conn, ctx.tenant, top)
-        if since:
-            texts = [memory.content for memory in plan.memories]
-            plan.drop(await asyncio.to_thread(overlapping, texts, since), as_rejected=False)
-        tombstones = await sql.rejected_digests(conn, ctx.tenant)
-        plan.drop({i for i, d in enumerate(plan.digests) if d in tombstones}, as_rejected=True)
-        await sql.insert_rows(conn, plan.rows)
-        await memories.audit_many(
-            conn,
-            ts=now,
-            tenant=ctx.tenant,
-            actor=ctx.actor,
-            op="import",
-            targets=[memory.id for memory in plan.memories],
-            metadata={"format": fmt},
-        )
+    transaction = store.db.long_transaction if plan.memories else store.db.transaction
+    async with transaction() as conn:
+        if plan.memories:
+            _, since = await sql.live_texts(conn, ctx.tenant, top)
+            if since:
+                texts = [memory.content for memory in plan.memories]
+                plan.drop(await asyncio.to_thread(overlapping, texts, since), as_rejected=False)
+            tombstones = await sql.rejected_digests(conn, ctx.tenant)
+            plan.drop({i for i, d in enumerate(plan.digests) if d in tombstones}, as_rejected=True)
+            steps.begin("writing memories", len(plan.rows))
+            await sql.insert_rows(conn, plan.rows, steps.tick)
+            steps.end()
+            await memories.audit_many(
+                conn,
+                ts=now,
+                tenant=ctx.tenant,
+                actor=ctx.actor,
+                op="import",
+                targets=[memory.id for memory in plan.memories],
+                metadata={"format": source.fmt},
+            )
+        await sql.record_file(conn, ctx.tenant, source.fmt, source.path, record)
 
 
-def _reply(ctx: RequestContext, store: Store, plan: Plan, dry_run: bool) -> tuple[ImportReply, str]:
+def _unchanged(store: Store, path: str, seen: ImportedFile, dry_run: bool) -> tuple[ImportReply, str]:
+    """The reply to importing a file that is byte for byte what its last import read."""
+    reply = ImportReply(
+        total=0,
+        imported=0,
+        skipped=0,
+        rejected=0,
+        truncated=0,
+        entries=[],
+        dry_run=dry_run,
+        store=store.root,
+        unchanged=True,
+        imported_at=seen.imported_at,
+    )
+    when = seen.imported_at.replace("T", " ")[:16] + " UTC"
+    verb = "Would import" if dry_run else "Imported"
+    return reply, (
+        f"{verb} nothing: {path} is unchanged since its import on {when} "
+        f"({seen.chunks} chunks then; --force reads it again)"
+    )
+
+
+def _reply(
+    ctx: RequestContext, store: Store, plan: Plan, dry_run: bool, conversations: int | None
+) -> tuple[ImportReply, str]:
     shown = plan.memories[:MAX_ENTRIES]
     entries = [
         ImportEntry(id=None if dry_run else mem.id, preview=preview(mem.content), tags=mem.tags)
@@ -201,6 +230,7 @@ def _reply(ctx: RequestContext, store: Store, plan: Plan, dry_run: bool) -> tupl
         dry_run=dry_run,
         store=store.root,
         entries_omitted=imported - len(shown),
+        conversations=conversations,
     )
     counts = f"({plan.skipped} duplicates skipped, {plan.rejected} rejected)"
     if not dry_run:

@@ -73,10 +73,9 @@ async def _outcome(ctx: McpContext, args: a.OutcomeArgs) -> tuple[OutcomeReply, 
         except HippoError as exc:
             if exc.code != "no_recent_recall":
                 raise
-            raise HippoError(
-                exc.code,
-                "no recent recall to mark in this MCP session",
-                hint="call hippo_recall first, or pass ids",
+            recalled = exc.details.get("recalled") is True
+            raise memory.nothing_to_mark(
+                recalled, "this MCP session", "call hippo_recall first", "ids"
             ) from None
     # Every id is looked up before any is marked, so an unknown one changes nothing.
     targets: dict[str, tuple[Store, list[str]]] = {}

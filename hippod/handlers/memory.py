@@ -262,20 +262,28 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
     else:
         project, global_ = await ctx.read_stores()
         key = last_batch_key(ctx.tenant, ctx.session_key)
+        recalled = False
         for candidate in (project, global_):
             if candidate is None:
                 continue
             raw = await memories.get_meta(candidate.db.reader, key)
+            recalled = recalled or raw is not None
             ids = msgspec.json.decode(raw, type=list[str]) if raw else []
             if ids:
                 targets.append((candidate, ids))
         if not targets:
-            raise HippoError(
-                "no_recent_recall",
-                "no recent recall to mark in this session",
-                hint="run hippoctl recall first, or pass --id <memory id>",
-            )
+            raise nothing_to_mark(recalled, "this session", "run hippoctl recall first", "--id <memory id>")
     return await mark_outcome(ctx, targets, body.good)
+
+
+def nothing_to_mark(recalled: bool, where: str, recall_first: str, ids: str) -> HippoError:
+    """`outcome` without ids in a session whose last batch is empty: never recalled, or it found nothing."""
+    if recalled:
+        message = f"the last recall in {where} returned nothing, so there is nothing to mark"
+        return HippoError("no_recent_recall", message, hint=f"pass {ids}", details={"recalled": True})
+    return HippoError(
+        "no_recent_recall", f"no recent recall to mark in {where}", hint=f"{recall_first}, or pass {ids}"
+    )
 
 
 async def mark_outcome(

@@ -71,7 +71,14 @@ async def _score_store(
         return score_candidates(query, candidates, terms, sc, rowids=rowids)
     cosines, blobs = hybrid
     scored = score_candidates(
-        query, candidates, terms, sc, cosines=cosines, hybrid_weight=settings.hybrid_weight, rowids=rowids
+        query,
+        candidates,
+        terms,
+        sc,
+        cosines=cosines,
+        hybrid_weight=settings.hybrid_weight,
+        cosine_floor=settings.cosine_floor,
+        rowids=rowids,
     )
     for item in scored:
         item.vector = blobs.get(item.memory.id)

@@ -96,11 +96,22 @@ async def session_end(ctx: RequestContext, body: m.SessionEnd) -> tuple[SessionE
         claude_transcript=transcript_file(ctx, given),
         codex_transcripts=codex,
     )
+    now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
-        await spool_marks.claim(conn, body.spool_key, clock.iso(clock.now()))
+        await spool_marks.claim(conn, body.spool_key, now)
+        # --once: a host that may report one session's end more than once (OpenCode) runs it once.
+        session = job.session if body.once else None
+        due = session is None or await spool_marks.first(conn, _ended_key(session), now)
+    if not due:
+        return SessionEndReply(queued=False, store=store.root), ""
     start(ctx, job)
     paths = [p for p in [job.claude_transcript, *codex] if p is not None]
     return SessionEndReply(queued=True, store=store.root, transcripts=paths), ""
+
+
+def _ended_key(session: str) -> str:
+    """The mark of a session that ended, kept with the applied hook requests (spool_marks)."""
+    return f"session-end:{session}"
 
 
 def start(ctx: RequestContext, job: SessionEndJob) -> None:
@@ -131,7 +142,7 @@ async def _sleep(job: SessionEndJob) -> None:
     options = SleepOptions(agent_tools=job.ctx.request.env.get("HIPPO_AGENT_MEMORY_TOOLS"))
     reply = await sleep_store(job.ctx.state, job.store, options)
     async with job.store.db.transaction() as conn:
-        await kept_report.keep(conn, sleep_report.render(reply))
+        await kept_report.keep(conn, reply)
 
 
 async def _notes(job: SessionEndJob) -> None:
@@ -178,15 +189,23 @@ async def _rereads(job: SessionEndJob) -> None:
 
 
 async def last_sleep(ctx: RequestContext, body: m.LastSleep) -> tuple[LastSleepReply, str]:
-    """Print the consolidation kept by the previous session end; forget it unless --keep."""
+    """Print the summary of the consolidation kept by the previous session end (its full report with
+    --verbose); forget it unless --keep. A sleep with nothing to tell prints nothing."""
     store = await existing_target(ctx)
     if store is None:
         return LastSleepReply(), ""
-    text = await kept_report.kept(store.db.reader)
-    if not text:
+    found = await kept_report.kept(store.db.reader)
+    if found is None:
         return LastSleepReply(store=store.root), ""
+    raw, report = found
     if not body.keep:
         async with store.db.transaction() as conn:
-            await kept_report.drop(conn, text)
-    reply = LastSleepReply(shown=True, kept=body.keep, store=store.root)
-    return reply, f"{LAST_SLEEP_HEADER}\n{text}\n{LAST_SLEEP_FOOTER}"
+            await kept_report.drop(conn, raw)
+    if report is None:
+        return LastSleepReply(store=store.root), ""
+    report = sleep_report.for_tenant(report, ctx.tenant)
+    lines = [sleep_report.render(report)] if body.verbose else sleep_report.summary_lines(report)
+    reply = LastSleepReply(shown=bool(lines), kept=body.keep, store=store.root, report=report)
+    if not lines:
+        return reply, ""
+    return reply, "\n".join([LAST_SLEEP_HEADER, *lines, LAST_SLEEP_FOOTER])

@@ -6,13 +6,14 @@ Re-running either changes nothing: each step reports only what it changed.
 
 from __future__ import annotations
 
+import json
 import os
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies import InitReply
+from hippoctl.protocol.replies import InitReply, McpSettings
 from hippoctl.protocol.replies_setup import SetupReply
 from hippod import workspaces
-from hippod.integrations import files, seeding, services, targets
+from hippod.integrations import commands, files, seeding, services, targets
 from hippod.integrations.report import Report
 from hippod.request import RequestContext
 from hippod.store.db import DB_NAME
@@ -69,6 +70,14 @@ async def _schedule(ctx: RequestContext, reply: InitReply, stores: list[seeding.
     reply.lines.append(f"{INDENT}{verb} for the daily {_daily_time(ctx)} run; {service_note}")
 
 
+def _mcp(reply: InitReply, prefix: str) -> None:
+    """Name the MCP server entry for this client, by the same absolute path as the hooks."""
+    argv = commands.mcp_argv(prefix)
+    reply.mcp = McpSettings(command=argv[0], args=argv[1:])
+    entry = json.dumps({"command": reply.mcp.command, "args": reply.mcp.args})
+    reply.lines.append(f"{INDENT}For an MCP client: {entry}")
+
+
 def _store_lines(made: seeding.Made, cwd: str) -> list[str]:
     root = made.store.root
     if not made.created:
@@ -76,7 +85,7 @@ def _store_lines(made: seeding.Made, cwd: str) -> list[str]:
     lines = [
         f"Initialized Hippo at {root}",
         f"{INDENT}Directories: {' '.join(d + '/' for d in seeding.STORE_DIRS)}",
-        f"{INDENT}Files: {' '.join(seeding.STORE_FILES)}",
+        f"{INDENT}Files: {' '.join(seeding.store_files(made.store))}",
     ]
     if made.shadows is not None:
         lines.append(f"{INDENT}This store shadows {made.shadows} for {cwd} and below")
@@ -125,7 +134,7 @@ async def _init_project(ctx: RequestContext, body: m.Init) -> InitReply:
         reply.lines.append(line)
     if not body.no_hooks and not seeding.skip_integrations(ctx.request.env):
         global_root = ctx.state.registry.global_root
-        for target in targets.detect(cwd):
+        for target in targets.detect(cwd, os.environ):
             reply.targets.append(target)
             if target == "codex" and not targets.user_home_exists(target, os.environ):
                 # Codex's hooks go in only where Codex is installed (§1); its block still does.
@@ -133,6 +142,7 @@ async def _init_project(ctx: RequestContext, body: m.Init) -> InitReply:
             else:
                 report = targets.install(target, cwd, body.command, global_root=global_root, env=os.environ)
             _absorb(ctx, reply.lines, report, cwd)
+        _mcp(reply, body.command)
     if not body.no_schedule:
         await _schedule(ctx, reply, [made])
     return reply
@@ -168,7 +178,7 @@ async def _init_scan(ctx: RequestContext, body: m.Init, folder: str) -> InitRepl
             reply.learned += learned
             reply.imported += imported
             reply.lines.append(line)
-        seen.update(targets.detect(repo))
+        seen.update(targets.detect(repo, os.environ))
     if not repos:
         reply.lines.append(f"No git repositories found below {folder}")
         return reply
@@ -180,6 +190,7 @@ async def _init_scan(ctx: RequestContext, body: m.Init, folder: str) -> InitRepl
                 reply.targets.append(target)
                 report = targets.install_user(target, body.command, global_root=global_root, env=os.environ)
                 _absorb(ctx, reply.lines, report)
+        _mcp(reply, body.command)
     if not body.no_schedule:
         await _schedule(ctx, reply, made_stores)
     return reply

@@ -15,13 +15,12 @@ from typing import Any
 import msgspec
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies_lifecycle import ConflictCounts, DedupeCounts, SleepReply
+from hippoctl.protocol.replies_lifecycle import SleepReply
 from hippod import clock
 from hippod.agentnotes.importer import import_store
 from hippod.handlers import sleep_report
 from hippod.handlers.sharing import auto_share
 from hippod.ingest.gitrun import learn_from_git
-from hippod.lifecycle.merge import merge_detail
 from hippod.lifecycle.sleep_plan import Plan, Settings, Snapshot, plan
 from hippod.request import RequestContext
 from hippod.state import DaemonState
@@ -190,58 +189,9 @@ async def _plan(conn: Any, settings: Settings) -> tuple[Plan, dict[str, str], di
     return await asyncio.to_thread(_decode_and_plan, rows, settings)
 
 
-NOT_BUILT = (
-    "phases 5, 7 and 13 (trace promotion, fact extraction, the compaction spool) are not built yet: skipped"
-)
-
-
-def _details(result: Plan) -> list[str]:
-    lines: list[str] = [NOT_BUILT]
-    for memory, value in result.decay.dormant:
-        lines.append(f"moved {memory.id} to dormant (strength {value:.4f} < 0.05)")
-    for memory, value in result.decay.deleted:
-        lines.append(f"deleted {memory.id} (strength {value:.4f} < 0.05; dormant store disabled)")
-    for memory, value in result.decay.secret_deleted:
-        lines.append(f"deleted {memory.id} (strength {value:.4f} < 0.05; flagged by the secret detector)")
-    for memory_id, _ in result.expired:
-        lines.append(f"expired dormant {memory_id}")
-    for memory in result.replayed:
-        lines.append(f"replayed {memory.id}")
-    lines += [merge_detail(merge) for merge in result.merges]
-    for dup in result.duplicates:
-        lines.append(f"deduped {dup.deleted.id} (overlap {dup.overlap:.2f} with {dup.kept.id})")
-    for item in result.junk_removed:
-        lines.append(f"removed junk {item.memory.id} ({item.reason})")
-    for item in result.junk_warnings:
-        lines.append(f"junk warning {item.memory.id} ({item.reason}; kept)")
-    return lines
-
-
 def _reply(result: Plan, options: SleepOptions, shared: int, learned: tuple[int, int]) -> SleepReply:
-    decay = result.decay
-    counts = DedupeCounts()
-    for dup in result.duplicates:
-        setattr(counts, dup.kind, getattr(counts, dup.kind) + 1)
-    changes = result.conflicts
-    return SleepReply(
-        dry_run=options.dry_run,
-        active=sum(1 for memory in result.live if memory.kind != "archived"),
-        removed=len(decay.dormant) + len(decay.secret_deleted) + len(decay.deleted),
-        dormant_moved=len(decay.dormant),
-        secret_deleted=len(decay.secret_deleted),
-        dormant_expired=len(result.expired),
-        merged=sum(len(merge.members) for merge in result.merges),
-        semantic_created=len(result.merges),
-        replayed=len(result.replayed),
-        deduped=counts,
-        junk_removed=len(result.junk_removed),
-        junk_warnings=len(result.junk_warnings),
-        conflicts=ConflictCounts(open=changes.open, new=changes.new, auto_resolved=len(changes.auto_resolve)),
-        shared=shared,
-        learned=learned[0],
-        agent_notes=learned[1],
-        rejected=result.merge_rejected,
-        details=sleep_report.cap_details(_details(result)),
+    return sleep_report.build(
+        result, dry_run=options.dry_run, shared=shared, learned=learned[0], agent_notes=learned[1]
     )
 
 
@@ -280,7 +230,7 @@ async def _sleep(
         if store.kind == "global":
             await prune_ledger(conn, settings.now)
         await step("sleep: recording the run")
-        results = msgspec.to_builtins(reply)
+        results = msgspec.to_builtins(sleep_report.counts_only(reply))
         tenants = sorted({m.tenant_id for m in result.live} | {"default"})
         await sleep_sql.record(conn, now=result.now, results=results, tenants=tenants)
     run.committed = True
@@ -340,12 +290,12 @@ async def sleep(ctx: RequestContext, body: m.Sleep) -> tuple[SleepReply, str]:
         dry_run=body.dry_run,
         no_learn=body.no_learn,
         no_share=body.no_share,
-        progress=True,
+        progress=body.verbose,
         agent_tools=ctx.request.env.get("HIPPO_AGENT_MEMORY_TOOLS"),
     )
 
     async def to_stderr(line: str) -> None:
         await ctx.say(line, "err")
 
-    reply = await sleep_store(ctx.state, store, options, to_stderr)
-    return reply, sleep_report.render(reply)
+    reply = sleep_report.for_tenant(await sleep_store(ctx.state, store, options, to_stderr), ctx.tenant)
+    return reply, sleep_report.render(reply) if body.verbose else sleep_report.summary(reply)

@@ -1,13 +1,35 @@
-"""The text a `sleep` prints (sleep.md §9), from its SleepReply."""
+"""What a sleep reports: its typed reply from the plan, the short summary an agent is shown, and the
+full report of sleep.md §9 behind `--verbose`.
+
+The summary says what changed in words (what was merged, which conflicts are open, what went
+dormant, what else was removed or learned) and names no memory ids, phases or sampling; `--verbose`
+and `--json` carry the rest.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hippoctl.protocol.replies_lifecycle import SleepReply
+import msgspec
+
+from hippoctl.protocol.replies_lifecycle import (
+    ConflictCounts,
+    DedupeCounts,
+    SleepConflict,
+    SleepFaded,
+    SleepMerge,
+    SleepReply,
+)
+from hippod.lifecycle.merge import merge_detail
+from hippod.lifecycle.sleep_plan import Plan
+from hippod.store.records import Memory
 
 DETAIL_LINES = 50
 DRY_RUN_HEADER = "Dry run — nothing was written."
+ITEM_CHARS = 120  # a memory's first line in the typed reply
+LISTED = 3  # memories of each kind the summary quotes
+QUOTE_CHARS = 80  # a quoted memory in the summary
+NOTHING = "Nothing to consolidate: no memory was merged, removed or found in conflict."
 
 
 def plural(n: int, one: str, many: str) -> str:
@@ -21,12 +43,208 @@ def cap_details(lines: Sequence[str]) -> list[str]:
     return [*lines[:DETAIL_LINES], f"… {len(lines) - DETAIL_LINES} more"]
 
 
+def first_line(text: str, limit: int = ITEM_CHARS) -> str:
+    """The text's first non-empty line, whitespace collapsed, cut to `limit` with an ellipsis."""
+    line = next((" ".join(part.split()) for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+# --- the typed reply ----------------------------------------------------------------------------------
+
+
+def details(result: Plan) -> list[str]:
+    """The detail lines of the full report, one per changed memory."""
+    lines: list[str] = []
+    for memory, value in result.decay.dormant:
+        lines.append(f"moved {memory.id} to dormant (strength {value:.4f} < 0.05)")
+    for memory, value in result.decay.deleted:
+        lines.append(f"deleted {memory.id} (strength {value:.4f} < 0.05; dormant store disabled)")
+    for memory, value in result.decay.secret_deleted:
+        lines.append(f"deleted {memory.id} (strength {value:.4f} < 0.05; flagged by the secret detector)")
+    for memory_id, _ in result.expired:
+        lines.append(f"expired dormant {memory_id}")
+    for memory in result.replayed:
+        lines.append(f"replayed {memory.id}")
+    lines += [merge_detail(merge) for merge in result.merges]
+    for dup in result.duplicates:
+        lines.append(f"deduped {dup.deleted.id} (overlap {dup.overlap:.2f} with {dup.kept.id})")
+    for item in result.junk_removed:
+        lines.append(f"removed junk {item.memory.id} ({item.reason})")
+    for item in result.junk_warnings:
+        lines.append(f"junk warning {item.memory.id} ({item.reason}; kept)")
+    return lines
+
+
+def _conflicts(result: Plan) -> list[SleepConflict]:
+    by_id: dict[str, Memory] = {m.id: m for m in result.live}
+    changes = result.conflicts
+    found = [(d, True) for d in changes.insert]
+    found += [(d, True) for _, d in changes.reopen] + [(d, False) for _, d in changes.refresh]
+    items: list[SleepConflict] = []
+    for detected, new in found:
+        a, b = by_id.get(detected.a), by_id.get(detected.b)
+        items.append(
+            SleepConflict(
+                a=detected.a,
+                b=detected.b,
+                a_text=first_line(a.content) if a is not None else "",
+                b_text=first_line(b.content) if b is not None else "",
+                reason=detected.reason,
+                new=new,
+                tenant=detected.tenant,
+            )
+        )
+    return items
+
+
+def build(result: Plan, *, dry_run: bool, shared: int, learned: int, agent_notes: int) -> SleepReply:
+    """The reply of one sleep from its plan."""
+    decay = result.decay
+    counts = DedupeCounts()
+    for dup in result.duplicates:
+        setattr(counts, dup.kind, getattr(counts, dup.kind) + 1)
+    changes = result.conflicts
+    return SleepReply(
+        dry_run=dry_run,
+        active=sum(1 for memory in result.live if memory.kind != "archived"),
+        removed=len(decay.dormant) + len(decay.secret_deleted) + len(decay.deleted),
+        dormant_moved=len(decay.dormant),
+        secret_deleted=len(decay.secret_deleted),
+        dormant_expired=len(result.expired),
+        merged=sum(len(merge.members) for merge in result.merges),
+        semantic_created=len(result.merges),
+        replayed=len(result.replayed),
+        deduped=counts,
+        junk_removed=len(result.junk_removed),
+        junk_warnings=len(result.junk_warnings),
+        conflicts=ConflictCounts(open=changes.open, new=changes.new, auto_resolved=len(changes.auto_resolve)),
+        shared=shared,
+        learned=learned,
+        agent_notes=agent_notes,
+        rejected=result.merge_rejected,
+        details=cap_details(details(result)),
+        merges=[
+            SleepMerge(
+                semantic_id=merge.semantic.id,
+                members=[m.id for m in merge.members],
+                text=first_line(merge.members[0].content),
+                tenant=merge.semantic.tenant_id,
+            )
+            for merge in result.merges
+        ],
+        went_dormant=[
+            SleepFaded(id=m.id, text=first_line(m.content), strength=round(value, 4), tenant=m.tenant_id)
+            for m, value in decay.dormant
+        ],
+        open_conflicts=_conflicts(result),
+    )
+
+
+def for_tenant(reply: SleepReply, tenant: str) -> SleepReply:
+    """The reply with only `tenant`'s memories named: one tenant never reads another's text."""
+    return msgspec.structs.replace(
+        reply,
+        merges=[m for m in reply.merges if m.tenant == tenant],
+        went_dormant=[d for d in reply.went_dormant if d.tenant == tenant],
+        open_conflicts=[c for c in reply.open_conflicts if c.tenant == tenant],
+    )
+
+
+def counts_only(reply: SleepReply) -> SleepReply:
+    """The reply without the memories it names, as the run record keeps it."""
+    return msgspec.structs.replace(reply, merges=[], went_dormant=[], open_conflicts=[])
+
+
+# --- the short summary --------------------------------------------------------------------------------
+
+
+def _quote(text: str) -> str:
+    return f'"{first_line(text, QUOTE_CHARS)}"'
+
+
+def _listed(bullets: Sequence[str]) -> list[str]:
+    lines = [f"  - {b}" for b in bullets[:LISTED]]
+    if len(bullets) > LISTED:
+        lines.append(f"  … and {len(bullets) - LISTED} more")
+    return lines
+
+
+def _and(parts: Sequence[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _also(reply: SleepReply) -> str | None:
+    """One sentence for the rest: removals other than fading to dormant, lessons, sharing."""
+    d = reply.deduped
+    faded = reply.removed - reply.dormant_moved - reply.secret_deleted
+    removed = [
+        (d.episodic + d.semantic + d.cross_layer, "duplicate", "duplicates"),
+        (reply.junk_removed, "junk memory", "junk memories"),
+        (faded, "faded memory", "faded memories"),
+        (reply.secret_deleted, "faded memory holding a secret", "faded memories holding secrets"),
+        (reply.dormant_expired, "expired dormant memory", "expired dormant memories"),
+    ]
+    gone = [plural(n, one, many) for n, one, many in removed if n]
+    others = [
+        ("learned {} from git", reply.learned, "lesson", "lessons"),
+        ("imported {}", reply.agent_notes, "agent note", "agent notes"),
+        ("shared {} with the global store", reply.shared, "memory", "memories"),
+    ]
+    parts = [f"removed {_and(gone)}"] if gone else []
+    parts += [form.format(plural(n, one, many)) for form, n, one, many in others if n]
+    return f"Also {'; '.join(parts)}." if parts else None
+
+
+def summary_lines(reply: SleepReply) -> list[str]:
+    """The short summary, or no lines when the sleep changed nothing worth telling."""
+    lines: list[str] = []
+    if reply.merges:
+        merged = sum(len(m.members) for m in reply.merges)
+        lines.append(
+            f"Merged {plural(merged, 'related memory', 'related memories')} into {len(reply.merges)}:"
+        )
+        lines += _listed([f"{_quote(m.text)} ({len(m.members)} memories)" for m in reply.merges])
+    if reply.open_conflicts:
+        count = len(reply.open_conflicts)
+        it = "it" if count == 1 else "them"
+        lines.append(
+            f"{plural(count, 'open conflict', 'open conflicts')} "
+            f"(`hippoctl conflicts` lists {it}, `hippoctl resolve <n>` settles {it}):"
+        )
+        lines += _listed(
+            [
+                f"{_quote(c.a_text)} vs {_quote(c.b_text)} ({'new' if c.new else 'open'})"
+                for c in reply.open_conflicts
+            ]
+        )
+    if reply.went_dormant:
+        count = len(reply.went_dormant)
+        lines.append(
+            f"{plural(count, 'memory', 'memories')} went dormant after fading from disuse "
+            "(`hippoctl dormant` lists them, `hippoctl dormant restore <id>` brings one back):"
+        )
+        lines += _listed([_quote(d.text) for d in reply.went_dormant])
+    also = _also(reply)
+    if also is not None:
+        lines.append(also)
+    return lines
+
+
+def summary(reply: SleepReply) -> str:
+    """What `sleep` prints by default: the summary, or a line saying nothing changed."""
+    text = "\n".join(summary_lines(reply) or [NOTHING])
+    return f"{DRY_RUN_HEADER}\n{text}" if reply.dry_run else text
+
+
+# --- the full report (--verbose) ----------------------------------------------------------------------
+
+
 def _row(label: str, value: int) -> str:
     return f"  {label}{value:>{23 - len(label)}}"
 
 
 def render(reply: SleepReply) -> str:
-    """The results block, under the dry-run header for --dry-run."""
+    """The results block of sleep.md §9, under the dry-run header for --dry-run."""
     decay_deleted = reply.removed - reply.dormant_moved - reply.secret_deleted
     removed = _row("Removed (decayed):", reply.removed)
     if reply.removed:

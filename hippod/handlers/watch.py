@@ -1,4 +1,8 @@
-"""`watch "<command>"`, daemon side: store a failed command as an error memory (ingest.md §6)."""
+"""`watch "<command>"`, daemon side: store a failed command as an error memory (ingest.md §6).
+
+The memory holds the output's salient error lines (hippod/failure_output.py), not the log: it is
+shown in every block that lists recent memories. Like every new memory it is never pinned.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import shlex
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import WatchReply
+from hippod import failure_output
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory
 from hippod.lifecycle.secrets import scrub
@@ -34,19 +39,22 @@ def first_word(command: str) -> str:
     return os.path.basename(words[0]) if words else ""
 
 
-def failure_text(command: str, exit_code: int, output: str, truncated: bool) -> str:
-    """`Command '<command>' failed (exit N): <output>` (+ ` [truncated]`), secrets scrubbed."""
-    text = f"Command '{command}' failed (exit {exit_code}): {output.strip() or '(no output)'}"
-    if truncated:
-        text += " [truncated]"
-    return scrub(text)
+def failure_text(command: str, exit_code: int, lines: str, *, printed: bool = False) -> str:
+    """`Command '<command>' failed (exit N): <salient lines>`, secrets scrubbed; `printed` says
+    whether the command printed anything when no line was salient."""
+    said = lines or ("(no error lines in its output)" if printed else "(no output)")
+    return scrub(f"Command '{command}' failed (exit {exit_code}): {said}")
 
 
 async def watch_failure(ctx: RequestContext, body: m.WatchFailure) -> tuple[WatchReply, str]:
     command = bare_command(body.command)
     if not command:
         raise HippoError("usage", "watch needs a command")
-    content = failure_text(command, body.exit_code, body.output, body.truncated)
+    lines = failure_output.summary(
+        body.output, body.stdout, cwd=ctx.request.cwd, home=os.path.expanduser("~")
+    )
+    printed = bool(body.output.strip() or body.stdout.strip())
+    content = failure_text(command, body.exit_code, lines, printed=printed)
     tags = list(dict.fromkeys(t for t in ("error", "autolearn", first_word(command)) if t))
     store = await ctx.target_store(write=True)
     async with store.db.transaction() as conn:

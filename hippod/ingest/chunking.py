@@ -6,10 +6,8 @@ core, which also trims, drops and cuts chunks (ingest.md §1); parsers only spli
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 
 class FormatError(ValueError):
@@ -92,46 +90,6 @@ class _Collector:
         self.parts = []
 
 
-# --- chatgpt (and claude .json) --------------------------------------------------------------------
-
-
-def _item_text(item: Any) -> str | None:
-    if isinstance(item, str):
-        return item
-    if isinstance(item, dict):
-        for key in ("content", "text"):
-            if isinstance(item.get(key), str):
-                return str(item[key])
-    return None
-
-
-def parse_chatgpt(text: str) -> list[Chunk]:
-    """ChatGPT memories: JSON `{"memories": [...]}` or an array of strings / objects with `content`
-    (else `text`); anything that is not JSON, one chunk per non-empty line, list markers removed.
-
-    Items that carry no text are passed over. JSON of another shape is a FormatError.
-    """
-    stripped = text.lstrip("\ufeff").strip()
-    if stripped[:1] in ("{", "["):
-        try:
-            value = json.loads(stripped)
-        except ValueError:
-            value = None
-        except RecursionError:
-            raise FormatError("the JSON is nested too deeply") from None
-        else:
-            items = value.get("memories") if isinstance(value, dict) else value
-            if not isinstance(items, list):
-                raise FormatError('expected {"memories": [...]} or a JSON array of memories')
-            return [Chunk(t) for t in map(_item_text, items) if t is not None]
-    chunks = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line:
-            chunks.append(Chunk(LINE_BULLET.sub("", line, count=1)))
-    return chunks
-
-
 # --- claude markdown (and --file .md) ---------------------------------------------------------------
 
 
@@ -152,13 +110,6 @@ def parse_claude_markdown(text: str) -> list[Chunk]:
             out.append(line)
     out.end()
     return out.chunks
-
-
-def parse_claude(text: str, name: str) -> list[Chunk]:
-    """`--claude`: a `.json` file is read as ChatGPT's format, anything else as CLAUDE.md."""
-    if name.lower().endswith(".json"):
-        return parse_chatgpt(text)
-    return parse_claude_markdown(text)
 
 
 # --- cursor -----------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 from hippod.ingest.export_doc import ParsedExport, Record
 from hippod.ingest.import_core import Prepared, Verdict, judge, merge_tags, token_set
 from hippod.lifecycle.digest import content_digest
+from hippod.progress import TICK_EVERY, Steps
 from hippod.recall.terms import fts_columns
 from hippod.store.memories import memory_values
 from hippod.store.records import Memory
@@ -56,15 +57,42 @@ class Plan:
             self.skipped += len(positions)
 
 
-def existing_sets(texts: Sequence[str]) -> list[frozenset[str]]:
-    return [token_set(t) for t in texts]
+def existing_sets(texts: Sequence[str], steps: Steps | None = None) -> list[frozenset[str]]:
+    """The token sets of the store's live memories, the other side of every duplicate test."""
+    steps = steps or Steps.quiet()
+    steps.begin("reading the store", len(texts))
+    sets: list[frozenset[str]] = []
+    for i, text in enumerate(texts):
+        if i % TICK_EVERY == 0:
+            steps.tick(i)
+        sets.append(token_set(text))
+    steps.end()
+    return sets
 
 
-def _rows(plan: Plan) -> None:
-    plan.rows = [
-        [*memory_values(m), digest, *fts_columns(m.content, m.tags)]
-        for m, digest in zip(plan.memories, plan.digests, strict=True)
-    ]
+def _judge(
+    texts: Sequence[str],
+    digests: Sequence[str],
+    existing: Sequence[str],
+    rejected: Collection[str],
+    steps: Steps,
+    check: Sequence[bool] | None = None,
+) -> list[Verdict]:
+    sets = existing_sets(existing, steps)
+    steps.begin("checking for duplicates", len(texts))
+    verdicts = judge(texts, digests, sets, rejected, check=check, tick=steps.tick)
+    steps.end()
+    return verdicts
+
+
+def _rows(plan: Plan, steps: Steps) -> None:
+    steps.begin("preparing memories", len(plan.memories))
+    plan.rows = []
+    for i, (memory, digest) in enumerate(zip(plan.memories, plan.digests, strict=True)):
+        if i % TICK_EVERY == 0:
+            steps.tick(i)
+        plan.rows.append([*memory_values(memory), digest, *fts_columns(memory.content, memory.tags)])
+    steps.end()
 
 
 def plan_chunks(
@@ -74,10 +102,12 @@ def plan_chunks(
     make: MakeMemory,
     *,
     rows: bool = True,
+    steps: Steps | None = None,
 ) -> Plan:
     """Verdicts for prepared chunks, and a new memory for each one to store."""
+    steps = steps or Steps.quiet()
     digests = [content_digest(t) for t in prepared.texts]
-    verdicts = judge(prepared.texts, digests, existing_sets(existing), rejected)
+    verdicts = _judge(prepared.texts, digests, existing, rejected, steps)
     plan = Plan(total=len(prepared.texts), truncated=prepared.truncated)
     for text, tags, digest, verdict in zip(prepared.texts, prepared.tags, digests, verdicts, strict=True):
         if verdict is Verdict.DUPLICATE:
@@ -88,7 +118,7 @@ def plan_chunks(
             plan.memories.append(make(text, tags))
             plan.digests.append(digest)
     if rows:
-        _rows(plan)
+        _rows(plan, steps)
     return plan
 
 
@@ -117,6 +147,7 @@ def plan_records(
     make: FromRecord,
     *,
     rows: bool = True,
+    steps: Steps | None = None,
 ) -> Plan:
     """Verdicts for the records of a JSON export, and the memories to store.
 
@@ -124,6 +155,7 @@ def plan_records(
     comes in when its replacement does (still superseded, pointing at the new id), and is
     skipped with it otherwise. A `superseded_by` naming no record of the export is dropped.
     """
+    steps = steps or Steps.quiet()
     records = parsed.records
     for record in records:
         record.tags = merge_tags(record.tags, extra_tags)
@@ -131,7 +163,7 @@ def plan_records(
     check = [heads[i] == i for i in range(len(records))]
     texts = [r.content for r in records]
     digests = [content_digest(t) for t in texts]
-    verdicts = judge(texts, digests, existing_sets(existing), rejected, check=check)
+    verdicts = _judge(texts, digests, existing, rejected, steps, check)
     for i, head in enumerate(heads):
         if verdicts[i] is Verdict.NEW and verdicts[head] is not Verdict.NEW:
             verdicts[i] = Verdict.DUPLICATE
@@ -153,7 +185,7 @@ def plan_records(
         plan.memories.append(memory)
         plan.digests.append(digests[i])
     if rows:
-        _rows(plan)
+        _rows(plan, steps)
     return plan
 
 

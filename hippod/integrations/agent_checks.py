@@ -24,8 +24,10 @@ def claude_check(command: str, env: Mapping[str, str]) -> Check:
     if status.error is not None:
         return Check(name=name, status=FAIL, message=status.error, fix=f"repair {status.path}, then {fix}")
     problems = []
-    if status.missing:
-        problems.append("missing: " + ", ".join(f"{s.event} {s.suffix}" for s in status.missing))
+    # An entry in an older form is there, only not current: it is named once, under older forms.
+    missing = [s for s in status.missing if not any(s.owns(c) for c in status.outdated)]
+    if missing:
+        problems.append("missing: " + ", ".join(f"{s.event} {s.suffix}" for s in missing))
     if status.duplicated:
         problems.append("duplicated: " + ", ".join(f"{s.event} {s.suffix}" for s in status.duplicated))
     if status.outdated:
@@ -45,7 +47,7 @@ def codex_checks(command: str, env: Mapping[str, str]) -> list[Check]:
         entries = Check(name=name, status=FAIL, message=status.error, fix=f"repair {status.path}")
     elif status.outdated:
         message = f"older hippod hooks in {status.path}: " + ", ".join(status.outdated)
-        entries = Check(name=name, status=WARN, message=message, fix=codex.REINSTALL)
+        entries = Check(name=name, status=WARN, message=message, fix=_install("codex"))
     elif status.missing:
         missing = ", ".join(f"{s.event} {s.suffix}" for s in status.missing)
         message = f"missing in {status.path}: {missing}"

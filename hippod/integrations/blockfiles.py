@@ -60,7 +60,7 @@ def install(target: str, path: str, variant: str, *, global_root: str) -> Report
         return report
     text, new_text, outcome = patch
     if new_text != text:
-        files.write_atomic(path, new_text)
+        files.write_atomic(path, new_text, global_root=global_root)
         verb = "Installed" if outcome == "added" else "Updated"
         report.lines.append(f"{verb} {target} block in {path}")
     current = blocks.digest(blocks.current_body(variant))
@@ -89,9 +89,21 @@ def uninstall(target: str, path: str, variant: str, *, global_root: str) -> Repo
     if outcome == "edited":
         report.warnings.append(_edited(path))
     elif new_text != text:
-        files.write_atomic(path, new_text)
+        files.write_atomic(path, new_text, global_root=global_root, backup=False)
         report.lines.append(f"Removed hippo block from {path}")
+        _forget_backup_if_restored(path, new_text, global_root)
     return report
+
+
+def _forget_backup_if_restored(path: str, text: str, global_root: str) -> None:
+    """Drop the file's backup once the file is exactly what the backup kept."""
+    backup = files.existing_backup(path, global_root)
+    try:
+        kept = None if backup is None else files.read_text(backup)
+    except files.Unreadable:
+        return
+    if kept == text:
+        files.forget_backup(path, global_root)
 
 
 def refresh(path: str, variant: str, *, global_root: str) -> Report:
@@ -100,7 +112,7 @@ def refresh(path: str, variant: str, *, global_root: str) -> Report:
     patch = _patch(path, variant, report)
     if patch is None or patch[2] != "updated":
         return report
-    files.write_atomic(path, patch[1])
+    files.write_atomic(path, patch[1], global_root=global_root)
     report.lines.append(f"Updated hippo block in {path}")
     current = blocks.digest(blocks.current_body(variant))
     for record in _block_records(global_root, path):
@@ -109,7 +121,7 @@ def refresh(path: str, variant: str, *, global_root: str) -> Report:
     return report
 
 
-def clean_cursorrules(project: str) -> Report:
+def clean_cursorrules(project: str, *, global_root: str) -> Report:
     """Remove the block older versions wrote into `.cursorrules` (never written now); a file left
     empty goes too."""
     report = Report()
@@ -123,8 +135,8 @@ def clean_cursorrules(project: str) -> Report:
     if outcome != "removed":
         return report
     if new_text.strip():
-        files.write_atomic(path, new_text)
+        files.write_atomic(path, new_text, global_root=global_root)
     else:
-        files.remove(path)
+        files.remove(path, global_root)
     report.lines.append(f"Removed legacy hippo block from {path}")
     return report

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 
 from hippod.integrations import homes, hookjson, installed
-from hippod.integrations.commands import CLAUDE_HOOKS, LEGACY_STOP, HookSpec
+from hippod.integrations.commands import CLAUDE_HOOKS, LEGACY_STOP
 from hippod.integrations.report import Report
 
 TARGET = "claude-code"
@@ -25,49 +25,26 @@ def _record(path: str, command: str) -> installed.Record:
     return installed.Record(target=TARGET, kind="hook", file=path, command=command)
 
 
-def _migrate(data: hookjson.Json, spec: HookSpec, command: str, report: Report) -> None:
-    """Leave exactly one hook object with `command` under the entry's event."""
-    hooks = data.get("hooks") or {}
-    objects = list(hookjson.hook_objects(hooks, spec.event))
-    current = [h for h in objects if h["command"] == command]
-    older = [h for h in objects if h["command"] != command and spec.owns(h["command"])]
-    if not current and older:
-        kept = older.pop(0)
-        old = kept["command"]
-        report.lines.append(f"Replaced {old} with {command} ({spec.event}) in claude-code settings")
-        kept["command"] = command
-        kept["timeout"] = spec.timeout
-    elif not current:
-        hookjson.append(data, spec.event, hookjson.new_entry(spec, command))
-        report.lines.append(f"Installed {command} {spec.event} hook in claude-code settings")
-    # Picked by object, not by command: the copy that stays has the very same command string.
-    extra = {id(h) for h in older} | {id(h) for h in current[1:]}
-    if extra:
-        for old in hookjson.strip_hooks(data["hooks"], spec.event, lambda h: id(h) in extra):
-            report.lines.append(f"Removed duplicate {old} ({spec.event}) from claude-code settings")
-
-
 def install(prefix: str, *, global_root: str, env: Mapping[str, str]) -> Report:
-    """The seven entries, with `prefix` starting each command."""
+    """The seven entries, with `prefix` starting each command; hookjson.SettingsError, with nothing
+    changed, when settings.json is not JSON hippod can edit."""
     report = Report()
     path = settings_path(env)
-    loaded = hookjson.load_or_warn(path, "claude-code settings", report)
-    if loaded is None:
-        return report
-    data, old_text = loaded
+    data, old_text = hookjson.load(path)
     hooks = data.get("hooks") or {}
     for old in hookjson.strip(hooks, LEGACY_STOP.event, LEGACY_STOP.owns):
         report.lines.append(f"Removed legacy {old} Stop hook from claude-code settings")
     for spec in CLAUDE_HOOKS:
-        _migrate(data, spec, spec.command(prefix), report)
-    hookjson.save(path, data, old_text)
+        hookjson.settle(data, spec, spec.command(prefix), "claude-code settings", report)
+    hookjson.save(path, data, old_text, global_root=global_root)
     for spec in CLAUDE_HOOKS:
         installed.add(global_root, _record(path, spec.command(prefix)))
     return report
 
 
 def uninstall(*, global_root: str, env: Mapping[str, str]) -> Report:
-    """Remove hippod's hook objects, current and older forms (hookjson.uninstall)."""
+    """Remove hippod's hook objects, current and older forms (hookjson.uninstall); SettingsError when
+    settings.json is not JSON hippod can edit."""
     specs = (*CLAUDE_HOOKS, LEGACY_STOP)
     return hookjson.uninstall(
         settings_path(env), specs, target=TARGET, where="claude-code settings", global_root=global_root

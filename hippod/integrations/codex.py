@@ -1,9 +1,10 @@
-"""Codex's two hook entries in `<codex home>/hooks.json`, append-only (integrations.md §5, §8).
+"""Codex's two hook entries in `<codex home>/hooks.json` (integrations.md §5, §8).
 
-Codex keys its trust to each hook as written and asks again about an edited one, so install only
-ever appends: it never edits an entry, ours or anyone's. When an older hippod entry for the same
-event is there (another prefix, or the original hippo's command) nothing is added; uninstall then
-install replaces it.
+Codex keys its trust to each hook as written and asks again about an edited one, so install never
+touches anyone else's entry and leaves a current one of ours as it is. An older form of ours (a bare
+`hippoctl`, another install's path, the original hippo's command) is replaced in place, as in
+Claude Code's settings: such a command runs another client or none at all from Codex's PATH, so
+keeping it would keep a hook that cannot start. Codex then asks to trust the replaced entry once.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from hippod.integrations.report import Report
 
 TARGET = "codex"
 TRUST_REMINDER = "Codex runs new hooks only after you trust them once in its /hooks view"
-REINSTALL = "hippoctl hook uninstall codex && hippoctl hook install codex"
 
 
 def hooks_path(env: Mapping[str, str]) -> str:
@@ -29,38 +29,28 @@ def home_exists(env: Mapping[str, str]) -> bool:
 
 
 def install(prefix: str, *, global_root: str, env: Mapping[str, str]) -> Report:
-    """Append whichever of the two entries is missing; only when Codex's home exists."""
+    """Add whichever of the two entries is missing, an older form of ours turned into it in place;
+    only when Codex's home exists. SettingsError, with nothing changed, when hooks.json is not JSON
+    hippod can edit."""
     report = Report()
     if not home_exists(env):
         report.warnings.append(f"Codex home {homes.codex_home(env)} not found; no Codex hooks written")
         return report
     path = hooks_path(env)
-    loaded = hookjson.load_or_warn(path, "Codex hooks.json", report)
-    if loaded is None:
-        return report
-    data, old_text = loaded
+    data, old_text = hookjson.load(path)
     for spec in CODEX_HOOKS:
         command = spec.command(prefix)
-        found = hookjson.commands(data.get("hooks") or {}, spec.event)
-        older = [c for c in found if c != command and spec.owns(c)]
-        if command not in found:
-            if older:
-                report.warnings.append(
-                    f"older hippod hook {older[0]} ({spec.event}) in {path} left as it is, since Codex "
-                    f"would ask to trust an edited hook again; to replace it: {REINSTALL}"
-                )
-                continue
-            entry = hookjson.new_entry(spec, command, commandWindows=windows_command(prefix, spec.suffix))
-            hookjson.append(data, spec.event, entry)
-            report.lines.append(f"Installed {command} {spec.event} hook in Codex hooks.json")
+        windows = windows_command(prefix, spec.suffix)
+        hookjson.settle(data, spec, command, "Codex hooks.json", report, commandWindows=windows)
         installed.add(global_root, installed.Record(target=TARGET, kind="hook", file=path, command=command))
-    hookjson.save(path, data, old_text)
+    hookjson.save(path, data, old_text, global_root=global_root)
     report.warnings.append(TRUST_REMINDER)
     return report
 
 
 def uninstall(*, global_root: str, env: Mapping[str, str]) -> Report:
-    """Remove hippod's hook objects, current and older forms (hookjson.uninstall), nothing else."""
+    """Remove hippod's hook objects, current and older forms (hookjson.uninstall), nothing else: a
+    hooks.json left holding nothing of the user's goes. SettingsError when it is not JSON."""
     return hookjson.uninstall(
         hooks_path(env), CODEX_HOOKS, target=TARGET, where="Codex hooks.json", global_root=global_root
     )

@@ -1,11 +1,13 @@
 """The hook commands hippod installs, and which commands count as its own (integrations.md §3, §5, §8).
 
 Every installed command is `<prefix> <suffix>`: the prefix is how the installing client runs itself
-(`hippoctl`, a quoted path to it, or `<python> -m hippoctl`; see hippoctl/selfcommand.py) and the
-suffix is one of the verbs below. Identity is the exact command string. Besides the current command,
-an entry owns these older forms, which install replaces in place and uninstall removes:
+from any shell (its quoted absolute path, or `<python> -m hippoctl`; see hippoctl/selfcommand.py) and
+the suffix is one of the verbs below. Identity is the exact command string. Besides the current
+command, an entry owns these older forms, which install replaces in place and uninstall removes:
 
-1. the same suffix after another hippoctl prefix (an install that has since moved, or a second one);
+1. the same suffix after another hippoctl prefix: the bare `hippoctl` earlier versions wrote (which a
+   host whose PATH lacks the client's folder cannot start), an install that has since moved, a second
+   one;
 2. the original hippo's command for the same event: `hippo <its arguments>`, also with the
    `--log-file <path>` (or, for `last-sleep`, `--path <path>`) argument its later versions added;
 3. for SessionEnd, the original's older `hippo sleep` and `hippo capture --last-session` pair, and
@@ -132,3 +134,8 @@ def runs_hippo(command: str) -> bool:
 def windows_command(prefix: str, suffix: str) -> str:
     """Codex's `commandWindows`: `hippoctl.exe …` for a plain `hippoctl` prefix, else the command as is."""
     return f"hippoctl.exe {suffix}" if prefix == "hippoctl" else f"{prefix} {suffix}"
+
+
+def mcp_argv(prefix: str) -> list[str]:
+    """The words that start `hippoctl mcp` under `prefix` (an MCP client's `command` and `args`)."""
+    return [*(split(prefix) or ["hippoctl"]), "mcp"]

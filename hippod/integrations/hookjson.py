@@ -1,18 +1,21 @@
 """Reading and editing a hooks file in Claude Code's shape (`settings.json`, Codex's `hooks.json`):
 `{"hooks": {<event>: [{"matcher"?: str, "hooks": [{"type": "command", "command": str, ...}]}]}}`.
 
-Everything else in the file is kept as parsed, in its key order, and written back with a 2-space
-indent. Entries and hook objects of any other shape are not ours and are never touched.
+Everything else in the file is kept as it is, in its own layout (jsonedit.py): only the entries
+hippod adds or removes change, so an install followed by an uninstall gives back the file byte for
+byte. Entries and hook objects of any other shape are not ours and are never touched.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from hippod.integrations import files, installed
+from hippod.integrations import files, installed, jsonedit
 from hippod.integrations.commands import HookSpec
 from hippod.integrations.report import Report
 
@@ -23,6 +26,16 @@ class SettingsError(Exception):
     """The file is not JSON hippod can merge into; it is left exactly as it is."""
 
 
+def parse(path: str, text: str) -> Any:
+    """The JSON in a file's text (a leading byte-order mark allowed); SettingsError names the file and
+    where the text stops being JSON."""
+    try:
+        return json.loads(text.removeprefix("\ufeff"))
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise SettingsError(f"{path} is not valid JSON ({exc.msg} at {where})") from None
+
+
 def load(path: str) -> tuple[Json, str | None]:
     """The parsed file and its text (None when it does not exist, which reads as `{}`)."""
     try:
@@ -31,10 +44,7 @@ def load(path: str) -> tuple[Json, str | None]:
         raise SettingsError(str(exc)) from None
     if text is None:
         return {}, None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SettingsError(f"{path} is not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    data = parse(path, text)
     if not isinstance(data, dict):
         raise SettingsError(f"{path} does not hold a JSON object")
     hooks = data.get("hooks")
@@ -45,25 +55,17 @@ def load(path: str) -> tuple[Json, str | None]:
     return data, text
 
 
-def load_or_warn(path: str, where: str, report: Report) -> tuple[Json, str | None] | None:
-    """load(), or None with a warning naming the file when it is not JSON hippod can merge into."""
-    try:
-        return load(path)
-    except SettingsError as exc:
-        report.warnings.append(f"{exc}; {where} left unchanged")
-        return None
-
-
 def dump(data: Json) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def save(path: str, data: Json, old_text: str | None) -> bool:
-    """Write `data` unless the file already holds that JSON, in whatever layout and line endings (a
-    file with nothing to change stays byte for byte); True when it was written."""
-    if old_text is not None and json.loads(old_text) == data:
+def save(path: str, data: Json, old_text: str | None, *, global_root: str, backup: bool = True) -> bool:
+    """Write `data` unless the file already holds that JSON (a file with nothing to change stays byte
+    for byte); an existing file keeps its layout. True when it was written."""
+    if old_text is not None and jsonedit.same(parse(path, old_text), data):
         return False
-    files.write_atomic(path, dump(data))
+    text = dump(data) if old_text is None else jsonedit.render(old_text, data)
+    files.write_atomic(path, text, global_root=global_root, backup=backup)
     return True
 
 
@@ -131,6 +133,29 @@ def append(data: Json, event: str, entry: Json) -> None:
     hooks.setdefault(event, []).append(entry)
 
 
+def settle(data: Json, spec: HookSpec, command: str, where: str, report: Report, **extra: str) -> None:
+    """Leave exactly one hook object with `command` under the entry's event: an older form of it
+    (commands.py) becomes the current command in place, with the entry's timeout and `extra` keys;
+    with neither, a new entry is appended; further copies go."""
+    hooks = data.get("hooks") or {}
+    objects = list(hook_objects(hooks, spec.event))
+    current = [h for h in objects if h["command"] == command]
+    older = [h for h in objects if h["command"] != command and spec.owns(h["command"])]
+    if not current and older:
+        kept = older.pop(0)
+        old = kept["command"]
+        report.lines.append(f"Replaced {old} with {command} ({spec.event}) in {where}")
+        kept.update(command=command, **extra, timeout=spec.timeout)
+    elif not current:
+        append(data, spec.event, new_entry(spec, command, **extra))
+        report.lines.append(f"Installed {command} {spec.event} hook in {where}")
+    # Picked by object, not by command: the copy that stays has the very same command string.
+    copies = {id(h) for h in older} | {id(h) for h in current[1:]}
+    if copies:
+        for old in strip_hooks(data["hooks"], spec.event, lambda h: id(h) in copies):
+            report.lines.append(f"Removed duplicate {old} ({spec.event}) from {where}")
+
+
 def _ours(spec: HookSpec, recorded: set[str | None]) -> Callable[[str], bool]:
     """Picks the entry's current command under any hippoctl prefix, its older forms, and a recorded
     command for the same verb (whatever prefix it was installed with)."""
@@ -138,25 +163,84 @@ def _ours(spec: HookSpec, recorded: set[str | None]) -> Callable[[str], bool]:
     return lambda command: spec.owns(command) or command in owned
 
 
+def _without_ours(
+    data: Json, specs: tuple[HookSpec, ...], recorded: set[str | None]
+) -> tuple[Json, list[str]]:
+    """A copy of `data` without hippod's hook objects for `specs` (entries and event arrays left empty
+    go, and so does a `hooks` object that became empty), and the events and commands removed."""
+    data = copy.deepcopy(data)
+    removed: list[str] = []
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict) and hooks:
+        for spec in specs:
+            removed += [f"{old} {spec.event}" for old in strip(hooks, spec.event, _ours(spec, recorded))]
+        if not hooks:
+            del data["hooks"]
+    return data, removed
+
+
+def _bare(data: Json) -> Json:
+    """`data` without empty event arrays or an empty `hooks` object, which hold nothing of anyone's."""
+    data = copy.deepcopy(data)
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict):
+        for event in [event for event, entries in hooks.items() if entries == []]:
+            del hooks[event]
+    if not data.get("hooks", True):
+        del data["hooks"]
+    return data
+
+
+def _read_backup(path: str) -> tuple[str, Any] | None:
+    try:
+        text = files.read_text(path)
+        return None if text is None else (text, parse(path, text))
+    except (files.Unreadable, SettingsError):
+        return None
+
+
+def _put_back(
+    path: str, result: Json, old_text: str, ours: Callable[[Json], tuple[Json, list[str]]], global_root: str
+) -> str | None:
+    """Write the file without hippod's entries, as close to the user's own as can be: the backup's very
+    bytes when nothing else changed since, no file at all when it holds nothing of the user's, else
+    the file in its own layout. Returns a line to report when the file was removed."""
+    backup = files.existing_backup(path, global_root)
+    kept = None if backup is None else _read_backup(backup)
+    if kept is not None and isinstance(kept[1], dict):
+        pristine, ours_in_backup = ours(kept[1])
+        if not ours_in_backup and jsonedit.same(_bare(pristine), _bare(result)):
+            files.write_atomic(path, kept[0], backup=False)
+            files.forget_backup(path, global_root)
+            return None
+        # A backup that held only hippod's entries: the file was hippod's from the start.
+        created = bool(ours_in_backup) and _bare(pristine) == {}
+    else:
+        created = backup is None
+    if created and result == {}:
+        os.unlink(path)
+        files.forget_backup(path, global_root)
+        return f"Removed {path}, which held only hippod's entries"
+    # The file is hippod's edit of the user's by now: a backup of it would keep nothing of theirs.
+    save(path, result, old_text, global_root=global_root, backup=False)
+    return None
+
+
 def uninstall(path: str, specs: tuple[HookSpec, ...], *, target: str, where: str, global_root: str) -> Report:
     """Remove hippod's hook objects for `specs` from the file: the current command under any hippoctl
     prefix, its older forms, and the commands installed.json records for `target` there. Entries and
-    event arrays left empty go, and so does a `hooks` object this emptied; nothing else changes."""
+    event arrays left empty go, and so does a `hooks` object this emptied; nothing else changes
+    (_put_back). SettingsError, with nothing changed, when the file is not JSON hippod can edit."""
     report = Report()
     records = installed.load(global_root)
     recorded = {r.command for r in records if r.target == target and r.kind == "hook" and r.file == path}
-    loaded = load_or_warn(path, where, report)
-    if loaded is None:
-        return report
-    data, old_text = loaded
-    hooks = data.get("hooks")
-    if hooks:
-        for spec in specs:
-            for old in strip(hooks, spec.event, _ours(spec, recorded)):
-                report.lines.append(f"Removed {old} {spec.event} hook from {where}")
-        if not hooks:
-            del data["hooks"]
-        save(path, data, old_text)
+    data, old_text = load(path)
+    result, removed = _without_ours(data, specs, recorded)
+    report.lines += [f"Removed {what} hook from {where}" for what in removed]
+    if removed and old_text is not None:
+        gone = _put_back(path, result, old_text, lambda d: _without_ours(d, specs, recorded), global_root)
+        if gone is not None:
+            report.lines.append(gone)
     installed.remove(global_root, lambda r: r.target == target and r.kind == "hook" and r.file == path)
     return report
 

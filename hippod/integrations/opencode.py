@@ -2,9 +2,8 @@
 `opencode.json` (integrations.md §6, §8 rule 4).
 
 OpenCode does not read Claude-style hook keys (a `hooks` key makes it refuse to start), so hippod
-wires it with a plugin: `session.idle` runs `session-end`, `session.created` runs `last-sleep`. The
-plugin's first line is its marker: a file without it is the user's and is never overwritten or
-deleted.
+wires it with a plugin (its text below says what it does on which event). The plugin's first line
+is its marker: a file without it is the user's and is never overwritten or deleted.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from hippod.integrations import files, homes, installed
+from hippod.integrations import files, homes, installed, jsonedit
 from hippod.integrations.commands import runs_hippo, split
 from hippod.integrations.report import Report
 
@@ -28,25 +27,130 @@ CONFIG_NAME = "opencode.json"
 _SOURCE = """@MARKER@
 // Written by `hippoctl hook install opencode`, which rewrites this file while the line above is
 // there (delete that line to keep your own changes); `hippoctl hook uninstall opencode` removes it.
-// session.idle runs `hippoctl session-end` (sleep); session.created runs `hippoctl last-sleep`.
+//
+// A new session (not a subagent's) runs `hippoctl last-sleep`, and what it prints goes into that
+// session's system prompt, as Claude Code's SessionStart hook adds it to the context. A session
+// ends when it is deleted or when OpenCode closes (server.instance.disposed, or the plugin's
+// dispose): each session that had a turn then runs `hippoctl session-end --once`, once (session.idle
+// comes at the end of every turn, so it ends nothing).
+// @ts-nocheck: plain JavaScript, which Bun and Node both run as it is.
 
-const SESSION_END: string[] = @SESSION_END@;
-const LAST_SLEEP: string[] = @LAST_SLEEP@;
+import { spawn } from "node:child_process";
 
-export const HippoPlugin = async ({ $ }: { $: any }) => {
-  // Quiet and never throwing: a missing or failing hippoctl must not disturb the session.
-  const run = async (argv: string[]): Promise<void> => {
-    if (typeof $ !== "function") return;
+const SESSION_END = @SESSION_END@;
+const LAST_SLEEP = @LAST_SLEEP@;
+const WAIT_MS = 15000;
+
+// Runs argv (no shell) in `cwd` with the hook's JSON on stdin; resolves to what it printed, or ""
+// when it cannot run. Never rejects: a missing or failing hippoctl must not disturb the session.
+function run(argv, payload, cwd) {
+  return new Promise((resolve) => {
+    let out = "";
+    let child;
     try {
-      await $`${argv}`.quiet().nothrow();
+      child = spawn(argv[0], argv.slice(1), {
+        cwd,
+        stdio: ["pipe", "pipe", "ignore"],
+        detached: process.platform !== "win32", // a Ctrl-C that closes OpenCode must not stop it
+        windowsHide: true,
+      });
     } catch {
-      // nothing to report to the session
+      resolve("");
+      return;
+    }
+    const timer = setTimeout(() => child.kill(), WAIT_MS);
+    child.on("error", () => {
+      clearTimeout(timer);
+      resolve("");
+    });
+    child.on("close", () => {
+      clearTimeout(timer);
+      resolve(out);
+    });
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify(payload));
+  });
+}
+
+export const HippoPlugin = async ({ directory } = {}) => {
+  const home = typeof directory === "string" && directory ? directory : process.cwd();
+  const subagents = new Set(); // sessions with a parent: no report shown, no session end
+  const active = new Map(); // session id -> its folder, once it had a turn and until it ends
+  const ended = new Set();
+  const reports = new Map(); // session id -> the promise of last-sleep's text
+  let newest; // for an OpenCode that names no session in the system-prompt hook
+
+  const folderOf = (info) => (info && typeof info.directory === "string" && info.directory) || home;
+
+  const started = (info) => {
+    if (!info || typeof info.id !== "string") return;
+    if (info.parentID) {
+      subagents.add(info.id);
+      return;
+    }
+    if (reports.has(info.id)) return;
+    newest = info.id;
+    const folder = folderOf(info);
+    const payload = { session_id: info.id, cwd: folder, hook_event_name: "SessionStart", source: "startup" };
+    reports.set(info.id, run(LAST_SLEEP, payload, folder).then((text) => text.trim()));
+  };
+
+  const touched = (id) => {
+    if (typeof id === "string" && !subagents.has(id) && !ended.has(id) && !active.has(id)) {
+      active.set(id, home);
     }
   };
+
+  const end = (id, folder) => {
+    if (!active.has(id) || ended.has(id) || subagents.has(id)) return Promise.resolve("");
+    const cwd = folder || active.get(id);
+    active.delete(id);
+    ended.add(id);
+    return run(SESSION_END, { session_id: id, cwd, hook_event_name: "SessionEnd" }, cwd);
+  };
+
+  const endAll = () => Promise.all([...active.keys()].map((id) => end(id)));
+
   return {
-    event: async ({ event }: { event: { type: string } }): Promise<void> => {
-      if (event.type === "session.idle") await run(SESSION_END);
-      else if (event.type === "session.created") await run(LAST_SLEEP);
+    event: async ({ event } = {}) => {
+      const props = (event && event.properties) || {};
+      const info = props.info || {};
+      switch (event && event.type) {
+        case "session.created":
+          started(props.info);
+          break;
+        case "session.updated":
+          if (info.parentID) subagents.add(info.id);
+          break;
+        case "session.idle":
+          touched(props.sessionID);
+          break;
+        case "session.status":
+          if (props.status && props.status.type === "idle") touched(props.sessionID);
+          break;
+        case "session.deleted":
+          await end(info.id, info.directory);
+          break;
+        case "server.instance.disposed":
+          await endAll();
+          break;
+      }
+    },
+    "chat.message": async (input) => {
+      touched(input && input.sessionID);
+    },
+    "experimental.chat.system.transform": async (input, output) => {
+      const id = (input && input.sessionID) || newest;
+      const report = reports.get(id);
+      const text = report ? await report : "";
+      if (text && output && Array.isArray(output.system)) output.system.push(text);
+    },
+    dispose: async () => {
+      await endAll();
     },
   };
 };
@@ -62,11 +166,11 @@ def home_exists(env: Mapping[str, str]) -> bool:
 
 
 def plugin_source(prefix: str) -> str:
-    """The plugin's text; each command is an argument list, which Bun's shell passes on quoted."""
+    """The plugin's text; each command is an argument list, run without a shell."""
     words = split(prefix) or ["hippoctl"]
     return (
         _SOURCE.replace("@MARKER@", MARKER)
-        .replace("@SESSION_END@", json.dumps([*words, "session-end"]))
+        .replace("@SESSION_END@", json.dumps([*words, "session-end", "--once"]))
         .replace("@LAST_SLEEP@", json.dumps([*words, "last-sleep"]))
     )
 
@@ -125,7 +229,7 @@ def stray_hooks(path: str) -> bool | None:
     return isinstance(data, dict) and _holds_hippo(data.get("hooks"))
 
 
-def _clean_config(path: str, report: Report) -> None:
+def _clean_config(path: str, report: Report, global_root: str) -> None:
     found = stray_hooks(path)
     if found is None:
         report.warnings.append(f"{path} is not valid JSON; its hooks key (if any) left as it is")
@@ -136,7 +240,7 @@ def _clean_config(path: str, report: Report) -> None:
     assert text is not None
     data = json.loads(text)
     del data["hooks"]
-    files.write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    files.write_atomic(path, jsonedit.render(text, data), global_root=global_root)
     report.lines.append(f"Removed the stray hooks key (hippo commands) from {path}")
 
 
@@ -150,13 +254,15 @@ def install(prefix: str, project: str | None, *, global_root: str, env: Mapping[
     else:
         source = plugin_source(prefix)
         if state != "installed":
-            files.write_atomic(path, source)
+            # A file with hippod's own marker is hippod's whole: nothing of the user's to back up.
+            ours = state == "outdated" and _first_line(files.read_text(path) or "") == MARKER
+            files.write_atomic(path, source, global_root=global_root, backup=not ours)
             verb = "Installed" if state == "absent" else "Updated"
             report.lines.append(f"{verb} OpenCode plugin {path}")
         digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
         installed.add(global_root, installed.Record(target=TARGET, kind="plugin", file=path, digest=digest))
     for config in config_paths(project, env):
-        _clean_config(config, report)
+        _clean_config(config, report, global_root)
     return report
 
 
@@ -172,11 +278,11 @@ def uninstall(project: str | None, *, global_root: str, env: Mapping[str, str]) 
             os.unlink(path)
             report.lines.append(f"Removed OpenCode plugin {path}")
         elif first.startswith(MARKER_STEM):
-            files.remove(path)
+            files.remove(path, global_root)
             report.lines.append(f"Removed OpenCode plugin {path}")
         else:
             report.warnings.append(_not_ours(path))
     installed.remove(global_root, lambda r: r.target == TARGET and r.kind == "plugin")
     for config in config_paths(project, env):
-        _clean_config(config, report)
+        _clean_config(config, report, global_root)
     return report

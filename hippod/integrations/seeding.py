@@ -11,6 +11,7 @@ from hippod.agentnotes.importer import import_project, import_store
 from hippod.errors import HippoError
 from hippod.ingest.gitrun import learn_from_git, repo_root
 from hippod.request import RequestContext
+from hippod.store import gitignore
 from hippod.store.config import ConfigFile
 from hippod.store.db import DB_NAME
 from hippod.store.stores import PROJECT_DIR, Store, find_project_root
@@ -20,6 +21,11 @@ STORE_DIRS = ("buffer", "episodic", "semantic", "conflicts")
 STORE_FILES = (DB_NAME, "stats.json")
 SCAN_DEPTH = 3
 SCAN_SKIP = frozenset({"node_modules"})
+
+
+def store_files(store: Store) -> tuple[str, ...]:
+    """The files a fresh store shows: a project store's .gitignore too."""
+    return (*STORE_FILES, gitignore.NAME) if store.kind == "project" else STORE_FILES
 
 
 @dataclass
@@ -32,7 +38,8 @@ class Made:
 
 
 async def make_store(ctx: RequestContext, root: str) -> Made:
-    """Open (creating and migrating) the store at `root` with its folders and stats.json."""
+    """Open (creating and migrating) the store at `root` with its folders, stats.json and, for a
+    project store, its .gitignore."""
     registry = ctx.state.registry
     root = os.path.realpath(root)
     created = not os.path.isfile(os.path.join(root, DB_NAME))
@@ -42,6 +49,7 @@ async def make_store(ctx: RequestContext, root: str) -> Made:
     # A config.json that does not parse stops init before it creates anything (HippoError).
     ConfigFile(root).current()
     store = await registry.open(root)
+    await gitignore.ensure(store, restore=True)
     for name in STORE_DIRS:
         os.makedirs(os.path.join(root, name), mode=0o700, exist_ok=True)
     if not os.path.isfile(os.path.join(root, "stats.json")):

@@ -43,9 +43,14 @@ def variant(target: str) -> str:
     return blocks.CLAUDE if target == "claude-code" else blocks.AGENTS
 
 
-def detect(project: str) -> list[str]:
-    """The targets detected in a project folder, by integrations.md §1's table, in TARGETS order."""
-    return [t for t in TARGETS if any(os.path.exists(os.path.join(project, p)) for p in _DETECTED_BY[t])]
+def detect(project: str, env: Mapping[str, str]) -> list[str]:
+    """The targets detected in a project folder, by integrations.md §1's table, in TARGETS order; an
+    `AGENTS.md` also counts for OpenCode, which reads it, once OpenCode is installed (its home exists)."""
+    found = [t for t in TARGETS if any(os.path.exists(os.path.join(project, p)) for p in _DETECTED_BY[t])]
+    agents_md = os.path.exists(os.path.join(project, blockfiles.FILES[blocks.AGENTS]))
+    if "opencode" not in found and agents_md and opencode.home_exists(env):
+        found = [t for t in TARGETS if t in found or t == "opencode"]
+    return found
 
 
 def install_project(target: str, project: str, *, global_root: str) -> Report:
@@ -54,13 +59,32 @@ def install_project(target: str, project: str, *, global_root: str) -> Report:
     return blockfiles.install(target, path, kind, global_root=global_root)
 
 
+def check(target: str, env: Mapping[str, str]) -> None:
+    """hookjson.SettingsError when the target's machine-level hooks file is there but is not JSON
+    hippod can edit: `hook install` and `hook uninstall` then fail before writing anything."""
+    if target == "claude-code":
+        hookjson.load(claude.settings_path(env))
+    elif target == "codex" and codex.home_exists(env):
+        hookjson.load(codex.hooks_path(env))
+
+
+def _unchanged(exc: hookjson.SettingsError, target: str) -> Report:
+    report = Report()
+    report.warnings.append(f"{exc}; {target} hooks left unchanged")
+    return report
+
+
 def install_user(target: str, command: str, *, global_root: str, env: Mapping[str, str]) -> Report:
     """The target's machine-level wiring: Claude Code's 7 entries, Codex's 2 (when its home exists), the
-    OpenCode plugin; nothing for the AGENTS.md-only targets. `command` prefixes every hook command."""
-    if target == "claude-code":
-        return claude.install(command, global_root=global_root, env=env)
-    if target == "codex":
-        return codex.install(command, global_root=global_root, env=env)
+    OpenCode plugin; nothing for the AGENTS.md-only targets. `command` prefixes every hook command. A
+    hooks file that is not JSON is left as it is, with a warning."""
+    try:
+        if target == "claude-code":
+            return claude.install(command, global_root=global_root, env=env)
+        if target == "codex":
+            return codex.install(command, global_root=global_root, env=env)
+    except hookjson.SettingsError as exc:
+        return _unchanged(exc, target)
     if target == "opencode":
         return opencode.install(command, None, global_root=global_root, env=env)
     return Report()
@@ -79,14 +103,17 @@ def uninstall(target: str, project: str, *, global_root: str, env: Mapping[str, 
     """`hook uninstall <target>`: exactly hippod's own entries, and the block where §8 allows."""
     path, kind = blockfiles.locate(project, variant(target))
     report = blockfiles.uninstall(target, path, kind, global_root=global_root)
-    if target == "cursor":
-        report.extend(blockfiles.clean_cursorrules(project))
-    elif target == "claude-code":
-        report.extend(claude.uninstall(global_root=global_root, env=env))
-    elif target == "codex":
-        report.extend(codex.uninstall(global_root=global_root, env=env))
-    elif target == "opencode":
-        report.extend(opencode.uninstall(project, global_root=global_root, env=env))
+    try:
+        if target == "cursor":
+            report.extend(blockfiles.clean_cursorrules(project, global_root=global_root))
+        elif target == "claude-code":
+            report.extend(claude.uninstall(global_root=global_root, env=env))
+        elif target == "codex":
+            report.extend(codex.uninstall(global_root=global_root, env=env))
+        elif target == "opencode":
+            report.extend(opencode.uninstall(project, global_root=global_root, env=env))
+    except hookjson.SettingsError as exc:
+        report.extend(_unchanged(exc, target))
     return report
 
 
@@ -191,7 +218,7 @@ def status(target: str, project: str, command: str, *, env: Mapping[str, str]) -
             found.append((copy, True))
     return HookTarget(
         target=target,
-        detected=target in detect(project),
+        detected=target in detect(project, env),
         state=_overall(found),
         files=[f for f, _ in found],
     )
@@ -201,5 +228,5 @@ def doctor_checks(
     project: str | None, command: str, *, global_root: str, env: Mapping[str, str]
 ) -> list[Check]:
     """Claude Code, Codex, OpenCode and Blocks checks of integrations.md §12 (read-only)."""
-    found = [] if project is None else detect(project)
+    found = [] if project is None else detect(project, env)
     return agent_checks.checks(project, command, global_root=global_root, env=env, detected=found)

@@ -172,6 +172,7 @@ def score_candidates(
     *,
     cosines: Sequence[float | None] | None = None,
     hybrid_weight: float = 0.6,
+    cosine_floor: float = 0.0,
     rowids: Sequence[int] | None = None,
 ) -> list[Scored]:
     """Score one store's candidates, dropping those whose base or score is not above zero.
@@ -179,7 +180,8 @@ def score_candidates(
     Without `cosines` the base is BM25 per query token. With them (embeddings active, one entry
     per candidate, None where a memory has no vector) the base is the hybrid of recall.md §5:
     (1 - w) x bm25 / max_bm25 + w x max(0, cosine), so a memory no query term matches can still
-    come back on meaning alone.
+    come back on meaning alone, but only when its cosine reaches `cosine_floor`: every text has
+    some small cosine with every other, and below the floor it says nothing about relatedness.
 
     With `rowids` (the candidates' row numbers in the store), a candidate stored right next to
     another candidate gets CONTEXT_WEIGHT of that neighbour's BM25 added to its own. Without
@@ -210,6 +212,8 @@ def score_candidates(
         norm = own / best if best > 0 else 0.0
         if cosines is None:
             base = bm25 / len(query_tokens)
+        elif bm25 <= 0 and (cosine is None or cosine < cosine_floor):
+            continue
         else:
             base = (1.0 - hybrid_weight) * norm + hybrid_weight * max(0.0, cosine or 0.0)
         if base <= 0:

@@ -37,6 +37,7 @@ STORE_DEFAULTS: dict[str, Any] = {
         "provider": "local",
         "model": "wordllama:l2_supercat_256",
         "hybridWeight": 0.6,
+        "cosineFloor": 0.3,
     },
     "replay": {"count": 5},
     "autoTraceCapture": True,

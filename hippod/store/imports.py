@@ -1,9 +1,10 @@
-"""SQL for bulk imports and exports: the live texts to de-duplicate against, tombstoned digests, one
-executemany insert, and the rows an export writes out."""
+"""SQL for bulk imports and exports: the live texts to de-duplicate against, tombstoned digests, the
+batched insert, each imported file's digest, and the rows an export writes out."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import aiosqlite
@@ -37,12 +38,56 @@ async def rejected_digests(conn: aiosqlite.Connection, tenant: str) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
-async def insert_rows(conn: aiosqlite.Connection, rows: Sequence[Sequence[Any]]) -> None:
+INSERT_BATCH = 1_000
+
+
+async def insert_rows(
+    conn: aiosqlite.Connection,
+    rows: Sequence[Sequence[Any]],
+    tick: Callable[[int], None] | None = None,
+) -> None:
     """Insert prepared rows: COLUMNS values, then content_digest, fts_content, fts_tags.
 
-    The caller has checked every digest against the tombstones inside the same transaction.
+    The caller has checked every digest against the tombstones inside the same transaction. The
+    rows go in batches, `tick` hearing how many are in after each (the transaction is the caller's).
     """
-    await conn.executemany(_INSERT, rows)
+    for start in range(0, len(rows), INSERT_BATCH):
+        await conn.executemany(_INSERT, rows[start : start + INSERT_BATCH])
+        if tick is not None:
+            tick(min(start + INSERT_BATCH, len(rows)))
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedFile:
+    """A file as it was when last imported into the store: its digest and chunk count."""
+
+    digest: str
+    chunks: int
+    imported_at: str
+
+
+async def imported_file(conn: aiosqlite.Connection, tenant: str, fmt: str, path: str) -> ImportedFile | None:
+    """The last import of `path` as `fmt` into this tenant, if there was one."""
+    rows = await conn.execute_fetchall(
+        "SELECT digest, chunks, imported_at FROM imported_files "
+        "WHERE tenant_id = ? AND format = ? AND path = ?",
+        (tenant, fmt, path),
+    )
+    for digest, chunks, imported_at in rows:
+        return ImportedFile(str(digest), int(chunks), str(imported_at))
+    return None
+
+
+async def record_file(
+    conn: aiosqlite.Connection, tenant: str, fmt: str, path: str, seen: ImportedFile
+) -> None:
+    """Remember that `path` (as `fmt`) is imported with this digest, replacing an older record."""
+    await conn.execute(
+        "INSERT INTO imported_files (tenant_id, format, path, digest, chunks, imported_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, format, path) DO UPDATE SET "
+        "digest = excluded.digest, chunks = excluded.chunks, imported_at = excluded.imported_at",
+        (tenant, fmt, path, seen.digest, seen.chunks, seen.imported_at),
+    )
 
 
 async def exported(conn: aiosqlite.Connection, tenant: str) -> list[Memory]:

@@ -323,6 +323,22 @@ def m007_prompt_hook(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX memories_pinned_created ON memories (tenant_id, pinned, created)")
 
 
+def m008_imported_files(conn: sqlite3.Connection) -> None:
+    """The digest of each file imported into the store (ingest.md §1), so importing an unchanged
+    file again is answered without reading it into chunks."""
+    conn.execute(
+        """CREATE TABLE imported_files (
+            tenant_id TEXT NOT NULL,
+            format TEXT NOT NULL,
+            path TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            chunks INTEGER NOT NULL,
+            imported_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, format, path)
+        )"""
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_initial,
     m002_embeddings,
@@ -331,6 +347,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m005_spool,
     m006_continuity,
     m007_prompt_hook,
+    m008_imported_files,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

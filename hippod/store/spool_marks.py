@@ -3,7 +3,8 @@
 A hook handler claims its request key inside the transaction that holds the request's effect, so
 the key and the effect commit together or not at all. A replay whose key is already there (the
 daemon died after committing it but before deleting its spool file, or the live request got
-through after the client gave up waiting) then changes nothing.
+through after the client gave up waiting) then changes nothing. `session-end --once` keeps the
+session ids that ended here the same way.
 """
 
 from __future__ import annotations
@@ -27,13 +28,16 @@ class AlreadyApplied(HippoError):
 
 async def claim(conn: aiosqlite.Connection, key: str | None, now: str) -> None:
     """Record `key` in the open transaction; raises AlreadyApplied when it is already recorded."""
-    if key is None:
-        return
+    if key is not None and not await first(conn, key, now):
+        raise AlreadyApplied(key)
+
+
+async def first(conn: aiosqlite.Connection, key: str, now: str) -> bool:
+    """Record `key` in the open transaction; False when it was recorded before."""
     cursor = await conn.execute(
         "INSERT INTO spool_applied (request_key, applied_at) VALUES (?, ?) ON CONFLICT DO NOTHING", (key, now)
     )
-    if cursor.rowcount != 1:
-        raise AlreadyApplied(key)
+    return cursor.rowcount == 1
 
 
 async def prune(conn: aiosqlite.Connection, before: str) -> None:

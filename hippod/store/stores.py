@@ -14,7 +14,7 @@ from hippoctl.protocol.paths import home_override
 from hippod.embed.queue import EmbedQueue
 from hippod.embed.service import EmbedService, Settings, settings
 from hippod.store import config as store_config
-from hippod.store import memories
+from hippod.store import gitignore, memories
 from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME, Database
 from hippod.store.mirrors import MirrorWriter
@@ -134,6 +134,10 @@ class StoreRegistry:
             db, prepared = await Database.open(os.path.join(root, DB_NAME))
             store = Store(root, kind, db, prepared.schema, prepared.fts5, self.embedder)
             self.stores[root] = store
+            try:
+                await gitignore.ensure(store)
+            except Exception:
+                log.exception("writing the .gitignore of %s failed", root)
             return store
         finally:
             del self._opening[root]

@@ -233,3 +233,21 @@ def test_sleep_never_removes_compaction_memories(hippo: Hippo) -> None:
     hippo.ok("sleep", cwd=folder)
     assert [r[0] for r in compaction_memories(db)] == LESSONS[:2]
     assert query(db, "SELECT count(*) FROM memories WHERE source != 'compaction'") == [(0,)]
+
+
+def test_compact_resume_names_the_next_step_once(hippo: Hippo) -> None:
+    hippo.start()
+    folder, db = project(hippo)
+    path = Path(hippo.user_home, ".claude", "projects", "-tmp-proj", f"{SESSION}.jsonl")
+    last = "Done. The ranking tests pass.\n\nNext step: wire the budget fill into the context block."
+    write_jsonl(path, claude_records(["Port the ranking module"], ["Ported the BM25 scorer.", last]))
+    hook(hippo, "pre-compact", event("PreCompact", str(path), folder, trigger="auto"), folder)
+    [(next_step,)] = query(db, "SELECT next_step FROM task_snapshots")
+    assert next_step == "wire the budget fill into the context block."
+    out = hook(hippo, "compact-resume", event("SessionStart", str(path), folder, source="compact"), folder)
+    lines = out.splitlines()
+    assert lines[0] == "## Restored after compaction"
+    assert lines[1] == "Task: Port the ranking module"
+    assert lines[2].startswith("Summary: Ported the BM25 scorer. Done. The ranking tests pass.")
+    assert lines[3] == "Next step: wire the budget fill into the context block."
+    assert out.count("Next step") == 1

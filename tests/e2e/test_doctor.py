@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from e2e.harness import Hippo
 
 # The checks this module owns; the Service and agent checks come from the integrations' own code.
-OTHERS = ("Service", "Claude Code", "Codex", "Codex trust", "OpenCode", "Blocks")
+OTHERS = ("Service", "Claude Code", "Codex", "Codex trust", "OpenCode", "Hook commands", "Blocks")
 OWN_CHECKS = ("Python", "Daemon", "Socket", *(n for n in DAEMON_CHECKS if n not in OTHERS))
 MARKER = "ZEBRA-QUINCE-7731 lives in the memory text only"
 
@@ -256,9 +256,10 @@ def test_the_bundle_holds_counts_and_masked_settings_never_memory_text(hippo: Hi
     hippo.ok("remember", MARKER, "--pin", cwd=proj)
     hippo.ok("--global", "remember", f"global {MARKER}")
     done = hippo.ok("support-bundle", cwd=proj)
-    path = Path(proj, f"hippo-support-{date.today().isoformat()}.json")
-    assert done.stdout.strip() == str(path)
-    assert done.stderr == ""
+    # Not into the project (where it would sit in the repository): into the global store's folder.
+    path = Path(hippo.home, "support", f"hippo-support-{date.today().isoformat()}.json")
+    assert done.stdout == f"Wrote the support bundle to {path}\n"
+    assert done.stderr == "" and not any(n.startswith("hippo-support") for n in os.listdir(proj))
     raw = path.read_text(encoding="utf-8")
     assert "ZEBRA-QUINCE" not in raw and "DO-NOT-SHIP" not in raw
     bundle = json.loads(raw)
@@ -282,7 +283,7 @@ def test_the_bundle_with_logs_warns_that_they_can_hold_memory_text(hippo: Hippo)
     hippo.start()
     out = os.path.join(hippo.root, "with-logs.json")
     done = hippo.ok("support-bundle", "--include-logs", "--out", out)
-    assert done.stdout.strip() == out
+    assert done.stdout == f"Wrote the support bundle to {out}\n"
     assert "can contain memory text" in done.stderr
     bundle = json.loads(Path(out).read_text(encoding="utf-8"))
     tails = bundle["log_tails"]
@@ -293,13 +294,28 @@ def test_the_bundle_with_logs_warns_that_they_can_hold_memory_text(hippo: Hippo)
 def test_the_bundle_is_written_when_the_daemon_is_down(hippo: Hippo) -> None:
     out = os.path.join(hippo.root, "down.json")
     done = hippo.ok("support-bundle", "--out", "down.json", cwd=hippo.root)
-    assert done.stdout.strip() == out
+    assert done.stdout == f"Wrote the support bundle to {out}\n"
     bundle = json.loads(Path(out).read_text(encoding="utf-8"))
     assert bundle["daemon"]["reachable"] is False and "not running" in bundle["daemon"]["note"]
     assert "daemon" not in bundle["versions"] and bundle["versions"]["client"] == "0.1.0"
     assert by_name(bundle["doctor"])["Daemon"]["status"] == "fail"
     assert "config" not in bundle and "stores" not in bundle
     assert hippo.answers() is None
+
+
+def test_the_bundle_goes_into_a_folder_given_as_out_and_json_names_the_file(hippo: Hippo) -> None:
+    hippo.start()
+    folder = os.path.join(hippo.root, "tickets")
+    os.makedirs(folder)
+    data = hippo.json("support-bundle", "--out", folder)
+    path = os.path.join(folder, f"hippo-support-{date.today().isoformat()}.json")
+    assert data == {
+        "path": path,
+        "bytes": os.path.getsize(path),
+        "include_logs": False,
+        "daemon_reachable": True,
+    }
+    assert json.loads(Path(path).read_text(encoding="utf-8"))["daemon"]["reachable"] is True
 
 
 def test_a_bundle_that_cannot_be_written_is_one_line_and_exit_1(hippo: Hippo) -> None:

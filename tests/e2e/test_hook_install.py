@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippod.integrations import blocks
+from hippod.integrations import blocks, files
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
@@ -63,6 +63,17 @@ def listed(hippo: Hippo, cwd: Path) -> dict[str, Any]:
     return {row["target"]: row for row in hippo.json("hook", "list", cwd=str(cwd))["targets"]}
 
 
+def backup_of(hippo: Hippo, path: Path) -> Path | None:
+    """The backup the global store's backups/index.json names for `path`, if any."""
+    folder = Path(hippo.home, files.BACKUPS_DIR)
+    try:
+        index = json.loads((folder / files.INDEX_NAME).read_text())
+    except FileNotFoundError:
+        return None
+    names = [name for name, original in index.items() if original == str(path)]
+    return folder / names[0] if names else None
+
+
 def outside_markers(text: str) -> str:
     span = blocks.find(text)
     assert span is not None and span.end > 0
@@ -72,7 +83,13 @@ def outside_markers(text: str) -> str:
 def test_claude_code_install_twice_then_uninstall(hippo: Hippo) -> None:
     hippo.start()
     folder = project(hippo, **{"CLAUDE.md": USER_MD})
-    settings = write_json(Path(hippo.user_home, ".claude", "settings.json"), USER_SETTINGS)
+    settings = Path(hippo.user_home, ".claude", "settings.json")
+    settings.parent.mkdir(parents=True)
+    # As a person saves it: 4 spaces, one object on one line, no newline at the end.
+    layout = json.dumps(USER_SETTINGS, indent=4)
+    original = layout.replace('{\n        "A": "1"\n    }', '{"A": "1"}').encode()
+    assert b'"env": {"A": "1"}\n}' in original
+    settings.write_bytes(original)
     out, _ = hook(hippo, folder, "install", "claude-code")
     assert f"Installed claude-code block in {folder / 'CLAUDE.md'}" in out
     assert f"Installed {PREFIX} session-end SessionEnd hook in claude-code settings" in out
@@ -94,12 +111,17 @@ def test_claude_code_install_twice_then_uninstall(hippo: Hippo) -> None:
     assert (settings.read_bytes(), Path(folder, "CLAUDE.md").read_bytes()) == snapshot
     assert listed(hippo, folder)["claude-code"]["state"] == "installed"
 
+    # One backup each, of the user's own file, made before the first change and never replaced, in
+    # the global store (this folder has no store of its own), never beside the file.
+    backups = [backup_of(hippo, p) for p in (settings, folder / "CLAUDE.md")]
+    assert [b.read_bytes() for b in backups if b is not None] == [original, USER_MD.encode()]
+    assert not [p for p in [*folder.iterdir(), *settings.parent.iterdir()] if p.name.endswith(".hippo-bak")]
+
     hook(hippo, folder, "uninstall", "claude-code")
-    assert json.loads(settings.read_text()) == USER_SETTINGS
+    assert settings.read_bytes() == original  # byte for byte, not only the same JSON
     assert Path(folder, "CLAUDE.md").read_text() == USER_MD
-    # One backup each, of the user's own file, made before the first change and never replaced.
-    assert json.loads(Path(str(settings) + ".hippo-bak").read_text()) == USER_SETTINGS
-    assert Path(folder, "CLAUDE.md.hippo-bak").read_text() == USER_MD
+    assert not any(b.exists() for b in backups if b is not None)  # what they kept is back in place
+    assert backup_of(hippo, settings) is None and backup_of(hippo, folder / "CLAUDE.md") is None
     installed = json.loads(Path(hippo.home, "integrations", "installed.json").read_text())
     assert installed == []
 
@@ -128,27 +150,49 @@ def test_claude_code_legacy_hooks_migrated_in_place(hippo: Hippo) -> None:
     ]
     assert hooks["SessionStart"][0]["hooks"][0]["command"] == f"{PREFIX} last-sleep"
     hook(hippo, folder, "uninstall", "claude-code")
-    assert json.loads(settings.read_text()) == {}
+    assert not settings.exists()  # it held nothing but hippo's own entries
 
 
-def test_broken_settings_and_edited_block_are_left_alone(hippo: Hippo) -> None:
+def test_broken_settings_fail_the_request_and_change_nothing(hippo: Hippo) -> None:
+    hippo.start()
+    folder = project(hippo, **{"CLAUDE.md": USER_MD})
+    settings = Path(hippo.user_home, ".claude", "settings.json")
+    settings.parent.mkdir(parents=True)
+    broken = '{"hooks": {"SessionEnd": [\n'
+    settings.write_text(broken)
+    for action in ("install", "uninstall"):
+        done = hippo.ctl("hook", action, "claude-code", cwd=str(folder))
+        reason = "Expecting value at line 2 column 1"
+        assert (done.returncode, done.stdout) == (1, ""), done
+        assert done.stderr == f"hippoctl: {settings} is not valid JSON ({reason}); nothing changed\n"
+        assert settings.read_text() == broken and Path(folder, "CLAUDE.md").read_text() == USER_MD
+    assert not any(p.name.endswith(".hippo-bak") for p in [*folder.iterdir(), *settings.parent.iterdir()])
+    assert not Path(hippo.home, "backups").exists()
+    row = listed(hippo, folder)["claude-code"]
+    assert row["state"] == "edited" and [f["state"] for f in row["files"]] == ["absent", "edited"]
+
+
+def test_broken_codex_hooks_json_fails_the_request(hippo: Hippo) -> None:
+    hippo.start()
+    folder = project(hippo, **{"AGENTS.md": USER_MD})
+    hooks_json = Path(hippo.user_home, ".codex", "hooks.json")
+    hooks_json.parent.mkdir(parents=True)
+    hooks_json.write_text("{'hooks': {}}")
+    done = hippo.ctl("hook", "install", "codex", cwd=str(folder))
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done
+    assert f"{hooks_json} is not valid JSON (Expecting property name" in done.stderr
+    assert "line 1 column 2); nothing changed" in done.stderr
+    assert hooks_json.read_text() == "{'hooks': {}}" and Path(folder, "AGENTS.md").read_text() == USER_MD
+
+
+def test_an_edited_block_is_left_alone(hippo: Hippo) -> None:
     hippo.start()
     edited = f"{USER_MD}\n{blocks.START}\n## Project Memory (Hippo)\nMy own rules.\n{blocks.END}\n"
     folder = project(hippo, **{"CLAUDE.md": edited})
-    settings = Path(hippo.user_home, ".claude", "settings.json")
-    settings.parent.mkdir(parents=True)
-    settings.write_text('{"hooks": {"SessionEnd": [\n')
-    out, err = hook(hippo, folder, "install", "claude-code")
-    assert out == "claude-code: nothing changed\n"
+    _, err = hook(hippo, folder, "install", "claude-code")
     assert f"edited hippo block in {folder / 'CLAUDE.md'} left alone" in err
-    assert f"{settings} is not valid JSON" in err
-    assert settings.read_text() == '{"hooks": {"SessionEnd": [\n'
     assert Path(folder, "CLAUDE.md").read_text() == edited
-    assert not any(p.name.endswith(".hippo-bak") for p in [*folder.iterdir(), *settings.parent.iterdir()])
-    row = listed(hippo, folder)["claude-code"]
-    assert row["state"] == "edited" and [f["state"] for f in row["files"]] == ["edited", "edited"]
     hook(hippo, folder, "uninstall", "claude-code")
-    assert settings.read_text() == '{"hooks": {"SessionEnd": [\n'
     assert Path(folder, "CLAUDE.md").read_text() == edited
 
 
@@ -234,7 +278,7 @@ def test_opencode_plugin_and_stray_hooks(hippo: Hippo) -> None:
     assert f"Installed OpenCode plugin {plugin}" in out
     text = plugin.read_text()
     assert text.startswith("// HIPPO_OPENCODE_PLUGIN_V1 (hippod)\n")
-    assert json.dumps([sys.executable, "-m", "hippoctl", "session-end"]) in text
+    assert json.dumps([sys.executable, "-m", "hippoctl", "session-end", "--once"]) in text
     assert json.loads(Path(folder, "opencode.json").read_text()) == {"model": "m"}
     assert json.loads(user_config.read_text()) == {"theme": "t"}
     assert blocks.state(Path(folder, "AGENTS.md").read_text(), blocks.AGENTS) == "installed"

@@ -89,11 +89,26 @@ def test_markdown_import_fields_tags_and_reply(hippo: Hippo) -> None:
 def test_importing_the_same_file_twice_adds_nothing(hippo: Hippo) -> None:
     hippo.start()
     path = _write(hippo, "notes.md", MARKDOWN)
-    first = _import(hippo, "--markdown", path)
+    dry = _import(hippo, "--markdown", path, "--dry-run")
+    first = _import(hippo, "--markdown", path)  # a dry run records nothing: this one reads the file
+    assert (dry["total"], dry["unchanged"], first["imported"], first["total"]) == (5, False, 4, 5)
     second = _import(hippo, "--markdown", path)
-    assert (first["imported"], first["total"]) == (4, 5)
-    assert (second["imported"], second["skipped"], second["entries"]) == (0, 5, [])
-    assert len(_exported(hippo)) == 4
+    assert (second["imported"], second["unchanged"], second["entries"]) == (0, True, [])
+    assert second["imported_at"].endswith("Z")
+    done = hippo.ok("import", "--markdown", path)
+    assert done.stdout.startswith(f"Imported nothing: {path} is unchanged since its import on ")
+    assert "(5 chunks then; --force reads it again)" in done.stdout
+    # --force reads it again: every chunk is a near-copy of what the first import stored.
+    forced = _import(hippo, "--markdown", path, "--force")
+    assert (forced["unchanged"], forced["imported"], forced["skipped"]) == (False, 0, 5)
+    # A changed file is read whole again; only what is new goes in.
+    Path(path).write_text(MARKDOWN + "- Tag every release with its changelog entry\n", encoding="utf-8")
+    changed = _import(hippo, "--markdown", path)
+    assert (changed["imported"], changed["skipped"], changed["total"]) == (1, 5, 6)
+    assert _import(hippo, "--markdown", path)["unchanged"] is True
+    assert len(_exported(hippo)) == 5
+    # The record is per format: the same bytes read as --file are another import.
+    assert _import(hippo, "--file", path)["unchanged"] is False
 
 
 def test_json_reply_lists_entries_and_truncation_warns(hippo: Hippo) -> None:

@@ -77,7 +77,7 @@ def test_init_makes_seeds_wires_and_schedules_a_project(hippo: Hippo, tmp_path: 
     lines = done.stdout.splitlines()
     assert lines[0] == f"Initialized Hippo at {store}"
     assert "   Directories: buffer/ episodic/ semantic/ conflicts/" in lines
-    assert "   Files: hippo.db stats.json" in lines
+    assert "   Files: hippo.db stats.json .gitignore" in lines
     assert "   Learned 1 lesson from 30 days of git history; imported 0 agent notes" in lines
     assert lines[-1] == "   Registered for the daily 06:15 run; installed per-user service hippod.service"
     for name in ("buffer", "episodic", "semantic", "conflicts"):
@@ -88,7 +88,9 @@ def test_init_makes_seeds_wires_and_schedules_a_project(hippo: Hippo, tmp_path: 
     claude_md = (project / "CLAUDE.md").read_text()
     assert claude_md.startswith(USER_TEXT)
     assert START in claude_md and END in claude_md and "## Project Memory (Hippo)" in claude_md
-    assert (project / "CLAUDE.md.hippo-bak").read_text() == USER_TEXT
+    # Its backup is kept in the store, out of the repository.
+    assert (store / "backups" / "CLAUDE.md").read_text() == USER_TEXT
+    assert not list(project.glob("*.hippo-bak"))
     assert any(line.startswith("   Auto-installed") and "CLAUDE.md" in line for line in lines)
     # The seven Claude Code entries, each reported.
     commands = _hook_commands(_settings(hippo))
@@ -127,7 +129,7 @@ def test_running_init_again_changes_nothing(hippo: Hippo, tmp_path: Path) -> Non
         "systemctl --user is-enabled hippod.service",
         "systemctl --user is-active hippod.service",
     ]
-    assert (project / "CLAUDE.md.hippo-bak").read_text() == USER_TEXT
+    assert (project / ".hippo" / "backups" / "CLAUDE.md").read_text() == USER_TEXT
 
 
 def test_a_service_init_could_not_enable_is_a_warning_and_the_next_init_enables_it(
@@ -195,6 +197,22 @@ def test_init_wires_linked_instruction_files_and_opencode_json_as_hook_install_d
     assert json.loads((project / "opencode.json").read_text()) == {"model": "x"}
     again = hippo.ok("init", "--no-schedule", cwd=str(project))
     assert (project / "CLAUDE.md").read_text() == claude_md and "block" not in again.stdout
+
+
+def test_init_writes_the_opencode_plugin_where_opencode_is_installed(hippo: Hippo, tmp_path: Path) -> None:
+    hippo.start()
+    project = make_repo(tmp_path / "tool")
+    (project / "AGENTS.md").write_text(USER_TEXT)
+    plugin = Path(hippo.env["XDG_CONFIG_HOME"], "opencode", "plugins", "hippo.ts")
+    plugin.parent.parent.mkdir(parents=True)  # ~/.config/opencode/: OpenCode is installed
+    done = hippo.ok("init", "--no-schedule", cwd=str(project))
+    assert f"   Auto-installed OpenCode plugin {plugin}" in done.stdout.splitlines()
+    assert plugin.read_text().startswith("// HIPPO_OPENCODE_PLUGIN_V1 (hippod)\n")
+    row = {r["target"]: r for r in hippo.json("hook", "list", cwd=str(project))["targets"]}["opencode"]
+    assert row["detected"] and row["state"] == "installed", row
+    before = plugin.read_bytes()
+    again = hippo.ok("init", "--no-schedule", cwd=str(project))
+    assert "OpenCode" not in again.stdout and plugin.read_bytes() == before
 
 
 def test_opt_outs_leave_only_the_store(hippo: Hippo, tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hippod.integrations import files
+
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
@@ -198,8 +200,12 @@ def test_an_edited_unit_is_removed_with_a_copy_kept(hippo: Hippo) -> None:
     service.write_text(service.read_text() + "Nice=5\n")
     done = hippo.ok("daemon", "uninstall-service")
     assert not service.exists()
-    backup = unit_dir(hippo) / "hippod.service.hippo-bak"
+    backups = Path(hippo.home, files.BACKUPS_DIR)
+    [(name, original)] = json.loads((backups / files.INDEX_NAME).read_text()).items()
+    backup = backups / name
+    assert original == str(service)
     assert backup.read_text().endswith("Nice=5\n")
+    assert not list(unit_dir(hippo).glob("*.hippo-bak"))
     assert f"a copy stays at {backup}" in done.stdout
 
 

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 SESSION = "5f0c7a8e-2a1b-4c3d-9e8f-0a1b2c3d4e5f"
 WAIT = 60.0
 DECISION = "We decided to keep every store connection in WAL mode for the daemon."
+DEPLOY = "Deploy to staging failed because the migration step was skipped"
+FLAG_ON = "The feature flag is enabled for production users"
+FLAG_OFF = "The feature flag is disabled for production users"
 
 
 def end(hippo: Hippo, path: str, cwd: str) -> None:
@@ -31,8 +34,11 @@ def end(hippo: Hippo, path: str, cwd: str) -> None:
 
 
 def last_sleep(hippo: Hippo, cwd: str, *args: str) -> str:
+    """The hook's output; `--json` among `args` goes before the verb, where every verb takes it."""
     start = {"session_id": "next-session", "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"}
-    done = hippo.ctl("last-sleep", *args, input=json.dumps(start), cwd=cwd)
+    first = ["--json"] if "--json" in args else []
+    rest = [a for a in args if a != "--json"]
+    done = hippo.ctl(*first, "last-sleep", *rest, input=json.dumps(start), cwd=cwd)
     assert (done.returncode, done.stderr) == (0, ""), done
     return done.stdout
 
@@ -55,11 +61,44 @@ def test_session_end_returns_and_its_job_sleeps_captures_and_keeps_the_report(hi
         db, "SELECT content, source_session_id FROM memories WHERE source = 'capture'"
     )
     assert "WAL mode" in content and session == SESSION
-    out = last_sleep(hippo, folder, "--keep")
-    report = r"=== Previous session hippo consolidation ===\nRunning consolidation\.\.\.\n.*\n={40}\n"
-    assert re.fullmatch(report, out, re.DOTALL), out
-    assert last_sleep(hippo, folder) == out  # --keep kept it
-    assert last_sleep(hippo, folder) == ""  # shown once more, then cleared
+    # That sleep had nothing to tell: the next session is shown nothing, and the report is dropped.
+    assert last_sleep(hippo, folder, "--keep") == ""
+    assert json.loads(last_sleep(hippo, folder, "--json"))["report"]["active"] == 0
+    assert json.loads(last_sleep(hippo, folder, "--json"))["report"] is None
+
+
+def test_last_sleep_shows_a_short_summary_and_the_details_on_request(hippo: Hippo) -> None:
+    hippo.start()
+    folder, db = project(hippo)
+    for text in (DEPLOY, f"{DEPLOY} again", FLAG_ON, FLAG_OFF):
+        hippo.ok("remember", text, cwd=folder)
+    path = session_file(hippo, claude_records(["Deploy it"], ["Done."]))
+    end(hippo, path, folder)
+    assert hippo.wait_for(lambda: query(db, "SELECT count(*) FROM consolidation_runs") == [(1,)], WAIT)
+    assert hippo.wait_for(lambda: last_sleep(hippo, folder, "--keep") != "", WAIT)
+    lines = last_sleep(hippo, folder, "--keep").splitlines()
+    assert lines[0] == "=== Previous session hippo consolidation ==="
+    assert lines[1:4] == [
+        "Merged 4 related memories into 2:",
+        f'  - "{DEPLOY}" (2 memories)',
+        f'  - "{FLAG_ON}" (2 memories)',
+    ]
+    assert lines[4].startswith("1 open conflict (") and lines[5].endswith(" (new)")
+    assert lines[6:] == ["Also removed 1 duplicate.", "=" * 40]
+    for internal in ("mem_", "sem_", "phase", "replayed", "built"):
+        assert internal not in "\n".join(lines)
+    verbose = last_sleep(hippo, folder, "--keep", "--verbose")
+    assert re.fullmatch(
+        r"=== Previous session hippo consolidation ===\nRunning consolidation\.\.\.\n.*\n={40}\n",
+        verbose,
+        re.DOTALL,
+    ), verbose
+    assert "replayed mem_" in verbose  # the details are there for whoever asks
+    data = json.loads(last_sleep(hippo, folder, "--keep", "--json"))
+    assert data["shown"] is True and data["store"] == os.path.join(folder, ".hippo")
+    assert data["report"]["semantic_created"] == 2 and len(data["report"]["merges"]) == 2
+    assert last_sleep(hippo, folder).splitlines() == lines  # shown once more, then cleared
+    assert last_sleep(hippo, folder) == ""
 
 
 def test_in_a_folder_without_a_store_the_project_notes_go_to_the_global_store(hippo: Hippo) -> None:
@@ -147,3 +186,18 @@ def test_rereads_are_counted_from_the_transcript_and_replaced_on_a_second_run(hi
     end(hippo, path, folder)
     hippo.stop()  # shutdown waits for the second job
     assert rereads() == expected
+
+
+def test_a_report_kept_as_plain_text_is_dropped_unshown(hippo: Hippo) -> None:
+    hippo.start()
+    folder, db = project(hippo)
+    hippo.stop()
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('last_sleep_report', ?)",
+            ("Running consolidation...\nDetails:\n  replayed mem_0123456789ab",),
+        )
+    conn.close()
+    hippo.start()
+    assert last_sleep(hippo, folder) == ""
+    assert query(db, "SELECT count(*) FROM meta WHERE key = 'last_sleep_report'") == [(0,)]

@@ -16,25 +16,55 @@ if TYPE_CHECKING:
 JSON_KEYS = {
     "dry_run", "active", "removed", "dormant_moved", "secret_deleted", "dormant_expired", "merged",
     "semantic_created", "replayed", "traces_promoted", "extracted", "deduped", "junk_removed",
-    "junk_warnings", "conflicts", "shared", "learned", "agent_notes", "rejected", "details",
+    "junk_warnings", "conflicts", "shared", "learned", "agent_notes", "rejected", "details", "merges",
+    "went_dormant", "open_conflicts",
 }  # fmt: skip
 FAR = "2040-01-01T00:00:00Z"
 
 
-def test_report_and_json(hippo: Hippo) -> None:
+FLAG_ON = "The feature flag is enabled for production users"
+FLAG_OFF = "The feature flag is disabled for production users"
+DEPLOY = "Deploy to staging failed because the migration step was skipped"
+STORED = (
+    DEPLOY,
+    f"{DEPLOY} again",
+    f"{DEPLOY} again today",
+    FLAG_ON,
+    FLAG_OFF,
+    "Bump version to 2.3.4",
+    "Use ruff format before committing Python changes",
+)
+
+
+def test_the_default_report_is_a_short_summary_without_ids_or_phases(hippo: Hippo) -> None:
     hippo.start()
-    folder, db = project(hippo)
-    for text in (
-        "Deploy to staging failed because the migration step was skipped",
-        "Deploy to staging failed because the migration step was skipped again",
-        "Deploy to staging failed because the migration step was skipped again today",
-        "The feature flag is enabled for production users",
-        "The feature flag is disabled for production users",
-        "Bump version to 2.3.4",
-        "Use ruff format before committing Python changes",
-    ):
+    folder, _ = project(hippo)
+    for text in STORED:
         hippo.ok("remember", text, cwd=folder)
     done = hippo.ok("sleep", "--no-share", cwd=folder)
+    assert done.stderr == ""  # phase progress only with --verbose
+    lines = done.stdout.splitlines()
+    assert lines[:3] == [
+        "Merged 5 related memories into 2:",
+        f'  - "{DEPLOY}" (3 memories)',
+        f'  - "{FLAG_ON}" (2 memories)',
+    ]
+    assert lines[3] == "1 open conflict (`hippoctl conflicts` lists it, `hippoctl resolve <n>` settles it):"
+    assert lines[4] in (f'  - "{FLAG_ON}" vs "{FLAG_OFF}" (new)', f'  - "{FLAG_OFF}" vs "{FLAG_ON}" (new)')
+    assert lines[5:] == ["Also removed 2 duplicates and 1 junk memory."]
+    for internal in ("mem_", "sem_", "phase", "replayed", "built"):
+        assert internal not in done.stdout
+    again = hippo.ok("sleep", "--no-share", cwd=folder).stdout.splitlines()
+    assert again[0] == "1 open conflict (`hippoctl conflicts` lists it, `hippoctl resolve <n>` settles it):"
+    assert again[1].endswith('" (open)') and len(again) == 2
+
+
+def test_verbose_report_and_json(hippo: Hippo) -> None:
+    hippo.start()
+    folder, db = project(hippo)
+    for text in STORED:
+        hippo.ok("remember", text, cwd=folder)
+    done = hippo.ok("sleep", "--no-share", "--verbose", cwd=folder)
     lines = done.stdout.splitlines()
     assert lines[:3] == ["Running consolidation...", "", "Results:"]
     # 7 stored; merge adds 2 semantic (the deploy trio, the flag pair); dedupe drops two of the
@@ -51,14 +81,18 @@ def test_report_and_json(hippo: Hippo) -> None:
     assert lines[11] == "Open conflicts: 1 (1 new, 0 auto-resolved)"
     assert lines[12] == "Auto-shared 0 memories to the global store"
     assert lines[13] == "Details:"
-    assert lines[14].startswith("  phases 5, 7 and 13 (") and lines[14].endswith("are not built yet: skipped")
-    first = "Deploy to staging failed because the migration step was skipped"
-    assert f'  merged 3 episodic entries into semantic: "{first[:60]}..."' in lines
+    assert not any("built" in line for line in lines)
+    assert f'  merged 3 episodic entries into semantic: "{DEPLOY[:60]}..."' in lines
     assert "sleep: writing phase 3 (decay)" in done.stderr  # progress goes to stderr
     data = hippo.json("sleep", "--dry-run", "--no-share", cwd=folder)
     assert set(data) == JSON_KEYS
     assert data["dry_run"] is True and data["conflicts"] == {"open": 1, "new": 0, "auto_resolved": 0}
     assert set(data["deduped"]) == {"episodic", "semantic", "cross_layer"}
+    [conflict] = data["open_conflicts"]
+    assert {conflict["a_text"], conflict["b_text"]} == {FLAG_ON, FLAG_OFF}
+    assert (conflict["new"], conflict["tenant"]) == (False, "default")
+    assert conflict["reason"] == "enabled/disabled mismatch on overlapping statement"
+    assert data["merges"] == [] and data["went_dormant"] == []
     assert hippo.json("status", cwd=folder)["stores"][0]["sleep_count"] == 1
     hippo.stop()
     (run,) = query(db, "SELECT results_json FROM consolidation_runs")
@@ -67,6 +101,17 @@ def test_report_and_json(hippo: Hippo) -> None:
     assert ops.count("junk_delete") == 1 and ops.count("dedupe_delete") == 2 and ops[-1] == "consolidate"
     stats = json.loads(Path(folder, ".hippo", "stats.json").read_text(encoding="utf-8"))
     assert len(stats["consolidation_runs"]) == 1 and stats["consolidation_runs"][0]["merged"] == 5
+
+
+def test_json_names_the_merges(hippo: Hippo) -> None:
+    hippo.start()
+    folder, _ = project(hippo)
+    for text in STORED[:3]:
+        hippo.ok("remember", text, cwd=folder)
+    data = hippo.json("sleep", "--no-share", cwd=folder)
+    [merge] = data["merges"]
+    assert merge["text"] == DEPLOY and len(merge["members"]) == 3
+    assert re.fullmatch(r"sem_[0-9a-f]{12}", merge["semantic_id"])
 
 
 def _global_store_files(hippo: Hippo) -> dict[str, bytes]:
@@ -95,8 +140,11 @@ def test_dry_run_changes_nothing(hippo: Hippo) -> None:
     data = hippo.json("sleep", "--dry-run", cwd=folder)
     # Everything would change: decay, junk, conflicts, sharing; nothing may be written.
     assert data["dry_run"] and data["removed"] == 5 and data["dormant_moved"] == 5
-    text = hippo.ok("sleep", "--dry-run", cwd=folder).stdout
+    text = hippo.ok("sleep", "--dry-run", "--verbose", cwd=folder).stdout
     assert text.startswith("Dry run — nothing was written.\nRunning consolidation...\n")
+    summary = hippo.ok("sleep", "--dry-run", cwd=folder).stdout.splitlines()
+    assert summary[0] == "Dry run — nothing was written."
+    assert any(line.startswith("5 memories went dormant after fading from disuse") for line in summary)
     hippo.stop()
     assert files(store_dir) == before
     assert _global_store_files(hippo) == global_before
@@ -146,6 +194,7 @@ def test_secret_deleted_and_dormant_retention(hippo: Hippo) -> None:
     hippo.start(fake_now="2100-01-01T00:00:00Z")
     data = hippo.json("sleep", "--no-share", cwd=folder)
     assert (data["removed"], data["dormant_moved"], data["secret_deleted"]) == (2, 1, 1)
+    assert [(d["id"], d["text"]) for d in data["went_dormant"]] == [(plain.id, plain.content)]
     status = hippo.json("status", cwd=folder)["stores"][0]
     assert status["dormant"] == 1
     hippo.stop()

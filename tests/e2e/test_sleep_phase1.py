@@ -38,7 +38,7 @@ def _contents(hippo: Hippo, project: Path) -> list[str]:
 
 def test_sleep_learns_the_last_day_of_git_and_imports_agent_notes(hippo: Hippo) -> None:
     project = _project(hippo)
-    done = hippo.ok("sleep", cwd=str(project))
+    done = hippo.ok("sleep", "--verbose", cwd=str(project))
     assert "Learned 1 lesson from git; imported 1 agent note" in done.stdout
     found = hippo.json("recall", "cache key locale build Node pnpm", cwd=str(project))["results"]
     assert sorted(r["content"] for r in found) == [
@@ -50,7 +50,7 @@ def test_sleep_learns_the_last_day_of_git_and_imports_agent_notes(hippo: Hippo) 
 
 def test_no_learn_skips_phase_one(hippo: Hippo) -> None:
     project = _project(hippo)
-    done = hippo.ok("sleep", "--no-learn", cwd=str(project))
+    done = hippo.ok("sleep", "--no-learn", "--verbose", cwd=str(project))
     assert "Learned 0 lessons from git; imported 0 agent notes" in done.stdout
     assert not hippo.json("recall", "cache key locale build Node pnpm", cwd=str(project))["results"]
 
@@ -58,6 +58,6 @@ def test_no_learn_skips_phase_one(hippo: Hippo) -> None:
 def test_the_requests_tool_choice_applies(hippo: Hippo) -> None:
     project = _project(hippo)
     env = {**hippo.env, "HIPPO_AGENT_MEMORY_TOOLS": "codex"}
-    done = hippo.ctl("sleep", cwd=str(project), env=env)
+    done = hippo.ctl("sleep", "--verbose", cwd=str(project), env=env)
     assert done.returncode == 0, done.stderr
     assert "Learned 1 lesson from git; imported 0 agent notes" in done.stdout

@@ -103,9 +103,9 @@ def test_skipped_checks_share_one_line_per_reason() -> None:
     assert "Project store" not in [c.name for c in checks]  # no store above /
     lines = doctor.render(checks).splitlines()
     names = "Service, Global store, Sleep, Daily run, Workspaces, Watch roots, Claude Code, Codex, "
-    names += "Codex trust, OpenCode, Blocks, Spool, Config, Embeddings, Network"
+    names += "Codex trust, OpenCode, Hook commands, Blocks, Spool, Config, Embeddings, Network"
     assert lines[1] == f"skip  {names}  not run: hippod is not running"
-    assert lines[2] == "1 check: 1 failed, 0 warnings, 0 ok; 15 skipped"
+    assert lines[2] == "1 check: 1 failed, 0 warnings, 0 ok; 16 skipped"
     assert doctor.failed(checks)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from hippod import clock
 from hippod.embed import vectors
-from hippod.embed.service import DEFAULT_MODEL, embedding_text, settings, text_digest
+from hippod.embed.service import DEFAULT_COSINE_FLOOR, DEFAULT_MODEL, embedding_text, settings, text_digest
 from hippod.recall import score as sc
 from hippod.recall.bm25 import bm25_scores
 from hippod.recall.tokenize import tokenize
@@ -30,6 +30,7 @@ def _blob(*values: float) -> bytes:
 def test_settings_follow_the_spec_defaults() -> None:
     s = settings(STORE_DEFAULTS)
     assert (s.mode, s.model, s.hybrid_weight, s.mmr, s.mmr_lambda) == ("auto", DEFAULT_MODEL, 0.6, True, 0.7)
+    assert s.cosine_floor == DEFAULT_COSINE_FLOOR == settings({}).cosine_floor == 0.3
 
 
 @pytest.mark.parametrize(
@@ -51,6 +52,9 @@ def test_settings_refuse_unusable_numbers() -> None:
     s = settings({"embeddings": {"hybridWeight": 1.7, "model": ""}, "mmr": {"lambda": "x", "enabled": False}})
     assert (s.hybrid_weight, s.model, s.mmr_lambda, s.mmr) == (0.6, DEFAULT_MODEL, 0.7, False)
     assert settings({"embeddings": {"hybridWeight": 0.25}}).hybrid_weight == 0.25
+    assert settings({"embeddings": {"cosineFloor": 0.45}}).cosine_floor == 0.45
+    for unusable in (-0.1, 1.5, "0.2", True, None):
+        assert settings({"embeddings": {"cosineFloor": unusable}}).cosine_floor == DEFAULT_COSINE_FLOOR
 
 
 def test_embedding_text_leaves_out_path_tags() -> None:
@@ -127,6 +131,28 @@ def test_hybrid_base_is_point_four_bm25_share_plus_point_six_cosine(make_memory:
     assert by_id[meaning.id].base == pytest.approx(0.6 * 0.8)  # no term matched, kept on meaning
     assert by_id[meaning.id].cosine == 0.8
     assert by_id[best.id].score == pytest.approx(by_id[best.id].base)  # fresh, full strength: x 1.0
+
+
+def test_a_memory_without_a_query_term_needs_the_cosine_floor(make_memory: Any) -> None:
+    fresh = {"created": clock.iso(NOW), "last_retrieved": clock.iso(NOW)}
+    match = make_memory("nightly export times out", **fresh)
+    near = make_memory("the scheduled dump hangs", **fresh)
+    below = make_memory("lunch was good", **fresh)
+    candidates = [match, near, below]
+    docs = [tokenize(m.content) for m in candidates]
+    ctx = sc.ScoreContext(NOW, [])
+
+    # A term match is returned whatever its cosine; without one, only from the floor up.
+    results = sc.score_candidates(
+        tokenize("nightly export"), candidates, docs, ctx, cosines=[0.01, 0.3, 0.29], cosine_floor=0.3
+    )
+    assert [r.memory.id for r in results] == [match.id, near.id]
+    assert results[1].base == pytest.approx(0.6 * 0.3)
+    # A floor of 0 keeps every positive cosine, as before there was a floor.
+    results = sc.score_candidates(
+        tokenize("nightly export"), candidates, docs, ctx, cosines=[0.01, 0.3, 0.29]
+    )
+    assert len(results) == 3
 
 
 def test_hybrid_weight_comes_from_config(make_memory: Any) -> None:

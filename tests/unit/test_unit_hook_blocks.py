@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hippod.integrations import blockfiles, blocks, installed
+from hippod.integrations import blockfiles, blocks, files, installed
 
 USER_TEXT = "# My project\n\nBuild with `make`.\n"
 OLD_BODY = "## Project Memory (Hippo)\n\nAn older wording of the block."
@@ -116,7 +116,7 @@ def test_install_twice_one_backup_and_a_record(tmp_path: Path) -> None:
     assert path.read_bytes() == after
     # The record keeps its first installed_at: re-running changes no file, installed.json included.
     assert Path(installed.path(str(tmp_path))).read_bytes() == recorded
-    assert (tmp_path / "CLAUDE.md.hippo-bak").read_text() == USER_TEXT
+    assert Path(files.backup_path(str(path), str(tmp_path))).read_text() == USER_TEXT
     [record] = records(tmp_path)
     assert (record.target, record.kind, record.file) == ("claude-code", "block", str(path))
     assert record.digest == blocks.digest(blocks.current_body(blocks.CLAUDE))
@@ -128,7 +128,7 @@ def test_edited_block_reported_and_untouched(tmp_path: Path) -> None:
     path.write_text(text)
     report = blockfiles.install("codex", str(path), blocks.AGENTS, global_root=str(tmp_path))
     assert report.warnings == [f"edited hippo block in {path} left alone"]
-    assert path.read_text() == text and not (tmp_path / "AGENTS.md.hippo-bak").exists()
+    assert path.read_text() == text and files.existing_backup(str(path), str(tmp_path)) is None
 
 
 def test_agents_block_stays_while_another_target_has_it(tmp_path: Path) -> None:
@@ -167,13 +167,14 @@ def test_refresh_replaces_older_body_and_updates_records(tmp_path: Path, old_shi
 def test_cursorrules_legacy_block_cleaned(tmp_path: Path) -> None:
     rules = tmp_path / ".cursorrules"
     rules.write_text(blocks.patched("Use tabs.\n", blocks.AGENTS)[0])
-    assert blockfiles.clean_cursorrules(str(tmp_path)).lines == [f"Removed legacy hippo block from {rules}"]
+    report = blockfiles.clean_cursorrules(str(tmp_path), global_root=str(tmp_path))
+    assert report.lines == [f"Removed legacy hippo block from {rules}"]
     assert rules.read_text() == "Use tabs.\n"
     rules.write_text(blocks.render(blocks.AGENTS) + "\n")
-    blockfiles.clean_cursorrules(str(tmp_path))
+    blockfiles.clean_cursorrules(str(tmp_path), global_root=str(tmp_path))
     assert not rules.exists()
     rules.write_text(f"{blocks.START}\nedited\n{blocks.END}\n")
-    assert blockfiles.clean_cursorrules(str(tmp_path)).warnings == [
+    assert blockfiles.clean_cursorrules(str(tmp_path), global_root=str(tmp_path)).warnings == [
         f"edited hippo block in {rules} left alone"
     ]
     assert os.path.exists(rules)
@@ -198,7 +199,7 @@ def test_a_file_that_is_not_utf8_text_is_left_alone(tmp_path: Path) -> None:
         blockfiles.uninstall("claude-code", str(path), blocks.CLAUDE, global_root=root),
     ):
         assert report.lines == [] and report.warnings == [f"{path} is not UTF-8 text; left alone"]
-    assert path.read_bytes() == b"# Caf\xe9 notes\n" and not (tmp_path / "CLAUDE.md.hippo-bak").exists()
+    assert path.read_bytes() == b"# Caf\xe9 notes\n" and files.existing_backup(str(path), root) is None
 
 
 def test_agents_md_linked_to_claude_md_is_one_file_with_one_block(tmp_path: Path) -> None:

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from hippod.integrations import blocks, claude, codex, opencode, targets
+from hippod.integrations import blocks, claude, codex, hookjson, opencode, targets
 
 PROMPT = "context --pinned-only --include-recent 5 --format additional-context"
 PY_PREFIX = "'/opt/py 3/bin/python' -m hippoctl"
+ABS_PREFIX = "/home/u/.venv/bin/hippoctl"
 
 
 @pytest.fixture
@@ -76,29 +77,53 @@ def test_codex_other_prefix_keeps_it_for_windows(tmp_path: Path, env: dict[str, 
     assert hook["command"] == hook["commandWindows"] == f"{PY_PREFIX} compact-resume"
 
 
-def test_codex_appends_only_and_never_edits(tmp_path: Path, env: dict[str, str]) -> None:
+def test_codex_replaces_an_older_form_of_ours_in_place_and_never_edits_anyone_elses(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
     user = {
         "hooks": {
             "SessionStart": [{"hooks": [{"type": "command", "command": "echo start", "timeout": 1}]}],
-            # An older hippod entry, with another prefix: left exactly as it is.
-            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"/old/bin/hippoctl {PROMPT}"}]}],
+            # What earlier versions wrote: a bare hippoctl, which Codex's PATH may not find.
+            "UserPromptSubmit": [
+                {"hooks": [{"type": "command", "command": f"hippoctl {PROMPT}", "timeout": 5}]},
+                {"hooks": [{"type": "command", "command": "echo mine"}]},
+            ],
         },
         "other": True,
     }
     path = codex_file(env, user)
-    report = codex.install("hippoctl", global_root=str(tmp_path), env=env)
+    report = codex.install(ABS_PREFIX, global_root=str(tmp_path), env=env)
     data = json.loads(path.read_text())
-    assert data["hooks"]["UserPromptSubmit"] == user["hooks"]["UserPromptSubmit"]
+    assert data["hooks"]["UserPromptSubmit"] == [
+        {
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": f"{ABS_PREFIX} {PROMPT}",
+                    "timeout": 5,
+                    "commandWindows": f"{ABS_PREFIX} {PROMPT}",
+                }
+            ]
+        },
+        user["hooks"]["UserPromptSubmit"][1],
+    ]
     assert data["hooks"]["SessionStart"][0] == user["hooks"]["SessionStart"][0]
-    assert data["hooks"]["SessionStart"][1]["hooks"][0]["command"] == "hippoctl compact-resume"
-    assert any("older hippod hook /old/bin/hippoctl" in w and codex.REINSTALL in w for w in report.warnings)
-    assert codex.status("hippoctl", env).state == "outdated"
+    assert data["hooks"]["SessionStart"][1]["hooks"][0]["command"] == f"{ABS_PREFIX} compact-resume"
+    assert (
+        f"Replaced hippoctl {PROMPT} with {ABS_PREFIX} {PROMPT} (UserPromptSubmit) in Codex hooks.json"
+        in (report.lines)
+    )
+    assert codex.TRUST_REMINDER in report.warnings
+    assert codex.status(ABS_PREFIX, env).state == "installed"
     after = path.read_bytes()
-    codex.install("hippoctl", global_root=str(tmp_path), env=env)
+    codex.install(ABS_PREFIX, global_root=str(tmp_path), env=env)
     assert path.read_bytes() == after
     codex.uninstall(global_root=str(tmp_path), env=env)
     assert json.loads(path.read_text()) == {
-        "hooks": {"SessionStart": user["hooks"]["SessionStart"]},
+        "hooks": {
+            "SessionStart": user["hooks"]["SessionStart"],
+            "UserPromptSubmit": [user["hooks"]["UserPromptSubmit"][1]],
+        },
         "other": True,
     }
 
@@ -106,8 +131,11 @@ def test_codex_appends_only_and_never_edits(tmp_path: Path, env: dict[str, str])
 def test_codex_broken_file_untouched(tmp_path: Path, env: dict[str, str]) -> None:
     path = codex_file(env)
     path.write_text("{oops")
-    report = codex.install("hippoctl", global_root=str(tmp_path), env=env)
-    assert path.read_text() == "{oops" and str(path) in report.warnings[0]
+    with pytest.raises(hookjson.SettingsError, match=f"{path} is not valid JSON .* line 1 column 2"):
+        codex.install("hippoctl", global_root=str(tmp_path), env=env)
+    assert path.read_text() == "{oops"
+    report = targets.install_user("codex", "hippoctl", global_root=str(tmp_path), env=env)
+    assert path.read_text() == "{oops" and report.warnings[0].endswith("; codex hooks left unchanged")
 
 
 # --- OpenCode -------------------------------------------------------------------------------------------
@@ -119,9 +147,12 @@ def test_plugin_written_once_with_its_marker_and_argv(tmp_path: Path, env: dict[
     assert path == tmp_path / "config" / "opencode" / "plugins" / "hippo.ts"
     text = path.read_text()
     assert text.split("\n")[0] == "// HIPPO_OPENCODE_PLUGIN_V1 (hippod)"
-    assert 'const SESSION_END: string[] = ["/opt/py 3/bin/python", "-m", "hippoctl", "session-end"];' in text
-    assert 'const LAST_SLEEP: string[] = ["/opt/py 3/bin/python", "-m", "hippoctl", "last-sleep"];' in text
-    assert '"session.idle"' in text and '"session.created"' in text and ".quiet().nothrow()" in text
+    assert 'const SESSION_END = ["/opt/py 3/bin/python", "-m", "hippoctl", "session-end", "--once"];' in text
+    assert 'const LAST_SLEEP = ["/opt/py 3/bin/python", "-m", "hippoctl", "last-sleep"];' in text
+    # What it does on each event is run for real in tests/e2e/test_opencode_plugin.py.
+    for hook in ('"experimental.chat.system.transform"', '"chat.message"', "dispose:", "event:"):
+        assert hook in text
+    assert ".quiet()" not in text and "$`" not in text  # its output is read, and no shell runs it
     assert report.lines == [f"Installed OpenCode plugin {path}"]
     assert opencode.install(PY_PREFIX, None, global_root=str(tmp_path), env=env).lines == []
     assert opencode.plugin_state("hippoctl", env) == "outdated"
@@ -195,7 +226,7 @@ def test_unparseable_opencode_json_with_hooks_is_left(tmp_path: Path, env: dict[
         ([".cursorrules", "README.md"], []),
     ],
 )
-def test_detect(tmp_path: Path, made: list[str], found: list[str]) -> None:
+def test_detect(tmp_path: Path, env: dict[str, str], made: list[str], found: list[str]) -> None:
     for name in made:
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -203,7 +234,16 @@ def test_detect(tmp_path: Path, made: list[str], found: list[str]) -> None:
             path.mkdir(exist_ok=True)
         else:
             path.write_text("x")
-    assert targets.detect(str(tmp_path)) == found
+    assert targets.detect(str(tmp_path), env) == found
+
+
+def test_agents_md_counts_for_opencode_once_it_is_installed(tmp_path: Path, env: dict[str, str]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("x")
+    assert "opencode" not in targets.detect(str(project), env)
+    Path(env["XDG_CONFIG_HOME"], "opencode").mkdir(parents=True)
+    assert targets.detect(str(project), env) == ["codex", "cursor", "openclaw", "opencode"]
 
 
 def checks_by_name(project: Path, env: dict[str, str], root: Path) -> dict[str, list[Any]]:

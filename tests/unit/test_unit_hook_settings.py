@@ -5,24 +5,16 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e.hook_table import CLAUDE_TABLE
 
-from hippod.integrations import claude, commands, installed
+from hippod.integrations import claude, commands, files, hookjson, installed
 
 PREFIX = "hippoctl"
-# §3's table: (event, matcher, command suffix, timeout).
-TABLE = [
-    ("SessionEnd", None, "session-end", 5),
-    ("SessionStart", None, "last-sleep", 5),
-    ("SessionStart", "compact", "compact-resume", 10),
-    ("UserPromptSubmit", None, "context --pinned-only --include-recent 5 --format additional-context", 5),
-    ("PreCompact", None, "pre-compact", 30),
-    ("PostCompact", None, "post-compact", 30),
-    ("PostToolUseFailure", None, "capture-error", 5),
-]
 USER_HOOKS: dict[str, Any] = {
     "SessionEnd": [{"hooks": [{"type": "command", "command": "echo bye", "timeout": 3}]}],
     "UserPromptSubmit": [
@@ -53,7 +45,7 @@ def write(env: dict[str, str], data: Any) -> Path:
 def ours(prefix: str = PREFIX) -> dict[str, list[dict[str, Any]]]:
     """The seven entries exactly as §3 lists them, grouped by event."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for event, matcher, suffix, timeout in TABLE:
+    for event, matcher, suffix, timeout in CLAUDE_TABLE:
         entry: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
         entry["hooks"] = [{"type": "command", "command": f"{prefix} {suffix}", "timeout": timeout}]
         out.setdefault(event, []).append(entry)
@@ -70,7 +62,7 @@ def test_fresh_home_gets_exactly_the_seven_entries(tmp_path: Path, env: dict[str
         and report.lines[0] == "Installed hippoctl session-end SessionEnd hook in claude-code settings"
     )
     commands_recorded = {r.command for r in installed.load(str(tmp_path)) if r.kind == "hook"}
-    assert commands_recorded == {f"{PREFIX} {suffix}" for _, _, suffix, _ in TABLE}
+    assert commands_recorded == {f"{PREFIX} {suffix}" for _, _, suffix, _ in CLAUDE_TABLE}
 
 
 def test_user_hooks_and_keys_kept_in_order_and_second_install_is_a_no_op(
@@ -88,7 +80,8 @@ def test_user_hooks_and_keys_kept_in_order_and_second_install_is_a_no_op(
     after = path.read_bytes()
     again = claude.install(PREFIX, global_root=str(tmp_path), env=env)
     assert again.lines == [] and path.read_bytes() == after
-    assert Path(str(path) + ".hippo-bak").read_text() == json.dumps(USER_SETTINGS, indent=2) + "\n"
+    backup = Path(files.backup_path(str(path), str(tmp_path)))
+    assert backup.read_text() == json.dumps(USER_SETTINGS, indent=2) + "\n"
 
 
 def test_original_hippo_forms_are_migrated_in_place(tmp_path: Path, env: dict[str, str]) -> None:
@@ -164,10 +157,11 @@ def test_broken_settings_left_byte_identical(tmp_path: Path, env: dict[str, str]
         path = settings_file(env)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-        report = claude.install(PREFIX, global_root=str(tmp_path), env=env)
-        assert report.lines == [] and str(path) in report.warnings[0]
+        with pytest.raises(hookjson.SettingsError, match=re.escape(str(path))):
+            claude.install(PREFIX, global_root=str(tmp_path), env=env)
         assert path.read_text() == text
-        assert claude.uninstall(global_root=str(tmp_path), env=env).warnings
+        with pytest.raises(hookjson.SettingsError):
+            claude.uninstall(global_root=str(tmp_path), env=env)
         assert path.read_text() == text
         assert claude.status(PREFIX, env).state == "edited"
 
@@ -208,7 +202,7 @@ def test_uninstall_removes_a_recorded_command_with_any_prefix(tmp_path: Path, en
         str(tmp_path), installed.Record(target="claude-code", kind="hook", file=str(path), command=odd)
     )
     claude.uninstall(global_root=str(tmp_path), env=env)
-    assert json.loads(path.read_text()) == {}
+    assert not path.exists()  # it held nothing but hippod's entry
 
 
 def test_uninstall_without_a_file_creates_none(tmp_path: Path, env: dict[str, str]) -> None:
@@ -249,15 +243,16 @@ def test_unreadable_settings_left_alone(tmp_path: Path, env: dict[str, str]) -> 
     path = settings_file(env)
     path.parent.mkdir(parents=True)
     path.write_bytes(b'{"model": "caf\xe9"}\n')
-    report = claude.install(PREFIX, global_root=str(tmp_path), env=env)
-    assert report.lines == [] and report.warnings == [
-        f"{path} is not UTF-8 text; claude-code settings left unchanged"
-    ]
+    with pytest.raises(hookjson.SettingsError, match=f"{re.escape(str(path))} is not UTF-8 text"):
+        claude.install(PREFIX, global_root=str(tmp_path), env=env)
     assert path.read_bytes() == b'{"model": "caf\xe9"}\n' and claude.status(PREFIX, env).state == "edited"
     path.unlink()
     path.mkdir()  # a folder where the file should be
-    assert claude.install(PREFIX, global_root=str(tmp_path), env=env).warnings
-    assert claude.uninstall(global_root=str(tmp_path), env=env).warnings and path.is_dir()
+    with pytest.raises(hookjson.SettingsError):
+        claude.install(PREFIX, global_root=str(tmp_path), env=env)
+    with pytest.raises(hookjson.SettingsError):
+        claude.uninstall(global_root=str(tmp_path), env=env)
+    assert path.is_dir()
 
 
 def test_a_linked_settings_file_stays_a_link(tmp_path: Path, env: dict[str, str]) -> None:
@@ -279,8 +274,8 @@ def test_a_file_with_nothing_to_change_keeps_its_layout(tmp_path: Path, env: dic
     layout = json.dumps({"model": "opus", "hooks": ours()}, indent=4).replace("\n", "\r\n").encode()
     path.write_bytes(layout)  # everything there, as a Windows editor saved it
     assert claude.install(PREFIX, global_root=str(tmp_path), env=env).lines == []
-    assert path.read_bytes() == layout and not Path(str(path) + ".hippo-bak").exists()
+    assert path.read_bytes() == layout and files.existing_backup(str(path), str(tmp_path)) is None
     theirs = json.dumps(USER_SETTINGS, indent=4).encode()
     path.write_bytes(theirs)  # none of hippod's entries: uninstall has nothing to remove
     assert claude.uninstall(global_root=str(tmp_path), env=env).lines == []
-    assert path.read_bytes() == theirs and not Path(str(path) + ".hippo-bak").exists()
+    assert path.read_bytes() == theirs and files.existing_backup(str(path), str(tmp_path)) is None

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from hippod.ingest.chunking import (
     Chunk,
-    FormatError,
-    parse_chatgpt,
-    parse_claude,
     parse_claude_markdown,
     parse_cursor,
     parse_file,
@@ -40,41 +35,6 @@ def texts(chunks: list[Chunk]) -> list[str]:
 )
 def test_slug(heading: str, expected: str) -> None:
     assert slug(heading) == expected
-
-
-def test_chatgpt_memories_object_strings_and_objects() -> None:
-    doc = {"memories": ["Prefers dark mode", {"content": "Lives in Lyon"}, {"text": "Uses vim"}, {"x": 1}, 7]}
-    assert texts(parse_chatgpt(json.dumps(doc))) == ["Prefers dark mode", "Lives in Lyon", "Uses vim"]
-
-
-def test_chatgpt_top_level_array_prefers_content_over_text() -> None:
-    doc = [{"content": "kept", "text": "not this"}, "plain"]
-    assert texts(parse_chatgpt(json.dumps(doc))) == ["kept", "plain"]
-
-
-def test_chatgpt_plain_text_is_one_chunk_per_line_without_markers() -> None:
-    text = "- first memory\n\n* second memory\n• third memory\n  fourth memory  \n-not a marker"
-    assert texts(parse_chatgpt(text)) == [
-        "first memory",
-        "second memory",
-        "third memory",
-        "fourth memory",
-        "-not a marker",
-    ]
-
-
-def test_chatgpt_text_starting_with_a_bracket_that_is_not_json_is_lines() -> None:
-    assert texts(parse_chatgpt("[note] use pnpm\nsecond line")) == ["[note] use pnpm", "second line"]
-
-
-def test_chatgpt_json_of_another_shape_is_refused() -> None:
-    with pytest.raises(FormatError):
-        parse_chatgpt('{"conversations": []}')
-
-
-def test_chatgpt_json_nested_too_deeply_is_refused() -> None:
-    with pytest.raises(FormatError, match="nested too deeply"):
-        parse_chatgpt("[" * 100_000 + "]" * 100_000)
 
 
 def test_hippo_blocks_are_removed_markers_included() -> None:
@@ -112,11 +72,6 @@ def test_claude_markdown_rules() -> None:
         "A paragraph line",
         "## Sub heading",
     ]
-
-
-def test_claude_json_file_reads_as_chatgpt() -> None:
-    assert texts(parse_claude('{"memories": ["from json"]}', "memory.json")) == ["from json"]
-    assert texts(parse_claude("- from markdown", "CLAUDE.md")) == ["from markdown"]
 
 
 def test_front_matter_removed_only_at_the_start() -> None:

@@ -133,6 +133,14 @@ def test_request_rebuilt_from_a_spool_file() -> None:
     assert request_for(document(env={"PATH": "/bin"}), "capture-error", "k").env == {}
 
 
+def test_a_spooled_session_end_keeps_its_flags() -> None:
+    argv = ["session-end", "--once", "--codex-offset", "12"]
+    body = request_for(document(kind="session-end", argv=argv), "session-end", "k").body
+    assert isinstance(body, m.SessionEnd) and (body.once, body.codex_offset) == (True, 12)
+    body = request_for(document(kind="session-end", argv=["session-end"]), "session-end", "k").body
+    assert isinstance(body, m.SessionEnd) and body.once is False
+
+
 @pytest.mark.parametrize(
     ("doc", "folder", "problem"),
     [

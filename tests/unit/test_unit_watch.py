@@ -30,9 +30,11 @@ def test_first_word_is_the_program_basename() -> None:
     assert first_word("") == ""
 
 
-def test_failure_text_marks_truncation_and_scrubs_secrets() -> None:
-    assert failure_text("make", 2, "  boom\n", False) == "Command 'make' failed (exit 2): boom"
-    assert failure_text("make", 2, "", True) == "Command 'make' failed (exit 2): (no output) [truncated]"
+def test_failure_text_scrubs_secrets() -> None:
+    assert failure_text("make", 2, "boom") == "Command 'make' failed (exit 2): boom"
+    assert failure_text("make", 2, "") == "Command 'make' failed (exit 2): (no output)"
+    said = failure_text("npm test", 1, "", printed=True)
+    assert said == "Command 'npm test' failed (exit 1): (no error lines in its output)"
     token = "ghp_" + "A1b2" * 9
-    text = failure_text(f"curl -H 'x: {token}' api", 22, f"denied for {token}", False)
+    text = failure_text(f"curl -H 'x: {token}' api", 22, f"denied for {token}")
     assert token not in text and text.count("[REDACTED:github]") == 2

@@ -1,0 +1,124 @@
+"""`doctor`'s Hook commands check: run every installed hook command the way its host does, and fail
+each one that cannot start (integrations.md §12).
+
+A host runs a hook as `/bin/sh -c <command>` with its own PATH, often without the folder this client
+lives in, and writes the event's JSON to stdin. Doctor does the same with `PATH=/usr/bin:/bin` and an
+empty stdin, running the exact installed string, so a bare `hippoctl` fails here as it fails in the
+host (exit 127, `hippoctl: not found`).
+
+Doctor is read-only, and a started hook verb acts on what it is given (an empty `session-end` still
+runs a sleep, `last-sleep` hands out the kept report, the per-prompt hook writes the token ledger), so
+each command runs sealed off from the user's daemon and stores: `HIPPO_SOCKET` names a socket nobody
+listens on, `HIPPO_HOME` a scratch folder (where a hook verb spools what it could not deliver), and
+`HIPPO_NO_SPAWN=1` keeps it from starting a daemon; the folder is deleted afterwards. The seal sits
+outside the program, so it holds for whatever the command starts, an older hippoctl included.
+Everything that decides whether a command starts (the shell finding the program, its interpreter,
+the imports, the arguments) happens before it reaches for the socket, so nothing of the check is lost.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from hippoctl.protocol.replies_doctor import FAIL, OK, Check, HookCommand
+
+NAME = "Hook commands"
+SHELL = "/bin/sh"
+BARE_PATH = "/usr/bin:/bin"
+# Far above any start-up time: a command that runs this long is stuck, not slow.
+RUN_TIMEOUT = 60.0
+_WORKERS = 4
+_CANNOT_START = (126, 127)  # sh: found but not executable; not found
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How one command ended: its exit code (None when it did not finish), and when it failed, what
+    went wrong (`cannot start`, ...) and the detail that says why."""
+
+    code: int | None
+    problem: str | None = None
+    detail: str = ""
+
+
+def sealed_env(base: Mapping[str, str], scratch: str) -> dict[str, str]:
+    """`base` as a host passes it, with the bare PATH, and the daemon and stores out of reach."""
+    env = dict(base)
+    env.update(
+        PATH=BARE_PATH,
+        HIPPO_HOME=scratch,
+        HIPPO_SOCKET=os.path.join(scratch, "nobody.sock"),
+        HIPPO_NO_SPAWN="1",
+    )
+    return env
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def run_one(command: str, *, env: Mapping[str, str], cwd: str, timeout: float = RUN_TIMEOUT) -> Outcome:
+    """Run `command` through /bin/sh with an empty stdin; a problem when it exits non-zero or its
+    shell reports something not found."""
+    try:
+        done = subprocess.run(
+            [SHELL, "-c", command],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=dict(env),
+            cwd=cwd,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome(None, "does not finish", f"stopped after {timeout:g} s")
+    except OSError as exc:
+        return Outcome(None, "cannot start", f"{SHELL}: {exc.strerror or exc}")
+    err = done.stderr.decode("utf-8", errors="replace")
+    said = _last_line(err) or "no message"
+    if done.returncode in _CANNOT_START:
+        return Outcome(done.returncode, "cannot start", f"exit {done.returncode}: {said}")
+    if done.returncode != 0:
+        return Outcome(done.returncode, "fails", f"exit {done.returncode}: {said}")
+    if "not found" in err.lower():
+        return Outcome(0, "cannot start all of it", said)
+    return Outcome(0)
+
+
+def run_all(commands: Sequence[str], *, env: Mapping[str, str], cwd: str) -> dict[str, Outcome]:
+    """Each distinct command, a few at a time, sealed (see the module docstring)."""
+    distinct = list(dict.fromkeys(commands))
+    scratch = tempfile.mkdtemp(prefix="hippo-doctor-")
+    try:
+        sealed = sealed_env(env, scratch)
+        with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+            outcomes = pool.map(lambda c: run_one(c, env=sealed, cwd=cwd), distinct)
+            return dict(zip(distinct, outcomes, strict=True))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def checks(commands: Sequence[HookCommand], *, cwd: str, env: Mapping[str, str] | None = None) -> list[Check]:
+    """One failed check per entry whose command cannot start from a bare PATH, else one ok check."""
+    if not commands:
+        return [Check(NAME, OK, "no hook commands of hippod's are installed")]
+    if sys.platform == "win32":
+        return [Check(NAME, OK, f"{len(commands)} installed; not run here (hosts on Windows use no /bin/sh)")]
+    outcomes = run_all([c.command for c in commands], env=os.environ if env is None else env, cwd=cwd)
+    failed = []
+    for c in commands:
+        outcome = outcomes[c.command]
+        if outcome.problem is not None:
+            message = f"{c.entry}: {c.command} {outcome.problem} with PATH={BARE_PATH} ({outcome.detail})"
+            failed.append(Check(NAME, FAIL, message, c.fix))
+    if failed:
+        return failed
+    return [Check(NAME, OK, f"all {len(commands)} start with PATH={BARE_PATH}, as their hosts run them")]
