@@ -19,7 +19,7 @@ from hippoctl.client import ClientError, call, ping, request_envelope
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.paths import socket_path
-from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check, DoctorReply
+from hippoctl.protocol.replies_doctor import DAEMON_CHECKS, FAIL, OK, SKIP, WARN, Check, DoctorReply
 from hippoctl.protocol.version import PROTOCOL
 from hippoctl.protocol.wording import plural
 from hippoctl.selfcommand import hook_command
@@ -28,7 +28,7 @@ DOCTOR_TIMEOUT = 120.0  # quick_check reads every page of every store
 MIN_PYTHON = (3, 11)
 START = "hippoctl daemon start"
 RESTART = "hippoctl daemon restart"
-_LABELS = {OK: "ok", WARN: "warn", FAIL: "FAIL"}
+_LABELS = {OK: "ok", WARN: "warn", FAIL: "FAIL", SKIP: "skip"}
 _COLOURS = {OK: colour.GREEN, WARN: colour.YELLOW, FAIL: colour.RED}
 # The daemon's checks of the agents' wiring, which the Hook commands check follows.
 AGENT_CHECKS = frozenset({"Claude Code", "Codex", "Codex trust", "OpenCode"})
@@ -48,22 +48,24 @@ def _mode(st: os.stat_result) -> str:
     return f"{stat.S_IMODE(st.st_mode):04o}"
 
 
-def socket_check(sock: str, *, explicit: bool, uid: int | None = None) -> Check:
-    """The socket's folder must be private to this user (0700) and the socket 0600.
+def socket_check(sock: str, *, explicit: bool, uid: int | None = None) -> list[Check]:
+    """The socket's folder must be private to this user (0700) and the socket 0600; one check per
+    problem, each with its own fix.
 
     With $HIPPO_SOCKET the user chose the folder, so a shared one is a warning there, not a failure.
     """
     uid = os.getuid() if uid is None else uid
     folder = os.path.dirname(sock)
-    problems: list[tuple[str, str, str]] = []
+    problems: list[Check] = []
     try:
         folder_st = os.stat(folder)
     except OSError:
-        return Check("Socket", WARN, f"{folder} does not exist (hippod creates it when it starts)", START)
+        return [Check("Socket", WARN, f"{folder} does not exist (hippod creates it when it starts)", START)]
     if folder_st.st_uid != uid or stat.S_IMODE(folder_st.st_mode) & 0o077:
         owner = "" if folder_st.st_uid == uid else f", owned by uid {folder_st.st_uid}"
         problems.append(
-            (
+            Check(
+                "Socket",
                 WARN if explicit else FAIL,
                 f"runtime dir {folder} is mode {_mode(folder_st)}{owner}, not a private 0700 folder",
                 f"chmod 700 {folder}"
@@ -77,15 +79,17 @@ def socket_check(sock: str, *, explicit: bool, uid: int | None = None) -> Check:
         sock_st = None
     if sock_st is not None:
         if not stat.S_ISSOCK(sock_st.st_mode):
-            problems.append((FAIL, f"{sock} is not a socket", f"remove {sock}, then run: {START}"))
+            problems.append(
+                Check("Socket", FAIL, f"{sock} is not a socket", f"remove {sock}, then run: {START}")
+            )
         elif sock_st.st_uid != uid or stat.S_IMODE(sock_st.st_mode) & 0o077:
-            problems.append((FAIL, f"socket {sock} is mode {_mode(sock_st)}, not 0600", RESTART))
-    if not problems:
-        state = "0600" if sock_st is not None else "not there (hippod is not running)"
-        return Check("Socket", OK, f"{sock}: {state}; runtime dir 0700")
-    status = FAIL if any(p[0] == FAIL for p in problems) else WARN
-    fix = next(p[2] for p in problems if p[0] == status)
-    return Check("Socket", status, "; ".join(p[1] for p in problems), fix)
+            problems.append(
+                Check("Socket", FAIL, f"socket {sock} is mode {_mode(sock_st)}, not 0600", RESTART)
+            )
+    if problems:
+        return problems
+    state = "0600" if sock_st is not None else "not there (hippod is not running)"
+    return [Check("Socket", OK, f"{sock}: {state}; runtime dir 0700")]
 
 
 def daemon_check() -> tuple[Check, dict[str, Any] | None]:
@@ -114,7 +118,25 @@ def client_checks() -> tuple[list[Check], dict[str, Any] | None]:
     """Python, Daemon and Socket; also the daemon's Ping reply, or None when it cannot take a request."""
     daemon, info = daemon_check()
     explicit = bool(os.environ.get("HIPPO_SOCKET", "").strip())
-    return [python_check(), daemon, socket_check(socket_path(), explicit=explicit)], info
+    return [python_check(), daemon, *socket_check(socket_path(), explicit=explicit)], info
+
+
+def _project_store_above(cwd: str) -> bool:
+    """Whether a project store (a `.hippo/hippo.db`) is at or above cwd, as the daemon finds one."""
+    folder = os.path.realpath(cwd)
+    while not os.path.isfile(os.path.join(folder, ".hippo", "hippo.db")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+    return True
+
+
+def skipped_checks(reason: str, *, cwd: str, global_store: bool) -> list[Check]:
+    """The daemon's checks, each marked as not run and why: what doctor did not look at."""
+    project = not global_store and _project_store_above(cwd)
+    names = [n for n in DAEMON_CHECKS if n != "Project store" or project]
+    return [Check(name, SKIP, f"not run: {reason}") for name in names]
 
 
 def daemon_checks(*, cwd: str, global_store: bool) -> list[Check]:
@@ -141,6 +163,9 @@ def all_checks(*, cwd: str, global_store: bool) -> tuple[list[Check], dict[str, 
     checks, info = client_checks()
     if info is not None:
         checks += daemon_checks(cwd=cwd, global_store=global_store)
+    else:
+        daemon = next(c for c in checks if c.name == "Daemon")
+        checks += skipped_checks(daemon.message, cwd=cwd, global_store=global_store)
     return checks, info
 
 
@@ -154,20 +179,28 @@ def as_dicts(checks: Sequence[Check]) -> list[dict[str, str | None]]:
 
 
 def render(checks: Sequence[Check], *, colours: bool = False) -> str:
-    """One line per check (`fix:` on problems), then a summary line; `colours` paints the status."""
-    width = max((len(c.name) for c in checks), default=0)
+    """One line per check (`fix:` on problems), the skipped ones together on one line per reason,
+    then a summary line; `colours` paints the status."""
+    run = [c for c in checks if c.status != SKIP]
+    width = max((len(c.name) for c in run), default=0)
     lines = []
-    for c in checks:
+    for c in run:
         label = colour.paint(f"{_LABELS.get(c.status, c.status):<4}", _COLOURS.get(c.status, ""), colours)
         line = f"{label}  {c.name:<{width}}  {c.message}"
         if c.status != OK and c.fix:
             line += f"  fix: {c.fix}"
         lines.append(line)
-    counts = {s: sum(c.status == s for c in checks) for s in (FAIL, WARN, OK)}
-    lines.append(
-        f"{plural(len(checks), 'check')}: {counts[FAIL]} failed, {plural(counts[WARN], 'warning')}, "
-        f"{counts[OK]} ok"
-    )
+    skipped: dict[str, list[str]] = {}
+    for c in checks:
+        if c.status == SKIP:
+            skipped.setdefault(c.message, []).append(c.name)
+    lines += [f"{_LABELS[SKIP]:<4}  {', '.join(names)}  {why}" for why, names in skipped.items()]
+    counts = {s: sum(c.status == s for c in checks) for s in (FAIL, WARN, OK, SKIP)}
+    summary = f"{plural(len(run), 'check')}: {counts[FAIL]} failed, {plural(counts[WARN], 'warning')}, "
+    summary += f"{counts[OK]} ok"
+    if counts[SKIP]:
+        summary += f"; {counts[SKIP]} skipped"
+    lines.append(summary)
     return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from typing import Any
 
 from hippod.jsonfile import merge, read_object
@@ -38,15 +39,30 @@ _NUMBERS: tuple[tuple[tuple[str, ...], float], ...] = (
 LOG_LEVELS = ("debug", "info", "warning")
 
 
-def load_daemon_config(global_root: str) -> tuple[dict[str, Any], list[str]]:
-    """daemon.json over the defaults, with any unusable value put back to its default.
+@dataclass
+class DaemonConfig:
+    """daemon.json as the daemon uses it: `values` (the defaults where the file says nothing usable),
+    a warning per unusable value, and why the file could not be used at all (`unreadable`, e.g. a
+    parse error; every value is then the default)."""
 
-    Returns (config, warnings); the caller logs the warnings once logging is set up.
-    """
+    values: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    unreadable: str | None = None
+
+    def notice(self) -> str | None:
+        """The line every client is told while daemon.json cannot be used, or None."""
+        if self.unreadable is None:
+            return None
+        return f"{self.unreadable}: hippod runs on its defaults until it is fixed and hippod restarted"
+
+
+def load_daemon_config(global_root: str) -> DaemonConfig:
+    """daemon.json over the defaults, with any unusable value put back to its default. The caller
+    logs what went wrong once logging is set up."""
     path = os.path.join(global_root, "daemon.json")
-    overrides, warning = read_object(path)
+    overrides, unreadable = read_object(path)
     config = merge(DAEMON_DEFAULTS, overrides)
-    warnings = [warning] if warning else []
+    warnings: list[str] = []
     for key, default_value in DAEMON_DEFAULTS.items():
         if isinstance(default_value, dict) and not isinstance(config[key], dict):
             warnings.append(f"{path}: {key} must be an object; using the default")
@@ -63,7 +79,7 @@ def load_daemon_config(global_root: str) -> tuple[dict[str, Any], list[str]]:
         warnings.append(f"{path}: log.level must be one of {', '.join(LOG_LEVELS)}; using info")
         config["log"]["level"] = "info"
     warnings += _check_daily(path, config["daily"])
-    return config, warnings
+    return DaemonConfig(config, warnings, unreadable)
 
 
 def _check_daily(path: str, daily: dict[str, Any]) -> list[str]:

@@ -13,16 +13,23 @@ from hippoctl.protocol.files import write_private
 
 
 def read_object(path: str) -> tuple[dict[str, Any], str | None]:
-    """The JSON object in path, and a warning when it is unreadable; a missing file is {} silently."""
+    """The JSON object in path, and what is wrong with the file when it cannot be used (then {}):
+    the file named, and the parse error with its line and column. A missing file is {} silently."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            value = json.load(handle)
+        with open(path, "rb") as handle:
+            raw = handle.read()
     except FileNotFoundError:
         return {}, None
-    except (OSError, ValueError) as exc:
-        return {}, f"{path} is unreadable ({exc.__class__.__name__}); using defaults"
+    except OSError as exc:
+        return {}, f"{path} cannot be read ({exc.strerror or exc.__class__.__name__})"
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return {}, f"{path} is not UTF-8 text (byte {exc.start})"
+    except ValueError as exc:
+        return {}, f"{path} is not valid JSON ({exc})"
     if not isinstance(value, dict):
-        return {}, f"{path} is not a JSON object; using defaults"
+        return {}, f"{path} is not a JSON object"
     return value, None
 
 

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from hippoctl.protocol import paths
+from hippoctl.protocol.service_names import LAUNCHD_LABEL
 from hippod import __version__, clock
 from hippod.app import new_state, notify, serve
 from hippod.config import LOG_LEVELS, load_daemon_config
@@ -25,6 +26,8 @@ from hippod.store.stores import StoreRegistry
 
 log = logging.getLogger("hippod")
 
+# `hippod run` while another daemon serves this home (the README's exit codes).
+ALREADY_RUNNING = 3
 LOCK_WAIT_SECONDS = 5.0
 LOCK_PROBE_SECONDS = 0.25
 DETACH_WAIT_SECONDS = 5.0
@@ -87,15 +90,43 @@ def acquire(lock: InstanceLock, sock: str) -> int | None:
         time.sleep(LOCK_PROBE_SECONDS)
 
 
+def started_by_service_manager() -> bool:
+    """Whether systemd (Type=notify: it waits for READY=1) or launchd (it relaunches a copy that
+    exits non-zero) started this copy."""
+    return bool(os.environ.get("NOTIFY_SOCKET")) or os.environ.get("XPC_SERVICE_NAME") == LAUNCHD_LABEL
+
+
+def already_running(pid: int, sock: str) -> int:
+    """Another daemon serves this home: say which, on one line, and exit ALREADY_RUNNING.
+
+    A copy a service manager started (at login, after a client had already started a daemon) exits
+    0 instead: the daemon the manager wants is up, so for it this start succeeded.
+    """
+    if started_by_service_manager():
+        log.info("started by the service manager while hippod (pid %d) runs; leaving it to serve", pid)
+        print(f"hippod already running (pid {pid})")
+        notify(f"READY=1\nSTATUS=hippod already running (pid {pid})")
+        return 0
+    print(
+        f"hippod: already running (pid {pid}, socket {sock}); stop it first: hippoctl daemon stop",
+        file=sys.stderr,
+    )
+    return ALREADY_RUNNING
+
+
 def run(foreground: bool) -> int:
     os.umask(0o077)
     clock.load_fake_now()
     sock = paths.socket_path()
     # daemon.json is read before logging starts because it holds the log settings.
     registry = StoreRegistry()
-    config, warnings = load_daemon_config(registry.global_root)
+    daemon_config = load_daemon_config(registry.global_root)
+    config = daemon_config.values
     log_file = setup_logging(config["log"], foreground)
-    for warning in warnings:
+    notice = daemon_config.notice()
+    if notice is not None:
+        log.error("%s", notice)
+    for warning in daemon_config.warnings:
         log.warning("%s", warning)
     if not os.environ.get("HIPPO_SOCKET", "").strip():
         ensure_private_dir(os.path.dirname(sock))
@@ -104,15 +135,12 @@ def run(foreground: bool) -> int:
     lock = InstanceLock(paths.lock_path(sock))
     running = acquire(lock, sock)
     if running is not None:
-        print(f"hippod already running (pid {running})")
-        # A service manager that started this copy (e.g. at login, after a client had already
-        # started a daemon) waits for readiness: the daemon it wants is up, so this start succeeded.
-        notify(f"READY=1\nSTATUS=hippod already running (pid {running})")
-        return 0
+        return already_running(running, sock)
     try:
         state = new_state(
             registry, sock, log_file, loss_aversion_from_env(os.environ.get("HIPPO_LOSS_AVERSION_RATIO"))
         )
+        state.config_notice = notice
         return asyncio.run(serve(state, config))
     finally:
         lock.release()

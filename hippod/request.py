@@ -19,6 +19,8 @@ class RequestContext:
     request: Request
     state: DaemonState
     warnings: list[str] = field(default_factory=list)
+    # The client's exit status for a reply that carries data yet reports a failure (daemon.md §9).
+    exit_code: int = 0
     # Sends one progress frame to the client (line, stream, done, total); a client that has gone
     # away is not an error.
     progress: Callable[[str, str, int | None, int | None], Awaitable[None]] | None = None
@@ -58,9 +60,11 @@ class RequestContext:
     def cwd_path_tags(self) -> list[str]:
         return path_tags(self.request.cwd)
 
-    def _note_config(self, store: Store) -> Store:
-        if store.config_warning and store.config_warning not in self.warnings:
-            self.warnings.append(store.config_warning)
+    @staticmethod
+    def _note_config(store: Store) -> Store:
+        """The store, once its config.json parses: a request on a store whose settings cannot be read
+        fails, whether or not it would have read them (HippoError `bad_config`)."""
+        store.config_file.current()
         return store
 
     async def global_store(self) -> Store:

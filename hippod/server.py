@@ -234,7 +234,9 @@ class Server:
             except Exception as exc:
                 log_failure(f"{type(request.body).__name__} request", exc)
                 return _error(request.id, "internal", "internal error in hippod; see its log")
-            return m.Result(id=request.id, text=text, data=data, warnings=ctx.warnings)
+            notice = [self.state.config_notice] if self.state.config_notice else []
+            warnings = notice + ctx.warnings
+            return m.Result(id=request.id, text=text, data=data, warnings=warnings, exit_code=ctx.exit_code)
         finally:
             watcher.cancel()
             with contextlib.suppress(BaseException):

@@ -26,6 +26,8 @@ class DaemonState:
     started_monotonic: float
     loss_aversion: float = 1.0
     socket_activated: bool = False
+    # Why daemon.json could not be used, told to every client while the daemon runs on the defaults.
+    config_notice: str | None = None
     connections: int = 0
     pid: int = field(default_factory=os.getpid)
     shutdown: asyncio.Event = field(default_factory=asyncio.Event)

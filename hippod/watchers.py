@@ -30,6 +30,7 @@ from hippod.agentnotes import sources
 from hippod.agentnotes.importer import sync_tool
 from hippod.agentnotes.tools import selected_tools, tool_home
 from hippod.config import DAEMON_DEFAULTS
+from hippod.errors import HippoError
 from hippod.state import DaemonState
 from hippod.store.db import DB_NAME
 from hippod.store.stores import Store
@@ -117,8 +118,12 @@ class AgentWatcher:
         return found
 
     async def _tools(self) -> dict[str, str]:
-        """Enabled tool → its home."""
-        config = (await self._global()).config
+        """Enabled tool → its home; none while the global config.json does not parse."""
+        try:
+            config = (await self._global()).config
+        except HippoError as exc:
+            log.warning("%s; no agent notes are watched until it is fixed", exc.message)
+            return {}
         tools, warnings = selected_tools(config, os.environ)
         for warning in warnings:
             log.warning("%s", warning)

@@ -7,10 +7,35 @@ from typing import Any
 import msgspec
 
 OK, WARN, FAIL = "ok", "warn", "fail"
+# A check doctor could not run (the daemon runs it, and it is down): its message says why.
+SKIP = "skip"
+
+# The checks that need the daemon, in the order doctor prints them: what it names as skipped when
+# the daemon is down. The project store is checked only where there is one; the client runs the
+# Hook commands check, on the commands the daemon lists.
+DAEMON_CHECKS = (
+    "Service",
+    "Global store",
+    "Project store",
+    "Sleep",
+    "Daily run",
+    "Workspaces",
+    "Watch roots",
+    "Claude Code",
+    "Codex",
+    "Codex trust",
+    "OpenCode",
+    "Hook commands",
+    "Blocks",
+    "Spool",
+    "Config",
+    "Embeddings",
+    "Network",
+)
 
 
 class Check(msgspec.Struct, omit_defaults=True):
-    """One doctor check: status is ok, warn or fail; fix is the command that mends a problem."""
+    """One doctor check: status is ok, warn, fail or skip; fix is the command that mends a problem."""
 
     name: str
     status: str

@@ -8,12 +8,9 @@ Each check is a function that takes what it looks at (paths, parsed facts, an en
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
 
-from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check
+from hippoctl.protocol.replies_doctor import OK, Check
 from hippoctl.protocol.wording import plural
-
-_RANK = {OK: 0, WARN: 1, FAIL: 2}
 
 
 def hippoctl(*args: str, directory: str | None = None) -> str:
@@ -22,29 +19,19 @@ def hippoctl(*args: str, directory: str | None = None) -> str:
     return shlex.join(words)
 
 
-def worst(statuses: Iterable[str]) -> str:
-    """The most serious of the statuses (ok < warn < fail); ok when there are none."""
-    return max(statuses, key=lambda s: _RANK.get(s, 2), default=OK)
-
-
 class Findings:
-    """The problems one check found; becomes a single Check whose status is the worst of them."""
+    """The problems one check found, each to be printed on a line of its own with its own fix."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.items: list[tuple[str, str, str | None]] = []
+        self.items: list[Check] = []
 
     def add(self, status: str, message: str, fix: str | None = None) -> None:
-        self.items.append((status, message, fix))
+        self.items.append(Check(self.name, status, message, fix))
 
-    def check(self, ok_message: str) -> Check:
-        """The check: ok_message when nothing was found, else every message and the worst problem's fix."""
-        if not self.items:
-            return Check(self.name, OK, ok_message)
-        status = worst(s for s, _, _ in self.items)
-        message = "; ".join(m for _, m, _ in self.items)
-        fix = next((f for s, _, f in self.items if s == status and f), None)
-        return Check(self.name, status, message, fix)
+    def checks(self, ok_message: str) -> list[Check]:
+        """One ok check saying ok_message when nothing was found, else one check per problem."""
+        return list(self.items) or [Check(self.name, OK, ok_message)]
 
 
 def ago(seconds: float) -> str:

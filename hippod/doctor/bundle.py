@@ -30,8 +30,9 @@ def redact(value: Any) -> Any:
 
 def merged_config(inputs: Inputs) -> dict[str, Any]:
     """daemon.json and each store's config.json over their defaults, masked; parse problems noted."""
-    daemon, warnings = load_daemon_config(inputs.global_root)
-    config: dict[str, Any] = {"daemon": redact(daemon)}
+    daemon = load_daemon_config(inputs.global_root)
+    config: dict[str, Any] = {"daemon": redact(daemon.values)}
+    warnings = ([daemon.unreadable] if daemon.unreadable else []) + daemon.warnings
     if warnings:
         config["daemon_warnings"] = warnings
     for store in store_configs(inputs):

@@ -40,7 +40,7 @@ def old_compaction_files(spool_dir: str, now: float, minutes: float = PENDING_MI
     return old
 
 
-def spool_check(spool_dir: str, stores: Sequence[StoreFacts], now: float | None = None) -> Check:
+def spool_check(spool_dir: str, stores: Sequence[StoreFacts], now: float | None = None) -> list[Check]:
     """Fail on compaction spool files older than 10 minutes and on anything in `spool/failed/`;
     warn on compaction rows still pending after 10 minutes."""
     found = Findings("Spool")
@@ -74,10 +74,10 @@ def spool_check(spool_dir: str, stores: Sequence[StoreFacts], now: float | None 
                 else hippoctl("sleep", directory=facts.project_dir),
             )
     pending, _ = spool.count(spool_dir)
-    return found.check(f"nothing stuck ({plural(pending, 'file')} waiting to be replayed)")
+    return found.checks(f"nothing stuck ({plural(pending, 'file')} waiting to be replayed)")
 
 
-def workspaces_check(global_root: str) -> Check:
+def workspaces_check(global_root: str) -> list[Check]:
     """Warn on registered paths that are missing or hold no store; fail on an unreadable registry."""
     found = Findings("Workspaces")
     try:
@@ -88,13 +88,13 @@ def workspaces_check(global_root: str) -> Check:
             f"{exc}; the daily run visits no project",
             f"move {workspaces.registry_path(global_root)} aside, then run hippoctl init in each project",
         )
-        return found.check("")
+        return found.checks("")
     for entry in (workspaces.describe(p) for p in paths):
         if not entry.exists:
             found.add(WARN, f"{entry.path} is missing", hippoctl("workspaces", "remove", entry.path))
         elif not entry.has_store:
             found.add(WARN, f"{entry.path} has no store", hippoctl("init", directory=entry.path))
-    return found.check(f"{len(paths)} registered, all present" if paths else "none registered")
+    return found.checks(f"{len(paths)} registered, all present" if paths else "none registered")
 
 
 def watch_check(watch: WatchStatus | None, daemon_json: str) -> Check:

@@ -12,7 +12,9 @@ from hippoctl.protocol.replies import ScheduleStatus, WatchStatus
 from hippoctl.protocol.replies_doctor import FAIL, Check, HookCommand
 from hippoctl.protocol.spool import spool_root
 from hippod.doctor import folders, settings, sleep, stores
-from hippod.integrations import hook_commands, services, targets
+from hippod.doctor.service import service_check
+from hippod.integrations import hook_commands, targets
+from hippod.integrations.service_state import ServiceState
 
 log = logging.getLogger("hippod.doctor")
 
@@ -29,6 +31,8 @@ class Inputs:
     schedule: ScheduleStatus | None
     daily_log: str
     watch: WatchStatus | None  # the agent-note watcher's roots; None when it is off
+    pid: int  # this daemon's
+    service: ServiceState | None  # what the service manager says of the installed service, if any
     load_failures: dict[str, str] = field(default_factory=dict)  # embeddings models that would not load
 
 
@@ -73,17 +77,21 @@ def run_checks(inputs: Inputs) -> list[Check]:
     project = os.path.dirname(inputs.project_root) if inputs.project_root is not None else None
     root = inputs.global_root
     checks: list[Check] = []
-    checks += guarded("Service", lambda: [services.doctor_check(global_root=root, env=inputs.env)])
-    checks += [stores.store_check(f) for f in facts]
-    checks.append(sleep.sleep_check(facts, inputs.now))
+    checks += guarded(
+        "Service",
+        lambda: service_check(global_root=root, env=inputs.env, state=inputs.service, pid=inputs.pid),
+    )
+    for found in facts:
+        checks += stores.store_check(found)
+    checks += sleep.sleep_check(facts, inputs.now)
     checks.append(sleep.daily_check(inputs.schedule, inputs.daily_log))
-    checks += guarded("Workspaces", lambda: [folders.workspaces_check(root)])
+    checks += guarded("Workspaces", lambda: folders.workspaces_check(root))
     checks.append(folders.watch_check(inputs.watch, os.path.join(root, "daemon.json")))
     checks += guarded(
         "Agents", lambda: targets.doctor_checks(project, inputs.command, global_root=root, env=inputs.env)
     )
-    checks.append(folders.spool_check(spool_root(root), facts))
-    checks += guarded("Config", lambda: [settings.config_check(root, configs)])
-    checks.append(settings.embeddings_check(configs, settings.wordllama_dir(), inputs.load_failures))
+    checks += folders.spool_check(spool_root(root), facts)
+    checks += guarded("Config", lambda: settings.config_check(root, configs))
+    checks += settings.embeddings_check(configs, settings.wordllama_dir(), inputs.load_failures)
     checks.append(settings.network_check(inputs.env, configs))
     return checks

@@ -36,21 +36,20 @@ def read_store_config(root: str, kind: str) -> StoreConfig:
     return StoreConfig(kind=kind, path=path, values=merge(STORE_DEFAULTS, overrides), problem=problem)
 
 
-def config_check(global_root: str, stores: Sequence[StoreConfig]) -> Check:
+def config_check(global_root: str, stores: Sequence[StoreConfig]) -> list[Check]:
     """Fail on an unparseable daemon.json or config.json; warn on unusable values, memoryValue.enabled
     and an unreadable integrations/installed.json."""
     found = Findings("Config")
     daemon_json = os.path.join(global_root, "daemon.json")
-    _, problem = read_object(daemon_json)
+    daemon = load_daemon_config(global_root)
     restart = hippoctl("daemon", "restart")
-    if problem is not None:
-        found.add(FAIL, problem, f"fix the JSON in {daemon_json}, then run: {restart}")
-    else:
-        for warning in load_daemon_config(global_root)[1]:
-            found.add(WARN, warning, f"correct it in {daemon_json}, then run: {restart}")
+    if daemon.unreadable is not None:
+        found.add(FAIL, daemon.unreadable, f"fix {daemon_json}, then run: {restart}")
+    for warning in daemon.warnings:
+        found.add(WARN, warning, f"correct it in {daemon_json}, then run: {restart}")
     for store in stores:
         if store.problem is not None:
-            found.add(FAIL, store.problem, f"fix the JSON in {store.path}")
+            found.add(FAIL, store.problem, f"fix {store.path}")
         elif (store.values.get("memoryValue") or {}).get("enabled") is True:
             found.add(
                 WARN,
@@ -64,7 +63,7 @@ def config_check(global_root: str, stores: Sequence[StoreConfig]) -> Check:
             f"{record} is unreadable, so uninstall cannot tell hippod's entries apart",
             f"move it aside and re-run: {hippoctl('init')} (or {hippoctl('hook', 'install', '<target>')})",
         )
-    return found.check("daemon.json and config.json parse")
+    return found.checks("daemon.json and config.json parse")
 
 
 def wordllama_dir() -> str | None:
@@ -79,7 +78,7 @@ def wordllama_dir() -> str | None:
 
 def embeddings_check(
     stores: Sequence[StoreConfig], package_dir: str | None, load_failures: Mapping[str, str]
-) -> Check:
+) -> list[Check]:
     """Fail when a store sets `embeddings.enabled: true` without the extra, or without a usable model."""
     found = Findings("Embeddings")
     modes: list[str] = []
@@ -103,7 +102,7 @@ def embeddings_check(
         elif wanted.model in load_failures:
             found.add(FAIL, f"{where}: {load_failures[wanted.model]}", hippoctl("daemon", "restart"))
     extra = "installed" if package_dir is not None else "not installed (recall uses BM25 only)"
-    return found.check(f"{', '.join(modes)}; the extra is {extra}")
+    return found.checks(f"{', '.join(modes)}; the extra is {extra}")
 
 
 def extraction_off(values: Mapping[str, Any]) -> bool:

@@ -26,7 +26,7 @@ def _age_days(stamp: str | None, now: datetime) -> float | None:
         return None
 
 
-def sleep_check(stores: Sequence[StoreFacts], now: datetime) -> Check:
+def sleep_check(stores: Sequence[StoreFacts], now: datetime) -> list[Check]:
     """Warn when a store last slept more than 7 days ago, or never slept while holding older memories."""
     notes: list[str] = []
     behind: list[tuple[StoreFacts, str]] = []
@@ -56,7 +56,7 @@ def sleep_check(stores: Sequence[StoreFacts], now: datetime) -> Check:
             fix = hippoctl("sleep", directory=first.project_dir)
         for _, message in behind:
             found.add(WARN, message, fix)
-    return found.check("; ".join(notes) or "no store to sleep yet")
+    return found.checks("; ".join(notes) or "no store to sleep yet")
 
 
 def daily_check(schedule: ScheduleStatus | None, daily_log: str) -> Check:

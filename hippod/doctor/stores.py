@@ -167,7 +167,7 @@ def check_name(kind: str) -> str:
     return "Global store" if kind == "global" else "Project store"
 
 
-def store_check(facts: StoreFacts) -> Check:
+def store_check(facts: StoreFacts) -> list[Check]:
     """Cannot open, foreign application id, schema behind or ahead, quick_check not ok, FTS5 missing."""
     found = Findings(check_name(facts.kind))
     where = facts.project_dir
@@ -177,7 +177,7 @@ def store_check(facts: StoreFacts) -> Check:
             found.add(WARN, f"no global store yet at {facts.root}", hippoctl("init", "--global"))
         else:
             found.add(FAIL, f"no store at {facts.root}", hippoctl("init", directory=where))
-        return found.check("")
+        return found.checks("")
     if facts.error is not None:
         found.add(
             FAIL,
@@ -207,7 +207,7 @@ def store_check(facts: StoreFacts) -> Check:
         )
     else:
         _softer(found, facts, status_cmd)
-    return found.check(f"{facts.db} (schema {facts.schema}, quick_check ok)")
+    return found.checks(f"{facts.db} (schema {facts.schema}, quick_check ok)")
 
 
 def _softer(found: Findings, facts: StoreFacts, status_cmd: str) -> None:

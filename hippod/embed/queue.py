@@ -9,6 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from hippod.embed.service import Embedder, EmbedService, Settings, embedding_text, text_digest
+from hippod.errors import HippoError
 from hippod.store import embeddings
 from hippod.store.db import Database
 
@@ -108,6 +109,9 @@ class EmbedQueue:
                 embedder = await self._service.get(self._settings())
                 if embedder is not None:
                     await embed_ids(self._db, embedder, ids)
+            except HippoError as exc:
+                # The store's config.json does not parse: its memories wait for the next pass.
+                log.warning("background embedding skipped: %s", exc.message)
             except Exception:
                 log.exception("background embedding failed for a store")
 

@@ -20,10 +20,11 @@ from hippod import __version__, clock
 from hippod.daily_run import LOG_NAME
 from hippod.doctor import bundle
 from hippod.doctor.run import Inputs, installed_commands, run_checks
+from hippod.integrations import services
 from hippod.request import RequestContext
 
 
-def _inputs(ctx: RequestContext, command: str) -> Inputs:
+async def _inputs(ctx: RequestContext, command: str) -> Inputs:
     state = ctx.state
     registry = state.registry
     project = None if ctx.request.global_store else registry.project_root_for(ctx.request.cwd)
@@ -36,13 +37,15 @@ def _inputs(ctx: RequestContext, command: str) -> Inputs:
         schedule=state.schedule.status() if state.schedule is not None else None,
         daily_log=os.path.join(os.path.dirname(state.log_file), LOG_NAME),
         watch=WatchStatus(**state.watcher.status()) if state.watcher is not None else None,
+        pid=state.pid,
+        service=await services.state(os.environ),
         load_failures=dict(registry.embedder.unavailable),
     )
 
 
 async def doctor(ctx: RequestContext, body: m.Doctor) -> tuple[DoctorReply, str]:
     """The checks, and the installed hook commands for the client to run as their hosts would."""
-    inputs = _inputs(ctx, body.command)
+    inputs = await _inputs(ctx, body.command)
     checks = await asyncio.to_thread(run_checks, inputs)
     commands = await asyncio.to_thread(installed_commands, inputs)
     failed = sum(c.status == FAIL for c in checks)
@@ -52,7 +55,7 @@ async def doctor(ctx: RequestContext, body: m.Doctor) -> tuple[DoctorReply, str]
 
 
 async def support_bundle(ctx: RequestContext, body: m.SupportBundle) -> tuple[SupportBundleReply, str]:
-    inputs = _inputs(ctx, "hippoctl")
+    inputs = await _inputs(ctx, "hippoctl")
     config = await asyncio.to_thread(bundle.merged_config, inputs)
     counts = await asyncio.to_thread(bundle.store_counts, inputs)
     state = ctx.state

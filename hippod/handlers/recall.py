@@ -13,6 +13,7 @@ from hippoctl.protocol import validate
 from hippoctl.protocol.replies import RecallItem, RecallReply, Skipped, Why
 from hippod import clock
 from hippod.context import ledger_rows
+from hippod.embed.queue import embed_ids
 from hippod.embed.service import Settings, embedding_text, text_digest
 from hippod.errors import HippoError
 from hippod.handlers.memory import last_batch_key
@@ -115,15 +116,15 @@ async def _cosines(
         return None
     embedder, blobs = None, {}
     if not store.embedder.missing(settings):
-        stored = await embeddings.vectors(store.db.reader, settings.model, [c.id for c in candidates])
-        blobs = {
-            c.id: stored[c.id][0]
-            for c in candidates
-            if c.id in stored and stored[c.id][1] == text_digest(embedding_text(c.content, c.tags))
-        }
+        blobs = await _current_vectors(store, settings.model, candidates)
         if not blobs:
             return None
         embedder = await store.embedder.get(settings)
+        if embedder is not None and len(blobs) < len(candidates):
+            # Vectors are written by a background pass after each commit. A pass that has not run
+            # yet, or a daemon that died before it did, must not cost a candidate its cosine.
+            await embed_ids(store.db, embedder, [c.id for c in candidates if c.id not in blobs])
+            blobs = await _current_vectors(store, settings.model, candidates)
     if embedder is None:
         if settings.mode == "required":
             reason = store.embedder.reason(settings.model)
@@ -131,6 +132,16 @@ async def _cosines(
         return None
     cosines = embedder.cosines(query, [blobs.get(c.id) for c in candidates])
     return cosines, blobs
+
+
+async def _current_vectors(store: Store, model: str, candidates: list[Memory]) -> dict[str, bytes]:
+    """memory id -> its stored vector of `model`, for the candidates whose vector matches their text."""
+    stored = await embeddings.vectors(store.db.reader, model, [c.id for c in candidates])
+    return {
+        c.id: stored[c.id][0]
+        for c in candidates
+        if c.id in stored and stored[c.id][1] == text_digest(embedding_text(c.content, c.tags))
+    }
 
 
 def _warn(ctx: RequestContext, line: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_service import ServiceReply
 from hippod.integrations import services
@@ -17,7 +18,12 @@ HANDOVER = "   hippod stops now; hippod.socket starts it again on the next conne
 
 
 def _answer(ctx: RequestContext, outcome: services.Outcome) -> tuple[ServiceReply, str]:
+    """The reply: what was done on stdout; on stderr the warnings and, when something failed, the one
+    line that says what and what to do, with exit status 1."""
     ctx.warnings.extend(outcome.report.warnings)
+    if outcome.failure is not None:
+        ctx.warnings.append(outcome.failure)
+        ctx.exit_code = errors.FAILED
     return outcome.reply, "\n".join(outcome.report.lines)
 
 

@@ -53,14 +53,20 @@ async def _schedule(ctx: RequestContext, reply: InitReply, stores: list[seeding.
     global_root = ctx.state.registry.global_root
     added = [workspaces.register_project(global_root, made.store.root, ctx.warnings) for made in stores]
     reply.registered = True
-    env = os.environ
     name = services.service_name()
-    service_note = f"per-user service {name} already installed"
-    if not services.is_installed(env):
-        report = await services.install(global_root=global_root, env=env)
-        ctx.warnings.extend(report.warnings)
-        service_note = f"installed per-user service {name}"
-    reply.service = name if services.is_installed(env) else None
+    outcome = await services.ensure(global_root=global_root, env=os.environ)
+    if outcome is None:
+        service_note = f"per-user service {name} already installed"
+    else:
+        ctx.warnings.extend(outcome.report.warnings)
+        if outcome.failure is None:
+            service_note = f"installed per-user service {name}"
+        else:
+            # init's other steps went through: the service is a warning, and init still exits 0.
+            ctx.warnings.append(outcome.failure)
+            state = "enabled for the next login, not started" if outcome.enabled else "not enabled"
+            service_note = f"per-user service {name} {state} (see the warning)"
+    reply.service = name if outcome is None or outcome.enabled else None
     verb = "Registered" if any(added) else "Already registered"
     reply.lines.append(f"{INDENT}{verb} for the daily {_daily_time(ctx)} run; {service_note}")
 
@@ -203,7 +209,8 @@ async def _setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
     env = os.environ
     global_root = ctx.state.registry.global_root
     wired = [t for t in SETUP_TARGETS if targets.user_home_exists(t, env)]
-    service_due = not body.no_schedule and not services.is_installed(env)
+    installed = None if body.no_schedule else await services.state(env)
+    service_due = not body.no_schedule and (installed is None or installed.enabled is False)
     registered = workspaces.read_or_empty(global_root)[0] if body.all else []
     reply = SetupReply(dry_run=body.dry_run, global_store=global_root, targets=wired)
     if body.dry_run:
@@ -217,8 +224,13 @@ async def _setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
             ctx, reply.lines, targets.install_user(target, body.command, global_root=global_root, env=env)
         )
     if service_due:
-        _absorb(ctx, reply.lines, await services.install(global_root=global_root, env=env))
-    if services.is_installed(env):
+        outcome = await services.ensure(global_root=global_root, env=env)
+        if outcome is not None:
+            _absorb(ctx, reply.lines, outcome.report)
+            ctx.warnings.extend([outcome.failure] if outcome.failure else [])
+            if outcome.enabled:
+                reply.service = services.service_name()
+    elif installed is not None:
         reply.service = services.service_name()
     reply.imported = await seeding.import_user_notes(ctx)
     reply.lines.append(f"{INDENT}Imported {reply.imported} user-level agent notes")

@@ -12,6 +12,7 @@ from hippod.errors import HippoError
 from hippod.ingest.gitrun import learn_from_git, repo_root
 from hippod.request import RequestContext
 from hippod.store import gitignore
+from hippod.store.config import ConfigFile
 from hippod.store.db import DB_NAME
 from hippod.store.stores import PROJECT_DIR, Store, find_project_root
 
@@ -45,6 +46,8 @@ async def make_store(ctx: RequestContext, root: str) -> Made:
     shadows = None
     if created and root != registry.global_root:
         shadows = find_project_root(os.path.dirname(os.path.dirname(root)), registry.global_root)
+    # A config.json that does not parse stops init before it creates anything (HippoError).
+    ConfigFile(root).current()
     store = await registry.open(root)
     await gitignore.ensure(store, restore=True)
     for name in STORE_DIRS:

@@ -1,8 +1,8 @@
 """The per-user service that starts hippod at login (daemon.md §14).
 
-`init`, `setup` and `doctor` call `is_installed`, `service_name`, `install` and `doctor_check`; the
-`daemon install-service` / `uninstall-service` handler calls `install_service` / `uninstall_service`,
-which also say file by file and command by command what happened.
+`init` and `setup` call `service_name` and `ensure`; the `daemon install-service` / `uninstall-service`
+handler calls `install_service` / `uninstall_service`, which also say file by file and command by
+command what happened, and in one line what failed. doctor's Service check is in hippod/doctor/service.py.
 """
 
 from __future__ import annotations
@@ -15,26 +15,38 @@ from dataclasses import dataclass, field
 
 from hippoctl.protocol import service_names as names
 from hippoctl.protocol.paths import home_override
-from hippoctl.protocol.replies_doctor import Check
 from hippoctl.protocol.replies_service import ServiceCommand, ServiceFile, ServiceReply
 from hippod.integrations import files, homes, installed
 from hippod.integrations import service_render as render
 from hippod.integrations.report import Report
-from hippod.integrations.service_commands import run, run_all, show
+from hippod.integrations.service_commands import run, run_all, run_systemctl, show, unreachable
+from hippod.integrations.service_state import ServiceState, query
 
 MANAGERS = {"linux": names.SYSTEMD, "darwin": names.LAUNCHD, "win32": names.SCHTASKS}
 NAMES = {names.SYSTEMD: names.SERVICE_UNIT, names.LAUNCHD: names.LAUNCHD_LABEL, names.SCHTASKS: "hippod"}
 DESCRIBED = {names.SYSTEMD: "systemd --user", names.LAUNCHD: "launchd", names.SCHTASKS: "Task Scheduler"}
 FIX = "hippoctl daemon install-service"
+# How to start a service systemd --user could not be reached to start (daemon.md §10.2: the client
+# starts an installed service through the service manager, from the user's own session).
+START_LATER = "hippoctl daemon restart from a session where `systemctl --user status` works"
 STATES = {"written": "Wrote", "unchanged": "Unchanged", "removed": "Removed", "missing": "Already gone:"}
 
 
 @dataclass
 class Outcome:
-    """What an install or uninstall did: the reply's data, and the lines and warnings to print."""
+    """What an install or uninstall did: the reply's data, the lines and warnings to print, and the
+    one line saying what failed and what to do (None when everything worked)."""
 
     reply: ServiceReply
     report: Report = field(default_factory=Report)
+    failure: str | None = None
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the service starts at the next login: every command went through, or systemd
+        --user could not be reached but the unit was enabled on its files alone."""
+        commands = self.reply.commands
+        return bool(commands) and (all(c.ok for c in commands) or _offline(commands) is not None)
 
 
 def manager_for(platform: str | None = None) -> str | None:
@@ -153,12 +165,47 @@ async def install_service(
     else:
         reply = ServiceReply(manager="", name="", socket_activation=False, files=[], commands=[])
         text = f"no per-user service manager hippod knows on {platform or homes.platform()}"
-        return Outcome(reply, Report(warnings=[text]))
+        return Outcome(reply, failure=text)
     if socket_activation and manager != names.SYSTEMD:
         note = f"socket activation needs systemd; {DESCRIBED[manager]} starts hippod at login instead"
         outcome.report.warnings.append(note)
     _summarise(outcome, "Installed")
     return outcome
+
+
+def _offline(commands: list[ServiceCommand]) -> ServiceCommand | None:
+    """The first failure, when every failure found systemd --user unreachable and the steps after
+    each went through on the unit files alone (see run_systemctl); None otherwise."""
+    failures = [c for c in commands if not c.ok]
+    if not failures or not all(unreachable(c) for c in failures) or not commands[-1].ok:
+        return None
+    return failures[0]
+
+
+def _failure(reply: ServiceReply, verb: str) -> str | None:
+    """One line: what did not happen, why (the command and its own words), and what to do."""
+    failed = next((c for c in reply.commands if not c.ok), None)
+    if failed is None:
+        return None
+    unit = names.SOCKET_UNIT if reply.socket_activation else NAMES[reply.manager]
+    offline = _offline(reply.commands)
+    if verb == "Installed":
+        if offline is not None:
+            return (
+                f"{unit} is enabled for the next login but not started: {DESCRIBED[reply.manager]} cannot "
+                f"be reached ({offline.detail}); until then hippod runs when a client starts it, or start "
+                f"the service now with: {START_LATER}"
+            )
+        return (
+            f"{unit} is written but not enabled: `{show(failed.command)}` failed ({failed.detail}); "
+            f"fix that, then run: {FIX}"
+        )
+    if offline is not None:
+        return (
+            f"{unit} is removed and disabled but not stopped: {DESCRIBED[reply.manager]} cannot be "
+            f"reached ({offline.detail}); a hippod it started stops at the next logout"
+        )
+    return f"{unit} is removed, but `{show(failed.command)}` failed ({failed.detail})"
 
 
 def _summarise(outcome: Outcome, verb: str) -> None:
@@ -167,19 +214,23 @@ def _summarise(outcome: Outcome, verb: str) -> None:
     if reply.socket_activation:
         title += f" with socket activation ({names.SOCKET_UNIT})"
     failed = any(not c.ok for c in reply.commands)
+    offline = _offline(reply.commands) is not None
     if verb == "Installed":
         changed = any(f.state in ("written", "removed") for f in reply.files)
-        if failed:
+        if offline:
+            head = f"{'Installed' if changed else 'Kept'} {title}, enabled for the next login but not started"
+        elif failed:
             head = f"{'Wrote' if changed else 'Kept'} {title}, but could not enable it"
         else:
             head = f"{'Installed' if changed else 'Already installed:'} {title}"
     elif not reply.files:
         head = "No per-user service is recorded as installed; nothing to remove"
     else:
-        head = f"Removed {title}" + (", but could not disable it" if failed else "")
+        head = f"Removed {title}" + (", but could not disable it" if failed and not offline else "")
     details = [f"   {STATES[f.state]} {f.path}" for f in reply.files]
     details += [f"   Ran {show(c.command)}" for c in reply.commands if c.ok]
     outcome.report.lines[:0] = [head, *details]
+    outcome.failure = _failure(reply, verb)
 
 
 async def _install_systemd(
@@ -193,7 +244,7 @@ async def _install_systemd(
     written: list[ServiceFile] = []
     if not socket_activation and sock in recorded:
         # Back from socket activation: the socket unit goes, the service is enabled on its own.
-        commands += await run_all([[*systemctl, "disable", "--now", names.SOCKET_UNIT]], env, report.warnings)
+        commands += await run_systemctl([[*systemctl, "disable", "--now", names.SOCKET_UNIT]], env)
         written += [_remove(r, global_root, report) for r in _records(global_root) if r.file == sock]
     written.append(_put(service, main_file_content(names.SYSTEMD, spec), names.SYSTEMD, global_root))
     steps = [[*systemctl, "daemon-reload"]]
@@ -209,8 +260,8 @@ async def _install_systemd(
         steps.append([*systemctl, "enable", names.SOCKET_UNIT])
     else:
         steps.append([*systemctl, "enable", "--now", names.SERVICE_UNIT])
-    if all(c.ok for c in commands):
-        commands += await run_all(steps, env, report.warnings)
+    if all(c.ok for c in commands) or _offline(commands) is not None:
+        commands += await run_systemctl(steps, env)
     reply = ServiceReply(names.SYSTEMD, names.SERVICE_UNIT, socket_activation, written, commands)
     return Outcome(reply, report)
 
@@ -235,7 +286,7 @@ async def _install_launchd(spec: render.ServiceSpec, global_root: str, env: Mapp
     steps.append(["launchctl", "enable", target])
     if not loaded or written.state == "written":
         steps.append(["launchctl", "bootstrap", domain, plist])
-    commands = await run_all(steps, env, report.warnings)
+    commands = await run_all(steps, env)
     reply = ServiceReply(names.LAUNCHD, names.LAUNCHD_LABEL, False, [written], commands)
     return Outcome(reply, report)
 
@@ -248,19 +299,35 @@ async def _install_task(spec: render.ServiceSpec, global_root: str, env: Mapping
         ["schtasks", "/Create", "/TN", names.TASK_NAME, "/XML", xml, "/F"],
         ["schtasks", "/Run", "/TN", names.TASK_NAME],
     ]
-    commands = await run_all(steps, env, report.warnings)
+    commands = await run_all(steps, env)
     reply = ServiceReply(names.SCHTASKS, names.TASK_NAME, False, [written], commands)
     return Outcome(reply, report)
 
 
-async def install(
-    *, global_root: str, env: Mapping[str, str], socket_activation: bool = False, platform: str | None = None
-) -> Report:
-    """Render, write and enable the service; records every file in installed.json."""
-    outcome = await install_service(
-        global_root=global_root, env=env, socket_activation=socket_activation, platform=platform
-    )
-    return outcome.report
+def _socket_activated(manager: str, env: Mapping[str, str]) -> bool:
+    return manager == names.SYSTEMD and os.path.isfile(socket_file(env))
+
+
+async def state(env: Mapping[str, str]) -> ServiceState | None:
+    """What the service manager says of the installed service (read-only); None when none is installed."""
+    manager = manager_for()
+    if manager is None or not is_installed(env):
+        return None
+    return await query(manager, env, socket_activation=_socket_activated(manager, env))
+
+
+async def ensure(*, global_root: str, env: Mapping[str, str]) -> Outcome | None:
+    """For init and setup: install the service unless it is installed and enabled already (then None).
+
+    An installed service the manager reports as not enabled (a failed earlier install, or disabled
+    since) is installed again, with socket activation if it had it.
+    """
+    found = await state(env)
+    if found is not None and found.enabled is not False:
+        return None
+    manager = manager_for()
+    sockets = manager is not None and _socket_activated(manager, env)
+    return await install_service(global_root=global_root, env=env, socket_activation=sockets)
 
 
 # --- uninstall ----------------------------------------------------------------------------------------
@@ -290,11 +357,11 @@ async def uninstall_service(*, global_root: str, env: Mapping[str, str]) -> Outc
             target = f"gui/{os.getuid()}/{names.LAUNCHD_LABEL}"
             if await _launchd_loaded(f"gui/{os.getuid()}", env):
                 steps.append(["launchctl", "bootout", target])
-        done = await run_all(steps, env, report.warnings)
+        done = await (run_systemctl(steps, env) if manager == names.SYSTEMD else run_all(steps, env))
         commands += done
         removed += [_remove(r, global_root, report) for r in mine]
         if manager == names.SYSTEMD and all(c.ok for c in done):
-            commands += await run_all([["systemctl", "--user", "daemon-reload"]], env, report.warnings)
+            commands += await run_all([["systemctl", "--user", "daemon-reload"]], env)
     manager = managers[0] if managers else (manager_for() or names.SYSTEMD)
     if not managers:
         unrecorded = service_file(manager, global_root=global_root, env=env)
@@ -305,42 +372,3 @@ async def uninstall_service(*, global_root: str, env: Mapping[str, str]) -> Outc
     outcome = Outcome(reply, report)
     _summarise(outcome, "Removed")
     return outcome
-
-
-async def uninstall(*, global_root: str, env: Mapping[str, str]) -> Report:
-    """Disable and remove exactly what installed.json records for the service."""
-    return (await uninstall_service(global_root=global_root, env=env)).report
-
-
-# --- doctor -------------------------------------------------------------------------------------------
-
-
-def doctor_check(
-    *, global_root: str, env: Mapping[str, str], platform: str | None = None, python: str | None = None
-) -> Check:
-    """The Service check (read-only): warn when not installed, or when the file is not what install
-    would write now (e.g. it starts an interpreter hippod no longer runs under); ok otherwise."""
-    manager = manager_for(platform)
-    if manager is None:
-        return Check(name="Service", status="warn", message="no per-user service manager on this platform")
-    path = service_file(manager, global_root=global_root, env=env)
-    if not os.path.isfile(path):
-        return Check(
-            name="Service",
-            status="warn",
-            message=f"no per-user service ({DESCRIBED[manager]}): hippod runs only once a client starts it",
-            fix=FIX,
-        )
-    message = f"{NAMES[manager]} ({DESCRIBED[manager]}) at {path}"
-    spec = render.ServiceSpec.from_env(env, python or sys.executable)
-    if _read(path) != main_file_content(manager, spec):
-        return Check(
-            name="Service",
-            status="warn",
-            message=f"{message} differs from what this hippod installs (another interpreter, home or "
-            "version, or edited by hand): the service may start the wrong hippod or none",
-            fix=FIX,
-        )
-    if manager == names.SYSTEMD and os.path.isfile(socket_file(env)):
-        message += f", socket activation through {socket_file(env)}"
-    return Check(name="Service", status="ok", message=message)

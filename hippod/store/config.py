@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from hippod.errors import HippoError
 from hippod.jsonfile import merge, read_object
 
 STORE_DEFAULTS: dict[str, Any] = {
@@ -59,7 +60,30 @@ STORE_DEFAULTS: dict[str, Any] = {
 }
 
 
-def load(root: str) -> tuple[dict[str, Any], str | None]:
-    """Read <root>/config.json over the defaults; returns (config, warning)."""
-    overrides, warning = read_object(os.path.join(root, "config.json"))
-    return merge(STORE_DEFAULTS, overrides), warning
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+class ConfigFile:
+    """A store's config.json over the defaults, read again whenever the file changes, so an edit
+    applies without a daemon restart."""
+
+    def __init__(self, root: str) -> None:
+        self.path = os.path.join(root, "config.json")
+        self._read: tuple[tuple[int, int, int] | None, dict[str, Any], str | None] | None = None
+
+    def current(self) -> dict[str, Any]:
+        """The settings in force. A file that does not parse is an error for whoever reads it, never
+        a silent fall back to the defaults: HippoError `bad_config`, naming the file and the problem."""
+        stamp = _stamp(self.path)
+        if self._read is None or self._read[0] != stamp:
+            overrides, problem = read_object(self.path)
+            self._read = (stamp, merge(STORE_DEFAULTS, overrides), problem)
+        _, values, problem = self._read
+        if problem is not None:
+            raise HippoError("bad_config", problem, hint=f"fix {self.path}")
+        return values

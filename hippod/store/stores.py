@@ -60,9 +60,14 @@ class Store:
         self.project = "" if kind == "global" else os.path.basename(os.path.dirname(root))
         self.last_used = time.monotonic()
         self.mirrors = MirrorWriter(root, self._load, self._stats)
-        self.config, self.config_warning = store_config.load(root)
+        self.config_file = store_config.ConfigFile(root)
         self.embedder = embedder
         self.embed_queue = EmbedQueue(db, self.embed_settings, embedder)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """config.json over the defaults; HippoError `bad_config` while the file does not parse."""
+        return self.config_file.current()
 
     def embed_settings(self) -> Settings:
         return settings(self.config)

@@ -200,6 +200,7 @@ class Hippo:
             PYTHONDONTWRITEBYTECODE="1",
             PATH=FAKEBIN + os.pathsep + os.environ.get("PATH", ""),
             FAKEBIN_LOG=os.path.join(root, "fakebin.log"),
+            FAKEBIN_STATE=os.path.join(root, "fakebin-state"),
         )
         self.env: dict[str, str] = env
         self.proc: subprocess.Popen[str] | None = None
@@ -222,6 +223,20 @@ class Hippo:
                 return handle.read().splitlines()
         except FileNotFoundError:
             return []
+
+    def service_manager(self, *, reachable: bool = True, **units: str) -> None:
+        """Set what the stand-in service managers answer from now on: unreachable (systemctl as
+        without a user bus), or a unit's state, e.g. `hippod_service_active="failed"`."""
+        folder = Path(self.env["FAKEBIN_STATE"])
+        folder.mkdir(exist_ok=True)
+        marker = folder / "unreachable"
+        if reachable:
+            marker.unlink(missing_ok=True)
+        else:
+            marker.touch()
+        for key, value in units.items():
+            unit, _, what = key.rpartition("_")
+            (folder / f"{unit.replace('_', '.')}.{what}").write_text(value + "\n")
 
     @property
     def log(self) -> str:

@@ -9,25 +9,14 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hippoctl.protocol.replies_doctor import DAEMON_CHECKS
+
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
 # The checks this module owns; the Service and agent checks come from the integrations' own code.
-OWN_CHECKS = (
-    "Python",
-    "Daemon",
-    "Socket",
-    "Global store",
-    "Project store",
-    "Sleep",
-    "Daily run",
-    "Workspaces",
-    "Watch roots",
-    "Spool",
-    "Config",
-    "Embeddings",
-    "Network",
-)
+OTHERS = ("Service", "Claude Code", "Codex", "Codex trust", "OpenCode", "Hook commands", "Blocks")
+OWN_CHECKS = ("Python", "Daemon", "Socket", *(n for n in DAEMON_CHECKS if n not in OTHERS))
 MARKER = "ZEBRA-QUINCE-7731 lives in the memory text only"
 
 
@@ -77,6 +66,8 @@ def test_doctor_on_a_working_install(hippo: Hippo) -> None:
         assert checks[name]["status"] == "ok", checks[name]
         assert checks[name]["fix"] is None
     assert set(document["checks"][0]) == {"name", "status", "message", "fix"}
+    # What doctor names as skipped when the daemon is down covers every check the daemon runs.
+    assert {c["name"] for c in document["checks"][3:]} <= set(DAEMON_CHECKS)
     assert [c["name"] for c in document["checks"][:3]] == ["Python", "Daemon", "Socket"]
     assert "hippod 0.1.0" in checks["Daemon"]["message"]
     assert checks["Project store"]["message"].startswith(os.path.join(proj, ".hippo", "hippo.db"))
@@ -147,6 +138,58 @@ def test_a_broken_daemon_json_fails_with_exit_1(hippo: Hippo) -> None:
     assert any(line.startswith("FAIL  Config") and "fix: " in line for line in done.stdout.splitlines())
 
 
+def service_lines(hippo: Hippo) -> list[str]:
+    """doctor's Service lines, in the text form."""
+    return [line for line in hippo.ctl("doctor").stdout.splitlines() if line[6:].startswith("Service ")]
+
+
+def test_the_service_check_asks_the_service_manager(hippo: Hippo) -> None:
+    hippo.start()
+    hippo.ok("daemon", "install-service")
+    unit = os.path.join(hippo.env["XDG_CONFIG_HOME"], "systemd", "user", "hippod.service")
+    [service] = [c for c in doctor_json(hippo)[1]["checks"] if c["name"] == "Service"]
+    assert service == {
+        "name": "Service",
+        "status": "ok",
+        "message": f"hippod.service (systemd --user) at {unit}, enabled and active",
+        "fix": None,
+    }
+    # Enabled, but this daemon was started by a client: systemd runs hippod from the next login.
+    hippo.service_manager(hippod_service_active="inactive")
+    [line] = service_lines(hippo)
+    assert line.startswith("ok") and f"this hippod (pid {hippo.proc.pid}) was started by a client" in line  # type: ignore[union-attr]
+
+    # Two problems, two lines, each with its own fix.
+    hippo.service_manager(hippod_service_active="failed", hippod_service_enabled="disabled")
+    code, document = doctor_json(hippo)
+    problems = [(c["status"], c["message"], c["fix"]) for c in document["checks"] if c["name"] == "Service"]
+    assert problems == [
+        (
+            "fail",
+            "hippod.service is installed but not enabled (disabled): it does not start at login",
+            "hippoctl daemon install-service",
+        ),
+        (
+            "fail",
+            "hippod.service has failed",
+            "see journalctl --user -u hippod.service, then run: hippoctl daemon restart",
+        ),
+    ]
+    assert code == 1
+    lines = service_lines(hippo)
+    assert len(lines) == 2 and all(line.startswith("FAIL") and "  fix: " in line for line in lines)
+
+    # Without a user bus, systemctl still reads the unit files but cannot say whether hippod runs.
+    hippo.service_manager(reachable=False, hippod_service_enabled="enabled")
+    [service] = [c for c in doctor_json(hippo)[1]["checks"] if c["name"] == "Service"]
+    assert service["status"] == "warn"
+    assert service["message"] == (
+        "systemd --user cannot be reached (Failed to connect to bus: No medium found), so whether it "
+        "runs is unknown"
+    )
+    assert service["fix"] == "hippoctl daemon restart from a session where `systemctl --user status` works"
+
+
 def test_a_store_from_a_newer_hippod_fails(hippo: Hippo) -> None:
     import sqlite3
 
@@ -168,13 +211,21 @@ def test_doctor_with_the_daemon_down_never_starts_it(hippo: Hippo) -> None:
     assert "HIPPO_NO_SPAWN" not in hippo.env
     code, document = doctor_json(hippo)
     assert code == 1
-    assert [c["name"] for c in document["checks"]] == ["Python", "Daemon", "Socket"]
+    assert [c["name"] for c in document["checks"][:3]] == ["Python", "Daemon", "Socket"]
     daemon = by_name(document)["Daemon"]
     assert daemon["status"] == "fail" and "not running" in daemon["message"]
     assert daemon["fix"] == "hippoctl daemon start"
     assert by_name(document)["Python"]["status"] == "ok"
+    # Every check the daemon would have run is named as skipped, and why (no project store here).
+    skipped = document["checks"][3:]
+    assert [c["name"] for c in skipped] == [n for n in DAEMON_CHECKS if n != "Project store"]
+    reason = f"not run: hippod is not running (no answer on {hippo.socket})"
+    assert all((c["status"], c["message"], c["fix"]) == ("skip", reason, None) for c in skipped)
     done = hippo.ctl("doctor")
     assert done.returncode == 1 and "FAIL  Daemon" in done.stdout and done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert lines[3] == f"skip  {', '.join(c['name'] for c in skipped)}  {reason}"
+    assert lines[4] == f"3 checks: 1 failed, 0 warnings, 2 ok; {len(skipped)} skipped"
     assert hippo.answers() is None
     assert not os.path.exists(hippo.socket)
     assert not os.path.exists(hippo.home)

@@ -124,8 +124,40 @@ def test_running_init_again_changes_nothing(hippo: Hippo, tmp_path: Path) -> Non
     assert f"   {registered}" in again.stdout.splitlines()
     assert _wired_files(hippo, project) == before
     assert _count(project / ".hippo" / "hippo.db") == memories
-    assert len(hippo.service_calls()) == calls  # an installed service is left alone
+    # An installed, enabled service is left alone: init only asks whether it is enabled.
+    assert hippo.service_calls()[calls:] == [
+        "systemctl --user is-enabled hippod.service",
+        "systemctl --user is-active hippod.service",
+    ]
     assert (project / ".hippo" / "backups" / "CLAUDE.md").read_text() == USER_TEXT
+
+
+def test_a_service_init_could_not_enable_is_a_warning_and_the_next_init_enables_it(
+    hippo: Hippo, tmp_path: Path
+) -> None:
+    hippo.start()
+    hippo.service_manager(reachable=False)
+    project = _claude_project(tmp_path, lessons=False)
+    (project / ".hippo").mkdir()
+    done = hippo.ctl("init", cwd=str(project))
+    assert done.returncode == 0, done.stderr  # the store, hooks and registry are all in place
+    assert done.stdout.splitlines()[-1] == (
+        "   Registered for the daily 06:15 run; per-user service hippod.service enabled for the next "
+        "login, not started (see the warning)"
+    )
+    [warning] = [line for line in done.stderr.splitlines() if "hippod.service" in line]
+    assert warning.startswith("hippod.service is enabled for the next login but not started: ")
+    assert "Failed to connect to bus: No medium found" in warning
+
+    # Disabled since: the next init enables it again, now that systemd can be reached.
+    hippo.service_manager(reachable=True, hippod_service_enabled="disabled")
+    calls = len(hippo.service_calls())
+    done = hippo.ok("init", cwd=str(project))
+    assert done.stdout.splitlines()[-1] == (
+        "   Already registered for the daily 06:15 run; installed per-user service hippod.service"
+    )
+    assert done.stderr == ""
+    assert "systemctl --user enable --now hippod.service" in hippo.service_calls()[calls:]
 
 
 def test_an_edited_block_is_left_alone_and_reported(hippo: Hippo, tmp_path: Path) -> None:

@@ -17,6 +17,8 @@ from hippoctl.protocol import messages as m
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
+STOP_FIRST = "stop it first: hippoctl daemon stop"
+
 
 def lock_pid(path: str) -> int:
     match = re.search(r"^pid (\d+)$", Path(path).read_text(), re.MULTILINE)
@@ -96,8 +98,9 @@ def test_two_daemons_race_one_wins(hippo: Hippo) -> None:
     winner = second if loser is first else first
     loser.wait(timeout=30)
     out, err = hippo.output(loser)
-    assert loser.returncode == 0, (out, err)
-    assert out.strip() == f"hippod already running (pid {winner.pid})"
+    assert loser.returncode == 3, (out, err)
+    assert out == ""
+    assert err == f"hippod: already running (pid {winner.pid}, socket {hippo.socket}); {STOP_FIRST}\n"
     assert winner.poll() is None
     assert hippo.answers() == winner.pid
     assert lock_pid(hippo.lock) == winner.pid
@@ -107,11 +110,17 @@ def test_two_daemons_race_one_wins(hippo: Hippo) -> None:
 
 def test_second_daemon_defers_to_running_one(hippo: Hippo) -> None:
     pid = hippo.start()
-    late = hippo.spawn()
+    for args in ((), ("--foreground",)):
+        late = hippo.spawn(*args)
+        assert late.wait(timeout=30) == 3
+        out, err = hippo.output(late)
+        assert out == ""
+        assert err == f"hippod: already running (pid {pid}, socket {hippo.socket}); {STOP_FIRST}\n"
+        assert hippo.answers() == pid
+    # --detach only wants a daemon in the background: there is one.
+    late = hippo.spawn("--detach")
     assert late.wait(timeout=30) == 0
-    out, _ = hippo.output(late)
-    assert out.strip() == f"hippod already running (pid {pid})"
-    assert hippo.answers() == pid
+    assert hippo.output(late)[0] == f"hippod already running (pid {pid})\n"
 
 
 def test_stale_socket_and_lock_after_sigkill(hippo: Hippo) -> None:

@@ -10,6 +10,8 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+import pytest
+
 from hippoctl.protocol import messages as m
 
 if TYPE_CHECKING:
@@ -88,6 +90,29 @@ def test_lost_daemon(hippo: Hippo) -> None:
         assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == len(texts)
     finally:
         conn.close()
+
+
+def test_a_memory_the_killed_daemon_never_embedded_ranks_as_if_it_had_been(hippo: Hippo) -> None:
+    """The background pass that embeds a memory after its commit may not have run when the daemon
+    dies. A recall must not rank that memory on BM25 alone against neighbours that have a cosine."""
+    pytest.importorskip("wordllama")
+    hippo.start()
+    names = ["alder", "birch", "cedar", "maple", "rowan"]
+    texts = {name: f"Lemming colony {name} migrates along the ridge" for name in names}
+    ids = {name: hippo.json("remember", text)["id"] for name, text in texts.items()}
+    everything = f"{len(names)} of {len(names)} memories embedded"
+    assert hippo.wait_for(lambda: everything in hippo.ok("embed", "--status").stdout, 30)
+    hippo.kill()
+    # What a daemon killed between the commit of the last memory and its embedding pass leaves.
+    with sqlite3.connect(hippo.db) as conn:
+        conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (ids["rowan"],))
+    conn.close()
+
+    hippo.start()
+    for name, text in texts.items():
+        data = hippo.json("recall", f"lemming {name}", "--limit", "1")
+        assert data["results"][0]["content"] == text, (name, data["results"])
+    assert everything in hippo.ok("embed", "--status").stdout
 
 
 def test_lost_daemon_mid_session_with_unread_request(hippo: Hippo) -> None:

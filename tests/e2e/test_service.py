@@ -130,25 +130,66 @@ def test_uninstall_after_socket_activation_disables_both_units(hippo: Hippo) -> 
     ]
 
 
-def test_a_failing_service_manager_is_a_warning_and_the_files_stay(hippo: Hippo) -> None:
+def fake_state(hippo: Hippo, name: str) -> str:
+    """What the stand-in systemctl recorded of a unit, e.g. `hippod.service.enabled`."""
+    return (Path(hippo.env["FAKEBIN_STATE"]) / name).read_text().strip()
+
+
+def test_without_a_user_bus_the_unit_is_enabled_for_the_next_login_and_install_exits_1(hippo: Hippo) -> None:
+    hippo.start()
+    hippo.service_manager(reachable=False)
+    done = hippo.ctl("daemon", "install-service")
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stdout.splitlines()[0] == (
+        "Installed per-user service hippod.service (systemd --user), enabled for the next login but not "
+        "started"
+    )
+    # One line: what did not happen, the manager's own words, and what to do.
+    assert done.stderr == (
+        "hippod.service is enabled for the next login but not started: systemd --user cannot be reached "
+        "(Failed to connect to bus: No medium found); until then hippod runs when a client starts it, or "
+        "start the service now with: hippoctl daemon restart from a session where `systemctl --user "
+        "status` works\n"
+    )
+    assert (unit_dir(hippo) / "hippod.service").is_file()
+    assert len(service_records(hippo)) == 1
+    # systemctl enables a unit on its files alone, without the bus: it starts at the next login.
+    assert hippo.service_calls() == [f"{SYSTEMCTL} daemon-reload", f"{SYSTEMCTL} enable hippod.service"]
+    assert fake_state(hippo, "hippod.service.enabled") == "enabled"
+    data = json.loads(hippo.ctl("--json", "daemon", "install-service").stdout)
+    assert [c["ok"] for c in data["commands"]] == [False, True]
+    assert data["commands"][0]["detail"] == "Failed to connect to bus: No medium found"
+
+    # Uninstalling without the bus: the unit files go and the unit is disabled, but nothing is stopped.
+    done = hippo.ctl("daemon", "uninstall-service")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "disabled but not stopped" in done.stderr, done.stderr
+    assert not (unit_dir(hippo) / "hippod.service").exists()
+    assert fake_state(hippo, "hippod.service.enabled") == "disabled"
+
+
+def test_a_failing_service_manager_exits_1_with_one_line_and_the_files_stay(hippo: Hippo) -> None:
     hippo.start(env=hippo.daemon_env(FAKEBIN_EXIT="1"))
     done = hippo.ctl("daemon", "install-service")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     assert done.stdout.splitlines()[0] == (
         "Wrote per-user service hippod.service (systemd --user), but could not enable it"
     )
-    assert f"`{SYSTEMCTL} daemon-reload` failed: exit status 1" in done.stderr
-    assert f"not run: `{SYSTEMCTL} enable --now hippod.service`" in done.stderr
+    assert done.stderr == (
+        f"hippod.service is written but not enabled: `{SYSTEMCTL} daemon-reload` failed (exit status 1); "
+        "fix that, then run: hippoctl daemon install-service\n"
+    )
     assert (unit_dir(hippo) / "hippod.service").is_file()
     assert len(service_records(hippo)) == 1
     assert hippo.service_calls() == [f"{SYSTEMCTL} daemon-reload"]
 
 
-def test_a_missing_systemctl_is_a_warning(hippo: Hippo, tmp_path: Path) -> None:
+def test_a_missing_systemctl_exits_1(hippo: Hippo, tmp_path: Path) -> None:
     hippo.start(env=hippo.daemon_env(PATH=str(tmp_path)))
     done = hippo.ctl("daemon", "install-service")
-    assert done.returncode == 0, done.stderr
-    assert f"`{SYSTEMCTL} daemon-reload` failed: systemctl not found" in done.stderr
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1
+    assert f"`{SYSTEMCTL} daemon-reload` failed (systemctl not found)" in done.stderr
     assert (unit_dir(hippo) / "hippod.service").is_file()
 
 

@@ -44,31 +44,32 @@ def _write(path: Path, text: str) -> None:
 
 
 def test_sleep_within_a_week_is_ok() -> None:
-    check = sleep_check([_facts("global", "2026-02-25T00:00:00.000Z")], NOW)
+    [check] = sleep_check([_facts("global", "2026-02-25T00:00:00.000Z")], NOW)
     assert check.status == "ok" and "global: last sleep 4 days ago" in check.message
 
 
 def test_sleep_older_than_a_week_warns_and_names_sleep() -> None:
-    check = sleep_check([_facts("global", "2026-02-20T00:00:00.000Z")], NOW)
+    [check] = sleep_check([_facts("global", "2026-02-20T00:00:00.000Z")], NOW)
     assert check.status == "warn" and "9 days" in check.message
     assert check.fix == "hippoctl sleep --global"
 
 
 def test_a_project_that_never_slept_with_old_memories_warns() -> None:
     facts = _facts("project", None, oldest="2026-01-01T00:00:00.000Z")
-    check = sleep_check([facts], NOW)
+    [check] = sleep_check([facts], NOW)
     assert check.status == "warn" and "never slept" in check.message
     assert check.fix == "hippoctl -C /work/proj sleep"
 
 
 def test_a_new_store_that_never_slept_is_fine() -> None:
-    assert sleep_check([_facts("global", None)], NOW).status == "ok"
+    assert [c.status for c in sleep_check([_facts("global", None)], NOW)] == ["ok"]
 
 
 def test_two_stores_behind_name_the_daily_run() -> None:
     old = "2026-01-01T00:00:00.000Z"
-    check = sleep_check([_facts("global", old), _facts("project", old)], NOW)
-    assert check.status == "warn" and check.fix == "hippoctl daily-runner"
+    checks = sleep_check([_facts("global", old), _facts("project", old)], NOW)
+    assert [(c.status, c.fix) for c in checks] == [("warn", "hippoctl daily-runner")] * 2
+    assert "global store" in checks[0].message and "project store" in checks[1].message
 
 
 def _schedule(last: DailyRunResult | None) -> ScheduleStatus:
@@ -117,7 +118,7 @@ def test_old_compaction_spool_files_and_failed_ones_fail(tmp_path: Path) -> None
     os.utime(old, (hour_ago, hour_ago))
     os.utime(spool / "session-end" / "old-but-not-compaction.json", (hour_ago, hour_ago))
     assert folders.old_compaction_files(str(spool), time.time()) == [str(old)]
-    check = folders.spool_check(str(spool), [])
+    [check] = folders.spool_check(str(spool), [])
     assert check.status == "fail" and str(old) in check.message
     assert check.fix is not None and "hippoctl daemon restart" in check.fix
 
@@ -125,18 +126,18 @@ def test_old_compaction_spool_files_and_failed_ones_fail(tmp_path: Path) -> None
 def test_a_fresh_spool_is_ok_and_a_failed_file_fails(tmp_path: Path) -> None:
     spool = tmp_path / "spool"
     _write(spool / "pre-compact" / "fresh.json", "{}")
-    check = folders.spool_check(str(spool), [])
+    [check] = folders.spool_check(str(spool), [])
     assert check.status == "ok" and "1 file waiting" in check.message
     _write(spool / "failed" / "gave-up.json", "{}")
     _write(spool / "failed" / "gave-up.json.err", "try 3 of 3: bad")
-    check = folders.spool_check(str(spool), [])
+    [check] = folders.spool_check(str(spool), [])
     assert check.status == "fail" and "1 spool file could not be applied and is in" in check.message
 
 
 def test_stale_pending_compaction_rows_warn(tmp_path: Path) -> None:
     facts = _facts("project", None)
     facts.stale_compactions = 2
-    check = folders.spool_check(str(tmp_path / "no-spool"), [facts])
+    [check] = folders.spool_check(str(tmp_path / "no-spool"), [facts])
     assert check.status == "warn" and "2 compactions in the" in check.message
     assert check.fix == "hippoctl -C /work/proj sleep"
 
@@ -149,21 +150,24 @@ def test_workspaces_missing_or_without_a_store_warn(tmp_path: Path) -> None:
     _write(good / ".hippo" / "hippo.db", "")
     bare.mkdir()
     _write(tmp_path / "root" / "workspaces.json", json.dumps({"version": 1, "workspaces": [str(good)]}))
-    assert folders.workspaces_check(str(tmp_path / "root")).status == "ok"
+    assert [c.status for c in folders.workspaces_check(str(tmp_path / "root"))] == ["ok"]
     paths = [str(good), str(bare), str(gone)]
     _write(tmp_path / "root" / "workspaces.json", json.dumps({"version": 1, "workspaces": paths}))
-    check = folders.workspaces_check(str(tmp_path / "root"))
-    assert check.status == "warn"
-    assert f"{gone} is missing" in check.message and f"{bare} has no store" in check.message
+    # Two problems: two checks, each with its own fix.
+    storeless, missing = folders.workspaces_check(str(tmp_path / "root"))
+    assert (missing.status, missing.message) == ("warn", f"{gone} is missing")
+    assert missing.fix == f"hippoctl workspaces remove {gone}"
+    assert (storeless.status, storeless.message) == ("warn", f"{bare} has no store")
+    assert storeless.fix == f"hippoctl -C {bare} init"
 
 
 def test_an_unreadable_registry_fails(tmp_path: Path) -> None:
     _write(tmp_path / "workspaces.json", "{broken")
-    assert folders.workspaces_check(str(tmp_path)).status == "fail"
+    assert [c.status for c in folders.workspaces_check(str(tmp_path))] == ["fail"]
 
 
 def test_no_registry_is_ok(tmp_path: Path) -> None:
-    check = folders.workspaces_check(str(tmp_path))
+    [check] = folders.workspaces_check(str(tmp_path))
     assert check.status == "ok" and check.message == "none registered"
 
 
@@ -191,14 +195,14 @@ def test_a_watcher_turned_off_warns_and_names_daemon_json() -> None:
 
 def test_an_unparseable_daemon_json_fails(tmp_path: Path) -> None:
     _write(tmp_path / "daemon.json", '{"daily": ')
-    check = settings.config_check(str(tmp_path), [settings.read_store_config(str(tmp_path), "global")])
+    [check] = settings.config_check(str(tmp_path), [settings.read_store_config(str(tmp_path), "global")])
     assert check.status == "fail" and "daemon.json" in check.message
     assert check.fix is not None and "hippoctl daemon restart" in check.fix
 
 
 def test_an_unusable_daemon_value_warns(tmp_path: Path) -> None:
     _write(tmp_path / "daemon.json", json.dumps({"daily": {"time": "25:99"}}))
-    check = settings.config_check(str(tmp_path), [])
+    [check] = settings.config_check(str(tmp_path), [])
     assert check.status == "warn" and "daily.time" in check.message
 
 
@@ -206,30 +210,30 @@ def test_an_unparseable_config_json_fails(tmp_path: Path) -> None:
     _write(tmp_path / "proj" / "config.json", "not json")
     store = settings.read_store_config(str(tmp_path / "proj"), "project")
     assert store.problem is not None
-    check = settings.config_check(str(tmp_path), [store])
+    [check] = settings.config_check(str(tmp_path), [store])
     assert check.status == "fail" and str(tmp_path / "proj" / "config.json") in check.message
 
 
 def test_memory_value_enabled_warns(tmp_path: Path) -> None:
     _write(tmp_path / "config.json", json.dumps({"memoryValue": {"enabled": True}}))
-    check = settings.config_check(str(tmp_path), [settings.read_store_config(str(tmp_path), "global")])
+    [check] = settings.config_check(str(tmp_path), [settings.read_store_config(str(tmp_path), "global")])
     assert check.status == "warn" and "memoryValue" in check.message
 
 
 def test_an_unreadable_installed_record_warns_and_is_kept_aside_by_the_next_install(tmp_path: Path) -> None:
     record = tmp_path / "integrations" / "installed.json"
     _write(record, "{not a list")
-    check = settings.config_check(str(tmp_path), [])
+    [check] = settings.config_check(str(tmp_path), [])
     assert check.status == "warn" and "installed.json is unreadable" in check.message
     # The next install starts a new record file and keeps the old one beside it, byte for byte.
     installed.add(str(tmp_path), installed.Record(target="claude-code", kind="hook", file="/x", command="c"))
     assert (tmp_path / "integrations" / "installed.json.unreadable").read_text() == "{not a list"
     assert [r.command for r in installed.load(str(tmp_path))] == ["c"]
-    assert settings.config_check(str(tmp_path), []).status == "ok"
+    assert [c.status for c in settings.config_check(str(tmp_path), [])] == ["ok"]
 
 
 def test_default_config_is_ok(tmp_path: Path) -> None:
-    check = settings.config_check(str(tmp_path), [settings.read_store_config(str(tmp_path), "global")])
+    [check] = settings.config_check(str(tmp_path), [settings.read_store_config(str(tmp_path), "global")])
     assert check.status == "ok"
 
 
@@ -242,7 +246,7 @@ def _requiring(tmp_path: Path, model: str = "wordllama:l2_supercat_256") -> sett
 
 
 def test_required_embeddings_without_the_extra_fail(tmp_path: Path) -> None:
-    check = settings.embeddings_check([_requiring(tmp_path)], None, {})
+    [check] = settings.embeddings_check([_requiring(tmp_path)], None, {})
     assert check.status == "fail" and "not installed" in check.message and check.fix == EXTRA_HINT
 
 
@@ -250,20 +254,20 @@ def test_required_embeddings_without_the_weights_fail(tmp_path: Path) -> None:
     package = tmp_path / "wordllama"
     (package / "weights").mkdir(parents=True)
     store = _requiring(tmp_path)
-    assert settings.embeddings_check([store], str(package), {}).status == "fail"
+    assert [c.status for c in settings.embeddings_check([store], str(package), {})] == ["fail"]
     (package / "weights" / "l2_supercat_256.safetensors").write_bytes(b"weights")
-    assert settings.embeddings_check([store], str(package), {}).status == "ok"
+    assert [c.status for c in settings.embeddings_check([store], str(package), {})] == ["ok"]
     failures = {"wordllama:l2_supercat_256": "cannot load it from disk: ValueError"}
-    assert settings.embeddings_check([store], str(package), failures).status == "fail"
+    assert [c.status for c in settings.embeddings_check([store], str(package), failures)] == ["fail"]
 
 
 def test_an_unknown_embeddings_model_fails(tmp_path: Path) -> None:
-    check = settings.embeddings_check([_requiring(tmp_path, "openai:big")], str(tmp_path), {})
+    [check] = settings.embeddings_check([_requiring(tmp_path, "openai:big")], str(tmp_path), {})
     assert check.status == "fail" and "openai:big" in check.message
 
 
 def test_auto_embeddings_without_the_extra_are_ok(tmp_path: Path) -> None:
-    check = settings.embeddings_check([settings.read_store_config(str(tmp_path), "global")], None, {})
+    [check] = settings.embeddings_check([settings.read_store_config(str(tmp_path), "global")], None, {})
     assert check.status == "ok" and "BM25" in check.message
 
 

@@ -46,13 +46,13 @@ def bound(private_dir: Path) -> Iterator[str]:
 
 
 def test_a_private_folder_and_socket_are_ok(bound: str) -> None:
-    check = doctor.socket_check(bound, explicit=False)
+    [check] = doctor.socket_check(bound, explicit=False)
     assert check.status == "ok" and "0600" in check.message
 
 
 def test_a_socket_others_can_open_fails(bound: str) -> None:
     os.chmod(bound, 0o666)
-    check = doctor.socket_check(bound, explicit=False)
+    [check] = doctor.socket_check(bound, explicit=False)
     assert check.status == "fail" and "0666" in check.message
     assert check.fix == "hippoctl daemon restart"
 
@@ -60,28 +60,60 @@ def test_a_socket_others_can_open_fails(bound: str) -> None:
 def test_a_shared_runtime_dir_fails(bound: str) -> None:
     folder = os.path.dirname(bound)
     os.chmod(folder, 0o755)
-    check = doctor.socket_check(bound, explicit=False)
+    [check] = doctor.socket_check(bound, explicit=False)
     assert check.status == "fail" and "0755" in check.message
     assert check.fix == f"chmod 700 {folder}"
     # A folder the user chose with HIPPO_SOCKET is their call: a warning.
-    assert doctor.socket_check(bound, explicit=True).status == "warn"
+    assert [c.status for c in doctor.socket_check(bound, explicit=True)] == ["warn"]
 
 
 def test_a_file_in_place_of_the_socket_fails(private_dir: Path) -> None:
     path = private_dir / "d.sock"
     path.write_text("not a socket")
-    check = doctor.socket_check(str(path), explicit=False)
+    [check] = doctor.socket_check(str(path), explicit=False)
     assert check.status == "fail" and "not a socket" in check.message
 
 
 def test_a_folder_owned_by_someone_else_fails(bound: str) -> None:
-    check = doctor.socket_check(bound, explicit=False, uid=os.getuid() + 1)
-    assert check.status == "fail" and "owned by uid" in check.message
+    folder, sock = doctor.socket_check(bound, explicit=False, uid=os.getuid() + 1)
+    assert folder.status == "fail" and "owned by uid" in folder.message
+    assert sock.status == "fail" and "not 0600" in sock.message
+
+
+def test_two_problems_are_two_lines_each_with_its_fix(bound: str) -> None:
+    folder = os.path.dirname(bound)
+    os.chmod(folder, 0o755)
+    os.chmod(bound, 0o666)
+    checks = doctor.socket_check(bound, explicit=False)
+    assert [(c.status, c.fix) for c in checks] == [
+        ("fail", f"chmod 700 {folder}"),
+        ("fail", "hippoctl daemon restart"),
+    ]
+    lines = doctor.render(checks).splitlines()
+    assert lines[0].startswith("FAIL  Socket  runtime dir ") and lines[0].endswith(f"fix: chmod 700 {folder}")
+    assert lines[1].startswith(f"FAIL  Socket  socket {bound} is mode 0666") and lines[1].endswith(
+        "fix: hippoctl daemon restart"
+    )
+    assert lines[2] == "2 checks: 2 failed, 0 warnings, 0 ok"
+
+
+def test_skipped_checks_share_one_line_per_reason() -> None:
+    checks = [Check("Daemon", "fail", "hippod is not running", "hippoctl daemon start")]
+    checks += doctor.skipped_checks("hippod is not running", cwd="/", global_store=False)
+    assert "Project store" not in [c.name for c in checks]  # no store above /
+    lines = doctor.render(checks).splitlines()
+    names = "Service, Global store, Sleep, Daily run, Workspaces, Watch roots, Claude Code, Codex, "
+    names += "Codex trust, OpenCode, Hook commands, Blocks, Spool, Config, Embeddings, Network"
+    assert lines[1] == f"skip  {names}  not run: hippod is not running"
+    assert lines[2] == "1 check: 1 failed, 0 warnings, 0 ok; 16 skipped"
+    assert doctor.failed(checks)
 
 
 def test_no_socket_yet_is_ok_for_this_check(private_dir: Path) -> None:
-    assert doctor.socket_check(str(private_dir / "d.sock"), explicit=False).status == "ok"
-    assert doctor.socket_check(str(private_dir / "none" / "d.sock"), explicit=False).status == "warn"
+    assert [c.status for c in doctor.socket_check(str(private_dir / "d.sock"), explicit=False)] == ["ok"]
+    assert [c.status for c in doctor.socket_check(str(private_dir / "none" / "d.sock"), explicit=False)] == [
+        "warn"
+    ]
 
 
 def test_render_marks_failures_and_names_their_fix() -> None:

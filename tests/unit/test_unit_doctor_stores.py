@@ -52,9 +52,9 @@ def test_a_healthy_store_is_ok_with_its_counts(tmp_path: Path) -> None:
     assert facts.counts is not None
     assert facts.counts.layers == {"episodic": 2, "semantic": 1}
     assert (facts.counts.memories, facts.counts.pinned, facts.counts.dormant) == (3, 1, 0)
-    check = stores.store_check(facts)
+    [check] = stores.store_check(facts)
     assert (check.name, check.status, check.fix) == ("Global store", "ok", None)
-    assert sleep_check([facts], NOW).status == "ok"
+    assert [c.status for c in sleep_check([facts], NOW)] == ["ok"]
 
 
 def test_inspect_changes_no_byte_of_the_database(tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ def test_the_connection_refuses_writes(tmp_path: Path) -> None:
 def test_a_missing_global_store_is_a_warning_naming_init(tmp_path: Path) -> None:
     facts = stores.inspect(str(tmp_path / "nothing"), "global", NOW)
     assert not facts.exists
-    check = stores.store_check(facts)
+    [check] = stores.store_check(facts)
     assert check.status == "warn" and check.fix == "hippoctl init --global"
     assert not (tmp_path / "nothing").exists()
 
@@ -88,7 +88,7 @@ def test_a_missing_global_store_is_a_warning_naming_init(tmp_path: Path) -> None
 def test_a_foreign_application_id_fails(tmp_path: Path) -> None:
     root = _store(tmp_path)
     _sql(root, "PRAGMA application_id = 1234")
-    check = stores.store_check(stores.inspect(root, "project", NOW))
+    [check] = stores.store_check(stores.inspect(root, "project", NOW))
     assert check.status == "fail" and "not written by hippod" in check.message
     assert check.fix is not None and "hippoctl -C" in check.fix
 
@@ -102,13 +102,13 @@ def test_a_database_of_another_program_fails(tmp_path: Path) -> None:
     conn.close()
     facts = stores.inspect(str(root), "global", NOW)
     assert facts.foreign
-    assert stores.store_check(facts).status == "fail"
+    assert [c.status for c in stores.store_check(facts)] == ["fail"]
 
 
 def test_a_schema_ahead_fails_and_names_an_upgrade(tmp_path: Path) -> None:
     root = _store(tmp_path)
     _sql(root, f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    check = stores.store_check(stores.inspect(root, "global", NOW))
+    [check] = stores.store_check(stores.inspect(root, "global", NOW))
     assert check.status == "fail"
     assert f"schema {SCHEMA_VERSION + 1}" in check.message
     assert check.fix is not None and "hippoctl daemon restart" in check.fix
@@ -124,9 +124,10 @@ def test_a_schema_behind_is_a_warning(tmp_path: Path) -> None:
     conn.close()
     facts = stores.inspect(str(root), "global", NOW)
     assert facts.schema == 1 and facts.readable
-    check = stores.store_check(facts)
+    check, *others = stores.store_check(facts)
     assert check.status == "warn" and "schema 1" in check.message
     assert check.fix == "hippoctl status --global"
+    assert [(o.status, o.message) for o in others] == [("warn", f"{facts.db} has no full-text index yet")]
 
 
 def test_a_file_that_is_not_a_database_cannot_be_opened(tmp_path: Path) -> None:
@@ -135,7 +136,7 @@ def test_a_file_that_is_not_a_database_cannot_be_opened(tmp_path: Path) -> None:
     (root / dbmod.DB_NAME).write_bytes(b"this is not sqlite at all\n" * 400)
     facts = stores.inspect(str(root), "project", NOW)
     assert facts.error is not None
-    check = stores.store_check(facts)
+    [check] = stores.store_check(facts)
     assert check.status == "fail" and check.message.startswith("cannot open")
 
 
@@ -152,7 +153,7 @@ def test_a_damaged_page_fails_quick_check(tmp_path: Path) -> None:
         handle.seek(3 * page)
         handle.write(b"\xa5" * (2 * page))
     facts = stores.inspect(root, "global", NOW)
-    check = stores.store_check(facts)
+    [check] = stores.store_check(facts)
     assert check.status == "fail", check
     assert "failed quick_check" in check.message
     assert facts.counts is None

@@ -126,21 +126,24 @@ def write_daemon_json(root: Path, daily: object) -> None:
 
 
 def test_daemon_json_daily_defaults(tmp_path: Path) -> None:
-    config, warnings = load_daemon_config(str(tmp_path))
+    loaded = load_daemon_config(str(tmp_path))
+    config, warnings = loaded.values, loaded.warnings
     assert config["daily"] == {"enabled": True, "time": "06:15", "days": 1, "catchUpDelaySeconds": 120}
     assert warnings == []
 
 
 def test_daemon_json_daily_accepts_seconds_and_a_short_delay(tmp_path: Path) -> None:
     write_daemon_json(tmp_path, {"time": "14:03:09", "catchUpDelaySeconds": 1})
-    config, warnings = load_daemon_config(str(tmp_path))
+    loaded = load_daemon_config(str(tmp_path))
+    config, warnings = loaded.values, loaded.warnings
     assert config["daily"] == {"enabled": True, "time": "14:03:09", "days": 1, "catchUpDelaySeconds": 1}
     assert warnings == []
 
 
 def test_daemon_json_bad_daily_values_fall_back(tmp_path: Path) -> None:
     write_daemon_json(tmp_path, {"time": "25:00", "enabled": "yes", "days": 0, "catchUpDelaySeconds": -5})
-    config, warnings = load_daemon_config(str(tmp_path))
+    loaded = load_daemon_config(str(tmp_path))
+    config, warnings = loaded.values, loaded.warnings
     assert config["daily"] == {"enabled": True, "time": "06:15", "days": 1, "catchUpDelaySeconds": 120}
     text = "\n".join(warnings)
     for key in ("daily.time", "daily.enabled", "daily.days", "daily.catchUpDelaySeconds"):

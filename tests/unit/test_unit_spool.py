@@ -181,7 +181,8 @@ def test_a_hook_whose_daemon_cannot_be_started_spools_and_exits_0(
 def test_unusable_watch_settings_fall_back_to_the_defaults(tmp_path: Path) -> None:
     # The spool replayer and the agent-note watcher both read these; a daemon must still start.
     (tmp_path / "daemon.json").write_text(json.dumps({"watch": {"debounceMs": "fast", "rescanSeconds": 0}}))
-    config, warnings = load_daemon_config(str(tmp_path))
+    loaded = load_daemon_config(str(tmp_path))
+    config, warnings = loaded.values, loaded.warnings
     assert config["watch"] == {"enabled": True, "debounceMs": 1600, "rescanSeconds": 60}
     assert [w.split(": ", 1)[1] for w in warnings] == [
         "watch.debounceMs must be a number >= 0; using the default",
