@@ -12,10 +12,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from e2e.sleep_support import make, plant, project
 from hippoctl.protocol import messages as m
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
+
+# Every planted row has faded by then, so a sleep has real work.
+FAR_FUTURE = "2031-01-01T00:00:00Z"
 
 
 def has_socket(pid: int) -> bool:
@@ -149,26 +153,46 @@ def test_frozen_daemon_makes_client_exit_3_then_recovers(hippo: Hippo) -> None:
     assert [r["content"] for r in data["results"]] == ["Ibex herds cross the pass in spring"]
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130(hippo: Hippo) -> None:
+    """Ctrl-C while the client waits on the daemon exits 130 with no traceback.
+
+    The daemon is frozen only once the request has visibly started (its first progress line), so the
+    client is in its wait for the reply, which no load outlasts, and not in the 2 s handshake wait.
+    """
     hippo.start()
+    folder, db = project(hippo)
+    hippo.stop()
+    # Enough faded rows that the sleep is still at work when its first progress line arrives.
+    plant(
+        db, [make(f"Faded note {i}: the legacy cron job {i} rotated logs at midnight") for i in range(4000)]
+    )
+    hippo.start(fake_now=FAR_FUTURE)
     daemon = hippo.proc
     assert daemon is not None
-    hippo.ok("remember", "Narwhals surface through leads in the ice")
-    os.kill(daemon.pid, signal.SIGSTOP)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "hippoctl", "--no-spawn", "sleep", "--verbose", "--no-share"],
+        cwd=folder,
+        env=hippo.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # As in a terminal: a run started in the background (`cmd &` in a script) ignores SIGINT,
+        # and its children would inherit that.
+        preexec_fn=_default_sigint,
+    )
+    assert client.stderr is not None
     try:
-        client = subprocess.Popen(
-            [sys.executable, "-m", "hippoctl", "--no-spawn", "recall", "narwhals ice"],
-            env=hippo.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        # Give the client time to connect and block on the frozen daemon's reply.
-        time.sleep(1.0)
+        first = client.stderr.readline()
+        os.kill(daemon.pid, signal.SIGSTOP)
         client.send_signal(signal.SIGINT)
-        _, err = client.communicate(timeout=10)
+        _, err = client.communicate(timeout=30)
     finally:
         os.kill(daemon.pid, signal.SIGCONT)
-    assert client.returncode == 130, err
+    assert first.startswith("sleep: "), first
+    assert client.returncode == 130, first + err
     assert "Traceback" not in err
-    assert hippo.json("recall", "narwhals ice")["results"][0]["content"].startswith("Narwhals")
+    assert hippo.json("status", cwd=folder)["stores"]
