@@ -254,12 +254,22 @@ def json_top(data: bytes) -> Top:
         raise FormatError("the JSON is nested too deeply") from None
 
 
-def json_top_or_none(data: bytes) -> Top | None:
-    """json_top(), or None when the text is not JSON at all (text that starts with a bracket)."""
-    try:
-        return json_top(data)
-    except _NotJSON:
-        return None
+def json_document(data: bytes, *, json_file: bool) -> tuple[Top, bytes] | None:
+    """(the top level, the bytes it was read from) when `data` is a JSON document, None when it is
+    text (which may start with a bracket). A BOM and leading space are passed over. A `json_file`
+    (named `*.json`) that is not JSON is refused, not read as text: a torn download must not become
+    memories."""
+    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if stripped[:1] in (b"{", b"["):
+        try:
+            return json_top(stripped), stripped
+        except _NotJSON:
+            if json_file:
+                raise
+            return None
+    if json_file and stripped:
+        raise FormatError("not valid JSON (it does not start with { or [)")
+    return None
 
 
 def _holds_mapping(raw: msgspec.Raw) -> bool:
@@ -359,11 +369,7 @@ def parse(data: bytes, text: Callable[[bytes], str], *, json_file: bool = False)
     if data.startswith(ZIP_MAGIC):
         data = unzip_export(data)
         return sniff_json(json_top(data), data)
-    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if stripped[:1] in (b"{", b"["):
-        top = json_top(stripped) if json_file else json_top_or_none(stripped)
-        if top is not None:
-            return sniff_json(top, stripped)
-    elif json_file and stripped:
-        raise FormatError("not valid JSON (it does not start with { or [)")
+    document = json_document(data, json_file=json_file)
+    if document is not None:
+        return sniff_json(*document)
     return ChatGPTFile(memories=text_memories(text(data)), from_text=True)
