@@ -27,6 +27,7 @@ from hippod.ingest.extract import extract
 from hippod.ingest.files import MAX_FILE_BYTES
 from hippod.ingest.transcript import USER_CHARS
 from hippod.lifecycle.secrets import looks_secret
+from hippod.progress import Steps
 
 EXPORT_NAME = "conversations.json"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -40,8 +41,8 @@ _MARKDOWN = (
     (re.compile(r"^(```|~~~)"), "a markdown code fence"),
     (re.compile(r"^\|.*\|$"), "a markdown table row"),
 )
-Tick = Callable[[int], None]
-TICK_EVERY = 50
+# A conversation is more work than a chunk: the reading step hears of every 50th.
+CONVERSATIONS_PER_TICK = 50
 
 
 class FormatMismatch(FormatError):
@@ -171,15 +172,15 @@ class Extracted:
     """What the user said across an export, as chunks tagged with capture's category."""
 
     chunks: list[Chunk] = field(default_factory=list)
-    conversations: int = 0
     not_remembered: int = 0  # conversations marked "do not remember": passed over
     secrets: int = 0
 
 
-def extract_conversations(conversations: list[Conversation], tick: Tick | None = None) -> Extracted:
-    """Run capture's heuristics over each user message of each conversation, in export order."""
-    out = Extracted(conversations=len(conversations))
-    for n, conversation in enumerate(conversations, 1):
+def extract_conversations(conversations: list[Conversation], steps: Steps | None = None) -> Extracted:
+    """Run capture's heuristics over each user message of each conversation, in export order; the
+    current step of `steps` hears how many conversations have been read."""
+    out = Extracted()
+    for conversation in (steps or Steps.quiet()).track(conversations, every=CONVERSATIONS_PER_TICK):
         if conversation.is_do_not_remember:
             out.not_remembered += 1
         else:
@@ -189,10 +190,6 @@ def extract_conversations(conversations: list[Conversation], tick: Tick | None =
                         out.secrets += 1
                     else:
                         out.chunks.append(Chunk(item.text, [item.category]))
-        if tick is not None and n % TICK_EVERY == 0:
-            tick(n)
-    if tick is not None:
-        tick(len(conversations))
     return out
 
 

@@ -133,7 +133,7 @@ def _chatgpt(path: str, data: bytes, steps: Steps) -> Reading:
     conversations = found.conversations
     shown = len(conversations) >= PROGRESS_CONVERSATIONS
     steps.begin("reading conversations", len(conversations), shown=shown)
-    extracted = chatgpt.extract_conversations(conversations, steps.tick)
+    extracted = chatgpt.extract_conversations(conversations, steps)
     steps.end()
     reading = Reading(extracted.chunks, conversations=len(conversations))
     if extracted.secrets:
