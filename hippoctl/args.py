@@ -170,10 +170,13 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
 
 
 def wants_json(args: argparse.Namespace) -> bool:
-    """Whether the reply is to be printed as JSON: --json before or after the verb.
+    """Whether the reply's data is to be printed as JSON: --json before or after the verb.
 
-    After `import`, a --json followed by a path names the export format instead (args_ingest).
+    After `import`, a --json followed by a path names the export format instead; `export` to stdout
+    with --json prints the export's JSON document, which is the reply's text (args_ingest).
     """
+    if args_ingest.exports_to_stdout(args):
+        return False
     return bool(getattr(args, "json", False)) or args_ingest.json_output(args)
 
 

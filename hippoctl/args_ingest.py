@@ -179,6 +179,11 @@ def json_output(args: argparse.Namespace) -> bool:
     return any(value is JSON_OUTPUT for value in getattr(args, "import_json", None) or ())
 
 
+def exports_to_stdout(args: argparse.Namespace) -> bool:
+    """Whether the command is `export` to stdout, whose reply's text is the document itself."""
+    return getattr(args, "verb", None) == "export" and args.file in (None, "-")
+
+
 def import_source(args: argparse.Namespace) -> tuple[str, str | None]:
     """(format, path) of `import`'s one source: a --<format> PATH, --json PATH or --agents."""
     paths = [value for value in args.import_json or () if isinstance(value, str)]
@@ -209,7 +214,7 @@ def _import(args: argparse.Namespace) -> m.Body:
 def _export(args: argparse.Namespace) -> m.Body:
     path = None if args.file in (None, "-") else absolute(args, args.file, "the export file")
     if path is None and args.format != "json" and getattr(args, "json", False):
-        # To stdout, --json prints the memories themselves: the json export document.
+        # To stdout, --json prints the memories themselves: the json export document (wants_json).
         raise UsageError("export --json prints the memories as JSON; --format markdown goes without --json")
     return m.Export(path=path, format=args.format)
 

@@ -28,12 +28,7 @@ def eprint(text: str) -> None:
     print(text, file=sys.stderr)
 
 
-def _text_is_json(body: m.Body) -> bool:
-    """Replies whose text is already the JSON the user asked for: `export --json` to stdout."""
-    return isinstance(body, m.Export) and body.path is None and body.format == "json"
-
-
-def _print_reply(reply: m.Result | m.Error, as_json: bool, body: m.Body) -> int:
+def _print_reply(reply: m.Result | m.Error, as_json: bool) -> int:
     if isinstance(reply, m.Error):
         line = f"hippoctl: {reply.message}"
         if reply.hint:
@@ -42,7 +37,7 @@ def _print_reply(reply: m.Result | m.Error, as_json: bool, body: m.Body) -> int:
         return reply.exit_code or errors.exit_code_for(reply.code)
     for warning in reply.warnings:
         eprint(warning)
-    if as_json and not _text_is_json(body):
+    if as_json:
         print_json(reply.data)
     elif reply.text:
         sys.stdout.write(reply.text + "\n")
@@ -254,7 +249,7 @@ def run(argv: list[str]) -> int:
             reply = call(request, spawn=True, timeout=timeout, on_progress=on_progress)
     finally:
         on_progress.clear()
-    return _print_reply(reply, opts["json"], body)
+    return _print_reply(reply, opts["json"])
 
 
 def main(argv: list[str] | None = None) -> int:

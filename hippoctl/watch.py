@@ -49,15 +49,14 @@ class _Pump(threading.Thread):
             if len(chunk) > room:
                 self.tail = (self.tail + chunk[max(0, room) :])[-KEEP_BYTES:]
 
-    def text(self) -> tuple[str, bool]:
-        """(the first and last 16 KiB as text, with a line `…` between them when some was left
-        out; whether some was)."""
+    def text(self) -> str:
+        """The first and last 16 KiB as text, with a line `…` between them when some was left out."""
         head = bytes(self.head).decode("utf-8", errors="replace")
         if not self.tail:
-            return head, False
+            return head
         tail = bytes(self.tail).decode("utf-8", errors="replace")
         cut = self.total > len(self.head) + len(self.tail)
-        return (f"{head}\n…\n{tail}" if cut else head + tail), cut
+        return f"{head}\n…\n{tail}" if cut else head + tail
 
 
 def _exit_code(returncode: int) -> int:
@@ -65,16 +64,15 @@ def _exit_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def run_command(command: str, *, cwd: str) -> tuple[int, str, str, bool]:
-    """Run the command with its output streamed live: (exit code, stderr, stdout, whether either
-    was longer than what was kept)."""
+def run_command(command: str, *, cwd: str) -> tuple[int, str, str]:
+    """Run the command with its output streamed live: (exit code, stderr, stdout as kept)."""
     try:
         proc = subprocess.Popen(shell_argv(command), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as exc:
         # No shell to run it with: report it as the shell would a command it cannot run.
         message = f"cannot run {shell_argv(command)[0]}: {exc.strerror or exc}"
         print(f"hippoctl: {message}", file=sys.stderr)
-        return 127, message, "", False
+        return 127, message, ""
     assert proc.stdout is not None and proc.stderr is not None
     out = _Pump(proc.stdout, sys.stdout.buffer)
     err = _Pump(proc.stderr, sys.stderr.buffer)
@@ -88,16 +86,15 @@ def run_command(command: str, *, cwd: str) -> tuple[int, str, str, bool]:
             continue  # Ctrl-C reached the command too; its exit code is the one to report
     out.join()
     err.join()
-    (stderr, err_cut), (stdout, out_cut) = err.text(), out.text()
-    return _exit_code(proc.returncode), stderr, stdout, err_cut or out_cut
+    return _exit_code(proc.returncode), err.text(), out.text()
 
 
 def run(command: str, *, cwd: str, global_store: bool, spawn: bool) -> int:
     """Run `command`, stream its output, send a WatchFailure when it fails; returns its exit code."""
-    code, stderr, stdout, truncated = run_command(command, cwd=cwd)
+    code, stderr, stdout = run_command(command, cwd=cwd)
     if code == 0:
         return 0
-    body = m.WatchFailure(command=command, exit_code=code, output=stderr, truncated=truncated, stdout=stdout)
+    body = m.WatchFailure(command=command, exit_code=code, output=stderr, stdout=stdout)
     try:
         reply = call(
             request_envelope(body, cwd=cwd, global_store=global_store), spawn=spawn, timeout=REPORT_TIMEOUT

@@ -1,9 +1,11 @@
-"""The salient lines of a failed command's output, as `watch` stores them (ingest.md §6). Pure.
+"""The salient lines of a failed command's output, as `watch` (ingest.md §6) and `capture-error`
+(§7) store them. Pure.
 
 A failing `npm test` prints pages: the test runner's report, npm's own `npm ERR!` chatter, a
 timestamped log path. A memory of it needs the error, not the log, so the rule is:
 
-1. Read the command's stderr, then its stdout, line by line; colour codes are removed, and npm's
+1. Scrub secrets (hippod/lifecycle/secrets.py), so a line cut in step 4 never keeps part of one.
+   Read the command's stderr, then its stdout, line by line; colour codes are removed, and npm's
    `npm ERR!` / `npm error` prefix is dropped.
 2. Drop chatter: npm's notices and boilerplate (`code …`, `errno …`, `Exit status …`, "A complete
    log of this run can be found in", its log path, "This is probably not a problem with npm"),
@@ -29,6 +31,8 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Sequence
+
+from hippod.lifecycle.secrets import scrub
 
 MAX_LINES = 5
 FALLBACK_LINES = 3
@@ -125,7 +129,7 @@ def _first_distinct(lines: Iterable[str], limit: int) -> list[str]:
 def salient_lines(stderr: str, stdout: str, *, cwd: str | None, home: str | None) -> list[str]:
     """The lines of the module's rule, in the order they were printed (stderr first)."""
     prefixes = _prefixes(cwd, home)
-    err, out = _lines(stderr), _lines(stdout)
+    err, out = _lines(scrub(stderr)), _lines(scrub(stdout))
     found = [normalise(line, prefixes) for line in (*err, *out) if _is_error(line)]
     if found:
         return _first_distinct(found, MAX_LINES)

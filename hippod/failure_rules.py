@@ -1,18 +1,24 @@
 """capture-error's pure rules (ingest.md §7): reading the host's payload, classifying the failure,
-hashing its error, and the memory text kept for it. No I/O here."""
+hashing its error, and the memory text kept for it. No I/O here.
+
+A failed tool call's error is kept the way `watch` keeps a failed command's output: its salient
+lines, normalised (hippod/failure_output.py), so a failing `npm test` is remembered by its error,
+not by npm's log.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from hippod import failure_output
 from hippod.lifecycle.secrets import scrub
 
 OUTCOMES = ("stored", "duplicate", "interrupt", "permission_declined", "empty_search", "rejected")
 SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS", "WebSearch", "ToolSearch"})
-ERROR_CHARS = 400
 COMMAND_CHARS = 120
 
 _INTERRUPT = re.compile(r"interrupted|user (cancel|abort)", re.IGNORECASE)
@@ -44,6 +50,7 @@ class ToolFailure:
     session_id: str | None = None
     is_interrupt: bool = False
     command: str | None = None
+    cwd: str | None = None  # the folder the tool ran in, when the payload names an absolute one
 
 
 def parse_payload(payload: Any) -> ToolFailure:
@@ -59,6 +66,7 @@ def parse_payload(payload: Any) -> ToolFailure:
     if not isinstance(error, str) or not error.strip():
         raise MalformedPayload("the input has no error text")
     session = payload.get("session_id")
+    cwd = payload.get("cwd")
     command = None
     tool_input = payload.get("tool_input")
     if isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
@@ -69,6 +77,7 @@ def parse_payload(payload: Any) -> ToolFailure:
         session_id=session.strip() or None if isinstance(session, str) else None,
         is_interrupt=payload.get("is_interrupt") is True,
         command=command,
+        cwd=cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None,
     )
 
 
@@ -109,12 +118,14 @@ def _collapse(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def memory_text(failure: ToolFailure) -> str:
-    """`<tool> failed: <error, collapsed, 400 chars>` plus ` (command: <120 chars>)`, secrets scrubbed.
+def memory_text(failure: ToolFailure, *, cwd: str | None, home: str | None) -> str:
+    """`<tool> failed: <the error's salient lines>` plus ` (command: <120 chars>)`, secrets scrubbed.
 
-    Scrubbing happens before the cut, so a secret is never kept half-redacted, and once more after it.
+    `cwd` and `home` are the folders that paths are written relative to (failure_output.normalise).
+    Scrubbing happens before lines are cut, so a secret is never kept half-redacted, and once more after.
     """
-    text = f"{failure.tool} failed: {scrub(_collapse(failure.error))[:ERROR_CHARS]}"
+    error = failure_output.summary(failure.error, "", cwd=cwd, home=home)
+    text = f"{failure.tool} failed: {error}"
     if failure.command is not None and failure.command.strip():
         text += f" (command: {scrub(_collapse(failure.command))[:COMMAND_CHARS]})"
     return scrub(text)

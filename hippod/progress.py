@@ -13,9 +13,9 @@ import contextlib
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from hippod.request import RequestContext
@@ -24,6 +24,8 @@ INTERVAL = 0.1
 HEARTBEAT_SECONDS = 5.0
 # How often a loop over many items reports where it is.
 TICK_EVERY = 256
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,14 @@ class Steps:
             current = self._current
             if current is not None and done != current.done:
                 self._current = Count(current.label, min(done, current.total), current.total)
+
+    def track(self, items: Iterable[T], every: int = TICK_EVERY) -> Iterator[T]:
+        """The items one by one, the current step hearing how many are done every `every` items
+        (a tick per item would cost more than the work in a tight loop)."""
+        for done, item in enumerate(items):
+            if done % every == 0:
+                self.tick(done)
+            yield item
 
     def end(self) -> None:
         """The current step is complete."""

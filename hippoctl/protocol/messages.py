@@ -311,7 +311,6 @@ class WatchFailure(Body):
     command: str
     exit_code: int
     output: str  # the command's stderr: its first and last 16 KiB when longer
-    truncated: bool = False  # stderr or stdout was longer than what is sent
     stdout: str = ""  # the command's stdout: its first and last 16 KiB when longer
 
 

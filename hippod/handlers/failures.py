@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from datetime import timedelta
 
@@ -43,10 +44,11 @@ async def capture_error(ctx: RequestContext, body: m.CaptureError) -> tuple[Capt
     outcome = rules.classify(failure)
     memory: Memory | None = None
     if outcome is None:
+        folder = failure.cwd or ctx.request.cwd
+        text = rules.memory_text(failure, cwd=folder, home=os.path.expanduser("~"))
         memory = fresh_memory(
-            ctx, store, rules.memory_text(failure), rules.tags(failure),
-            source="capture-error", confidence="observed",
-        )  # fmt: skip
+            ctx, store, text, rules.tags(failure), source="capture-error", confidence="observed"
+        )
         memory.source_session_id = session
     memory_id: str | None = None
     actor = "hook:capture-error"

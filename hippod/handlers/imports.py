@@ -204,7 +204,7 @@ def _unchanged(store: Store, path: str, seen: ImportedFile, dry_run: bool) -> tu
     verb = "Would import" if dry_run else "Imported"
     return reply, (
         f"{verb} nothing: {path} is unchanged since its import on {when} "
-        f"({seen.chunks} chunks then; --force reads it again)"
+        f"({plural(seen.chunks, 'chunk')} then; --force reads it again)"
     )
 
 
@@ -219,7 +219,7 @@ def _reply(
     for n in plan.truncated[:MAX_WARNINGS]:
         ctx.warnings.append(f"truncated chunk {n} to 1000 chars")
     if len(plan.truncated) > MAX_WARNINGS:
-        ctx.warnings.append(f"... and {len(plan.truncated) - MAX_WARNINGS} more chunks truncated")
+        ctx.warnings.append(f"... and {plural(len(plan.truncated) - MAX_WARNINGS, 'more chunk')} truncated")
     imported = len(plan.memories)
     reply = ImportReply(
         total=plan.total,

@@ -27,6 +27,7 @@ from hippod.ingest.extract import extract
 from hippod.ingest.files import MAX_FILE_BYTES
 from hippod.ingest.transcript import USER_CHARS
 from hippod.lifecycle.secrets import looks_secret
+from hippod.progress import Steps
 
 EXPORT_NAME = "conversations.json"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -40,8 +41,8 @@ _MARKDOWN = (
     (re.compile(r"^(```|~~~)"), "a markdown code fence"),
     (re.compile(r"^\|.*\|$"), "a markdown table row"),
 )
-Tick = Callable[[int], None]
-TICK_EVERY = 50
+# A conversation is more work than a chunk: the reading step hears of every 50th.
+CONVERSATIONS_PER_TICK = 50
 
 
 class FormatMismatch(FormatError):
@@ -171,15 +172,15 @@ class Extracted:
     """What the user said across an export, as chunks tagged with capture's category."""
 
     chunks: list[Chunk] = field(default_factory=list)
-    conversations: int = 0
     not_remembered: int = 0  # conversations marked "do not remember": passed over
     secrets: int = 0
 
 
-def extract_conversations(conversations: list[Conversation], tick: Tick | None = None) -> Extracted:
-    """Run capture's heuristics over each user message of each conversation, in export order."""
-    out = Extracted(conversations=len(conversations))
-    for n, conversation in enumerate(conversations, 1):
+def extract_conversations(conversations: list[Conversation], steps: Steps | None = None) -> Extracted:
+    """Run capture's heuristics over each user message of each conversation, in export order; the
+    current step of `steps` hears how many conversations have been read."""
+    out = Extracted()
+    for conversation in (steps or Steps.quiet()).track(conversations, every=CONVERSATIONS_PER_TICK):
         if conversation.is_do_not_remember:
             out.not_remembered += 1
         else:
@@ -189,10 +190,6 @@ def extract_conversations(conversations: list[Conversation], tick: Tick | None =
                         out.secrets += 1
                     else:
                         out.chunks.append(Chunk(item.text, [item.category]))
-        if tick is not None and n % TICK_EVERY == 0:
-            tick(n)
-    if tick is not None:
-        tick(len(conversations))
     return out
 
 
@@ -254,12 +251,22 @@ def json_top(data: bytes) -> Top:
         raise FormatError("the JSON is nested too deeply") from None
 
 
-def json_top_or_none(data: bytes) -> Top | None:
-    """json_top(), or None when the text is not JSON at all (text that starts with a bracket)."""
-    try:
-        return json_top(data)
-    except _NotJSON:
-        return None
+def json_document(data: bytes, *, json_file: bool) -> tuple[Top, bytes] | None:
+    """(the top level, the bytes it was read from) when `data` is a JSON document, None when it is
+    text (which may start with a bracket). A BOM and leading space are passed over. A `json_file`
+    (named `*.json`) that is not JSON is refused, not read as text: a torn download must not become
+    memories."""
+    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if stripped[:1] in (b"{", b"["):
+        try:
+            return json_top(stripped), stripped
+        except _NotJSON:
+            if json_file:
+                raise
+            return None
+    if json_file and stripped:
+        raise FormatError("not valid JSON (it does not start with { or [)")
+    return None
 
 
 def _holds_mapping(raw: msgspec.Raw) -> bool:
@@ -359,11 +366,7 @@ def parse(data: bytes, text: Callable[[bytes], str], *, json_file: bool = False)
     if data.startswith(ZIP_MAGIC):
         data = unzip_export(data)
         return sniff_json(json_top(data), data)
-    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if stripped[:1] in (b"{", b"["):
-        top = json_top(stripped) if json_file else json_top_or_none(stripped)
-        if top is not None:
-            return sniff_json(top, stripped)
-    elif json_file and stripped:
-        raise FormatError("not valid JSON (it does not start with { or [)")
+    document = json_document(data, json_file=json_file)
+    if document is not None:
+        return sniff_json(*document)
     return ChatGPTFile(memories=text_memories(text(data)), from_text=True)

@@ -8,13 +8,13 @@ rather than by comparing every pair.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from hippod.ingest.chunking import Chunk
 from hippod.lifecycle.simjoin import SetIndex
-from hippod.progress import TICK_EVERY
+from hippod.progress import Steps
 from hippod.recall.tokenize import tokenize
 
 MIN_CHARS = 10
@@ -73,14 +73,14 @@ def judge(
     rejected: Collection[str],
     *,
     check: Sequence[bool] | None = None,
-    tick: Callable[[int], None] | None = None,
+    steps: Steps | None = None,
 ) -> list[Verdict]:
     """A verdict for each text, in order: a duplicate of a live memory (token sets `existing`) or of
     an earlier accepted text; else rejected when its digest is tombstoned; else new.
 
     Texts with `check[i]` false skip the duplicate test and never enter the index (superseded
     records of a JSON export, which follow their replacement); the rejection test still applies.
-    `tick` hears how many texts have been judged, every few hundred.
+    The current step of `steps` hears how many texts have been judged, every few hundred.
     """
     sets = list(existing) + [token_set(t) for t in texts]
     index = SetIndex(sets, DUPLICATE_ABOVE)
@@ -88,9 +88,7 @@ def judge(
         index.add(i)
     verdicts: list[Verdict] = []
     base = len(existing)
-    for i, digest in enumerate(digests):
-        if tick is not None and i % TICK_EVERY == 0:
-            tick(i)
+    for i, digest in enumerate((steps or Steps.quiet()).track(digests)):
         checked = check is None or check[i]
         if checked and index.matches(base + i, strict=True):
             verdicts.append(Verdict.DUPLICATE)

@@ -14,7 +14,7 @@ from typing import Any
 from hippod.ingest.export_doc import ParsedExport, Record
 from hippod.ingest.import_core import Prepared, Verdict, judge, merge_tags, token_set
 from hippod.lifecycle.digest import content_digest
-from hippod.progress import TICK_EVERY, Steps
+from hippod.progress import Steps
 from hippod.recall.terms import fts_columns
 from hippod.store.memories import memory_values
 from hippod.store.records import Memory
@@ -61,11 +61,7 @@ def existing_sets(texts: Sequence[str], steps: Steps | None = None) -> list[froz
     """The token sets of the store's live memories, the other side of every duplicate test."""
     steps = steps or Steps.quiet()
     steps.begin("reading the store", len(texts))
-    sets: list[frozenset[str]] = []
-    for i, text in enumerate(texts):
-        if i % TICK_EVERY == 0:
-            steps.tick(i)
-        sets.append(token_set(text))
+    sets = [token_set(text) for text in steps.track(texts)]
     steps.end()
     return sets
 
@@ -80,18 +76,17 @@ def _judge(
 ) -> list[Verdict]:
     sets = existing_sets(existing, steps)
     steps.begin("checking for duplicates", len(texts))
-    verdicts = judge(texts, digests, sets, rejected, check=check, tick=steps.tick)
+    verdicts = judge(texts, digests, sets, rejected, check=check, steps=steps)
     steps.end()
     return verdicts
 
 
 def _rows(plan: Plan, steps: Steps) -> None:
     steps.begin("preparing memories", len(plan.memories))
-    plan.rows = []
-    for i, (memory, digest) in enumerate(zip(plan.memories, plan.digests, strict=True)):
-        if i % TICK_EVERY == 0:
-            steps.tick(i)
-        plan.rows.append([*memory_values(memory), digest, *fts_columns(memory.content, memory.tags)])
+    plan.rows = [
+        [*memory_values(memory), digest, *fts_columns(memory.content, memory.tags)]
+        for memory, digest in steps.track(zip(plan.memories, plan.digests, strict=True))
+    ]
     steps.end()
 
 

@@ -17,6 +17,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from hippoctl.protocol.wording import plural
 from hippod.ingest import chatgpt, chunking, export_doc, files, sources
 from hippod.ingest.chatgpt import FormatMismatch
 from hippod.ingest.chunking import Chunk, FormatError
@@ -102,29 +103,20 @@ def _text(chunks: list[Chunk], text: str) -> Reading:
 
 def _claude(path: str, data: bytes, text: str) -> Reading:
     """CLAUDE.md by the markdown rule, or Claude's memory.json (a memory list, as ChatGPT's)."""
-    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if stripped[:1] in (b"{", b"["):
-        json_file = path.lower().endswith(".json")
-        top = chatgpt.json_top(stripped) if json_file else chatgpt.json_top_or_none(stripped)
-        if top is not None:
-            found = chatgpt.sniff_json(top, stripped, expected=f"expected {chatgpt.MEMORY_LIST}")
-            if found.conversations is not None:
-                raise FormatMismatch("it is ChatGPT's conversation export, not Claude's", "chatgpt")
-            return _memories(found)
-    if path.lower().endswith(".json"):
-        raise FormatError("not valid JSON (it does not start with { or [)")
+    document = chatgpt.json_document(data, json_file=path.lower().endswith(".json"))
+    if document is not None:
+        found = chatgpt.sniff_json(*document, expected=f"expected {chatgpt.MEMORY_LIST}")
+        if found.conversations is not None:
+            raise FormatMismatch("it is ChatGPT's conversation export, not Claude's", "chatgpt")
+        return _memories(found)
     return _text(chunking.parse_claude_markdown(text), text)
 
 
 def _memories(found: chatgpt.ChatGPTFile) -> Reading:
     reading = Reading(found.memories or [])
     if found.passed_over:
-        reading.warnings.append(f"{_count(found.passed_over, 'item')} of the list held no text: passed over")
+        reading.warnings.append(f"{plural(found.passed_over, 'item')} of the list held no text: passed over")
     return reading
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _chatgpt(path: str, data: bytes, steps: Steps) -> Reading:
@@ -141,17 +133,17 @@ def _chatgpt(path: str, data: bytes, steps: Steps) -> Reading:
     conversations = found.conversations
     shown = len(conversations) >= PROGRESS_CONVERSATIONS
     steps.begin("reading conversations", len(conversations), shown=shown)
-    extracted = chatgpt.extract_conversations(conversations, steps.tick)
+    extracted = chatgpt.extract_conversations(conversations, steps)
     steps.end()
     reading = Reading(extracted.chunks, conversations=len(conversations))
     if extracted.secrets:
-        reading.warnings.append(f"{_count(extracted.secrets, 'item')} looked like a secret: not stored")
+        reading.warnings.append(f"{plural(extracted.secrets, 'item')} looked like a secret: not stored")
     if extracted.not_remembered:
-        marked = _count(extracted.not_remembered, "conversation")
+        marked = plural(extracted.not_remembered, "conversation")
         reading.warnings.append(f'{marked} marked "don\'t remember": passed over')
     if conversations and not extracted.chunks and not extracted.secrets:
         reading.warnings.append(
-            f"nothing said in {_count(len(conversations), 'conversation')} reads as a decision, rule, "
+            f"nothing said in {plural(len(conversations), 'conversation')} reads as a decision, rule, "
             "error, preference or spec item"
         )
     return reading

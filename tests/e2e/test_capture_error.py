@@ -4,6 +4,7 @@ Claude Code PostToolUseFailure payloads on stdin."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 from typing import TYPE_CHECKING, Any
@@ -56,8 +57,8 @@ def test_a_failure_is_stored_once_and_every_call_is_logged(hippo: Hippo) -> None
     rows = memories_of(hippo.db)
     assert rows == [
         (
-            "Bash failed: Exit code 1 E ModuleNotFoundError: No module named 'requests' "
-            "(/home/u/proj/api.py:12) (command: pytest -x tests/test_api.py)",
+            "Bash failed: E ModuleNotFoundError: No module named 'requests' (api.py:12) "
+            "(command: pytest -x tests/test_api.py)",
             '["error","auto-captured","tool:bash"]',
             "capture-error",
             "observed",
@@ -80,7 +81,7 @@ def test_a_failure_is_stored_once_and_every_call_is_logged(hippo: Hippo) -> None
     assert "requests" not in dump and "Exit code" not in dump
     # Recall finds the stored failure.
     results = hippo.json("recall", "ModuleNotFoundError requests")["results"]
-    assert [r["content"][:30] for r in results] == ["Bash failed: Exit code 1 E Mod"]
+    assert [r["content"][:30] for r in results] == ["Bash failed: E ModuleNotFoundE"]
 
     # A forgotten memory no longer counts as the earlier one: the failure is stored again.
     memory_id = results[0]["id"]
@@ -88,6 +89,60 @@ def test_a_failure_is_stored_once_and_every_call_is_logged(hippo: Hippo) -> None
     capture(hippo, payload())
     assert len(memories_of(hippo.db)) == 1
     assert [r[3] for r in failure_rows(hippo.db)][-1] == "stored"
+
+
+# The error Claude Code reports when a Bash `npm test` fails: the exit code, the script's banner, Node's
+# report of the failing test, then npm's own lines, ending with a log file named by the time of the run.
+NPM_ERROR = """Exit code 1
+
+> shop@1.0.0 test
+> node test/cart.test.js
+
+running 2 tests
+node:fs:453
+    return binding.readFileUtf8(path, stringToFlags(options.flag));
+                   ^
+
+Error: ENOENT: no such file or directory, open '{cwd}/test/fixtures/cart.json'
+    at Object.readFileSync (node:fs:453:20)
+    at Object.<anonymous> ({cwd}/test/cart.test.js:2:20)
+    at Module._compile (node:internal/modules/cjs/loader:1256:14) {{
+  errno: -2,
+  code: 'ENOENT',
+  syscall: 'open',
+  path: '{cwd}/test/fixtures/cart.json'
+}}
+
+Node.js v20.11.1
+npm ERR! code 1
+npm ERR! path {cwd}
+npm ERR! command failed
+npm ERR! command sh -c node test/cart.test.js
+
+npm ERR! A complete log of this run can be found in:
+npm ERR!     {home}/.npm/_logs/{stamp}-debug-0.log
+"""
+
+
+def test_a_failed_npm_test_keeps_its_salient_lines_normalised(hippo: Hippo) -> None:
+    hippo.start()
+    cwd = os.path.join(hippo.user_home, "shop")
+    os.makedirs(cwd)
+
+    def npm_failure(stamp: str) -> str:
+        error = NPM_ERROR.format(cwd=cwd, home=hippo.user_home, stamp=stamp)
+        return payload(cwd=cwd, tool_input={"command": "npm test"}, error=error)
+
+    capture(hippo, npm_failure("2026-12-02T02_31_11_123Z"))
+    [(content, *_)] = memories_of(hippo.db)
+    assert content == (
+        "Bash failed: Error: ENOENT: no such file or directory, open 'test/fixtures/cart.json' "
+        "(command: npm test)"
+    )
+    # The next run logs to another timestamped file: the same shape, so still one memory.
+    capture(hippo, npm_failure("2026-12-03T09_00_00_001Z"))
+    assert len(memories_of(hippo.db)) == 1
+    assert [r[3] for r in failure_rows(hippo.db)] == ["stored", "duplicate"]
 
 
 def test_noise_is_logged_but_not_stored(hippo: Hippo) -> None:
@@ -110,8 +165,8 @@ def test_noise_is_logged_but_not_stored(hippo: Hippo) -> None:
 def test_a_rejected_value_is_not_stored(hippo: Hippo) -> None:
     hippo.start()
     text = (
-        "Bash failed: Exit code 1 E ModuleNotFoundError: No module named 'requests' "
-        "(/home/u/proj/api.py:12) (command: pytest -x tests/test_api.py)"
+        "Bash failed: E ModuleNotFoundError: No module named 'requests' (api.py:12) "
+        "(command: pytest -x tests/test_api.py)"
     )
     hippo.ok("reject", "--value", text, "--reason", "known and fixed")
     capture(hippo, payload())

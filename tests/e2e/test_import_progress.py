@@ -3,18 +3,12 @@ stderr) and prints nothing of it on a pipe."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
 import random
 import re
-import struct
-import subprocess
-import sys
-import termios
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from e2e.tty import run_with_stderr_on_tty
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
@@ -33,43 +27,14 @@ def _big_markdown(path: Path, seed: int) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _drain(fd: int, into: bytearray) -> None:
-    while True:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:  # EIO: the last holder of the terminal's other side has closed it
-            return
-        if not data:
-            return
-        into.extend(data)
-
-
 def test_a_large_import_draws_a_bar_on_a_terminal(hippo: Hippo) -> None:
     hippo.start()
     path = Path(hippo.root) / "big.md"
     _big_markdown(path, seed=1)
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    screen = bytearray()
-    reader = threading.Thread(target=_drain, args=(master, screen))
-    reader.start()
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "hippoctl", "--timeout", "600", "import", "--markdown", str(path)],
-            cwd=hippo.root,
-            env=hippo.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=slave,
-        )
-        os.close(slave)
-        out, _ = proc.communicate(timeout=900)
-    finally:
-        reader.join(timeout=60)
-        os.close(master)
-    assert proc.returncode == 0, screen.decode(errors="replace")
-    assert out.decode() == f"Imported {LINES} of {LINES} (0 duplicates skipped, 0 rejected)\n"
-    text = screen.decode()
+    args = ["--timeout", "600", "import", "--markdown", str(path)]
+    code, out, text = run_with_stderr_on_tty(args, env=hippo.env, cwd=hippo.root, columns=120, timeout=900)
+    assert code == 0, text
+    assert out == f"Imported {LINES} of {LINES} (0 duplicates skipped, 0 rejected)\n"
     total = f"{LINES:,}"
     assert re.search(rf"\rchecking for duplicates: +[\d,]+/{total} \[[#-]+\] ", text), text
     assert re.search(rf"\rwriting memories: {total}/{total} \[#+\] +[\d,-]+/s ETA 0:00\x1b\[K", text), text

@@ -109,6 +109,10 @@ def test_importing_the_same_file_twice_adds_nothing(hippo: Hippo) -> None:
     assert len(_exported(hippo)) == 5
     # The record is per format: the same bytes read as --file are another import.
     assert _import(hippo, "--file", path)["unchanged"] is False
+    # One chunk is one chunk.
+    single = _write(hippo, "one.md", "- Run the migrations before the deploy script\n")
+    _import(hippo, "--markdown", single)
+    assert "(1 chunk then; --force reads it again)" in hippo.ok("import", "--markdown", single).stdout
 
 
 def test_json_reply_lists_entries_and_truncation_warns(hippo: Hippo) -> None:

@@ -161,8 +161,10 @@ def test_import_json_with_a_path_is_the_format_and_alone_is_the_output_switch(tm
 
 
 def test_export_json_to_stdout_is_the_json_document_and_markdown_refuses_it(tmp_path: Path) -> None:
-    body, as_json = _parsed(["export", "--json"])
-    assert isinstance(body, m.Export) and (body.path, body.format, as_json) == (None, "json", True)
+    # To stdout the reply's text is the JSON document itself, printed as it is, not the reply's data.
+    for argv in (["export", "--json"], ["--json", "export"], ["export", "-", "--json"]):
+        body, as_json = _parsed(argv)
+        assert isinstance(body, m.Export) and (body.path, body.format, as_json) == (None, "json", False)
     body, as_json = _parsed(["export", str(tmp_path / "out.md"), "--format", "markdown", "--json"])
     assert isinstance(body, m.Export) and body.format == "markdown" and as_json
     with pytest.raises(UsageError, match=r"^export --json prints the memories as JSON"):

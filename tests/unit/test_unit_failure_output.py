@@ -125,3 +125,9 @@ def test_long_lines_are_cut_and_joined_on_one_line() -> None:
     joined = summary(text, "", cwd=CWD, home=HOME)
     first, second = joined.split(" | ")
     assert len(first) == 200 and first.endswith("…") and second == "fatal: second"
+
+
+def test_secrets_are_scrubbed_before_a_line_is_cut() -> None:
+    token = "ghp_" + "a" * 36
+    (line,) = lines("Error: " + "x" * 150 + f" bad credentials for {token}")
+    assert token[:12] not in line and line.endswith("[REDACTED:github]")

@@ -135,18 +135,38 @@ def test_shape_hash_groups_repeats_and_splits_different_errors() -> None:
     assert rules.shape_hash(a) == hashlib.sha256(rules.shape(a).encode()).hexdigest()
 
 
-def test_memory_text_tags_and_cuts() -> None:
+def text_of(failure: rules.ToolFailure) -> str:
+    return rules.memory_text(failure, cwd="/home/u/p", home="/home/u")
+
+
+def test_memory_text_keeps_the_salient_lines_and_cuts() -> None:
     failure = rules.parse_payload(payload(error="line one\n\n  line two", tool_input={"command": "make  x"}))
-    assert rules.memory_text(failure) == "Bash failed: line one line two (command: make x)"
+    # No line looks like an error: the last lines serve, on one line.
+    assert text_of(failure) == "Bash failed: line one | line two (command: make x)"
     assert rules.tags(failure) == ["error", "auto-captured", "tool:bash"]
 
     long = rules.parse_payload(payload(tool_name="Edit", error="x" * 1000, tool_input={"file_path": "/a"}))
-    text = rules.memory_text(long)
-    assert text == "Edit failed: " + "x" * 400
+    assert text_of(long) == "Edit failed: " + "x" * 199 + "…"
     assert rules.tags(long)[-1] == "tool:edit"
 
     cmd = rules.parse_payload(payload(error="boom", tool_input={"command": "c" * 300}))
-    assert rules.memory_text(cmd) == "Bash failed: boom (command: " + "c" * 120 + ")"
+    assert text_of(cmd) == "Bash failed: boom (command: " + "c" * 120 + ")"
+
+
+def test_memory_text_is_the_error_lines_as_watch_keeps_them() -> None:
+    error = (
+        "Exit code 1\n"
+        "Error: cannot open /home/u/p/data/cart.json\n"
+        "    at Object.<anonymous> (/home/u/p/test.js:3:9)\n"
+        "npm ERR! code 1\n"
+        "npm ERR! A complete log of this run can be found in:\n"
+        "npm ERR!     /home/u/.npm/_logs/2026-12-02T02_31_11_123Z-debug-0.log\n"
+    )
+    failure = rules.parse_payload(payload(error=error))
+    assert text_of(failure) == "Bash failed: Error: cannot open data/cart.json (command: npm test)"
+    # The payload's own folder is the one paths are written relative to.
+    assert failure.cwd == "/home/u/p"
+    assert rules.parse_payload(payload(cwd="relative")).cwd is None
 
 
 def test_memory_text_scrubs_secrets_in_error_and_command() -> None:
@@ -156,6 +176,9 @@ def test_memory_text_scrubs_secrets_in_error_and_command() -> None:
             tool_input={"command": f"curl -H 'Authorization: Bearer {GITHUB}' https://api"},
         )
     )
-    text = rules.memory_text(failure)
+    text = text_of(failure)
     assert GITHUB not in text
     assert "[REDACTED:github]" in text
+    # A secret across the point where a long line is cut is scrubbed before the cut.
+    cut = rules.parse_payload(payload(error="Error: " + "x" * 160 + f" token {GITHUB}"))
+    assert GITHUB[:12] not in text_of(cut)

@@ -48,6 +48,19 @@ def test_steps_keep_the_first_and_last_frame_of_each_shown_step() -> None:
     assert quiet.take() == ([], None)
 
 
+def test_track_hands_out_the_items_and_tells_the_step_every_so_often() -> None:
+    steps = Steps(least=1)
+    steps.begin("reading", 600)
+    seen: list[Count | None] = []
+    items = []
+    for item in steps.track(range(600), every=256):
+        items.append(item)
+        seen.append(steps.take()[1])
+    assert items == list(range(600))
+    assert sorted({c.done for c in seen if c is not None}) == [0, 256, 512]
+    assert seen[256] == Count("reading", 256, 600)
+
+
 async def test_reporting_sends_each_step_from_start_to_end_across_threads() -> None:
     sink = _Sink()
     steps = Steps(least=1)
