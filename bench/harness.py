@@ -82,6 +82,24 @@ def call(
                 return reply
 
 
+# --- timing a command ----------------------------------------------------------------------------
+
+
+def timed_run(
+    command: Sequence[str], env: dict[str, str], cwd: str, stdin: bytes | None = None, *, check: bool = True
+) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    """Run one command as a fresh process, output captured: (wall milliseconds, what it did).
+
+    With `check`, a non-zero exit is a BenchError naming the command and the start of its stderr.
+    """
+    started = time.perf_counter()
+    done = subprocess.run(list(command), input=stdin, env=env, cwd=cwd, capture_output=True, check=False)
+    took = (time.perf_counter() - started) * 1000
+    if check and done.returncode != 0:
+        raise BenchError(f"{list(command)} exited {done.returncode}: {done.stderr.decode()[:300]}")
+    return took, done
+
+
 # --- sandbox and daemon --------------------------------------------------------------------------
 
 _DAEMONS: list[subprocess.Popen[bytes]] = []
