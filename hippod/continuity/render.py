@@ -16,6 +16,14 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def first_line(text: str) -> str:
+    """The first line that holds anything, trimmed."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
 # "Next step:", "Next steps:", "Next:" (optionally in bold) opening a line or following a sentence.
 _NEXT_LABEL = re.compile(
     r"(?:^|(?<=[.!?])[ \t]+)[ \t]*[*_]{0,2}next(?:[ \t]+steps?)?[ \t]*:[*_]{0,2}[ \t]*",
