@@ -20,7 +20,7 @@ from hippoctl.protocol.replies_lifecycle import (
     SleepMerge,
     SleepReply,
 )
-from hippoctl.protocol.wording import plural
+from hippoctl.protocol.wording import agree, plural
 from hippod.continuity import render as layout
 from hippod.lifecycle.merge import merge_detail
 from hippod.lifecycle.sleep_plan import Plan
@@ -201,7 +201,7 @@ def summary_lines(reply: SleepReply) -> list[str]:
         lines += _listed([f"{_quote(m.text)} ({len(m.members)} memories)" for m in reply.merges])
     if reply.open_conflicts:
         count = len(reply.open_conflicts)
-        it = "it" if count == 1 else "them"
+        it = agree(count, "it")
         lines.append(
             f"{plural(count, 'open conflict')} "
             f"(`hippoctl conflicts` lists {it}, `hippoctl resolve <n>` settles {it}):"
