@@ -101,3 +101,20 @@ async def test_ledger_rows_and_pinned_state(database: dbmod.Database) -> None:
     async with database.transaction() as conn:
         await pinned_state.clear(conn, "default", "s1")
     assert await pinned_state.get(database.reader, "default", "s1") is None
+
+
+async def test_a_next_step_reads_back_without_its_label(database: dbmod.Database) -> None:
+    async with database.transaction() as conn:
+        await continuity.save_snapshot(
+            conn,
+            "default",
+            task="a",
+            summary="s",
+            next_step="Done. The tests pass.\n\nNext step: wire the budget.",
+            source="pre-compact",
+            session_id="s1",
+            scope=None,
+            now=T0,
+        )
+    active = await continuity.active_snapshot(database.reader, "default")
+    assert active is not None and active.next_step == "wire the budget."
