@@ -15,11 +15,9 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 
-from harness import call, make_sandbox, pct, start_daemon, stop_daemon
+from harness import call, make_sandbox, pct, start_daemon, stop_daemon, timed_run
 
 from hippoctl.protocol import messages as m
 
@@ -42,12 +40,6 @@ def _hippoctl() -> list[str]:
     return [script] if os.path.exists(script) else [sys.executable, "-m", "hippoctl"]
 
 
-def _time(command: list[str], env: dict[str, str], cwd: str, stdin: bytes | None) -> tuple[float, int]:
-    started = time.perf_counter()
-    done = subprocess.run(command, input=stdin, env=env, cwd=cwd, capture_output=True, check=False)
-    return (time.perf_counter() - started) * 1000, done.returncode
-
-
 def _payload(cwd: str) -> bytes:
     fields = {"session_id": "bench", "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": "why?"}
     return json.dumps(fields).encode()
@@ -66,13 +58,13 @@ def run(runs: int, memories: int) -> dict[str, list[float] | None]:
         stdin = {name: _payload(sb.base) if argv == PROMPT_HOOK else b"" for name, argv in COMMANDS.items()}
         times: dict[str, list[float] | None] = {}
         for name, command in commands.items():  # a first run warms the caches and finds refused commands
-            _, code = _time(command, sb.env, sb.base, stdin.get(name))
-            times[name] = None if code == 2 else []
+            _, done = timed_run(command, sb.env, sb.base, stdin.get(name), check=False)
+            times[name] = None if done.returncode == 2 else []
         for _ in range(runs):
             for name, command in commands.items():
                 found = times[name]
                 if found is not None:
-                    found.append(_time(command, sb.env, sb.base, stdin.get(name))[0])
+                    found.append(timed_run(command, sb.env, sb.base, stdin.get(name), check=False)[0])
         return times
     finally:
         stop_daemon(proc)

@@ -23,6 +23,7 @@ from hippoctl import __version__ as CLIENT_VERSION
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import pack, recv_frame
 from hippoctl.protocol.version import PROTOCOL
+from hippod.integrations.service_render import AGENT_HOME_VARS
 
 MIRROR_WAIT = 30.0
 SANDBOX_KEYS = ("HIPPO_HOME", "HIPPO_SOCKET", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_DATA_HOME")
@@ -81,6 +82,24 @@ def call(
                 return reply
 
 
+# --- timing a command ----------------------------------------------------------------------------
+
+
+def timed_run(
+    command: Sequence[str], env: dict[str, str], cwd: str, stdin: bytes | None = None, *, check: bool = True
+) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    """Run one command as a fresh process, output captured: (wall milliseconds, what it did).
+
+    With `check`, a non-zero exit is a BenchError naming the command and the start of its stderr.
+    """
+    started = time.perf_counter()
+    done = subprocess.run(list(command), input=stdin, env=env, cwd=cwd, capture_output=True, check=False)
+    took = (time.perf_counter() - started) * 1000
+    if check and done.returncode != 0:
+        raise BenchError(f"{list(command)} exited {done.returncode}: {done.stderr.decode()[:300]}")
+    return took, done
+
+
 # --- sandbox and daemon --------------------------------------------------------------------------
 
 _DAEMONS: list[subprocess.Popen[bytes]] = []
@@ -92,17 +111,27 @@ class Sandbox:
     home: str
     sock: str
     env: dict[str, str]
+    user_home: str
 
 
 def make_sandbox(size: int, parent: str = "/tmp") -> Sandbox:
-    """HIPPO_HOME, HIPPO_SOCKET and the XDG dirs under one short folder (socket paths have a length limit)."""
+    """HOME, HIPPO_HOME, HIPPO_SOCKET and the XDG dirs under one short folder (socket paths have a length
+    limit).
+
+    HOME is an empty folder of the sandbox (and the agents' own home variables are dropped): with the
+    user's, `init` would import the user's agent notes (~/.claude, ~/.codex, ~/.gemini, ...) into the
+    sandbox's global store, recall would return them among the bench's memories, and hooks would be
+    installed into the user's agent settings.
+    """
     base = tempfile.mkdtemp(prefix=f"hb{size}-", dir=parent)
-    dirs = {name: os.path.join(base, name) for name in ("home", "run", "state", "data", "config", "cache")}
+    names = ("u", "home", "run", "state", "data", "config", "cache")
+    dirs = {name: os.path.join(base, name) for name in names}
     for path in dirs.values():
         os.makedirs(path, mode=0o700)
         os.chmod(path, 0o700)
-    env = {k: v for k, v in os.environ.items() if k not in m.REQUEST_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in m.REQUEST_ENV and k not in AGENT_HOME_VARS}
     env.update(
+        HOME=dirs["u"],
         HIPPO_HOME=dirs["home"],
         HIPPO_SOCKET=os.path.join(base, "d.sock"),
         XDG_RUNTIME_DIR=dirs["run"],
@@ -116,7 +145,7 @@ def make_sandbox(size: int, parent: str = "/tmp") -> Sandbox:
     # embed extra is installed in this environment.
     with open(os.path.join(dirs["home"], "config.json"), "w", encoding="utf-8") as f:
         f.write('{"embeddings": {"enabled": false}}\n')
-    return Sandbox(base, os.path.realpath(dirs["home"]), env["HIPPO_SOCKET"], env)
+    return Sandbox(base, os.path.realpath(dirs["home"]), env["HIPPO_SOCKET"], env, dirs["u"])
 
 
 @contextlib.contextmanager

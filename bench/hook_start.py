@@ -28,13 +28,12 @@ import secrets
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness import Sandbox, call, make_sandbox, pct, start_daemon, stop_daemon
+from harness import Sandbox, call, make_sandbox, pct, start_daemon, stop_daemon, timed_run
 
 from hippoctl import doctor_hooks
 from hippoctl.protocol import messages as m
@@ -65,15 +64,6 @@ def _payload(cwd: str) -> bytes:
     return json.dumps(fields).encode()
 
 
-def _timed(argv: list[str], env: dict[str, str], cwd: str, stdin: bytes) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(argv, input=stdin, env=env, cwd=cwd, capture_output=True, check=False)
-    took = (time.perf_counter() - started) * 1000
-    if done.returncode != 0:
-        raise RuntimeError(f"{argv} exited {done.returncode}: {done.stderr.decode()[:300]}")
-    return took
-
-
 def _shell(command: str) -> list[str]:
     return ["/bin/sh", "-c", command]
 
@@ -101,14 +91,14 @@ def run(runs: int = 30, pinned: int = 20) -> list[Row]:
     sealed = {form: {**doctor_hooks.sealed_env(base, scratch), "PATH": path} for form, path in paths.items()}
     cwd = sb.base
     kinds: dict[str, Callable[[], float]] = {
-        "sh -c true": lambda: _timed(_shell("true"), host["absolute"], cwd, b""),
-        "sh -c python -c 'import msgspec'": lambda: _timed(
+        "sh -c true": lambda: timed_run(_shell("true"), host["absolute"], cwd, b"")[0],
+        "sh -c python -c 'import msgspec'": lambda: timed_run(
             _shell(f"{shlex.quote(sys.executable)} -c 'import msgspec'"), host["absolute"], cwd, b""
-        ),
+        )[0],
     }
 
     def hook(command: str, env: dict[str, str]) -> Callable[[], float]:
-        return lambda: _timed(_shell(command), env, cwd, _payload(cwd))
+        return lambda: timed_run(_shell(command), env, cwd, _payload(cwd))[0]
 
     for form in ("absolute", "bare"):
         kinds[f"start, {form}"] = hook(prompt[form], sealed[form])

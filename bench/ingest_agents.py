@@ -52,14 +52,11 @@ def _recallable(sock: str, home: str, cwd: str, word: str) -> bool:
 def measure_note_latency(notes: int = 100) -> NoteLatency:
     """Write `notes` agent notes one by one against a real daemon; the write-to-recallable delays."""
     sb = make_sandbox(notes)
-    user_home = os.path.join(sb.base, "u")
     project = os.path.realpath(os.path.join(sb.base, "proj"))
-    folder = os.path.join(user_home, ".claude", "projects", re.sub(r"[^A-Za-z0-9]", "-", project), "memory")
+    encoded = re.sub(r"[^A-Za-z0-9]", "-", project)
+    folder = os.path.join(sb.user_home, ".claude", "projects", encoded, "memory")
     os.makedirs(folder)
     os.makedirs(project)
-    for key in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "HIPPO_AGENT_MEMORY_TOOLS"):
-        sb.env.pop(key, None)
-    sb.env["HOME"] = user_home
     proc = start_daemon(sb)
     delays: list[float] = []
     rng = random.Random(5)

@@ -17,14 +17,13 @@ import os
 import secrets
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 
 from clients import remember_concurrent
 from corpus import make_corpus, make_memories
-from harness import Sandbox, call, make_sandbox, pct, start_daemon, stop_daemon
+from harness import Sandbox, call, make_sandbox, pct, start_daemon, stop_daemon, timed_run
 
 from hippoctl.protocol import messages as m
 
@@ -91,15 +90,6 @@ def _fill(sb: Sandbox, count: int, pinned: int) -> float:
     return time.perf_counter() - started
 
 
-def _time(command: list[str], env: dict[str, str], cwd: str, stdin: bytes | None) -> tuple[float, bytes]:
-    started = time.perf_counter()
-    done = subprocess.run(command, input=stdin, env=env, cwd=cwd, capture_output=True, check=False)
-    took = (time.perf_counter() - started) * 1000
-    if done.returncode != 0:
-        raise RuntimeError(f"{command[0]} exited {done.returncode}: {done.stderr.decode()[:300]}")
-    return took, done.stdout
-
-
 def _timing(values: list[float]) -> Timing:
     return Timing(statistics.median(values), pct(values, 99), len(values))
 
@@ -109,7 +99,7 @@ def _session(sb: Sandbox, prompts: int) -> tuple[int, int]:
     session = "bench-" + secrets.token_hex(4)
     total = sends = 0
     for n in range(prompts):
-        _, out = _time(_hook_command(), sb.env, sb.base, _payload(sb.base, session, n))
+        out = timed_run(_hook_command(), sb.env, sb.base, _payload(sb.base, session, n))[1].stdout
         total += len(out)
         sends += bool(out)
     return total, sends
@@ -128,24 +118,25 @@ def run(
         try:
             hook, env = _hook_command(), sb.env
             baseline_cmd = [sys.executable, "-c", "import msgspec"]
-            _time(hook, env, sb.base, _payload(sb.base, "warm", 0))  # opens the store, warms the page cache
+            # A first run opens the store and warms the page cache.
+            timed_run(hook, env, sb.base, _payload(sb.base, "warm", 0))
             base: list[float] = []
             changed: list[float] = []
             skipped: list[float] = []
             session = "bench-skip-" + secrets.token_hex(4)
-            _time(hook, env, sb.base, _payload(sb.base, session, 0))
+            timed_run(hook, env, sb.base, _payload(sb.base, session, 0))
             while len(changed) < runs or len(skipped) < runs:
-                base.append(_time(baseline_cmd, env, sb.base, None)[0])
+                base.append(timed_run(baseline_cmd, env, sb.base)[0])
                 if len(changed) < runs:
                     fresh = _payload(sb.base, "bench-" + secrets.token_hex(6), 0)
-                    took, out = _time(hook, env, sb.base, fresh)
-                    if not out:
+                    took, done = timed_run(hook, env, sb.base, fresh)
+                    if not done.stdout:
                         raise RuntimeError("a fresh session printed no block")
                     changed.append(took)
-                took, out = _time(hook, env, sb.base, _payload(sb.base, session, len(skipped) + 1))
-                if not out:
+                took, done = timed_run(hook, env, sb.base, _payload(sb.base, session, len(skipped) + 1))
+                if not done.stdout:
                     skipped.append(took)
-            _, line = _time(hook, env, sb.base, _payload(sb.base, "bench-size", 0))
+            line = timed_run(hook, env, sb.base, _payload(sb.base, "bench-size", 0))[1].stdout
             block_chars = len(json.loads(line)["hookSpecificOutput"]["additionalContext"])
             on_bytes, on_sends = _session(sb, prompts)
         finally:

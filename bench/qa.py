@@ -96,18 +96,8 @@ class QaDaemon:
 
 @contextmanager
 def qa_daemon(name: str, embed: bool = False) -> Iterator[QaDaemon]:
-    """Start a daemon in a fresh sandbox for a benchmark run, and stop it afterwards.
-
-    The daemon's HOME is an empty folder of the sandbox: with the user's own, `init` would import
-    the user's agent notes (~/.claude, ~/.codex, ~/.gemini, ...) into the sandbox's global store,
-    and recall, which merges that store in, would return them among the benchmark's memories.
-    """
+    """Start a daemon in a fresh sandbox (its HOME empty) for a benchmark run, and stop it afterwards."""
     sb = make_sandbox(0, parent="/tmp")
-    user_home = os.path.join(sb.base, "u")
-    os.makedirs(user_home)
-    for key in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "HIPPO_AGENT_MEMORY_TOOLS"):
-        sb.env.pop(key, None)
-    sb.env["HOME"] = user_home
     proc: subprocess.Popen[bytes] | None = None
     try:
         proc = start_daemon(sb)

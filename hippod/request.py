@@ -61,7 +61,7 @@ class RequestContext:
         return path_tags(self.request.cwd)
 
     @staticmethod
-    def _note_config(store: Store) -> Store:
+    def _with_readable_config(store: Store) -> Store:
         """The store, once its config.json parses: a request on a store whose settings cannot be read
         fails, whether or not it would have read them (HippoError `bad_config`)."""
         store.config_file.current()
@@ -69,13 +69,13 @@ class RequestContext:
 
     async def global_store(self) -> Store:
         registry = self.state.registry
-        return self._note_config(await registry.open(registry.global_root))
+        return self._with_readable_config(await registry.open(registry.global_root))
 
     async def project_store(self) -> Store | None:
         root = self.state.registry.project_root_for(self.request.cwd)
         if root is None:
             return None
-        return self._note_config(await self.state.registry.open(root))
+        return self._with_readable_config(await self.state.registry.open(root))
 
     async def target_store(self, *, write: bool) -> Store:
         """--global, else the project store above cwd, else the global store (memory-model.md §1.3)."""

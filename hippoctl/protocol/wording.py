@@ -1,9 +1,12 @@
-"""Words shared by the client's and the daemon's reply texts: a count with its noun in the right number."""
+"""Words shared by the client's and the daemon's reply texts: a count with its noun in the right number,
+and the words that agree with a count (was/were, has/have, it/them)."""
 
 from __future__ import annotations
 
 _SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh")
 _VOWELS = frozenset("aeiou")
+# The singular of a word that follows a count's number, and its form for every other count.
+_AGREEING = {"was": "were", "is": "are", "has": "have", "it": "them"}
 
 
 def plural_of(noun: str) -> str:
@@ -23,3 +26,11 @@ def plural(count: int, one: str, many: str | None = None) -> str:
     if count == 1:
         return f"{count} {one}"
     return f"{count} {many if many is not None else plural_of(one)}"
+
+
+def agree(count: int, one: str, many: str | None = None) -> str:
+    """The form of `one` that agrees with `count`: "was" for 1, "were" for 0 or 2 (likewise is/are,
+    has/have, it/them); `many` for any other word, e.g. agree(n, "a duplicate", "duplicates")."""
+    if count == 1:
+        return one
+    return many if many is not None else _AGREEING[one]

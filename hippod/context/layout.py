@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from hippoctl.args_context import FORMATS, FRAMINGS
 from hippoctl.protocol.replies_context import ContextMemory
 from hippoctl.protocol.wording import plural
-from hippod.continuity.render import next_step_of
 from hippod.store.continuity import Event, Snapshot
 
 __all__ = ["FORMATS", "FRAMINGS"]
@@ -63,7 +62,7 @@ RESERVED_OTHER_HEADING = "## Other-project memory (explicitly requested, 000000 
 def snapshot_block(snapshot: Snapshot) -> str:
     lines = ["## Active task", f"Task: {snapshot.task}", f"Summary: {snapshot.summary}"]
     if snapshot.next_step:
-        lines.append(f"Next step: {next_step_of(snapshot.next_step)}")
+        lines.append(f"Next step: {snapshot.next_step}")
     return "\n".join(lines)
 
 

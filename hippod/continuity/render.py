@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from hippod.store.continuity import Event, Handoff, Snapshot
@@ -16,28 +15,12 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-# "Next step:", "Next steps:", "Next:" (optionally in bold) opening a line or following a sentence.
-_NEXT_LABEL = re.compile(
-    r"(?:^|(?<=[.!?])[ \t]+)[ \t]*[*_]{0,2}next(?:[ \t]+steps?)?[ \t]*:[*_]{0,2}[ \t]*",
-    re.IGNORECASE | re.MULTILINE,
-)
-
-
-def split_next_step(text: str) -> tuple[str, str | None]:
-    """(the text before its last `Next step:` label, what follows the label up to the end of that
-    paragraph); (the text, None) when it has no such label."""
-    found = list(_NEXT_LABEL.finditer(text))
-    if not found:
-        return text.strip(), None
-    step = text[found[-1].end() :].split("\n\n", 1)[0].strip()
-    return (text[: found[-1].start()].strip(), step) if step else (text.strip(), None)
-
-
-def next_step_of(text: str) -> str:
-    """The next step a text states: what follows its last `Next step:` label, else the whole text;
-    so a label printed before it is never doubled."""
-    before, step = split_next_step(text)
-    return before if step is None else step
+def first_line(text: str) -> str:
+    """The first line that holds anything, trimmed."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
 
 
 def cut(text: str, limit: int) -> str:
@@ -55,7 +38,7 @@ def snapshot_block(snapshot: Snapshot | None) -> str:
         f"- Summary: {one_line(snapshot.summary)}",
     ]
     if snapshot.next_step:
-        lines.append(f"- Next step: {one_line(next_step_of(snapshot.next_step))}")
+        lines.append(f"- Next step: {one_line(snapshot.next_step)}")
     if snapshot.session_id:
         lines.append(f"- Session: {snapshot.session_id}")
     lines.append(f"- Updated: {snapshot.updated_at}")

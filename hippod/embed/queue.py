@@ -33,22 +33,24 @@ def _stale(rows: Iterable[tuple[str, str, list[str]]], have: dict[str, str]) -> 
     return out
 
 
-async def _embed(db: Database, embedder: Embedder, todo: Sequence[tuple[str, str, str]]) -> None:
-    """Embed in a worker thread, then store the vectors in one transaction."""
+async def _embed(db: Database, embedder: Embedder, todo: Sequence[tuple[str, str, str]]) -> dict[str, bytes]:
+    """Embed in a worker thread, then store the vectors in one transaction; memory id -> vector."""
     blobs = await asyncio.to_thread(embedder.embed, [text for _, text, _ in todo])
     rows = [(memory_id, blob, digest) for (memory_id, _, digest), blob in zip(todo, blobs, strict=True)]
     async with db.transaction() as conn:
         await embeddings.upsert(conn, embedder.model, embedder.dim, rows)
+    return {memory_id: blob for memory_id, blob, _ in rows}
 
 
-async def embed_ids(db: Database, embedder: Embedder, ids: Sequence[str]) -> int:
-    """Embed those of `ids` that lack a current vector; returns how many were embedded."""
+async def embed_ids(db: Database, embedder: Embedder, ids: Sequence[str]) -> dict[str, bytes]:
+    """Embed those of `ids` that lack a current vector; returns the vectors written, by memory id."""
     todo = _stale(
         await embeddings.texts(db.reader, ids), await embeddings.digests(db.reader, embedder.model, ids)
     )
+    written: dict[str, bytes] = {}
     for start in range(0, len(todo), BATCH):
-        await _embed(db, embedder, todo[start : start + BATCH])
-    return len(todo)
+        written |= await _embed(db, embedder, todo[start : start + BATCH])
+    return written
 
 
 async def scan(

@@ -16,7 +16,7 @@ from hippoctl.protocol.replies import (
 from hippoctl.protocol.spool import count as spool_count
 from hippoctl.protocol.spool import spool_root
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
-from hippoctl.protocol.wording import plural
+from hippoctl.protocol.wording import agree, plural
 from hippod import __version__, clock
 from hippod.handlers.schedule_text import schedule_lines
 from hippod.lifecycle import strength as st
@@ -147,7 +147,7 @@ async def _embedding_coverage(store: Store) -> str | None:
     if settings.mode == "off":
         return None
     have, total = await embeddings.count(store.db.reader, settings.model)
-    return f"{have} of {plural(total, 'memory')} {'has' if have == 1 else 'have'} a {settings.model} vector"
+    return f"{have} of {plural(total, 'memory')} {agree(have, 'has')} a {settings.model} vector"
 
 
 async def status(ctx: RequestContext, body: m.Status) -> tuple[StatusReply, str]:

@@ -9,7 +9,7 @@ import aiosqlite
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import CapturedItem, CaptureReply
-from hippoctl.protocol.wording import plural
+from hippoctl.protocol.wording import agree, plural
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory
@@ -130,7 +130,7 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
     store = await ctx.target_store(write=not body.dry_run)
     done = await capture_text(ctx, store, text, dry_run=body.dry_run, session_id=session_id)
     if done.rejected:
-        were = "was" if done.rejected == 1 else "were"
+        were = agree(done.rejected, "was")
         ctx.warnings.append(f"{plural(done.rejected, 'item')} {were} rejected earlier and not stored")
     if done.secrets:
         ctx.warnings.append(f"{plural(done.secrets, 'item')} looked like secrets and were not stored")
@@ -144,7 +144,7 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
         secrets=done.secrets,
         items=done.items,
     )
-    as_what = "a duplicate" if done.skipped == 1 else "duplicates"
+    as_what = agree(done.skipped, "a duplicate", "duplicates")
     counts = f"{plural(len(done.items), 'item')} ({done.skipped} skipped as {as_what})"
     if not body.dry_run:
         return reply, f"Captured {counts}"

@@ -28,6 +28,7 @@ from hippod import clock
 from hippod.agentnotes.importer import sync_tool
 from hippod.agentnotes.tools import selected_tools, tool_home
 from hippod.continuity import mirrors, render
+from hippod.continuity.next_step import split_next_step
 from hippod.handlers.hook_input import existing_target, read_payload, session_of, transcript_file
 from hippod.handlers.memory import fresh_memory
 from hippod.ingest import compaction_items as parse
@@ -74,7 +75,7 @@ def _snapshot_fields(path: str) -> tuple[str, str, str] | None:
     said = conversation.assistant[-3:]
     next_step = ""
     if said:
-        before, step = render.split_next_step(said[-1])
+        before, step = split_next_step(said[-1])
         next_step = (said[-1] if step is None else step)[:NEXT_CHARS]
         said = [*said[:-1], before] if step is not None else said
     summary = "\n\n".join(part for part in said if part)[:SUMMARY_CHARS]
@@ -282,7 +283,7 @@ def resume_block(snapshot: continuity.Snapshot, events: list[continuity.Event]) 
         "## Restored after compaction",
         f"Task: {render.one_line(snapshot.task)}",
         f"Summary: {render.one_line(snapshot.summary)}",
-        f"Next step: {render.one_line(render.next_step_of(snapshot.next_step or ''))}",
+        f"Next step: {render.one_line(snapshot.next_step or '')}",
     ]
     if events:
         lines.append("Recent events:")

@@ -254,7 +254,7 @@ async def current_show(ctx: RequestContext, body: m.CurrentShow) -> tuple[Curren
     items = [CurrentEvent(e.event_type, render.cut(e.content, limit), e.created_at) for e in events]
     lines = [f"Task: {render.one_line(snapshot.task)}"]
     if snapshot.next_step:
-        lines.append(f"Next step: {render.one_line(render.next_step_of(snapshot.next_step))}")
+        lines.append(f"Next step: {render.one_line(snapshot.next_step)}")
     if events:
         lines.append("Recent events:")
         lines += [f"- [{e.event_type}] {render.cut(render.one_line(e.content), limit)}" for e in events]

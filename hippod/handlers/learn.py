@@ -6,7 +6,7 @@ import os
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import LearnGitReply
-from hippoctl.protocol.wording import plural
+from hippoctl.protocol.wording import agree, plural
 from hippod.errors import HippoError
 from hippod.ingest.gitrun import LearnResult, learn_from_git, repo_root
 from hippod.request import RequestContext
@@ -53,6 +53,6 @@ async def learn_git(ctx: RequestContext, body: m.LearnGit) -> tuple[LearnGitRepl
         invalidated=total.invalidated,
     )
     if total.rejected:
-        were = "was" if total.rejected == 1 else "were"
+        were = agree(total.rejected, "was")
         ctx.warnings.append(f"{plural(total.rejected, 'lesson')} {were} rejected earlier and not stored")
     return reply, "\n".join(total.lines())

@@ -132,7 +132,8 @@ async def _walk(store: Store, tenant: str, merged: Memory, depth: int) -> list[d
                 continue
             seen.add(parent_id)
             row = rows.get(parent_id)
-            nodes.append(drill.Node(parent_id, level, None if row is None else asm.first_line(row.content)))
+            text = None if row is None else render.first_line(row.content)
+            nodes.append(drill.Node(parent_id, level, text))
             if row is not None and row.parents and level < depth:
                 await visit(row.parents, level + 1)
 

@@ -123,8 +123,11 @@ async def _cosines(
         if embedder is not None and len(blobs) < len(candidates):
             # Vectors are written by a background pass after each commit. A pass that has not run
             # yet, or a daemon that died before it did, must not cost a candidate its cosine.
-            await embed_ids(store.db, embedder, [c.id for c in candidates if c.id not in blobs])
-            blobs = await _current_vectors(store, settings.model, candidates)
+            missing = [c for c in candidates if c.id not in blobs]
+            blobs |= await embed_ids(store.db, embedder, [c.id for c in missing])
+            # A pass running meanwhile may have written some of them, which embed_ids then left alone.
+            if left := [c for c in missing if c.id not in blobs]:
+                blobs |= await _current_vectors(store, settings.model, left)
     if embedder is None:
         if settings.mode == "required":
             reason = store.embedder.reason(settings.model)

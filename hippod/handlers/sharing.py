@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import Peer, PeersReply, SharedItem, ShareReply, SyncReply
+from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.lifecycle import share as rules
@@ -15,10 +16,6 @@ from hippod.request import RequestContext
 from hippod.store import memories, sharing
 from hippod.store.records import Memory
 from hippod.store.stores import Store
-
-
-def _count(n: int) -> str:
-    return f"{n} {'memory' if n == 1 else 'memories'}"
 
 
 def _global_id() -> str:
@@ -184,7 +181,7 @@ async def _share_auto(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, s
     )
     items = [SharedItem(m.id, None, round(s, 4)) for m, s in chosen]
     verb = "Would share" if body.dry_run else "Shared"
-    lines = [f"{verb} {_count(len(items))} (transfer score >= {body.min_score:g})"]
+    lines = [f"{verb} {plural(len(items), 'memory')} (transfer score >= {body.min_score:g})"]
     lines += [f"  {m.id}  score {s:.2f}  {' '.join(m.content.split())[:80]}" for m, s in chosen]
     return ShareReply(dry_run=body.dry_run, items=items), "\n".join(lines)
 
@@ -204,7 +201,7 @@ async def peers(ctx: RequestContext, body: m.Peers) -> tuple[PeersReply, str]:
         return PeersReply(peers=[]), "No project has shared memories to the global store yet."
     width = max(len(p.project) for p in listed)
     lines = ["Projects contributing to the global store:"]
-    lines += [f"  {p.project:<{width}}  {_count(p.memories):>12}  last {p.last}" for p in listed]
+    lines += [f"  {p.project:<{width}}  {plural(p.memories, 'memory'):>12}  last {p.last}" for p in listed]
     return PeersReply(peers=listed), "\n".join(lines)
 
 
@@ -246,7 +243,7 @@ async def sync(ctx: RequestContext, body: m.Sync) -> tuple[SyncReply, str]:
         other_projects=counts["other"],
     )
     text = (
-        f"Synced {len(stored)} {'memory' if len(stored) == 1 else 'memories'} from the global store "
+        f"Synced {plural(len(stored), 'memory')} from the global store "
         f"({reply.present} already present, {reply.rejected} rejected"
     )
     if reply.other_projects:

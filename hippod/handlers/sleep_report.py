@@ -20,6 +20,8 @@ from hippoctl.protocol.replies_lifecycle import (
     SleepMerge,
     SleepReply,
 )
+from hippoctl.protocol.wording import agree, plural
+from hippod.continuity import render as layout
 from hippod.lifecycle.merge import merge_detail
 from hippod.lifecycle.sleep_plan import Plan
 from hippod.store.records import Memory
@@ -32,10 +34,6 @@ QUOTE_CHARS = 80  # a quoted memory in the summary
 NOTHING = "Nothing to consolidate: no memory was merged, removed or found in conflict."
 
 
-def plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def cap_details(lines: Sequence[str]) -> list[str]:
     """At most 50 detail lines, then `… N more`."""
     if len(lines) <= DETAIL_LINES:
@@ -45,8 +43,7 @@ def cap_details(lines: Sequence[str]) -> list[str]:
 
 def first_line(text: str, limit: int = ITEM_CHARS) -> str:
     """The text's first non-empty line, whitespace collapsed, cut to `limit` with an ellipsis."""
-    line = next((" ".join(part.split()) for part in text.splitlines() if part.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return layout.cut(layout.one_line(layout.first_line(text)), limit)
 
 
 # --- the typed reply ----------------------------------------------------------------------------------
@@ -178,20 +175,20 @@ def _also(reply: SleepReply) -> str | None:
     d = reply.deduped
     faded = reply.removed - reply.dormant_moved - reply.secret_deleted
     removed = [
-        (d.episodic + d.semantic + d.cross_layer, "duplicate", "duplicates"),
-        (reply.junk_removed, "junk memory", "junk memories"),
-        (faded, "faded memory", "faded memories"),
+        (d.episodic + d.semantic + d.cross_layer, "duplicate", None),
+        (reply.junk_removed, "junk memory", None),
+        (faded, "faded memory", None),
         (reply.secret_deleted, "faded memory holding a secret", "faded memories holding secrets"),
-        (reply.dormant_expired, "expired dormant memory", "expired dormant memories"),
+        (reply.dormant_expired, "expired dormant memory", None),
     ]
     gone = [plural(n, one, many) for n, one, many in removed if n]
     others = [
-        ("learned {} from git", reply.learned, "lesson", "lessons"),
-        ("imported {}", reply.agent_notes, "agent note", "agent notes"),
-        ("shared {} with the global store", reply.shared, "memory", "memories"),
+        ("learned {} from git", reply.learned, "lesson"),
+        ("imported {}", reply.agent_notes, "agent note"),
+        ("shared {} with the global store", reply.shared, "memory"),
     ]
     parts = [f"removed {_and(gone)}"] if gone else []
-    parts += [form.format(plural(n, one, many)) for form, n, one, many in others if n]
+    parts += [form.format(plural(n, one)) for form, n, one in others if n]
     return f"Also {'; '.join(parts)}." if parts else None
 
 
@@ -200,15 +197,13 @@ def summary_lines(reply: SleepReply) -> list[str]:
     lines: list[str] = []
     if reply.merges:
         merged = sum(len(m.members) for m in reply.merges)
-        lines.append(
-            f"Merged {plural(merged, 'related memory', 'related memories')} into {len(reply.merges)}:"
-        )
+        lines.append(f"Merged {plural(merged, 'related memory')} into {len(reply.merges)}:")
         lines += _listed([f"{_quote(m.text)} ({len(m.members)} memories)" for m in reply.merges])
     if reply.open_conflicts:
         count = len(reply.open_conflicts)
-        it = "it" if count == 1 else "them"
+        it = agree(count, "it")
         lines.append(
-            f"{plural(count, 'open conflict', 'open conflicts')} "
+            f"{plural(count, 'open conflict')} "
             f"(`hippoctl conflicts` lists {it}, `hippoctl resolve <n>` settles {it}):"
         )
         lines += _listed(
@@ -220,7 +215,7 @@ def summary_lines(reply: SleepReply) -> list[str]:
     if reply.went_dormant:
         count = len(reply.went_dormant)
         lines.append(
-            f"{plural(count, 'memory', 'memories')} went dormant after fading from disuse "
+            f"{plural(count, 'memory')} went dormant after fading from disuse "
             "(`hippoctl dormant` lists them, `hippoctl dormant restore <id>` brings one back):"
         )
         lines += _listed([_quote(d.text) for d in reply.went_dormant])
@@ -264,14 +259,13 @@ def render(reply: SleepReply) -> str:
         _row("Merged episodic:", reply.merged),
         _row("New semantic:", reply.semantic_created),
         _row("Dormant expired:", reply.dormant_expired),
-        f"Learned {plural(reply.learned, 'lesson', 'lessons')} from git; "
-        f"imported {plural(reply.agent_notes, 'agent note', 'agent notes')}",
-        f"Deduped {plural(deduped, 'duplicate', 'duplicates')} "
+        f"Learned {plural(reply.learned, 'lesson')} from git; "
+        f"imported {plural(reply.agent_notes, 'agent note')}",
+        f"Deduped {plural(deduped, 'duplicate')} "
         f"(episodic {d.episodic}, semantic {d.semantic}, cross-layer {d.cross_layer})",
-        f"Removed {plural(reply.junk_removed, 'junk memory', 'junk memories')} "
-        f"({plural(reply.junk_warnings, 'warning', 'warnings')})",
+        f"Removed {plural(reply.junk_removed, 'junk memory')} ({plural(reply.junk_warnings, 'warning')})",
         f"Open conflicts: {c.open} ({c.new} new, {c.auto_resolved} auto-resolved)",
-        f"Auto-shared {plural(reply.shared, 'memory', 'memories')} to the global store",
+        f"Auto-shared {plural(reply.shared, 'memory')} to the global store",
     ]
     if reply.details:
         lines.append("Details:")

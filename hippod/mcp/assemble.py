@@ -43,21 +43,13 @@ class Assembled:
     left_out: int
 
 
-def first_line(text: str) -> str:
-    """The first line that holds anything, trimmed."""
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
-
-
 def event_item(event: Event) -> Item:
-    brief = render.cut(f"- [{event.event_type}] {first_line(event.content)}", BULLET_CHARS)
+    brief = render.cut(f"- [{event.event_type}] {render.first_line(event.content)}", BULLET_CHARS)
     return Item(event.created_at, 0, event.id, render.event_line(event), brief)
 
 
 def handoff_item(handoff: Handoff) -> Item:
-    brief = render.cut(f"- [handoff #{handoff.id}] {first_line(handoff.summary)}", BULLET_CHARS)
+    brief = render.cut(f"- [handoff #{handoff.id}] {render.first_line(handoff.summary)}", BULLET_CHARS)
     return Item(handoff.created_at, 1, handoff.id, render.handoff_block(handoff), brief)
 
 

@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hippoctl.protocol.wording import plural
-from hippod.continuity.render import cut
-from hippod.mcp.assemble import first_line
+from hippod.continuity.render import cut, first_line
 
 LINE_CHARS = 120
 GONE = "(no longer stored)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from hippod.embed.service import DEFAULT_COSINE_FLOOR
 from hippod.errors import HippoError
 from hippod.jsonfile import merge, read_object
 
@@ -37,7 +38,7 @@ STORE_DEFAULTS: dict[str, Any] = {
         "provider": "local",
         "model": "wordllama:l2_supercat_256",
         "hybridWeight": 0.6,
-        "cosineFloor": 0.3,
+        "cosineFloor": DEFAULT_COSINE_FLOOR,
     },
     "replay": {"count": 5},
     "autoTraceCapture": True,

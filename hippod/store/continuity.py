@@ -13,6 +13,8 @@ from typing import Any
 import aiosqlite
 import msgspec
 
+from hippod.continuity.next_step import next_step_of
+
 
 @dataclass(slots=True)
 class Snapshot:
@@ -57,7 +59,12 @@ _HANDOFF = "id, session_id, repo_root, task_id, summary, next_action, artifacts_
 
 
 def _snapshot(row: Sequence[Any]) -> Snapshot:
-    return Snapshot(*row)
+    """A snapshot row; its next step without a `Next step:` label, which every layout prints itself
+    (a step saved as a whole message, or with its label, would otherwise show the label twice)."""
+    snapshot = Snapshot(*row)
+    if snapshot.next_step:
+        snapshot.next_step = next_step_of(snapshot.next_step) or None
+    return snapshot
 
 
 def _handoff(row: Sequence[Any]) -> Handoff:

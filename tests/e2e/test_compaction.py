@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -251,3 +252,32 @@ def test_compact_resume_names_the_next_step_once(hippo: Hippo) -> None:
     assert lines[2].startswith("Summary: Ported the BM25 scorer. Done. The ranking tests pass.")
     assert lines[3] == "Next step: wire the budget fill into the context block."
     assert out.count("Next step") == 1
+
+
+def test_a_stored_next_step_with_its_label_is_shown_once_everywhere(hippo: Hippo) -> None:
+    stamp = "2026-03-02T09:00:00.000Z"
+    hippo.start(fake_now=stamp)
+    folder, db = project(hippo)
+    # A snapshot as a daemon stored it when the whole last message was the next step.
+    stored = "Done.\n\nNext step: wire the budget fill."
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO task_snapshots (task, summary, next_step, status, source, session_id, tenant_id, "
+            "created_at, updated_at) VALUES (?, ?, ?, 'active', 'pre-compact', ?, 'default', ?, ?)",
+            ("Port ranking", "BM25 passes", stored, SESSION, stamp, stamp),
+        )
+    conn.close()
+    step = "wire the budget fill."
+    resumed = hook(hippo, "compact-resume", event("SessionStart", "", folder, source="compact"), folder)
+    shown = hippo.ok("snapshot", "show", cwd=folder).stdout
+    current = hippo.ok("current", "show", cwd=folder).stdout
+    block = hippo.ok("context", "ranking", cwd=folder).stdout
+    for text, line in [
+        (resumed, f"Next step: {step}"),
+        (shown, f"- Next step: {step}"),
+        (current, f"Next step: {step}"),
+        (block, f"Next step: {step}"),
+    ]:
+        assert line in text.splitlines() and text.count("Next step") == 1, text
+    assert hippo.json("snapshot", "show", cwd=folder)["snapshot"]["next_step"] == step
+    assert hippo.json("current", "show", cwd=folder)["next_step"] == step

@@ -4,47 +4,28 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import aiosqlite
+
 from hippod.store import continuity, ledger, pinned_state
 from hippod.store import db as dbmod
 
 T0, T1 = "2026-06-01T10:00:00.000Z", "2026-06-01T11:00:00.000Z"
 
 
+async def save(
+    conn: aiosqlite.Connection, tenant: str, task: str, next_step: str | None, session: str | None, now: str
+) -> int:
+    return await continuity.save_snapshot(
+        conn, tenant, task=task, summary="s", next_step=next_step, source="cli", session_id=session,
+        scope=None, now=now,
+    )  # fmt: skip
+
+
 async def test_a_new_snapshot_supersedes_the_active_one(database: dbmod.Database) -> None:
     async with database.transaction() as conn:
-        first = await continuity.save_snapshot(
-            conn,
-            "default",
-            task="a",
-            summary="s",
-            next_step=None,
-            source="cli",
-            session_id="s1",
-            scope=None,
-            now=T0,
-        )
-        second = await continuity.save_snapshot(
-            conn,
-            "default",
-            task="b",
-            summary="t",
-            next_step="n",
-            source="cli",
-            session_id="s1",
-            scope=None,
-            now=T1,
-        )
-        await continuity.save_snapshot(
-            conn,
-            "other",
-            task="c",
-            summary="u",
-            next_step=None,
-            source="cli",
-            session_id=None,
-            scope=None,
-            now=T1,
-        )
+        first = await save(conn, "default", "a", None, "s1", T0)
+        second = await save(conn, "default", "b", "n", "s1", T1)
+        await save(conn, "other", "c", None, None, T1)
     active = await continuity.active_snapshot(database.reader, "default")
     assert active is not None and (active.id, active.task, active.next_step) == (second, "b", "n")
     rows = await database.reader.execute_fetchall("SELECT status FROM task_snapshots WHERE id = ?", (first,))
@@ -101,3 +82,10 @@ async def test_ledger_rows_and_pinned_state(database: dbmod.Database) -> None:
     async with database.transaction() as conn:
         await pinned_state.clear(conn, "default", "s1")
     assert await pinned_state.get(database.reader, "default", "s1") is None
+
+
+async def test_a_next_step_reads_back_without_its_label(database: dbmod.Database) -> None:
+    async with database.transaction() as conn:
+        await save(conn, "default", "a", "Done. The tests pass.\n\nNext step: wire the budget.", "s1", T0)
+    active = await continuity.active_snapshot(database.reader, "default")
+    assert active is not None and active.next_step == "wire the budget."

@@ -11,10 +11,13 @@ import pytest
 
 from hippod import clock
 from hippod.embed import vectors
+from hippod.embed.queue import embed_ids
 from hippod.embed.service import DEFAULT_COSINE_FLOOR, DEFAULT_MODEL, embedding_text, settings, text_digest
 from hippod.recall import score as sc
 from hippod.recall.bm25 import bm25_scores
 from hippod.recall.tokenize import tokenize
+from hippod.store import db as dbmod
+from hippod.store import embeddings, memories
 from hippod.store.config import STORE_DEFAULTS
 
 NOW = clock.parse_iso("2026-06-01T00:00:00Z")
@@ -192,6 +195,22 @@ def test_wordllama_chunks_long_texts_close_to_whole_text_pooling(embedder: Any) 
     [whole] = embedder.embed([long_text])
     [short] = embedder.embed([sentence])
     assert float(vectors.from_blob(whole) @ vectors.from_blob(short)) > 0.99
+
+
+async def test_embed_ids_returns_the_vectors_it_wrote(
+    embedder: Any, database: dbmod.Database, make_memory: Any
+) -> None:
+    first, second = make_memory("the deploy failed on friday"), make_memory("cats sleep in the sun")
+    async with database.transaction() as conn:
+        for memory in (first, second):
+            assert await memories.insert(conn, memory)
+    written = await embed_ids(database, embedder, [first.id])
+    stored = await embeddings.vectors(database.reader, embedder.model, [first.id, second.id])
+    assert written == {first.id: stored[first.id][0]} and second.id not in stored
+    # A memory whose vector is current is not embedded again.
+    again = await embed_ids(database, embedder, [first.id, second.id])
+    stored = await embeddings.vectors(database.reader, embedder.model, [first.id, second.id])
+    assert again == {second.id: stored[second.id][0]}
 
 
 def test_missing_knows_an_install_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from hippod.continuity import render
 from hippod.mcp import assemble as asm
 from hippod.mcp import baserate, drill
 from hippod.store.continuity import Event, Handoff
@@ -77,8 +78,8 @@ def test_no_items() -> None:
 
 
 def test_first_line_skips_blank_lines() -> None:
-    assert asm.first_line("\n\n  second \nthird") == "second"
-    assert asm.first_line("") == ""
+    assert render.first_line("\n\n  second \nthird") == "second"
+    assert render.first_line("") == ""
 
 
 NODES = [

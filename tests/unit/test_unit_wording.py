@@ -1,4 +1,4 @@
-"""Counts in reply texts: one noun for 1, the plural for everything else."""
+"""Counts in reply texts: one noun for 1, the plural for everything else, and words that agree with them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hippoctl.doctor import render as doctor_render
 from hippoctl.protocol.replies import WorkspaceEntry
 from hippoctl.protocol.replies_doctor import OK, WARN, Check
-from hippoctl.protocol.wording import plural, plural_of
+from hippoctl.protocol.wording import agree, plural, plural_of
 from hippod.daily_run import summary_line
 from hippod.handlers.daily import _list_text
 from hippod.recall.render import heading
@@ -38,6 +38,18 @@ def test_one_takes_the_singular_and_every_other_count_the_plural(one: str, many:
 def test_an_irregular_plural_is_given() -> None:
     assert plural(1, "child", "children") == "1 child"
     assert plural(3, "child", "children") == "3 children"
+
+
+@pytest.mark.parametrize(("one", "many"), [("was", "were"), ("is", "are"), ("has", "have"), ("it", "them")])
+def test_a_word_agrees_with_its_count(one: str, many: str) -> None:
+    assert agree(1, one) == one
+    assert agree(2, one) == many
+    assert agree(0, one) == many
+
+
+def test_a_word_outside_the_table_is_given_both_forms() -> None:
+    assert agree(1, "a duplicate", "duplicates") == "a duplicate"
+    assert agree(4, "a duplicate", "duplicates") == "duplicates"
 
 
 def test_reply_texts_count_one_in_the_singular() -> None:
