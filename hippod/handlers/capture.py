@@ -133,7 +133,8 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
         were = agree(done.rejected, "was")
         ctx.warnings.append(f"{plural(done.rejected, 'item')} {were} rejected earlier and not stored")
     if done.secrets:
-        ctx.warnings.append(f"{plural(done.secrets, 'item')} looked like secrets and were not stored")
+        secrets, were = agree(done.secrets, "a secret", "secrets"), agree(done.secrets, "was")
+        ctx.warnings.append(f"{plural(done.secrets, 'item')} looked like {secrets} and {were} not stored")
     reply = CaptureReply(
         dry_run=body.dry_run,
         source=body.source,

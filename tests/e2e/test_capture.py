@@ -91,7 +91,7 @@ def test_secrets_are_never_captured(hippo: Hippo) -> None:
     text = "Important: the deploy token is ghp_" + "a1B2" * 9 + " for the staging cluster.\n"
     done = hippo.ok("capture", "--stdin", input=text)
     assert done.stdout == "Captured 0 items (0 skipped as duplicates)\n"
-    assert "looked like secrets" in done.stderr
+    assert "1 item looked like a secret and was not stored" in done.stderr
     assert _rows(hippo.db) == []
 
 
