@@ -121,4 +121,5 @@ def checks(commands: Sequence[HookCommand], *, cwd: str, env: Mapping[str, str] 
             failed.append(Check(NAME, FAIL, message, c.fix))
     if failed:
         return failed
-    return [Check(NAME, OK, f"all {len(commands)} start with PATH={BARE_PATH}, as their hosts run them")]
+    started = "the 1 command starts" if len(commands) == 1 else f"all {len(commands)} commands start"
+    return [Check(NAME, OK, f"{started} with PATH={BARE_PATH}, as their hosts run them")]

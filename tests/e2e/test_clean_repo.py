@@ -21,6 +21,7 @@ COMMITTABLE = re.compile(
     r"\.hippo/(?:\.gitignore|config\.json|(?:episodic|semantic|trace|dormant)/[\w-]+\.md"
     r"|conflicts/conflict_\d+\.md)"
 )
+AGENT_FILES = ("CLAUDE.md", "AGENTS.md")
 MACHINE_LOCAL = ("hippo.db", "hippo.db-wal", "hippo.db-shm", "stats.json", "buffer/active-task.md")
 
 
@@ -53,15 +54,12 @@ def _use(hippo: Hippo, folder: str) -> None:
 def test_after_init_and_use_git_status_lists_only_committable_files(hippo: Hippo, tmp_path: Path) -> None:
     hippo.start()
     repo = make_repo(tmp_path / "webapp")
-    (repo / "README.md").write_text("# webapp\n")
-    _git(repo, "add", "README.md")
-    commit(repo, "docs: readme")
+    for name in ("README.md", *AGENT_FILES):
+        (repo / name).write_text(f"# {name}\n\nThe API lives in api/.\n")
+    _git(repo, "add", "README.md", *AGENT_FILES)
+    commit(repo, "docs: readme and agent notes")
     hippo.ok("init", "--no-schedule", cwd=str(repo))
     _use(hippo, str(repo))
-    # Backups of the files init changed live under the store (hippod/integrations/files.py).
-    backups = repo / ".hippo" / "backups"
-    backups.mkdir(exist_ok=True)
-    (backups / "CLAUDE.md.hippo-bak").write_text("# before\n")
     # Mirrors are written after the reply, memories first and the conflict files after them.
     assert hippo.wait_for(
         lambda: all(any(f".hippo/{d}/" in p for p in _untracked(repo)) for d in ("semantic", "conflicts")), 10
@@ -71,11 +69,14 @@ def test_after_init_and_use_git_status_lists_only_committable_files(hippo: Hippo
     assert ".hippo/.gitignore" in listed
     assert any(p.startswith(".hippo/episodic/") for p in listed)
     assert any(p.startswith(".hippo/conflicts/") for p in listed)
-    assert [p for p in listed if not COMMITTABLE.fullmatch(p)] == []
+    # init wrote its block into the user's agent files, and its backups of them under the store.
+    assert sorted(p for p in listed if p in AGENT_FILES) == sorted(AGENT_FILES)
+    assert [p for p in listed if p not in AGENT_FILES and not COMMITTABLE.fullmatch(p)] == []
+    assert list(repo.glob("*.hippo-bak")) == []
     store = repo / ".hippo"
-    for name in (*MACHINE_LOCAL, "backups/CLAUDE.md.hippo-bak"):
+    for name in (*MACHINE_LOCAL, *(f"backups/{n}" for n in AGENT_FILES)):
         assert (store / name).exists(), name
-    ignored = _git(repo, "check-ignore", *(f".hippo/{n}" for n in MACHINE_LOCAL), ".hippo/backups/x")
+    ignored = _git(repo, "check-ignore", *(f".hippo/{n}" for n in MACHINE_LOCAL), ".hippo/backups/CLAUDE.md")
     assert len(ignored.splitlines()) == len(MACHINE_LOCAL) + 1
 
     # Committed once, the repository stays clean through more work but for the mirrors it changes.

@@ -81,7 +81,7 @@ def test_bare_hippoctl_entries_fail_one_line_each_and_install_replaces_them(hipp
     assert len([e for entries in settings["hooks"].values() for e in entries]) == 7  # replaced, not added
     _, checks, text = hook_checks(hippo)
     assert [(c["status"], c["message"]) for c in checks] == [
-        ("ok", f"all {len(ENTRIES)} start with PATH=/usr/bin:/bin, as their hosts run them")
+        ("ok", f"all {len(ENTRIES)} commands start with PATH=/usr/bin:/bin, as their hosts run them")
     ]
     assert sum("Hook commands" in line for line in text.splitlines()) == 1
 
@@ -136,7 +136,7 @@ def test_running_every_installed_command_changes_nothing(hippo: Hippo, tmp_path:
 
     _, checks, _ = hook_checks(hippo, cwd=folder)
     assert [c["status"] for c in checks] == ["ok"], checks
-    assert re.match(rf"all {len(ENTRIES)} start with PATH=/usr/bin:/bin", checks[0]["message"])
+    assert re.match(rf"all {len(ENTRIES)} commands start with PATH=/usr/bin:/bin", checks[0]["message"])
 
     assert snapshot(hippo.home, os.path.join(folder, ".hippo")) == before
     assert query(hippo.db, "SELECT count(*) FROM token_ledger") == ledger

@@ -34,10 +34,8 @@ from e2e.hook_table import CLAUDE_TABLE
 from e2e.transcripts import claude_records, write_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
-# Build and tool leftovers a fresh clone would not have.
-NOT_SOURCE = shutil.ignore_patterns(
-    ".git", "build", "dist", "*.egg-info", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"
-)
+# Both tests share one install: on one xdist worker, so the venv is built once per run.
+pytestmark = pytest.mark.xdist_group("new_user")
 USER_TEXT = "# Shop\n\nThe API lives in api/, the web app in web/.\n"
 PINNED = "Deploys go through make release and never by hand"
 # The PATH an agent host may well run its hooks with: nothing of the user's virtualenv on it.
@@ -83,6 +81,20 @@ def _run(
     return subprocess.run(args, env=env, cwd=cwd, input=input, capture_output=True, text=True, timeout=300)
 
 
+def _copy_source(dest: Path) -> None:
+    """Copy what a fresh clone would hold, with this checkout's edits: the files git tracks or
+    would track, not the virtualenv, caches and build leftovers it ignores."""
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        if (REPO / name).is_file():  # a tracked file deleted in the work tree is not copied
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, dest / name)
+
+
 @pytest.fixture(scope="module")
 def venv() -> Iterator[Path]:
     """A venv holding a plain (not editable) install of this source tree, shared by this module's tests."""
@@ -91,7 +103,7 @@ def venv() -> Iterator[Path]:
     env = _fresh_env(root, venv)
     try:
         source = root / "src"
-        shutil.copytree(REPO, source, ignore=NOT_SOURCE)
+        _copy_source(source)
         made = _run([sys.executable, "-m", "venv", str(venv)], env, root)
         assert made.returncode == 0, made.stderr
         install = _run([str(venv / "bin" / "pip"), "install", "-q", str(source)], env, root)

@@ -217,5 +217,5 @@ def test_each_failing_entry_is_one_check_naming_the_entry_the_command_and_why(tm
     )
     assert "exit 127" in first and "not found" in first and "\n" not in first
     [ok] = doctor_hooks.checks(found[1:2], cwd=str(tmp_path), env={})
-    assert ok.status == OK and ok.message.startswith("all 1 start with PATH=/usr/bin:/bin")
+    assert ok.status == OK and ok.message.startswith("the 1 command starts with PATH=/usr/bin:/bin")
     assert doctor_hooks.checks([], cwd=str(tmp_path), env={})[0].status == OK
