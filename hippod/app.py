@@ -76,6 +76,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     """Bind the socket, serve until asked to stop, then shut down in order. Returns the exit code."""
     loop = asyncio.get_running_loop()
     server = Server(state, int(config["maxFrameBytes"]))
+    state.hook_jobs.concurrency = int(config["jobConcurrency"])
     signals = 0
 
     def on_signal() -> None:
@@ -119,8 +120,10 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     schedule.stop()
     if state.watcher is not None:
         await state.watcher.stop()
-    # A replay under way finishes; files not yet replayed stay in the spool for the next start.
+    # A replay under way finishes; files not yet replayed stay in the spool for the next start,
+    # and so do the hook jobs not started yet (daemon.md §13.3).
     await spool.stop()
+    state.hook_jobs.close()
     if bound is not None and _identity(state.socket) == bound:
         # Only our own socket file: systemd may have bound the path since (socket activation
         # enabled while this daemon ran), and its socket must outlive this process.
@@ -137,13 +140,8 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
             task.cancel()
         if pending:
             await asyncio.wait(pending, timeout=5)
-    if state.background:
-        # Session-end jobs share the grace period too; one still running then is cancelled.
-        _, left = await asyncio.wait(set(state.background), timeout=max(0.1, deadline - loop.time()))
-        for task in left:
-            task.cancel()
-        if left:
-            await asyncio.wait(left, timeout=5)
+    # Running hook jobs share the grace period too; one cancelled then stays in the spool.
+    await state.hook_jobs.drain(deadline - loop.time())
     if state.daily is not None:
         # The running daily run shares the one grace period with the requests.
         await state.daily.drain(max(0.0, deadline - loop.time()))

@@ -28,6 +28,7 @@ DAEMON_DEFAULTS: dict[str, Any] = {
 _NUMBERS: tuple[tuple[tuple[str, ...], float], ...] = (
     (("maxFrameBytes",), 1024),
     (("shutdownGraceSeconds",), 0),
+    (("jobConcurrency",), 1),
     (("storeIdleCloseMinutes",), 0),
     (("log", "maxBytes"), 1024),
     (("log", "backups"), 0),

@@ -8,6 +8,8 @@ never succeed (not JSON, unknown kind, a payload the verb refuses) moves there a
 Exactly once: each hook request carries a key (its spool file name), and its handler records the
 key in the transaction that holds the request's effect (store/spool_marks.py). A daemon killed
 after that commit but before deleting the file finds the key on the next replay and only deletes.
+A request that leaves a job (session-end) hands its file to the job (hook_jobs.py), which records
+the key with its last effect and deletes the file itself.
 """
 
 from __future__ import annotations
@@ -18,19 +20,18 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from watchfiles import Change, awatch
 
-from hippoctl.protocol import messages as m
 from hippoctl.protocol import spool
 from hippod import clock
 from hippod.dispatch import dispatch
 from hippod.errors import HippoError
 from hippod.request import RequestContext
 from hippod.server import log_failure
+from hippod.spool_requests import request_for
 from hippod.state import DaemonState
 from hippod.store.spool_marks import AlreadyApplied
 
@@ -42,68 +43,6 @@ RETRY_SECONDS = 300.0
 PERMANENT = frozenset({"usage", "bad_frame", "unsupported_request"})
 _NOTES = (spool.ERR_SUFFIX, ".tmp")
 _TRY_LINE = re.compile(r"^\S+ try \d+ of \d+:", re.MULTILINE)
-
-
-class NotReplayable(ValueError):
-    """A spool file that no number of tries will apply; the message says why."""
-
-
-def _capture_error(document: spool.SpoolFile, key: str) -> m.Body:
-    return m.CaptureError(payload=document.stdin, spool_key=key)
-
-
-def _pre_compact(document: spool.SpoolFile, key: str) -> m.Body:
-    return m.PreCompact(payload=document.stdin, spool_key=key)
-
-
-def _post_compact(document: spool.SpoolFile, key: str) -> m.Body:
-    return m.PostCompact(payload=document.stdin, spool_key=key)
-
-
-def _session_end(document: spool.SpoolFile, key: str) -> m.Body:
-    offset: int | None = None
-    argv = document.argv
-    for i, arg in enumerate(argv):
-        raw: str | None = None
-        if arg.startswith("--codex-offset="):
-            raw = arg.split("=", 1)[1]
-        elif arg == "--codex-offset" and i + 1 < len(argv):
-            raw = argv[i + 1]
-        if raw is not None:
-            if not raw.isdigit():
-                raise NotReplayable(f"--codex-offset {raw!r} is not a byte offset")
-            offset = int(raw)
-    return m.SessionEnd(payload=document.stdin, spool_key=key, codex_offset=offset, once="--once" in argv)
-
-
-# How each kind becomes a request body again.
-BUILDERS: dict[str, Callable[[spool.SpoolFile, str], m.Body]] = {
-    "capture-error": _capture_error,
-    "pre-compact": _pre_compact,
-    "post-compact": _post_compact,
-    "session-end": _session_end,
-}
-
-
-def request_for(document: spool.SpoolFile, folder: str, key: str) -> m.Request:
-    """The request a spool file stands for; raises NotReplayable when it cannot be rebuilt."""
-    if document.kind != folder:
-        raise NotReplayable(f"kind {document.kind!r} does not match its folder {folder!r}")
-    builder = BUILDERS.get(document.kind)
-    if builder is None:
-        raise NotReplayable(f"unknown kind {document.kind!r}")
-    if not os.path.isabs(document.cwd):
-        raise NotReplayable("cwd is not an absolute path")
-    env = {k: v for k, v in document.env.items() if k in m.REQUEST_ENV and isinstance(v, str)}
-    return m.Request(
-        id=0,
-        cwd=document.cwd,
-        body=builder(document, key),  # type: ignore[arg-type]
-        env=env,
-        tenant=env.get("HIPPO_TENANT"),
-        session=env.get("HIPPO_SESSION_ID"),
-        global_store="--global" in document.argv,
-    )
 
 
 def tries_so_far(err_path: str) -> int:
@@ -225,9 +164,13 @@ class SpoolReplayer:
         return max(0.0, failed_at + RETRY_SECONDS - time.time())
 
     async def replay_file(self, folder: str, name: str) -> bool:
-        """Replay one file; True when it was applied (now or before) and deleted."""
+        """Replay one file; True when it was applied (now or before) and deleted, or handed to a job."""
         path = os.path.join(self.root, folder, name)
         key = spool.key_of(name)
+        jobs = self.state.hook_jobs
+        if jobs.holds(key):
+            # Its job is queued or running: the job deletes the file when it is done.
+            return False
         try:
             request = request_for(spool.read(path), folder, key)
         except ValueError as exc:
@@ -241,22 +184,23 @@ class SpoolReplayer:
             if exc.code in PERMANENT:
                 self._fail(path, f"not replayable: {exc.message}")
             else:
-                self._tried(path, exc.message)
+                self.tried(path, exc.message)
             return False
         except Exception as exc:
             log_failure(f"replaying spool file {folder}/{name}", exc)
-            self._tried(path, f"internal error in hippod ({type(exc).__name__}); see its log")
+            self.tried(path, f"internal error in hippod ({type(exc).__name__}); see its log")
             return False
-        self._done(path)
+        self.replayed += 1
+        if not jobs.holds(key):
+            self._done(path)
         return True
 
     def _done(self, path: str) -> None:
-        self.replayed += 1
         for target in (path, _err_of(path)):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(target)
 
-    def _tried(self, path: str, message: str) -> None:
+    def tried(self, path: str, message: str) -> None:
         """Note a failed try; the third one sends the file to failed/."""
         err = _err_of(path)
         tries = tries_so_far(err) + 1
@@ -307,5 +251,7 @@ def start(state: DaemonState, config: dict[str, Any]) -> SpoolReplayer:
         watch=bool(watch.get("enabled", True)),
         rescan_seconds=float(watch.get("rescanSeconds", 60)),
     )
+    # A hook job that fails counts as a try of its spool file, as a failed replay does.
+    state.hook_jobs.on_failure = replayer.tried
     replayer.start()
     return replayer

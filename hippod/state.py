@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hippod.hook_jobs import HookJobs
 from hippod.store.stores import StoreRegistry
 
 if TYPE_CHECKING:
@@ -34,10 +35,13 @@ class DaemonState:
     # Sleeps under way, joined by key, and one lock per store root so two never overlap (sleep.md §1).
     sleep_runs: dict[tuple[str, bool], Any] = field(default_factory=dict)
     sleep_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+    # When the newest session-end sleep of each store root began (monotonic): it covers every
+    # session end queued before then, whose own sleep is skipped.
+    session_sleeps: dict[str, float] = field(default_factory=dict)
     # The daily run and its schedule (sleep.md §10); set up by app.serve.
     daily: DailyRunner | None = None
     schedule: Schedule | None = None
     # The agent-note watcher (daemon.md §11); set up by app.serve, None when watch.enabled is false.
     watcher: AgentWatcher | None = None
-    # Work a request left running after its reply (the session-end job); shutdown waits for it.
-    background: set[asyncio.Task[None]] = field(default_factory=set)
+    # Work a hook request left after its reply (the session-end job), kept in the spool until done.
+    hook_jobs: HookJobs = field(default_factory=HookJobs)

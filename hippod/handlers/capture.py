@@ -18,7 +18,7 @@ from hippod.ingest.extract import Item, extract, store_key
 from hippod.ingest.files import read_bytes, read_text_lenient
 from hippod.lifecycle.secrets import looks_secret
 from hippod.request import RequestContext
-from hippod.store import memories
+from hippod.store import memories, spool_marks
 from hippod.store.contents import live_contents
 from hippod.store.records import Memory
 from hippod.store.stores import Store
@@ -54,11 +54,19 @@ async def known_keys(conn: aiosqlite.Connection, tenant: str) -> set[str]:
 
 
 async def capture_text(
-    ctx: RequestContext, store: Store, text: str, *, dry_run: bool = False, session_id: str | None = None
+    ctx: RequestContext,
+    store: Store,
+    text: str,
+    *,
+    dry_run: bool = False,
+    session_id: str | None = None,
+    once_key: str | None = None,
 ) -> Captured:
     """Extract items from `text` and store the new ones in one transaction (none in a dry run).
 
-    Also the entry point for other verbs that capture a transcript (session end).
+    Also the entry point for other verbs that capture a transcript (session end). With `once_key`,
+    a capture of that key is done once: the key is recorded with what it stores, and a capture
+    whose key is recorded already stores nothing.
     """
     items = await asyncio.to_thread(extract, text)
     done = Captured()
@@ -78,6 +86,9 @@ async def capture_text(
         return done
     stored: list[Memory] = []
     async with store.db.transaction() as conn:
+        if once_key is not None and not await spool_marks.first(conn, once_key, clock.iso(clock.now())):
+            done.skipped = len(kept)
+            return done
         # Read inside the transaction, so a capture running alongside cannot store the same item too.
         known = await known_keys(conn, ctx.tenant)
         for item in kept:

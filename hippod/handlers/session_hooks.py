@@ -1,33 +1,38 @@
 """`session-end` and `last-sleep` (integrations.md, hooks 1 and 2).
 
-`session-end` returns at once and leaves a job on the daemon: sleep of the cwd's store (whose
-report is kept for `last-sleep`), agent notes of a project without a store into the global store,
-capture of the session's transcript, and re-read accounting (continuity.md §7). The daemon waits
-for the job at shutdown, within its grace period.
+`session-end` returns at once and leaves a job on the daemon (hook_jobs.py): sleep of the cwd's
+store (whose report is kept for `last-sleep`), agent notes of a project without a store into the
+global store, capture of the session's transcript, and re-read accounting (continuity.md §7). The
+request counts as applied only once the whole job has committed; until then it waits in the spool.
 """
 
 from __future__ import annotations
 
 import asyncio
 import glob
+import hashlib
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 
 import msgspec
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol import spool
 from hippoctl.protocol.replies_hooks import LastSleepReply, SessionEndReply
 from hippod import clock, reread
 from hippod.agentnotes.importer import import_project
 from hippod.agentnotes.tools import tool_home
 from hippod.handlers import sleep_report
 from hippod.handlers.capture import capture_text
-from hippod.handlers.hook_input import existing_target, read_payload, session_of, transcript_file
+from hippod.handlers.hook_input import HookInput, existing_target, read_payload, session_of, transcript_file
 from hippod.handlers.sleep import SleepOptions, sleep_store
+from hippod.hook_jobs import HookJob
 from hippod.ingest import transcript
 from hippod.ingest.files import read_bytes
 from hippod.request import RequestContext
+from hippod.spool_requests import session_end_document
 from hippod.store import last_sleep as kept_report
 from hippod.store import ledger_reread, spool_marks
 from hippod.store.stores import Store
@@ -49,6 +54,7 @@ class SessionEndJob:
     session: str | None
     claude_transcript: str | None
     codex_transcripts: list[str] = field(default_factory=list)
+    queued_at: float = field(default_factory=time.monotonic)
 
 
 def codex_rollouts(home: str, offset: int) -> list[str]:
@@ -80,10 +86,27 @@ def codex_rollouts(home: str, offset: int) -> list[str]:
 
 
 async def session_end(ctx: RequestContext, body: m.SessionEnd) -> tuple[SessionEndReply, str]:
-    """Queue the session-end job and return."""
+    """Queue the session-end job and return; the job is in the spool until it is done."""
     given = read_payload("session-end", body.payload)
     project = await ctx.project_store() if not ctx.request.global_store else None
     store = project if project is not None else await ctx.global_store()
+    jobs = ctx.state.hook_jobs
+    # A request without a key (not from hippoctl) gets one: it names the job's spool file.
+    key = body.spool_key or spool.key_of(spool.new_name())
+    if not jobs.reserve(key):
+        # The same request sent live and replayed from its spool file: one job does it.
+        return SessionEndReply(queued=True, store=store.root), ""
+    try:
+        return await _queue(ctx, body, given, store, project is not None, key)
+    finally:
+        jobs.release(key)
+
+
+async def _queue(
+    ctx: RequestContext, body: m.SessionEnd, given: HookInput, store: Store, has_project: bool, key: str
+) -> tuple[SessionEndReply, str]:
+    if await spool_marks.applied(store.db.reader, key):
+        raise spool_marks.AlreadyApplied(key)
     codex: list[str] = []
     if body.codex_offset is not None:
         home = tool_home("codex", (await ctx.global_store()).config, os.environ)
@@ -91,20 +114,31 @@ async def session_end(ctx: RequestContext, body: m.SessionEnd) -> tuple[SessionE
     job = SessionEndJob(
         ctx=ctx,
         store=store,
-        has_project_store=project is not None,
+        has_project_store=has_project,
         session=session_of(ctx, given),
         claude_transcript=transcript_file(ctx, given),
         codex_transcripts=codex,
     )
-    now = clock.iso(clock.now())
-    async with store.db.transaction() as conn:
-        await spool_marks.claim(conn, body.spool_key, now)
-        # --once: a host that may report one session's end more than once (OpenCode) runs it once.
-        session = job.session if body.once else None
-        due = session is None or await spool_marks.first(conn, _ended_key(session), now)
-    if not due:
+    # --once: a host that may report one session's end more than once (OpenCode) runs it once.
+    ended = _ended_key(job.session) if body.once and job.session is not None else None
+    if ended is not None and (
+        ctx.state.hook_jobs.marked(ended) or await spool_marks.applied(store.db.reader, ended)
+    ):
+        if body.spool_key is not None:
+            async with store.db.transaction() as conn:
+                await spool_marks.claim(conn, key, clock.iso(clock.now()))
         return SessionEndReply(queued=False, store=store.root), ""
-    start(ctx, job)
+    marks = (key,) if ended is None else (key, ended)
+    await ctx.state.hook_jobs.submit(
+        HookJob(
+            key=key,
+            store=store.root,
+            home=ctx.state.registry.global_root,
+            document=session_end_document(ctx.request, body),
+            work=lambda: run_job(job, marks),
+            marks=marks,
+        )
+    )
     paths = [p for p in [job.claude_transcript, *codex] if p is not None]
     return SessionEndReply(queued=True, store=store.root, transcripts=paths), ""
 
@@ -114,15 +148,13 @@ def _ended_key(session: str) -> str:
     return f"session-end:{session}"
 
 
-def start(ctx: RequestContext, job: SessionEndJob) -> None:
-    """Run the job in a task the daemon's shutdown waits for."""
-    task = asyncio.get_running_loop().create_task(run_job(job))
-    ctx.state.background.add(task)
-    task.add_done_callback(ctx.state.background.discard)
+async def run_job(job: SessionEndJob, marks: tuple[str, ...]) -> None:
+    """Each step of the job in turn, then the marks that say it is done, in one transaction.
 
-
-async def run_job(job: SessionEndJob) -> None:
-    """Each step of the job in turn; a failing step is logged and the next one still runs."""
+    A failing step is logged and the next one still runs. A job cut short (the daemon killed or
+    stopped) runs again from its spool file: sleeping again is harmless, each transcript's capture
+    is recorded with what it stores, and the re-read rows are replaced.
+    """
     steps = [
         ("sleep", _sleep),
         ("agent notes", _notes),
@@ -136,13 +168,24 @@ async def run_job(job: SessionEndJob) -> None:
             raise
         except Exception:
             log.exception("session end in %s: %s failed", job.store.root, name)
+    now = clock.iso(clock.now())
+    async with job.store.db.transaction() as conn:
+        for mark in marks:
+            await spool_marks.first(conn, mark, now)
 
 
 async def _sleep(job: SessionEndJob) -> None:
+    """Sleep the store, unless a session end's sleep of it began after this job was queued: queued
+    session ends coalesce into one sleep, as the sleep requests of sleep.md §1 do."""
+    slept = job.ctx.state.session_sleeps
+    if slept.get(job.store.root, float("-inf")) > job.queued_at:
+        return
+    began = time.monotonic()
     options = SleepOptions(agent_tools=job.ctx.request.env.get("HIPPO_AGENT_MEMORY_TOOLS"))
     reply = await sleep_store(job.ctx.state, job.store, options)
     async with job.store.db.transaction() as conn:
         await kept_report.keep(conn, reply)
+    slept[job.store.root] = max(began, slept.get(job.store.root, began))
 
 
 async def _notes(job: SessionEndJob) -> None:
@@ -159,6 +202,11 @@ def _conversation(path: str) -> transcript.Conversation:
     return transcript.parse(read_bytes(path))
 
 
+def _capture_key(tenant: str, text: str) -> str:
+    """The mark of one transcript text captured for a tenant: the same text is captured once."""
+    return f"capture:{tenant}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
 async def _capture(job: SessionEndJob) -> None:
     paths = [p for p in [job.claude_transcript, *job.codex_transcripts] if p is not None]
     for path in paths:
@@ -166,7 +214,9 @@ async def _capture(job: SessionEndJob) -> None:
         if not conversation.user and not conversation.assistant:
             continue
         session = conversation.session_id or (job.session if path == job.claude_transcript else None)
-        await capture_text(job.ctx, job.store, transcript.summary(conversation), session_id=session)
+        text = transcript.summary(conversation)
+        once = _capture_key(job.ctx.tenant, text)
+        await capture_text(job.ctx, job.store, text, session_id=session, once_key=once)
 
 
 def _session_calls(path: str) -> reread.SessionCalls:

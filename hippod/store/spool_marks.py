@@ -40,6 +40,12 @@ async def first(conn: aiosqlite.Connection, key: str, now: str) -> bool:
     return cursor.rowcount == 1
 
 
+async def applied(conn: aiosqlite.Connection, key: str) -> bool:
+    """True when `key` was recorded (by a transaction that has committed, read from `conn`)."""
+    cursor = await conn.execute("SELECT 1 FROM spool_applied WHERE request_key = ?", (key,))
+    return await cursor.fetchone() is not None
+
+
 async def prune(conn: aiosqlite.Connection, before: str) -> None:
     """Forget keys applied before `before`."""
     await conn.execute("DELETE FROM spool_applied WHERE applied_at < ?", (before,))

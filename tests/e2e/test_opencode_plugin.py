@@ -225,9 +225,9 @@ def test_session_end_once_runs_a_session_id_once_per_store(hippo: Hippo) -> None
     assert end_once(hippo, folder, "ses_x") is False
     assert end_once(hippo, folder, "ses_y") is True
     assert end_once(hippo, folder, "ses_x", once=False) is True  # without --once, as Claude Code's hook
-    assert query(db, "SELECT request_key FROM spool_applied ORDER BY request_key") == [
-        ("session-end:ses_x",),
-        ("session-end:ses_y",),
-    ]
+    # Each session's mark is recorded with the rest of its job, once that is done.
+    marks = "SELECT request_key FROM spool_applied WHERE request_key LIKE 'session-end:%' ORDER BY 1"
+    expected = [("session-end:ses_x",), ("session-end:ses_y",)]
+    assert hippo.wait_for(lambda: query(db, marks) == expected, WAIT), query(db, marks)
     done = hippo.ctl("session-end", "--once", input=json.dumps({"session_id": "ses_x"}), cwd=folder)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

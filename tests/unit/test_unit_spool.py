@@ -18,7 +18,8 @@ from hippoctl import hook
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import spool
 from hippod.config import load_daemon_config
-from hippod.spool_replay import NotReplayable, request_for, tries_so_far
+from hippod.spool_replay import tries_so_far
+from hippod.spool_requests import NotReplayable, request_for
 from hippod.store.stores import global_root
 
 NAME = re.compile(r"^(\d{8}T\d{9})-(\d+)-([0-9a-f]{4})\.json$")
