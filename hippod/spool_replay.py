@@ -184,11 +184,11 @@ class SpoolReplayer:
             if exc.code in PERMANENT:
                 self._fail(path, f"not replayable: {exc.message}")
             else:
-                self.tried(path, exc.message)
+                self._tried(path, exc.message)
             return False
         except Exception as exc:
             log_failure(f"replaying spool file {folder}/{name}", exc)
-            self.tried(path, f"internal error in hippod ({type(exc).__name__}); see its log")
+            self._tried(path, f"internal error in hippod ({type(exc).__name__}); see its log")
             return False
         self.replayed += 1
         if not jobs.holds(key):
@@ -200,7 +200,7 @@ class SpoolReplayer:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(target)
 
-    def tried(self, path: str, message: str) -> None:
+    def _tried(self, path: str, message: str) -> None:
         """Note a failed try; the third one sends the file to failed/."""
         err = _err_of(path)
         tries = tries_so_far(err) + 1
@@ -252,6 +252,6 @@ def start(state: DaemonState, config: dict[str, Any]) -> SpoolReplayer:
         rescan_seconds=float(watch.get("rescanSeconds", 60)),
     )
     # A hook job that fails counts as a try of its spool file, as a failed replay does.
-    state.hook_jobs.on_failure = replayer.tried
+    state.hook_jobs.on_failure = replayer._tried
     replayer.start()
     return replayer

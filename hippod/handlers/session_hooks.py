@@ -49,6 +49,7 @@ class SessionEndJob:
     """What one session end leaves the daemon to do."""
 
     ctx: RequestContext
+    key: str
     store: Store
     has_project_store: bool
     session: str | None
@@ -113,6 +114,7 @@ async def _queue(
         codex = await asyncio.to_thread(codex_rollouts, home, body.codex_offset)
     job = SessionEndJob(
         ctx=ctx,
+        key=key,
         store=store,
         has_project_store=has_project,
         session=session_of(ctx, given),
@@ -152,8 +154,9 @@ async def run_job(job: SessionEndJob, marks: tuple[str, ...]) -> None:
     """Each step of the job in turn, then the marks that say it is done, in one transaction.
 
     A failing step is logged and the next one still runs. A job cut short (the daemon killed or
-    stopped) runs again from its spool file: sleeping again is harmless, each transcript's capture
-    is recorded with what it stores, and the re-read rows are replaced.
+    stopped) runs again from its spool file, and what it had done is not done again: its sleep's
+    report and each transcript's capture are recorded with their marks, agent notes already
+    imported are skipped, and the re-read rows are replaced.
     """
     steps = [
         ("sleep", _sleep),
@@ -175,16 +178,21 @@ async def run_job(job: SessionEndJob, marks: tuple[str, ...]) -> None:
 
 
 async def _sleep(job: SessionEndJob) -> None:
-    """Sleep the store, unless a session end's sleep of it began after this job was queued: queued
-    session ends coalesce into one sleep, as the sleep requests of sleep.md §1 do."""
+    """Sleep the store and keep the report, once per job (a job run again after a crash keeps the
+    report it had kept). Skipped when a session end's sleep of the store began after this job was
+    queued: queued session ends coalesce into one sleep, as the sleep requests of sleep.md §1 do."""
     slept = job.ctx.state.session_sleeps
     if slept.get(job.store.root, float("-inf")) > job.queued_at:
+        return
+    mark = f"slept:{job.key}"
+    if await spool_marks.applied(job.store.db.reader, mark):
         return
     began = time.monotonic()
     options = SleepOptions(agent_tools=job.ctx.request.env.get("HIPPO_AGENT_MEMORY_TOOLS"))
     reply = await sleep_store(job.ctx.state, job.store, options)
     async with job.store.db.transaction() as conn:
         await kept_report.keep(conn, reply)
+        await spool_marks.first(conn, mark, clock.iso(clock.now()))
     slept[job.store.root] = max(began, slept.get(job.store.root, began))
 
 

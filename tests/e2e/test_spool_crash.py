@@ -8,6 +8,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -83,6 +84,14 @@ def captured(hippo: Hippo) -> list[str]:
     return [r[0] for r in query(hippo.db, "SELECT content FROM memories WHERE source = 'capture'")]
 
 
+def captures(hippo: Hippo) -> int:
+    """Captured memories so far: 0 while the daemon has not made the global store yet."""
+    try:
+        return int(query(hippo.db, "SELECT count(*) FROM memories WHERE source = 'capture'")[0][0])
+    except sqlite3.OperationalError:  # no file yet, or no tables in it yet
+        return 0
+
+
 def copies(contents: list[str], said: list[list[str]]) -> list[int]:
     """How many stored memories hold each session's decision."""
     return [sum(" ".join(words) in content for content in contents) for words in said]
@@ -90,22 +99,18 @@ def copies(contents: list[str], said: list[list[str]]) -> list[int]:
 
 def test_killing_the_daemon_during_a_replay_of_session_ends_loses_no_capture(hippo: Hippo) -> None:
     rng = random.Random(SEED)
-    hippo.start()
-    hippo.ok("init", "--global")
-    hippo.stop()
     said = sessions(rng, COUNT)
     spool_session_ends(hippo, said)
     kills: list[tuple[int, int]] = []
     for _ in range(KILLS):
-        before = len(captured(hippo))
-        target = min(COUNT, before + rng.randint(4, 24))
+        target = min(COUNT, captures(hippo) + rng.randint(4, 24))
         hippo.start()
         # Kill once the replay has got that far, or when every file has been taken up, then after
         # a random pause, so the kill lands in any step of a job: its sleep, capture or bookkeeping.
-        assert hippo.wait_for(lambda t=target: len(captured(hippo)) >= t or not pending(hippo), WAIT)  # type: ignore[misc]
+        assert hippo.wait_for(lambda t=target: captures(hippo) >= t or not pending(hippo), WAIT)  # type: ignore[misc]
         time.sleep(rng.uniform(0.0, 0.4))
         hippo.kill()
-        kills.append((len(captured(hippo)), len(pending(hippo))))
+        kills.append((captures(hippo), len(pending(hippo))))
     hippo.start()
     assert hippo.wait_for(lambda: not pending(hippo), WAIT), (kills, len(pending(hippo)))
     hippo.stop()  # a graceful stop waits for the jobs still running
@@ -118,11 +123,10 @@ def test_killing_the_daemon_during_a_replay_of_session_ends_loses_no_capture(hip
     assert not os.path.exists(os.path.join(hippo.home, "spool", "failed"))
 
 
-def end_live(hippo: Hippo, i: int, words: list[str]) -> None:
+def end_live(hippo: Hippo, stdin: dict[str, str], *args: str) -> None:
     """A session-end hook call answered by the daemon (a budget long enough never to spool it)."""
-    stdin = hook_input(hippo, i, transcript(hippo, i, words))
     env = hippo.daemon_env(HIPPO_HOOK_TIMEOUT_MS="60000")
-    done = hippo.ctl("--json", "session-end", input=json.dumps(stdin), env=env, timeout=90)
+    done = hippo.ctl("--json", "session-end", *args, input=json.dumps(stdin), env=env, timeout=90)
     assert done.returncode == 0 and json.loads(done.stdout)["queued"] is True, done
 
 
@@ -179,7 +183,7 @@ def test_a_graceful_stop_leaves_the_jobs_it_did_not_finish_in_the_spool(hippo: H
     writer = writer_of(hippo, str(rollout))
     assert hippo.wait_for(lambda: logged(hippo, "spool: replayed 20 hook requests"), WAIT)
     for i in range(20, 23):
-        end_live(hippo, i, said[i])
+        end_live(hippo, hook_input(hippo, i, transcript(hippo, i, said[i])))
     assert captured(hippo) == []
     proc.send_signal(signal.SIGTERM)
     assert hippo.wait_for(lambda: logged(hippo, "left 22 hook jobs in the spool for the next start"), WAIT)
@@ -194,3 +198,51 @@ def test_a_graceful_stop_leaves_the_jobs_it_did_not_finish_in_the_spool(hippo: H
     assert hippo.wait_for(lambda: not pending(hippo), WAIT), len(pending(hippo))
     hippo.stop()
     assert copies(captured(hippo), said) == [1] * len(said)
+
+
+def test_a_live_session_end_survives_a_kill_before_its_job_is_done(hippo: Hippo) -> None:
+    [words] = sessions(random.Random(SEED + 2), 1)
+    hippo.start()
+    hippo.ok("init", "--global")
+    rollout, content = blocking_codex_session(hippo, words)
+    end_live(hippo, hook_input(hippo, 0, None), "--codex-offset", "0")
+    writer = writer_of(hippo, str(rollout))  # the job is reading the rollout
+    assert len(pending(hippo)) == 1  # written down before the reply
+    hippo.kill()
+    os.close(writer)
+    rollout.unlink()
+    rollout.write_bytes(content)
+    hippo.start()
+    assert hippo.wait_for(lambda: not pending(hippo), WAIT)
+    hippo.stop()
+    assert copies(captured(hippo), [words]) == [1]
+
+
+def test_a_job_run_again_after_its_capture_committed_does_not_capture_again(hippo: Hippo) -> None:
+    """As if killed after the capture's commit and before the job's end: the capture is not redone,
+    even when what it stored has gone since (forgotten here; merged by a sleep, say)."""
+    [words] = sessions(random.Random(SEED + 3), 1)
+    hippo.start()
+    hippo.ok("init", "--global")
+    hippo.stop()
+    spool_session_ends(hippo, [words])
+    [name] = pending(hippo)
+    path = Path(hippo.home, "spool", "session-end", name)
+    saved = path.read_bytes()
+    hippo.start()
+    assert hippo.wait_for(lambda: not pending(hippo) and len(captured(hippo)) == 1, WAIT)
+    [(memory,)] = query(hippo.db, "SELECT id FROM memories WHERE source = 'capture'")
+    hippo.ok("forget", memory)
+    hippo.stop()
+    with sqlite3.connect(hippo.db) as conn:
+        conn.execute("DELETE FROM spool_applied WHERE request_key = ?", (spool.key_of(name),))
+    conn.close()
+    path.write_bytes(saved)
+    hippo.start()
+    assert hippo.wait_for(lambda: not pending(hippo), WAIT)
+    hippo.stop()
+    assert captured(hippo) == []
+    key = spool.key_of(name)
+    marks = {k for (k,) in query(hippo.db, "SELECT request_key FROM spool_applied")}
+    [capture] = [k for k in marks if k.startswith("capture:default:")]
+    assert marks == {key, f"slept:{key}", capture}

@@ -19,7 +19,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol import spool
 from hippod.config import load_daemon_config
 from hippod.spool_replay import tries_so_far
-from hippod.spool_requests import NotReplayable, request_for
+from hippod.spool_requests import NotReplayable, request_for, session_end_document
 from hippod.store.stores import global_root
 
 NAME = re.compile(r"^(\d{8}T\d{9})-(\d+)-([0-9a-f]{4})\.json$")
@@ -140,6 +140,32 @@ def test_a_spooled_session_end_keeps_its_flags() -> None:
     assert isinstance(body, m.SessionEnd) and (body.once, body.codex_offset) == (True, 12)
     body = request_for(document(kind="session-end", argv=["session-end"]), "session-end", "k").body
     assert isinstance(body, m.SessionEnd) and body.once is False
+
+
+def test_a_session_end_written_down_replays_as_the_same_request() -> None:
+    body = m.SessionEnd(
+        payload={"session_id": "s9", "cwd": "/home/u/p"}, spool_key="k", codex_offset=7, once=True
+    )
+    env = {"HIPPO_SCOPE": "review", "PATH": "/bin"}
+    sent = m.Request(
+        id=3, cwd="/home/u/p", body=body, env=env, tenant="team", session="s1", global_store=True
+    )
+    document = session_end_document(sent, body)
+    assert document.kind == "session-end" and document.stdin == body.payload
+    assert document.env == {"HIPPO_SCOPE": "review", "HIPPO_TENANT": "team", "HIPPO_SESSION_ID": "s1"}
+    again = request_for(
+        msgspec.json.decode(msgspec.json.encode(document), type=spool.SpoolFile), "session-end", "k"
+    )
+    assert again.body == body
+    assert (again.cwd, again.tenant, again.session, again.global_store) == ("/home/u/p", "team", "s1", True)
+    assert again.env == document.env
+    plain = m.SessionEnd(payload=None, spool_key="k")
+    assert (
+        request_for(
+            session_end_document(m.Request(id=1, cwd="/p", body=plain), plain), "session-end", "k"
+        ).body
+        == plain
+    )
 
 
 @pytest.mark.parametrize(
