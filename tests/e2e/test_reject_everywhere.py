@@ -61,7 +61,22 @@ def test_every_spelling_and_verb_of_a_rejected_text_is_refused(hippo: Hippo) -> 
         done = hippo.ctl(*args, cwd=folder)
         assert done.returncode == 1 and "rejected earlier" in done.stderr, (args, done)
     assert hippo.json("decide", "list", cwd=folder)["decisions"] == []
-    assert _recalled(hippo, "billing worker", folder) == []
+    for args in (
+        ("wm", "push", "--scope", "s", "--content", SPELLINGS[2]),
+        ("session", "log", "--id", "s1", "--type", "note", "--content", SPELLINGS[0]),
+        (
+            "supersede",
+            hippo.json("remember", "The billing worker runs hourly", cwd=folder)["id"],
+            SPELLINGS[3],
+        ),
+    ):
+        done = hippo.ctl(*args, cwd=folder)
+        assert done.returncode == 1 and "rejected earlier" in done.stderr, (args, done)
+    notes = Path(folder, "notes.md")
+    notes.write_text("# Deploys\n\n- " + SPELLINGS[4] + "\n\n- The invoice queue drains every 5 minutes\n")
+    imported = hippo.json("import", "--markdown", str(notes), cwd=folder)
+    assert (imported["rejected"], imported["imported"]) == (1, 1), imported
+    assert _recalled(hippo, "billing worker", folder) == ["The billing worker runs hourly"]
 
 
 def test_a_project_rejection_hides_the_global_copy_in_that_project(hippo: Hippo) -> None:
