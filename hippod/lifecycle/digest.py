@@ -17,7 +17,8 @@ def normalize(content: str) -> str:
 
     A text made only of punctuation keeps it, so "..." and "?!" stay two values.
     """
-    kept = "".join(c for c in content if unicodedata.category(c) != "Cf")
+    # ASCII holds no format characters, and most texts are ASCII.
+    kept = content if content.isascii() else "".join(c for c in content if unicodedata.category(c) != "Cf")
     collapsed = " ".join(unicodedata.normalize("NFKC", kept).lower().split())
     end = len(collapsed)
     while end and _is_trailing(collapsed[end - 1]):

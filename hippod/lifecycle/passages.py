@@ -49,6 +49,8 @@ def _bounded(haystack: str, at: int, length: int) -> bool:
 def holds(text: str, value: str) -> bool:
     """True when the text holds the value (any spelling that normalises the same) as a passage."""
     wanted = normalize(value)
+    if not wanted or wanted not in normalize(text):
+        return False
     haystack, _ = _normalised_with_spans(text)
     at = haystack.find(wanted)
     while wanted and at >= 0:
@@ -62,7 +64,7 @@ def cut(text: str, value: str) -> str | None:
     """The text with every passage holding the value replaced by CUT_MARK; None when the value
     cannot be cut out cleanly (the caller then drops the whole text)."""
     wanted = normalize(value)
-    if not wanted:
+    if not wanted or wanted not in normalize(text):
         return text
     haystack, spans = _normalised_with_spans(text)
     found: list[tuple[int, int]] = []

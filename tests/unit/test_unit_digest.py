@@ -156,3 +156,22 @@ def test_cut_leaves_a_longer_word_alone() -> None:
     decomposed = unicodedata.normalize("NFD", "Note: café déjà vu, then lunch")
     cut = passages.cut(decomposed, "Café déjà vu")
     assert cut == "Note: [rejected], then lunch"
+
+
+async def test_deleted_rows_leave_no_bytes_in_the_file(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    # Builds differ in their default (Debian's zeroes deleted rows, python.org's does not): the
+    # store sets it on every connection.
+    for conn in (database.writer, database.reader):
+        assert list(await conn.execute_fetchall("PRAGMA secure_delete")) == [(1,)]
+    fillers = [make_memory(f"filler memory number {i} " * 4) for i in range(40)]
+    doomed = make_memory("The doomed value zq7 must not linger")
+    async with database.transaction() as conn:
+        for memory in [*fillers, doomed]:
+            assert await memories.insert(conn, memory)
+    async with database.transaction() as conn:
+        assert await memories.delete(conn, "default", doomed.id)
+    await database.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    files = [Path(database.path), Path(database.path + "-wal")]
+    assert sum(p.read_bytes().count(b"doomed value zq7") for p in files if p.exists()) == 0
