@@ -102,6 +102,8 @@ class RejectReply(Reply):
     digest: str
     removed: list[str]  # live and dormant copies deleted
     archived: list[str]  # raw copies archived instead
+    # Copies in the global store, left there but hidden from this project's reads
+    global_copies: int = 0
 
 
 class RejectionItem(Reply):

@@ -20,11 +20,11 @@ from hippod import clock
 from hippod.agentnotes import parse
 from hippod.agentnotes.sources import Note, Scan
 from hippod.handlers.memory import fresh_memory
-from hippod.lifecycle.digest import content_digest
+from hippod.lifecycle.digest import digests
 from hippod.lifecycle.secrets import looks_secret
 from hippod.request import RequestContext
 from hippod.state import DaemonState
-from hippod.store import agent_links, memories
+from hippod.store import agent_links, memories, rejections
 from hippod.store import dormant as dormant_store
 from hippod.store.agent_links import Link
 from hippod.store.mirrors import dormant_file, render
@@ -120,9 +120,10 @@ async def _apply(
     present: set[str] = set()
     for note in scan.notes:
         present.add(note.key)
-        digest = content_digest(note.text)
+        digest, legacy = digests(note.text)
         link = links.get(note.key)
-        if link is not None and link.content_digest == digest:
+        # A link recorded before the current normalisation holds the legacy digest of the same text.
+        if link is not None and link.content_digest in (digest, legacy):
             unchanged.append(note.key)
             work.outcome.unchanged += 1
             continue
@@ -153,7 +154,7 @@ async def _take(
         reason = "short"
     elif looks_secret(note.text):
         reason = "secret"
-    elif await agent_links.is_rejected(conn, tenant, digest):
+    elif await rejections.refuses(conn, tenant, note.text):
         reason = "rejected"
     old_id = link.memory_id if link is not None and not link.suppressed else None
     if old_id is not None and await memories.delete(conn, tenant, old_id):

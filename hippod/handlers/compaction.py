@@ -33,7 +33,7 @@ from hippod.handlers.hook_input import existing_target, read_payload, session_of
 from hippod.handlers.memory import fresh_memory
 from hippod.ingest import compaction_items as parse
 from hippod.ingest.extract import store_key
-from hippod.lifecycle.digest import content_digest
+from hippod.lifecycle import passages
 from hippod.lifecycle.secrets import looks_secret, scrub
 from hippod.request import RequestContext
 from hippod.store import continuity, ledger, memories, pinned_state, rejections, spool_marks
@@ -155,11 +155,13 @@ async def _open_compaction(conn: aiosqlite.Connection, tenant: str, session: str
 async def _judge(
     conn: aiosqlite.Connection, ctx: RequestContext, store: Store, texts: list[str], compaction_id: str,
     session: str | None,
-) -> tuple[list[CompactionItem], list[Memory]]:  # fmt: skip
-    """Each listed item's outcome, in order, and the memories to store (inserted here)."""
+) -> tuple[list[CompactionItem], list[Memory], list[str]]:  # fmt: skip
+    """Each listed item's outcome, in order, the memories to store (inserted here), and the items
+    whose text is rejected (kept nowhere: the row's item and summary lose them)."""
     known = await _compaction_keys(conn, ctx.tenant)
     items: list[CompactionItem] = []
     saved: list[Memory] = []
+    refused: list[str] = []
     for raw in texts:
         text = " ".join(raw.split())
         key = store_key(text)
@@ -169,8 +171,9 @@ async def _judge(
             items.append(CompactionItem(text=text, outcome="over_limit"))
         elif key in known:
             items.append(CompactionItem(text=text, outcome="repeat"))
-        elif await rejections.matching(conn, ctx.tenant, content_digest(text)):
-            items.append(CompactionItem(text=text, outcome="rejected"))
+        elif await rejections.refuses(conn, ctx.tenant, text):
+            items.append(CompactionItem(text="", outcome="rejected"))
+            refused.append(text)
         elif len(text) > MAX_ITEM_CHARS:
             items.append(CompactionItem(text=text, outcome="too_long"))
         else:
@@ -184,8 +187,9 @@ async def _judge(
                 saved.append(memory)
                 items.append(CompactionItem(text=text, outcome="saved", memory_id=memory.id))
             else:
-                items.append(CompactionItem(text=text, outcome="rejected"))
-    return items, saved
+                items.append(CompactionItem(text="", outcome="rejected"))
+                refused.append(text)
+    return items, saved, refused
 
 
 async def _fresh_snapshot(
@@ -244,11 +248,14 @@ async def post_compact(ctx: RequestContext, body: m.PostCompact) -> tuple[PostCo
     async with store.db.transaction() as conn:
         await spool_marks.claim(conn, body.spool_key, now)
         compaction_id = await _open_compaction(conn, ctx.tenant, session, now)
-        items, saved = await _judge(conn, ctx, store, texts, compaction_id, session)
+        items, saved, refused = await _judge(conn, ctx, store, texts, compaction_id, session)
+        kept = scrub(summary) if summary else None
+        for text in refused:
+            kept = passages.cut(kept, text) if kept is not None else None
         await conn.execute(
             "UPDATE compactions SET summary = ?, items_json = ?, saved = ?, status = 'done' WHERE id = ?",
             (
-                scrub(summary) if summary else None,
+                kept,
                 msgspec.json.encode(items).decode(),
                 len(saved),
                 compaction_id,

@@ -147,7 +147,7 @@ async def _settle_loser(
         loser.id,
         len(normalize(loser.content)),
     )
-    deleted, archived, dormant = await rejections.reject_copies(conn, ctx.tenant, tombstone)
+    deleted, archived, dormant = await rejections.reject_copies(conn, ctx.tenant, tombstone, loser.content)
     await memories.audit(
         conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="reject_value", target=loser.id,
         metadata={"digest": digest, "deleted": len(deleted) + len(dormant), "archived": len(archived)},

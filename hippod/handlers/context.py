@@ -28,6 +28,7 @@ from hippod.errors import HippoError
 from hippod.handlers import recall as recall_handler
 from hippod.lifecycle import strength as st
 from hippod.lifecycle.secrets import looks_secret
+from hippod.recall import tombstones
 from hippod.recall.budget import fill_budget, tokens
 from hippod.recall.merge import merge_results
 from hippod.recall.score import Scored
@@ -35,6 +36,7 @@ from hippod.recall.terms import query_terms
 from hippod.request import RequestContext
 from hippod.store import continuity, memories
 from hippod.store.continuity import Event, Handoff, Snapshot
+from hippod.store.records import Memory
 from hippod.store.stores import Store
 
 DEFAULT_BUDGET = 1500
@@ -127,17 +129,23 @@ async def _by_strength(ctx: RequestContext, scope: str | None) -> tuple[Store | 
     primary = project if project is not None else global_
     assert primary is not None, "read_stores returns the global store when there is no project store"
     moment = clock.now()
+    hidden = await tombstones.of_read(ctx.tenant, project, global_)
     lists: list[list[Scored]] = []
     for store in (project, global_):
         found: list[Scored] = []
         if store is not None:
-            for mem in await memories.admitted(store.db.reader, ctx.tenant, scope=scope):
+            admitted = await memories.admitted(store.db.reader, ctx.tenant, scope=scope)
+            for mem in tombstones.visible(admitted, hidden, _itself):
                 parts = mem.strength_at(moment, ctx.state.loss_aversion)
                 found.append(Scored(mem, parts.strength, 0.0, 0.0, parts.strength, parts.days, []))
         lists.append(found)
     # Bumping project rows by 1.2 orders them exactly as dividing global rows by 1.2 would.
     ranked = merge_results(lists[0], lists[1], LOCAL_BUMP if project is not None else 1.0)
     return project, primary, ranked
+
+
+def _itself(memory: Memory) -> Memory:
+    return memory
 
 
 async def _preamble(store: Store, tenant: str) -> Preamble:

@@ -21,7 +21,7 @@ from hippod import clock
 from hippod.continuity import mirrors, render
 from hippod.errors import HippoError
 from hippod.request import RequestContext
-from hippod.store import continuity
+from hippod.store import continuity, rejections
 from hippod.store.continuity import Event, Handoff, Snapshot
 from hippod.store.stores import Store
 
@@ -123,6 +123,8 @@ async def session_log(ctx: RequestContext, body: m.SessionLog) -> tuple[EventsRe
     store = await ctx.target_store(write=True)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
+        if await rejections.refuses(conn, ctx.tenant, content):
+            raise HippoError("rejected_value", "this text was rejected earlier and cannot be stored again")
         event_id = await continuity.log_event(
             conn,
             ctx.tenant,

@@ -9,7 +9,7 @@ from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory, validate_content
 from hippod.lifecycle import invalidate as inv
 from hippod.request import RequestContext
-from hippod.store import decisions, memories
+from hippod.store import decisions, memories, rejections
 from hippod.store.decisions import Decision
 from hippod.store.records import Memory
 
@@ -50,7 +50,9 @@ async def decide(ctx: RequestContext, body: m.Decide) -> tuple[DecideReply, str]
                 raise HippoError(
                     "already_superseded", f"{old.id} was already superseded by {old.superseded_by}"
                 )
-        if not await memories.insert(conn, memory):
+        # The decision's own text counts as its value too: a context added to a rejected text
+        # does not make it a new one.
+        if await rejections.refuses(conn, ctx.tenant, text) or not await memories.insert(conn, memory):
             raise HippoError(
                 "rejected_value", "this decision's text was rejected earlier and cannot be stored"
             )

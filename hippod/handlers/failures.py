@@ -14,7 +14,6 @@ from hippod import clock
 from hippod import failure_rules as rules
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory
-from hippod.lifecycle.digest import content_digest
 from hippod.request import RequestContext
 from hippod.store import failures as failures_sql
 from hippod.store import memories, rejections, spool_marks
@@ -55,7 +54,7 @@ async def capture_error(ctx: RequestContext, body: m.CaptureError) -> tuple[Capt
     async with store.db.transaction() as conn:
         await spool_marks.claim(conn, body.spool_key, now)
         if memory is not None:
-            if await rejections.matching(conn, tenant, content_digest(memory.content)):
+            if await rejections.refuses(conn, tenant, memory.content):
                 outcome = "rejected"
             elif (earlier := await failures_sql.stored_shape(conn, tenant, shape)) is not None:
                 outcome, memory_id = "duplicate", earlier

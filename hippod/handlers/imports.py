@@ -33,6 +33,7 @@ from hippod.ingest.export_doc import ParsedExport, Record
 from hippod.ingest.import_core import overlapping, prepare, preview
 from hippod.ingest.planner import FORMAT_TAGS, Plan, plan_chunks, plan_records
 from hippod.ingest.readers import Reading, Source
+from hippod.lifecycle.digest import refused
 from hippod.progress import Steps, reporting
 from hippod.request import RequestContext
 from hippod.store import imports as sql
@@ -170,7 +171,8 @@ async def _write(
                 texts = [memory.content for memory in plan.memories]
                 plan.drop(await asyncio.to_thread(overlapping, texts, since), as_rejected=False)
             tombstones = await sql.rejected_digests(conn, ctx.tenant)
-            plan.drop({i for i, d in enumerate(plan.digests) if d in tombstones}, as_rejected=True)
+            late = {i for i, memory in enumerate(plan.memories) if refused(memory.content, tombstones)}
+            plan.drop(late, as_rejected=True)
             steps.begin("writing memories", len(plan.rows))
             await sql.insert_rows(conn, plan.rows, steps.tick)
             steps.end()

@@ -92,15 +92,31 @@ async def reject(ctx: RequestContext, body: m.Reject) -> tuple[RejectReply, str]
     else:
         raise HippoError("usage", "reject takes a memory id or --value")
     removed, archived, digest = await reject_value(ctx, store, text, reason, source)
-    reply = RejectReply(digest=digest, removed=removed, archived=archived)
+    elsewhere = await _global_copies(ctx, store, digest)
+    reply = RejectReply(digest=digest, removed=removed, archived=archived, global_copies=elsewhere)
     copies = len(removed) + len(archived)
-    return reply, f"Rejected value {digest[:12]} ({copies} {'copy' if copies == 1 else 'copies'} removed)"
+    lines = [f"Rejected value {digest[:12]} ({copies} {'copy' if copies == 1 else 'copies'} removed)"]
+    if elsewhere:
+        lines.append(
+            f"the global store still holds {plural(elsewhere, 'copy')}; it stays out of this project's "
+            "reads (add --global to reject it everywhere)"
+        )
+    return reply, "\n".join(lines)
+
+
+async def _global_copies(ctx: RequestContext, store: Store, digest: str) -> int:
+    """How many live copies of a value rejected in a project store the global store still holds."""
+    if store.kind != "project":
+        return 0
+    found = await memories.with_digest((await ctx.global_store()).db.reader, ctx.tenant, digest)
+    return sum(1 for copy in found if copy.kind != "archived")
 
 
 async def reject_value(
     ctx: RequestContext, store: Store, text: str, reason: str, source: str | None
 ) -> tuple[list[str], list[str], str]:
-    """Tombstone a value in one transaction: delete its live and dormant copies, archive raw ones.
+    """Tombstone a value in one transaction: delete its live and dormant copies, archive raw ones,
+    and cut the text out of every other table that holds it.
 
     Returns (deleted ids, archived raw ids, digest).
     """
@@ -108,7 +124,7 @@ async def reject_value(
     now = clock.iso(clock.now())
     tombstone = rejections.Rejection(digest, reason, ctx.actor, now, source, len(normalize(text)))
     async with store.db.transaction() as conn:
-        deleted, archived, dormant_ids = await rejections.reject_copies(conn, ctx.tenant, tombstone)
+        deleted, archived, dormant_ids = await rejections.reject_copies(conn, ctx.tenant, tombstone, text)
         removed = deleted + dormant_ids
         await memories.audit(
             conn,
@@ -119,6 +135,7 @@ async def reject_value(
             target=source,
             metadata={"digest": digest, "removed": len(removed), "archived": len(archived)},
         )
+    store.db.checkpoint_soon()
     store.mirrors.deleted(deleted)
     store.mirrors.files({dormant_file(i): None for i in dormant_ids})
     store.mirrors.changed_ids(archived)

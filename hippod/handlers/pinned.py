@@ -21,8 +21,10 @@ from hippod.errors import HippoError
 from hippod.handlers.pinned_recall import prompt_matches
 from hippod.lifecycle.secrets import looks_secret
 from hippod.recall import pinned_block as pb
+from hippod.recall import tombstones
 from hippod.request import RequestContext
 from hippod.store import ledger, pinned_rows, pinned_state
+from hippod.store.records import Memory
 from hippod.store.stores import Store
 
 FORMATS = ("markdown", "json", "additional-context")
@@ -119,7 +121,8 @@ async def pinned_context(
     for store, source in stores:
         rows = await pinned_rows.pinned(store.db.reader, ctx.tenant, primary.project)
         pinned += [pb.Entry(row, source) for row in rows]
-    pinned = [e for e in pinned if _shown(e, primary.project)]
+    hidden = await tombstones.of_read(ctx.tenant, project, global_)
+    pinned = tombstones.visible([e for e in pinned if _shown(e, primary.project)], hidden, _entry_memory)
     ordered = pb.dedupe(pb.order_pinned(pinned, scope))
     seen = {pb.content_key(e.memory) for e in ordered}
     if settings.prompt_recall and given.prompt is not None:
@@ -135,7 +138,8 @@ async def pinned_context(
             )
             recent += [pb.Entry(row, source) for row in rows]
         recent = pb.order_recent(recent)
-    recent = pb.dedupe([e for e in recent if _shown(e, primary.project)], seen)[: body.include_recent]
+    recent = tombstones.visible([e for e in recent if _shown(e, primary.project)], hidden, _entry_memory)
+    recent = pb.dedupe(recent, seen)[: body.include_recent]
 
     block = pb.fill(ordered, recent, budget)
     reply.items = [_item(e, "pinned") for e in block.pinned] + [_item(e, "recent") for e in block.recent]
@@ -184,6 +188,10 @@ async def _remember(store: Store, tenant: str, session_id: str, digest: str, ski
         await pinned_state.put(conn, tenant, session_id, digest, skips, now)
 
     await store.db.write_unless_long(write)
+
+
+def _entry_memory(entry: pb.Entry) -> Memory:
+    return entry.memory
 
 
 def _shown(entry: pb.Entry, project: str) -> bool:

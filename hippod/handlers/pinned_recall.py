@@ -7,7 +7,9 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippod import clock
 from hippod.handlers.recall import _score_store as score_store
+from hippod.lifecycle.digest import refused
 from hippod.recall import pinned_block as pb
+from hippod.recall import tombstones
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, drop_extracted_sources
 from hippod.recall.terms import query_terms
@@ -35,12 +37,15 @@ async def prompt_matches(
     query = query_terms(text)
     body = m.Recall(query=text)
     sc = ScoreContext(clock.now(), ctx.cwd_path_tags, ctx.active_scope, ctx.state.loss_aversion)
+    hidden = await tombstones.of_read(ctx.tenant, project, global_)
     local = await score_store(project, query, body, ctx, sc) if project else []
     remote = await score_store(global_, query, body, ctx, sc) if global_ else []
     bump = float(primary.config.get("search", {}).get("localBump", 1.2)) if project else 1.0
     entries: list[pb.Entry] = []
     for scored in drop_extracted_sources(merge_results(local, remote, bump)):
         mem = scored.memory
+        if hidden and refused(mem.content, hidden):
+            continue
         if mem.pinned or mem.origin_project not in (None, "", primary.project):
             continue
         if session_id and mem.source == "compaction" and mem.source_session_id == session_id:

@@ -18,7 +18,7 @@ from hippod.embed.service import Settings, embedding_text, text_digest
 from hippod.errors import HippoError
 from hippod.handlers.memory import last_batch_key
 from hippod.lifecycle import strength as st
-from hippod.recall import render
+from hippod.recall import render, tombstones
 from hippod.recall.budget import fill_budget, tokens
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
@@ -205,6 +205,10 @@ def _item(s: Scored, why: bool, words: list[str]) -> RecallItem:
     return item
 
 
+def _mem(scored: Scored) -> Memory:
+    return scored.memory
+
+
 @dataclass(slots=True)
 class Ranking:
     """One ranked read over the project and global stores, before the budget fill."""
@@ -225,8 +229,10 @@ async def rank(ctx: RequestContext, body: m.Recall) -> Ranking:
     config = primary.config
     moment = clock.now()
     sc = ScoreContext(moment, ctx.cwd_path_tags, body.scope or ctx.active_scope, ctx.state.loss_aversion)
+    hidden = await tombstones.of_read(ctx.tenant, project, global_)
     local = await _score_store(project, query, body, ctx, sc) if project else []
     remote = await _score_store(global_, query, body, ctx, sc) if global_ else []
+    local, remote = tombstones.visible(local, hidden, _mem), tombstones.visible(remote, hidden, _mem)
     if body.equal_sources or project is None:
         bump = 1.0
     elif body.local_bump is not None:

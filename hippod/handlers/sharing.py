@@ -11,7 +11,7 @@ from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.lifecycle import share as rules
-from hippod.lifecycle.digest import content_digest
+from hippod.lifecycle.digest import refused
 from hippod.request import RequestContext
 from hippod.store import memories, sharing
 from hippod.store.records import Memory
@@ -74,7 +74,7 @@ async def auto_share(
                 else await sharing.rejected_digests(global_store.db.reader, tenant)
             )
         key = rules.share_key(memory.content)
-        if key in keys[tenant] or content_digest(memory.content) in rejected[tenant]:
+        if key in keys[tenant] or refused(memory.content, rejected[tenant]):
             continue
         keys[tenant][key] = memory.id
         chosen.append((memory, score))
@@ -120,9 +120,7 @@ async def _to_global(
         return SharedItem(
             memory.id, present, score, already=True
         ), f"{memory.id} is already in the global store as {present}"
-    if content_digest(memory.content) in await sharing.rejected_digests(
-        global_store.db.reader, memory.tenant_id
-    ):
+    if refused(memory.content, await sharing.rejected_digests(global_store.db.reader, memory.tenant_id)):
         raise HippoError(
             "rejected_value", "this text was rejected in the global store and cannot be copied there"
         )
@@ -222,7 +220,7 @@ async def sync(ctx: RequestContext, body: m.Sync) -> tuple[SyncReply, str]:
         key = rules.share_key(memory.content)
         if key in present:
             counts["present"] += 1
-        elif content_digest(memory.content) in rejected:
+        elif refused(memory.content, rejected):
             counts["rejected"] += 1
         elif memory.origin_project not in (None, "", store.project) and not body.cross_project:
             counts["other"] += 1

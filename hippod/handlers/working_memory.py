@@ -11,6 +11,7 @@ from hippod import clock
 from hippod.continuity import render
 from hippod.errors import HippoError
 from hippod.request import RequestContext
+from hippod.store import rejections
 from hippod.store import working_memory as wm
 from hippod.store.working_memory import Entry
 
@@ -47,6 +48,8 @@ async def wm_push(ctx: RequestContext, body: m.WmPush) -> tuple[WmReply, str]:
     store = await ctx.target_store(write=True)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
+        if await rejections.refuses(conn, ctx.tenant, content):
+            raise HippoError("rejected_value", "this text was rejected earlier and cannot be stored again")
         new_id, evicted = await wm.push(
             conn,
             ctx.tenant,

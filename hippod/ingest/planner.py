@@ -13,7 +13,7 @@ from typing import Any
 
 from hippod.ingest.export_doc import ParsedExport, Record
 from hippod.ingest.import_core import Prepared, Verdict, judge, merge_tags, token_set
-from hippod.lifecycle.digest import content_digest
+from hippod.lifecycle.digest import content_digest, refused
 from hippod.progress import Steps
 from hippod.recall.terms import fts_columns
 from hippod.store.memories import memory_values
@@ -75,8 +75,10 @@ def _judge(
     check: Sequence[bool] | None = None,
 ) -> list[Verdict]:
     sets = existing_sets(existing, steps)
+    # The digests of the texts a tombstone refuses, legacy tombstones included.
+    refusing = {d for t, d in zip(texts, digests, strict=True) if refused(t, rejected)}
     steps.begin("checking for duplicates", len(texts))
-    verdicts = judge(texts, digests, sets, rejected, check=check, steps=steps)
+    verdicts = judge(texts, digests, sets, refusing, check=check, steps=steps)
     steps.end()
     return verdicts
 

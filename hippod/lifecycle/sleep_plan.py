@@ -14,7 +14,7 @@ from hippod.clock import iso, parse_iso
 from hippod.lifecycle import conflicts as rules
 from hippod.lifecycle.decay import DecayResult, average_gap_days, decay_pass, rebase, replay_sample
 from hippod.lifecycle.dedupe import Duplicate, Junk, dedupe, junk
-from hippod.lifecycle.digest import content_digest
+from hippod.lifecycle.digest import digests
 from hippod.lifecycle.merge import Merge, build_merge, clusters, merge_candidate
 from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
 from hippod.store.records import Memory
@@ -132,7 +132,8 @@ def _merges(
             default_half_life=settings.default_half_life,
             origin_project=settings.origin_project,
         )
-        if (merge.semantic.tenant_id, content_digest(merge.semantic.content)) in snapshot.rejected:
+        tenant = merge.semantic.tenant_id
+        if any((tenant, d) in snapshot.rejected for d in digests(merge.semantic.content)):
             rejected += 1
             continue
         merges.append(merge)

@@ -80,10 +80,3 @@ async def detach(conn: aiosqlite.Connection, memory_id: str) -> int:
     """`dormant restore`: the memory no longer follows its note. Returns links detached."""
     cursor = await conn.execute("UPDATE agent_notes SET memory_id = NULL WHERE memory_id = ?", (memory_id,))
     return cursor.rowcount
-
-
-async def is_rejected(conn: aiosqlite.Connection, tenant: str, digest: str) -> bool:
-    rows = await conn.execute_fetchall(
-        "SELECT 1 FROM rejected_values WHERE tenant_id = ? AND digest = ?", (tenant, digest)
-    )
-    return bool(rows)

@@ -28,6 +28,8 @@ PRAGMAS = (
     "PRAGMA synchronous=NORMAL",
     "PRAGMA foreign_keys=ON",
     "PRAGMA wal_autocheckpoint=100",
+    # Deleted rows are overwritten with zeros, so a rejected or forgotten text leaves no bytes behind.
+    "PRAGMA secure_delete=ON",
 )
 # Our tokenizer already split the text (CJK bigrams included); FTS only has to keep its tokens whole.
 FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_'"
@@ -215,6 +217,27 @@ class Database:
             except BaseException:
                 await asyncio.shield(self.writer.rollback())
                 raise
+
+    def checkpoint_soon(self) -> None:
+        """Copy the WAL into the database and truncate it, in the background: the WAL's older frames
+        still hold the pages a reject or forget just cleared. Skipped quietly while a reader holds
+        an older snapshot (the next checkpoint copies those pages)."""
+
+        async def run() -> None:
+            try:
+                async with self._write_lock:
+                    # Without waiting: the writer lock is held meanwhile, and writes come first.
+                    await self.writer.execute("PRAGMA busy_timeout=0")
+                    try:
+                        await self.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    finally:
+                        await self.writer.execute("PRAGMA busy_timeout=5000")
+            except sqlite3.Error:
+                log.warning("checkpointing %s failed", self.path, exc_info=True)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._deferred.add(task)
+        task.add_done_callback(self._deferred.discard)
 
     def long_write_pending(self) -> bool:
         """True while a long write (`long_transaction`) holds or waits for the writer."""

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import aiosqlite
 import msgspec
 
-from hippod.lifecycle.digest import content_digest
+from hippod.lifecycle.digest import content_digest, digests
 from hippod.recall.terms import fts_columns
 from hippod.store.records import COLUMNS, Memory
 
@@ -61,14 +61,14 @@ def memory_values(memory: Memory) -> list[Any]:
 
 async def insert(conn: aiosqlite.Connection, memory: Memory) -> bool:
     """Insert a memory unless its digest is tombstoned in its tenant; False when refused."""
-    digest = content_digest(memory.content)
+    digest, legacy = digests(memory.content)
     fts_content, fts_tags = fts_columns(memory.content, memory.tags)
     placeholders = ", ".join("?" * (len(COLUMNS) + 3))
     cursor = await conn.execute(
         f"INSERT INTO memories ({_SELECT}, content_digest, fts_content, fts_tags) "
         f"SELECT {placeholders} WHERE NOT EXISTS "
-        "(SELECT 1 FROM rejected_values WHERE tenant_id = ? AND digest = ?)",
-        [*memory_values(memory), digest, fts_content, fts_tags, memory.tenant_id, digest],
+        "(SELECT 1 FROM rejected_values WHERE tenant_id = ? AND digest IN (?, ?))",
+        [*memory_values(memory), digest, fts_content, fts_tags, memory.tenant_id, digest, legacy],
     )
     return cursor.rowcount == 1
 
@@ -262,6 +262,13 @@ async def update_outcome(conn: aiosqlite.Connection, changed: Sequence[Memory]) 
 async def delete(conn: aiosqlite.Connection, tenant: str, memory_id: str) -> bool:
     cursor = await conn.execute("DELETE FROM memories WHERE id = ? AND tenant_id = ?", (memory_id, tenant))
     return cursor.rowcount == 1
+
+
+async def clear_content(conn: aiosqlite.Connection, memory_id: str) -> None:
+    """Blank an archived row's text and index terms (a rejected raw receipt keeps only its metadata)."""
+    await conn.execute(
+        "UPDATE memories SET content = '', fts_content = '' WHERE id = ? AND kind = 'archived'", (memory_id,)
+    )
 
 
 async def archive_raw(conn: aiosqlite.Connection, memory: Memory, reason: str, now: str) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from hippod.lifecycle.digest import content_digest
+
 
 def m001_initial(conn: sqlite3.Connection) -> None:
     """Memories, meta, the audit log, tombstones and the raw-row archive."""
@@ -339,6 +341,17 @@ def m008_imported_files(conn: sqlite3.Connection) -> None:
     )
 
 
+def m009_digest_normalisation(conn: sqlite3.Connection) -> None:
+    """Digests made with the current normalisation (NFKC, format characters removed, trailing
+    punctuation trimmed), so a reject finds every copy of a value. Tombstones keep no text and cannot
+    be recomputed; checks also compare each text's legacy digest (hippod.lifecycle.digest.digests)."""
+    for table in ("memories", "dormant_memories"):
+        rows = conn.execute(f"SELECT rowid, content, content_digest FROM {table}").fetchall()
+        fresh = [(content_digest(content), rowid, old) for rowid, content, old in rows]
+        changed = [(new, rowid) for new, rowid, old in fresh if new != old]
+        conn.executemany(f"UPDATE {table} SET content_digest = ? WHERE rowid = ?", changed)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_initial,
     m002_embeddings,
@@ -348,6 +361,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m006_continuity,
     m007_prompt_hook,
     m008_imported_files,
+    m009_digest_normalisation,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import aiosqlite
 
-from hippod.store import dormant, memories
+from hippod.lifecycle.digest import content_digest, digests, normalize
+from hippod.store import dormant, memories, scrub
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,22 +56,60 @@ async def remove(conn: aiosqlite.Connection, tenant: str, digest: str) -> bool:
     return cursor.rowcount == 1
 
 
-async def reject_copies(
-    conn: aiosqlite.Connection, tenant: str, tombstone: Rejection
-) -> tuple[list[str], list[str], list[str]]:
-    """Tombstone a value inside the caller's transaction and remove its copies.
+async def refuses(conn: aiosqlite.Connection, tenant: str, text: str) -> bool:
+    """True when the tenant has tombstoned this text's value (in its current or legacy digest)."""
+    rows = await conn.execute_fetchall(
+        "SELECT 1 FROM rejected_values WHERE tenant_id = ? AND digest IN (?, ?) LIMIT 1",
+        (tenant, *digests(text)),
+    )
+    return bool(rows)
 
-    Returns (deleted live ids, archived raw ids, deleted dormant ids). Raw receipts are archived,
-    never deleted; already archived rows are left as they are.
-    """
-    await add(conn, tenant, tombstone)
+
+async def _remove_copies(
+    conn: aiosqlite.Connection, tenant: str, digest: str, reason: str, now: str
+) -> tuple[list[str], list[str]]:
+    """Delete the live copies of a value and archive its raw ones, keeping no text in either."""
     deleted: list[str] = []
     archived: list[str] = []
-    for copy in await memories.with_digest(conn, tenant, tombstone.digest):
+    for copy in await memories.with_digest(conn, tenant, digest):
         if copy.kind == "raw":
-            await memories.archive_raw(conn, copy, f"rejected: {tombstone.reason}", tombstone.rejected_at)
+            await memories.archive_raw(conn, copy, f"rejected: {reason}", now)
             archived.append(copy.id)
         elif copy.kind != "archived":
             await memories.delete(conn, tenant, copy.id)
             deleted.append(copy.id)
-    return deleted, archived, await dormant.delete_digest(conn, tenant, tombstone.digest)
+        if copy.kind in ("raw", "archived"):
+            await memories.clear_content(conn, copy.id)
+    return deleted, archived
+
+
+async def reject_copies(
+    conn: aiosqlite.Connection, tenant: str, tombstone: Rejection, value: str
+) -> tuple[list[str], list[str], list[str]]:
+    """Tombstone a value inside the caller's transaction and remove every copy of its text.
+
+    Returns (deleted live ids, archived raw ids, deleted dormant ids). Raw receipts are archived,
+    never deleted, and lose their text. Decisions holding the value go with their memories; a
+    rejected decision memory also tombstones the decision's own text, so `decide` with another
+    `--context` cannot bring it back. Compaction summaries and items, working memory and session
+    events lose it too (hippod.store.scrub).
+    """
+    await add(conn, tenant, tombstone)
+    deleted, archived = await _remove_copies(
+        conn, tenant, tombstone.digest, tombstone.reason, tombstone.rejected_at
+    )
+    dormant_ids = await dormant.delete_digest(conn, tenant, tombstone.digest)
+    decided = await scrub.decisions(conn, tenant, {tombstone.digest}, deleted)
+    for text in decided.texts:
+        also = content_digest(text)
+        if also != tombstone.digest:
+            await add(conn, tenant, replace(tombstone, digest=also, normalized_chars=len(normalize(text))))
+            more, raw = await _remove_copies(conn, tenant, also, tombstone.reason, tombstone.rejected_at)
+            deleted += more
+            archived += raw
+            dormant_ids += await dormant.delete_digest(conn, tenant, also)
+    for memory_id in decided.memories:
+        if memory_id not in deleted and await memories.delete(conn, tenant, memory_id):
+            deleted.append(memory_id)
+    await scrub.elsewhere(conn, tenant, [value, *decided.texts])
+    return deleted, archived, dormant_ids

@@ -1,0 +1,32 @@
+"""Tombstones across a merged read: a value rejected in either store stays out of the whole read,
+so a project's rejection hides the global store's copy in that project (memory-model.md §12)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from hippod.lifecycle.digest import refused
+from hippod.store import sharing
+from hippod.store.records import Memory
+from hippod.store.stores import Store
+
+T = TypeVar("T")
+
+
+async def of_read(tenant: str, project: Store | None, global_: Store | None) -> frozenset[str]:
+    """The tombstoned digests of both stores of a merged read; empty when only one store is read
+    (its own copies went when the value was rejected)."""
+    if project is None or global_ is None:
+        return frozenset()
+    found: set[str] = set()
+    for store in (project, global_):
+        found |= await sharing.rejected_digests(store.db.reader, tenant)
+    return frozenset(found)
+
+
+def visible(rows: Sequence[T], hidden: frozenset[str], memory: Callable[[T], Memory]) -> list[T]:
+    """The rows whose memory's value is not among the hidden digests."""
+    if not hidden:
+        return list(rows)
+    return [row for row in rows if not refused(memory(row).content, hidden)]
