@@ -238,8 +238,6 @@ def run(argv: list[str]) -> int:
 
         return hook.run(args.verb, request, spawn=spawn, strict=args.strict, as_json=opts["json"])
     timeout = opts["timeout"] if opts["timeout"] is not None else DEFAULT_TIMEOUT
-    if timeout <= 0:
-        raise UsageError("--timeout must be more than 0 seconds")
     on_progress = _Progress(opts["json"])
     try:
         reply = call(request, spawn=spawn, timeout=timeout, on_progress=on_progress)
