@@ -129,7 +129,7 @@ def _run(argv: list[str]) -> int:
         opts = parse(argv)
         payload = hook.decode_payload(hook.read_stdin(deadline))
         cwd = _cwd(opts, payload)
-    except HookUsageError as exc:
+    except (HookUsageError, hook.BadPayload) as exc:
         if strict:
             print(f"hippoctl: error: {exc}", file=sys.stderr)
             return errors.USAGE
