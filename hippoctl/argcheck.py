@@ -30,6 +30,19 @@ def stdin_text(limit: int) -> str:
     return data.decode("utf-8")
 
 
+def tags(given: list[str]) -> list[str]:
+    """`--tag` values: valid UTF-8, trimmed, repeats merged, and within the tag limits."""
+    cleaned = validate.clean_tags([utf8(t, "--tag") for t in given])
+    check(validate.tags_problem(cleaned))
+    return cleaned
+
+
+def count_tag_flags(argv: list[str]) -> None:
+    """Refuse more `--tag` flags than a memory may have before argparse reads them: its time grows
+    with the square of the number of options, ten seconds for 10,000."""
+    check(validate.tag_count_problem(sum(1 for word in argv if word == "--tag" or word.startswith("--tag="))))
+
+
 def check(problem: str | None) -> None:
     if problem is not None:
         raise UsageError(problem)

@@ -20,7 +20,7 @@ from hippoctl import (
     args_integrations,
     args_lifecycle,
 )
-from hippoctl.argcheck import COUNT, SECONDS, Number, UsageError, check, did_you_mean, read_text, utf8
+from hippoctl.argcheck import COUNT, SECONDS, Number, UsageError, check, did_you_mean, read_text, tags, utf8
 from hippoctl.argv import verb_of
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
@@ -357,7 +357,7 @@ def build_body(args: argparse.Namespace) -> m.Body:
         check(validate.artifact_ref_problem(args.artifact_ref))
         return m.Remember(
             content=read_text(args.text),
-            tags=[utf8(t, "--tag") for t in args.tag],
+            tags=tags(args.tag),
             error=args.error,
             pin=args.pin,
             confidence=args.confidence,

@@ -7,6 +7,7 @@ import argparse
 import os
 from collections.abc import Callable
 
+from hippoctl import argcheck
 from hippoctl.argcheck import DAYS, UsageError, stdin_text, utf8
 from hippoctl.protocol import messages as m
 
@@ -201,7 +202,7 @@ def import_source(args: argparse.Namespace) -> tuple[str, str | None]:
 
 def _import(args: argparse.Namespace) -> m.Body:
     fmt, path = import_source(args)
-    tags = [utf8(t, "--tag").strip() for t in args.tag if t.strip()]
+    tags = argcheck.tags(args.tag)
     if fmt == "agents":
         if tags or args.force:
             raise UsageError(f"{'--tag' if tags else '--force'} does not apply to import --agents")

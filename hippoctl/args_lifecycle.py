@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Callable
 
 from hippoctl import args_ingest
-from hippoctl.argcheck import COUNT, FRACTION, Number, UsageError, check, read_text, utf8
+from hippoctl.argcheck import COUNT, FRACTION, Number, UsageError, check, read_text, tags, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 
@@ -298,7 +298,11 @@ def _workspaces(args: argparse.Namespace) -> m.Body:
 
 BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
     "supersede": lambda a: m.Supersede(
-        id=a.id, content=read_text(a.text), tags=a.tag, pin=a.pin, layer=a.layer
+        id=a.id,
+        content=read_text(a.text),
+        tags=tags(a.tag) if a.tag is not None else None,
+        pin=a.pin,
+        layer=a.layer,
     ),
     "reject": _reject,
     "rejections": lambda a: m.Rejections(),

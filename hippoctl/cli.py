@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hippoctl import __version__
-from hippoctl.argcheck import UsageError
+from hippoctl.argcheck import UsageError, count_tag_flags
 from hippoctl.argv import is_prompt_hook
 from hippoctl.client import ClientError, call, daemon_holds_lock, ping, request_envelope
 from hippoctl.output import print_json
@@ -167,6 +167,7 @@ def run(argv: list[str]) -> int:
     from hippoctl.args import NO_JSON_VERBS, build_body, build_parser, no_json, wants_json
     from hippoctl.args_ingest import HOOK_VERBS
 
+    count_tag_flags(argv)
     parser = build_parser(argv)
     args = parser.parse(argv)
     opts: dict[str, Any] = {

@@ -76,3 +76,30 @@ def utf8_problem(data: bytes, what: str) -> str | None:
     except UnicodeDecodeError as exc:
         return f"{what} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
     return None
+
+
+# Tags are labels (`error`, `deploy`, `path:etl`): recall matches them as words and sleep compares
+# them pairwise, so an unbounded list costs seconds per memory. The caps leave room for every real
+# use: the daemon adds at most 6 of its own (error, scope:<s>, 4 path tags) besides these.
+MAX_TAGS = 32
+MAX_TAG_CHARS = 64
+
+
+def clean_tags(tags: list[str]) -> list[str]:
+    """Given tags trimmed, the empty ones dropped and the repeats merged, in their order."""
+    return list(dict.fromkeys(t.strip() for t in tags if t.strip()))
+
+
+def tag_count_problem(count: int) -> str | None:
+    return f"too many tags: {count}; the limit is {MAX_TAGS}" if count > MAX_TAGS else None
+
+
+def tags_problem(tags: list[str]) -> str | None:
+    """For cleaned tags: at most MAX_TAGS, each at most MAX_TAG_CHARS characters."""
+    if len(tags) > MAX_TAGS:
+        return tag_count_problem(len(tags))
+    for tag in tags:
+        if len(tag) > MAX_TAG_CHARS:
+            shown = tag[:20] + "…"
+            return f"tag {shown!r} is {len(tag)} characters long; the limit is {MAX_TAG_CHARS}"
+    return None
