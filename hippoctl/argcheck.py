@@ -16,16 +16,20 @@ class UsageError(Exception):
 def read_text(text: str) -> str:
     """A memory's text from the argument, or from stdin for "-": trimmed and checked."""
     if text == "-":
-        # One byte past the limit is enough to know the text is too long.
-        text = stdin_text(validate.MAX_CONTENT_BYTES + 1)
+        # One byte over the limit is left for a final newline, which trimming removes.
+        limit = validate.MAX_CONTENT_BYTES
+        text = stdin_text(limit + 1, f"memory text is more than 1 MiB ({limit} bytes)")
     stripped = text.strip()
     check(validate.content_problem(stripped))
     return stripped
 
 
-def stdin_text(limit: int) -> str:
-    """Up to `limit` bytes of stdin as text; bytes that are not UTF-8 are refused, as in an argument."""
-    data = sys.stdin.buffer.read(limit)
+def stdin_text(limit: int, too_big: str) -> str:
+    """Stdin as text: more than `limit` bytes are refused with the message `too_big`, and bytes that
+    are not UTF-8 as in an argument."""
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        raise UsageError(too_big)
     check(validate.utf8_problem(data, "stdin"))
     return data.decode("utf-8")
 

@@ -168,10 +168,7 @@ def absolute(args: argparse.Namespace, path: str, what: str) -> str:
 
 def read_stdin(limit: int) -> str:
     """Stdin as text, refusing more than `limit` bytes and bytes that are not UTF-8."""
-    text = stdin_text(limit + 1)
-    if len(text.encode()) > limit:
-        raise UsageError(f"stdin is larger than {limit // (1024 * 1024)} MiB")
-    return text
+    return stdin_text(limit, too_big=f"stdin is larger than {limit // (1024 * 1024)} MiB")
 
 
 def json_output(args: argparse.Namespace) -> bool:
