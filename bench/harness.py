@@ -142,9 +142,9 @@ def make_sandbox(size: int, parent: str = "/tmp") -> Sandbox:
         HIPPO_NO_SPAWN="1",
     )
     # The performance figures are those of the default, no-model recall, whether or not the
-    # embed extra is installed in this environment.
+    # embed extra is installed in this environment, and of no automatic sleep mid-run.
     with open(os.path.join(dirs["home"], "config.json"), "w", encoding="utf-8") as f:
-        f.write('{"embeddings": {"enabled": false}}\n')
+        f.write('{"embeddings": {"enabled": false}, "autoSleep": {"enabled": false}}\n')
     return Sandbox(base, os.path.realpath(dirs["home"]), env["HIPPO_SOCKET"], env, dirs["u"])
 
 

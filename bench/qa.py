@@ -49,7 +49,11 @@ class QaDaemon:
         cwd = os.path.join(self.sb.base, "stores", f"s{self._stores}")
         os.makedirs(os.path.join(cwd, ".hippo"))
         with open(os.path.join(cwd, ".hippo", "config.json"), "w") as f:
-            json.dump({"embeddings": {"enabled": "auto" if self.embed else False}}, f)
+            # No automatic sleep mid-haystack: the figures are those of retrieval over what was stored.
+            json.dump(
+                {"embeddings": {"enabled": "auto" if self.embed else False}, "autoSleep": {"enabled": False}},
+                f,
+            )
         data = self._call(cwd, m.Init())
         if not data["created"] or data["kind"] != "project":
             raise BenchError(f"init did not create a project store in {cwd}: {data}")

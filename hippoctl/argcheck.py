@@ -16,12 +16,35 @@ class UsageError(Exception):
 def read_text(text: str) -> str:
     """A memory's text from the argument, or from stdin for "-": trimmed and checked."""
     if text == "-":
-        # One byte past the limit is enough to know the text is too long.
-        data = sys.stdin.buffer.read(validate.MAX_CONTENT_BYTES + 1)
-        text = data.decode("utf-8", errors="replace")
+        # One byte over the limit is left for a final newline, which trimming removes.
+        limit = validate.MAX_CONTENT_BYTES
+        text = stdin_text(limit + 1, f"memory text is more than 1 MiB ({limit} bytes)")
     stripped = text.strip()
     check(validate.content_problem(stripped))
     return stripped
+
+
+def stdin_text(limit: int, too_big: str) -> str:
+    """Stdin as text: more than `limit` bytes are refused with the message `too_big`, and bytes that
+    are not UTF-8 as in an argument."""
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        raise UsageError(too_big)
+    check(validate.utf8_problem(data, "stdin"))
+    return data.decode("utf-8")
+
+
+def tags(given: list[str]) -> list[str]:
+    """`--tag` values: valid UTF-8, trimmed, repeats merged, and within the tag limits."""
+    cleaned = validate.clean_tags([utf8(t, "--tag") for t in given])
+    check(validate.tags_problem(cleaned))
+    return cleaned
+
+
+def count_tag_flags(argv: list[str]) -> None:
+    """Refuse more `--tag` flags than a memory may have before argparse reads them: its time grows
+    with the square of the number of options, ten seconds for 10,000."""
+    check(validate.tag_count_problem(sum(1 for word in argv if word == "--tag" or word.startswith("--tag="))))
 
 
 def check(problem: str | None) -> None:
@@ -60,3 +83,37 @@ def did_you_mean(word: str, names: Iterable[str], *, quote: bool = True) -> str:
     if not close:
         return ""
     return f"; did you mean {close[0]!r}?" if quote else f"; did you mean {close[0]}?"
+
+
+class Number:
+    """An option's `type=`: a whole number (or with `real`, any number) within the option's range.
+
+    Parser (hippoctl/args.py) calls `parse` with the option's name, so every numeric option of every
+    verb is refused the same way: `--budget must be 0 or more`, exit 2.
+    """
+
+    def __init__(
+        self, low: float, high: float | None = None, *, above: bool = False, real: bool = False
+    ) -> None:
+        self.low, self.high, self.above, self.real = low, high, above, real
+
+    def __call__(self, text: str) -> float:
+        return self.parse(text, "the value")
+
+    def parse(self, text: str, flag: str) -> float:
+        """The number `text` holds for `flag`; a UsageError naming the flag when it is not one in range."""
+        try:
+            value: float = float(text) if self.real else int(text)
+        except ValueError:
+            kind = "a number" if self.real else "a whole number"
+            raise UsageError(f"{flag} needs {kind}, not {text!r}") from None
+        if not self.real:
+            in_wire_range(int(value), flag)
+        check(validate.number_problem(flag, value, self.low, self.high, above=self.above))
+        return value
+
+
+COUNT = Number(0)  # budgets, limits and counts: 0 or more
+DAYS = Number(1)
+FRACTION = Number(0, 1, real=True)
+SECONDS = Number(0, above=True, real=True)

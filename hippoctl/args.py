@@ -20,7 +20,7 @@ from hippoctl import (
     args_integrations,
     args_lifecycle,
 )
-from hippoctl.argcheck import UsageError, check, did_you_mean, in_wire_range, read_text, utf8
+from hippoctl.argcheck import COUNT, SECONDS, Number, UsageError, check, did_you_mean, read_text, tags, utf8
 from hippoctl.argv import verb_of
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
@@ -64,6 +64,13 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(
             f"{label} {value!r} is not one of {', '.join(names)}{did_you_mean(str(value), names)}"
         )
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        # A numeric option's own message names the option and its range (argcheck.Number).
+        if isinstance(action.type, Number):
+            label = action.option_strings[0] if action.option_strings else str(action.metavar or action.dest)
+            return action.type.parse(arg_string, label)
+        return super()._get_value(action, arg_string)
 
     def parse(self, argv: Sequence[str]) -> argparse.Namespace:
         """parse_args, with a `did you mean` for a mistyped option of the verb."""
@@ -110,7 +117,11 @@ def _common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
         "--no-spawn", action="store_true", default=s, help="never start the daemon (also HIPPO_NO_SPAWN=1)"
     )
     group.add_argument(
-        "--timeout", type=float, default=s, metavar="S", help="seconds to wait for a reply (default 60)"
+        "--timeout",
+        type=SECONDS,
+        default=s,
+        metavar="S",
+        help="seconds to wait for a reply (default 60)",
     )
     if json_flag:
         group.add_argument("--json", action="store_true", default=s, help="print the reply data as JSON")
@@ -224,11 +235,11 @@ def _foundation_verbs(verb: Callable[..., Any]) -> None:
         "hippoctl recall postgres --limit 3 --json",
     )
     p.add_argument("query", help="the words to look for")
-    p.add_argument("--budget", type=int, metavar="TOKENS", help="token budget of the reply (default 4000)")
-    p.add_argument("--limit", type=int, metavar="N", help="at most N memories (default: as many as fit)")
+    p.add_argument("--budget", type=COUNT, metavar="TOKENS", help="token budget of the reply (default 4000)")
+    p.add_argument("--limit", type=COUNT, metavar="N", help="at most N memories (default: as many as fit)")
     p.add_argument(
         "--min-results",
-        type=int,
+        type=COUNT,
         default=1,
         metavar="N",
         help="keep N results even past the budget (default 1)",
@@ -236,7 +247,10 @@ def _foundation_verbs(verb: Callable[..., Any]) -> None:
     p.add_argument("--why", action="store_true", help="show how each score was made")
     p.add_argument("--scope", help="also memories of this scope (private and legacy scopes are hidden)")
     p.add_argument(
-        "--local-bump", type=float, metavar="F", help="weight of project hits over global ones (default 1.2)"
+        "--local-bump",
+        type=Number(0, real=True),
+        metavar="F",
+        help="weight of project hits over global ones (default 1.2)",
     )
     p.add_argument("--equal-sources", action="store_true", help="no bump for project hits")
     p.add_argument("--include-superseded", action="store_true", help="also memories a newer version replaced")
@@ -343,7 +357,7 @@ def build_body(args: argparse.Namespace) -> m.Body:
         check(validate.artifact_ref_problem(args.artifact_ref))
         return m.Remember(
             content=read_text(args.text),
-            tags=[utf8(t, "--tag") for t in args.tag],
+            tags=tags(args.tag),
             error=args.error,
             pin=args.pin,
             confidence=args.confidence,
@@ -353,11 +367,6 @@ def build_body(args: argparse.Namespace) -> m.Body:
         )
     if verb == "recall":
         check(validate.query_problem(utf8(args.query, "the query")))
-        for name in ("budget", "limit", "min_results"):
-            value = getattr(args, name)
-            in_wire_range(value, f"--{name.replace('_', '-')}")
-            if value is not None and value < 0:
-                raise UsageError(f"--{name.replace('_', '-')} must be 0 or more")
         return m.Recall(
             query=args.query,
             budget=args.budget,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from hippoctl.argcheck import UsageError, check, in_wire_range, utf8
+from hippoctl.argcheck import COUNT, DAYS, UsageError, check, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 
@@ -30,11 +30,11 @@ def add_verbs(verb: AddVerb) -> None:
     p.add_argument("--auto", action="store_true", help="derive the query from git's changed paths or branch")
     p.add_argument(
         "--budget",
-        type=int,
+        type=COUNT,
         metavar="TOKENS",
         help="token budget (default defaultContextBudget, 1500); 0 prints nothing",
     )
-    p.add_argument("--limit", type=int, metavar="N", help="at most N memories (default: as many as fit)")
+    p.add_argument("--limit", type=COUNT, metavar="N", help="at most N memories (default: as many as fit)")
     p.add_argument(
         "--framing",
         choices=FRAMINGS,
@@ -49,7 +49,7 @@ def add_verbs(verb: AddVerb) -> None:
     )
     p.add_argument("--pinned-only", action="store_true", help="only pinned memories (the per-prompt block)")
     p.add_argument(
-        "--include-recent", type=int, default=0, metavar="N", help="with --pinned-only: N newest too"
+        "--include-recent", type=COUNT, default=0, metavar="N", help="with --pinned-only: N newest too"
     )
     p.add_argument("--scope", help="also memories of this scope (private and legacy scopes are hidden)")
     p.add_argument(
@@ -63,7 +63,7 @@ def add_verbs(verb: AddVerb) -> None:
         "hippoctl tokens",
         "hippoctl tokens --days 7 --here --json",
     )
-    p.add_argument("--days", type=int, default=30, metavar="N", help="the last N days (default 30)")
+    p.add_argument("--days", type=DAYS, default=30, metavar="N", help="the last N days (default 30)")
     p.add_argument("--here", action="store_true", help="only the current project")
 
 
@@ -71,16 +71,6 @@ def _context(args: argparse.Namespace) -> m.Body:
     query = args.query
     if query is not None:
         check(validate.query_problem(utf8(query, "the query")))
-    for value, flag in (
-        (args.budget, "--budget"),
-        (args.limit, "--limit"),
-        (args.include_recent, "--include-recent"),
-    ):
-        in_wire_range(value, flag)
-    if args.limit is not None and args.limit < 0:
-        raise UsageError("--limit must be 0 or more")
-    if args.include_recent < 0:
-        raise UsageError("--include-recent must be 0 or more")
     if args.include_recent and not args.pinned_only:
         raise UsageError("--include-recent goes with --pinned-only")
     return m.Context(
@@ -98,9 +88,6 @@ def _context(args: argparse.Namespace) -> m.Body:
 
 
 def _tokens(args: argparse.Namespace) -> m.Body:
-    if args.days < 1:
-        raise UsageError("--days must be 1 or more")
-    in_wire_range(args.days, "--days")
     return m.Tokens(days=args.days, here=args.here)
 
 

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable
 
-from hippoctl.argcheck import UsageError, utf8
+from hippoctl.argcheck import FRACTION, Number, UsageError, utf8
 from hippoctl.protocol import messages as m
 
 AddVerb = Callable[..., argparse.ArgumentParser]
@@ -64,7 +64,9 @@ def add_verbs(verb: AddVerb) -> None:
     )
     p.add_argument("--task", help="with log: the task it belongs to; with show: that task's events")
     p.add_argument("--source", help="with log: who logged it (default cli)")
-    p.add_argument("--limit", type=int, metavar="N", help="with show: at most N events (default 8)")
+    p.add_argument(
+        "--limit", type=Number(1, 1000), metavar="N", help="with show: at most N events (default 8)"
+    )
 
     p = verb(
         "handoff",
@@ -113,7 +115,9 @@ def add_verbs(verb: AddVerb) -> None:
     )
     p.add_argument("--scope", default="default", help="the working-memory scope (default %(default)s)")
     p.add_argument("--content", help="with push: the entry's text (required)")
-    p.add_argument("--importance", type=float, help="with push: 0 to 1 (default 0.5); the lowest goes first")
+    p.add_argument(
+        "--importance", type=FRACTION, help="with push: 0 to 1 (default 0.5); the lowest goes first"
+    )
     p.add_argument("--session", metavar="ID", help="the session id; with clear or flush: only its entries")
 
 
@@ -188,8 +192,6 @@ def _session(args: argparse.Namespace) -> m.Body:
         if args.session_id is not None and args.task is not None:
             raise UsageError("session show takes --id or --task, not both")
         limit = 8 if args.limit is None else args.limit
-        if not 1 <= limit <= 1000:
-            raise UsageError("--limit must be between 1 and 1000")
         return m.SessionShow(
             session_id=utf8(args.session_id, "--id"), task=utf8(args.task, "--task"), limit=limit
         )
@@ -254,8 +256,6 @@ def _wm(args: argparse.Namespace) -> m.Body:
     scope = _scope(args)
     if args.action == "push":
         importance = 0.5 if args.importance is None else args.importance
-        if not 0.0 <= importance <= 1.0:  # also refuses nan
-            raise UsageError("--importance must be between 0 and 1")
         return m.WmPush(
             content=_needed(args.content, "--content", "wm push"),
             scope=scope,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from hippoctl.argcheck import UsageError
+from hippoctl.argcheck import COUNT
 from hippoctl.protocol import messages as m
 
 AddVerb = Callable[..., argparse.ArgumentParser]
@@ -49,7 +49,7 @@ def add_verbs(verb: AddVerb) -> None:
         "hippoctl session-end < payload.json",
         "hippoctl session-end --codex-offset 52311",
     )
-    p.add_argument("--codex-offset", type=int, metavar="N", help="byte offset of Codex's history.jsonl")
+    p.add_argument("--codex-offset", type=COUNT, metavar="N", help="byte offset of Codex's history.jsonl")
     p.add_argument(
         "--once",
         action="store_true",
@@ -68,8 +68,6 @@ def add_verbs(verb: AddVerb) -> None:
 
 
 def _session_end(args: argparse.Namespace) -> m.Body:
-    if args.codex_offset is not None and args.codex_offset < 0:
-        raise UsageError("--codex-offset must be 0 or more")
     return m.SessionEnd(codex_offset=args.codex_offset, once=args.once)
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable
 
-from hippoctl.argcheck import UsageError, utf8
+from hippoctl import argcheck
+from hippoctl.argcheck import DAYS, UsageError, stdin_text, utf8
 from hippoctl.protocol import messages as m
 
 AddVerb = Callable[..., argparse.ArgumentParser]
@@ -113,7 +113,7 @@ def add_verbs(verb: AddVerb) -> None:
         "hippoctl learn --git --days 30 --repos ~/code/api,~/code/web",
     )
     p.add_argument("--git", action="store_true", required=True, help="from commit subjects (required)")
-    p.add_argument("--days", type=int, default=7, metavar="N", help="commits of the last N days (default 7)")
+    p.add_argument("--days", type=DAYS, default=7, metavar="N", help="commits of the last N days (default 7)")
     p.add_argument("--repos", metavar="A,B", help="comma-separated repository paths (default: this one)")
 
     p = verb(
@@ -138,7 +138,7 @@ def add_verbs(verb: AddVerb) -> None:
         "hippoctl failures",
         "hippoctl failures --days 7 --json",
     )
-    p.add_argument("--days", type=int, default=30, metavar="N", help="the last N days (default 30)")
+    p.add_argument("--days", type=DAYS, default=30, metavar="N", help="the last N days (default 30)")
 
 
 class _Tagged:
@@ -167,11 +167,8 @@ def absolute(args: argparse.Namespace, path: str, what: str) -> str:
 
 
 def read_stdin(limit: int) -> str:
-    """Stdin as text, refusing more than `limit` bytes."""
-    data = sys.stdin.buffer.read(limit + 1)
-    if len(data) > limit:
-        raise UsageError(f"stdin is larger than {limit // (1024 * 1024)} MiB")
-    return data.decode("utf-8", errors="replace")
+    """Stdin as text, refusing more than `limit` bytes and bytes that are not UTF-8."""
+    return stdin_text(limit, too_big=f"stdin is larger than {limit // (1024 * 1024)} MiB")
 
 
 def json_output(args: argparse.Namespace) -> bool:
@@ -202,7 +199,7 @@ def import_source(args: argparse.Namespace) -> tuple[str, str | None]:
 
 def _import(args: argparse.Namespace) -> m.Body:
     fmt, path = import_source(args)
-    tags = [utf8(t, "--tag").strip() for t in args.tag if t.strip()]
+    tags = argcheck.tags(args.tag)
     if fmt == "agents":
         if tags or args.force:
             raise UsageError(f"{'--tag' if tags else '--force'} does not apply to import --agents")
@@ -231,8 +228,6 @@ def _capture(args: argparse.Namespace) -> m.Body:
 
 
 def _learn(args: argparse.Namespace) -> m.Body:
-    if args.days < 1:
-        raise UsageError("--days must be 1 or more")
     repos: list[str] = []
     if args.repos is not None:
         repos = [absolute(args, r.strip(), "--repos") for r in args.repos.split(",") if r.strip()]
@@ -242,8 +237,6 @@ def _learn(args: argparse.Namespace) -> m.Body:
 
 
 def _failures(args: argparse.Namespace) -> m.Body:
-    if args.days < 1:
-        raise UsageError("--days must be 1 or more")
     return m.Failures(days=args.days)
 
 

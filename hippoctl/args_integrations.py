@@ -7,7 +7,7 @@ import argparse
 import os
 from collections.abc import Callable
 
-from hippoctl.argcheck import UsageError, in_wire_range
+from hippoctl.argcheck import DAYS, UsageError
 from hippoctl.args_ingest import absolute
 from hippoctl.protocol import messages as m
 
@@ -27,7 +27,7 @@ def add_verbs(verb: AddVerb) -> None:
         "hippoctl init --scan ~/code",
     )
     p.add_argument("--scan", metavar="DIR", help="a store for every git repository below DIR")
-    p.add_argument("--days", type=int, metavar="N", help="days of git history to learn from (default 30)")
+    p.add_argument("--days", type=DAYS, metavar="N", help="days of git history to learn from (default 30)")
     p.add_argument("--no-hooks", action="store_true", help="wire no agent")
     p.add_argument("--no-schedule", action="store_true", help="no daily run, no per-user service")
     p.add_argument("--no-learn", action="store_true", help="learn nothing from git or agent notes")
@@ -89,9 +89,6 @@ def _command() -> str:
 
 
 def _init(args: argparse.Namespace) -> m.Body:
-    in_wire_range(args.days, "--days")
-    if args.days is not None and args.days < 1:
-        raise UsageError("--days must be 1 or more")
     scan = None
     if args.scan is not None:
         scan = os.path.realpath(absolute(args, args.scan, "--scan"))  # against -C's directory

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Callable
 
 from hippoctl import args_ingest
-from hippoctl.argcheck import UsageError, check, read_text, utf8
+from hippoctl.argcheck import COUNT, FRACTION, Number, UsageError, check, read_text, tags, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 
@@ -98,7 +98,7 @@ def add_verbs(verb: AddVerb) -> None:
     )
     p.add_argument("words", nargs="*", metavar="query", help="words to search for, or restore | forget <id>")
     p.add_argument(
-        "--limit", type=int, default=20, metavar="N", help="at most N memories (default %(default)s)"
+        "--limit", type=Number(1), default=20, metavar="N", help="at most N memories (default %(default)s)"
     )
 
     p = verb(
@@ -111,9 +111,13 @@ def add_verbs(verb: AddVerb) -> None:
     p.add_argument("--op", help="with list: only this operation (remember, recall, forget, ...)")
     p.add_argument("--since", metavar="ISO", help="with list: only entries at or after this date or time")
     p.add_argument(
-        "--limit", type=int, default=100, metavar="N", help="with list: at most N (default %(default)s)"
+        "--limit",
+        type=Number(1, 10_000),
+        default=100,
+        metavar="N",
+        help="with list: at most N (default %(default)s)",
     )
-    p.add_argument("--days", type=int, metavar="N", help="with prune: delete entries older than N days")
+    p.add_argument("--days", type=COUNT, metavar="N", help="with prune: delete entries older than N days")
 
     p = verb(
         "sleep",
@@ -168,7 +172,7 @@ def add_verbs(verb: AddVerb) -> None:
     p.add_argument("--auto", action="store_true", help="share every memory that scores high enough")
     p.add_argument(
         "--min-score",
-        type=float,
+        type=FRACTION,
         default=0.6,
         metavar="F",
         help="with --auto: lowest score shared (default 0.6)",
@@ -237,19 +241,15 @@ def _dormant(args: argparse.Namespace) -> m.Body:
     words: list[str] = args.words
     if len(words) == 2 and words[0] in ("restore", "forget"):
         return m.DormantRestore(id=words[1]) if words[0] == "restore" else m.DormantForget(id=words[1])
-    if args.limit < 1:
-        raise UsageError("--limit must be 1 or more")
     query = utf8(" ".join(words), "the query") if words else None
     return m.Dormant(query=query, limit=args.limit)
 
 
 def _audit(args: argparse.Namespace) -> m.Body:
     if args.action == "prune":
-        if args.days is None or args.days < 0:
+        if args.days is None:
             raise UsageError("audit prune needs --days N (0 or more)")
         return m.AuditPrune(days=args.days)
-    if not 1 <= args.limit <= 10_000:
-        raise UsageError("--limit must be between 1 and 10000")
     return m.AuditList(op=args.op, since=args.since, limit=args.limit)
 
 
@@ -281,8 +281,6 @@ def _resolve(args: argparse.Namespace) -> m.Body:
 def _share(args: argparse.Namespace) -> m.Body:
     if args.auto == (args.id is not None):
         raise UsageError("share takes a memory id or --auto, not both")
-    if not 0.0 <= args.min_score <= 1.0:
-        raise UsageError("--min-score must be between 0 and 1")
     return m.Share(
         id=args.id, force=args.force, auto=args.auto, min_score=args.min_score, dry_run=args.dry_run
     )
@@ -300,7 +298,11 @@ def _workspaces(args: argparse.Namespace) -> m.Body:
 
 BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
     "supersede": lambda a: m.Supersede(
-        id=a.id, content=read_text(a.text), tags=a.tag, pin=a.pin, layer=a.layer
+        id=a.id,
+        content=read_text(a.text),
+        tags=tags(a.tag) if a.tag is not None else None,
+        pin=a.pin,
+        layer=a.layer,
     ),
     "reject": _reject,
     "rejections": lambda a: m.Rejections(),

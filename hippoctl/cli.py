@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hippoctl import __version__
-from hippoctl.argcheck import UsageError
+from hippoctl.argcheck import UsageError, count_tag_flags
 from hippoctl.argv import is_prompt_hook
 from hippoctl.client import ClientError, call, daemon_holds_lock, ping, request_envelope
 from hippoctl.output import print_json
@@ -167,6 +167,7 @@ def run(argv: list[str]) -> int:
     from hippoctl.args import NO_JSON_VERBS, build_body, build_parser, no_json, wants_json
     from hippoctl.args_ingest import HOOK_VERBS
 
+    count_tag_flags(argv)
     parser = build_parser(argv)
     args = parser.parse(argv)
     opts: dict[str, Any] = {
@@ -238,8 +239,6 @@ def run(argv: list[str]) -> int:
 
         return hook.run(args.verb, request, spawn=spawn, strict=args.strict, as_json=opts["json"])
     timeout = opts["timeout"] if opts["timeout"] is not None else DEFAULT_TIMEOUT
-    if timeout <= 0:
-        raise UsageError("--timeout must be more than 0 seconds")
     on_progress = _Progress(opts["json"])
     try:
         reply = call(request, spawn=spawn, timeout=timeout, on_progress=on_progress)

@@ -12,7 +12,7 @@ import msgspec
 
 from hippoctl.client import ClientError, call
 from hippoctl.output import print_json
-from hippoctl.protocol import errors, spool
+from hippoctl.protocol import errors, spool, validate
 from hippoctl.protocol import messages as m
 
 DEFAULT_BUDGET_MS = 4000
@@ -76,14 +76,46 @@ def read_stdin(deadline: float, limit: int = spool.MAX_STDIN_BYTES) -> bytes | N
     return b"".join(chunks)
 
 
+class BadPayload(ValueError):
+    """The host's input can never be used; the message says why."""
+
+
 def decode_payload(data: bytes | None) -> object:
-    """The host's JSON as parsed, the raw text when it is not JSON, or None when there was no input."""
+    """The host's JSON as parsed, the raw text when it is not JSON, or None when there was no input.
+
+    Raises BadPayload for bytes that are not UTF-8, and for JSON holding a string UTF-8 cannot carry
+    (a lone surrogate escape such as \\ud800): both are refused, as in an argument.
+    """
     if not data:
         return None
+    problem = validate.utf8_problem(data, "the input")
+    if problem is not None:
+        raise BadPayload(problem)
     try:
         return msgspec.json.decode(data)
     except msgspec.DecodeError:
-        return data.decode("utf-8", errors="replace")
+        pass
+    import json  # only on this path: the standard parser accepts lone surrogates, so it can name one
+
+    try:
+        lone = _lone_surrogate(json.loads(data))
+    except ValueError:
+        lone = None
+    if lone is not None:
+        raise BadPayload(f"the input holds the escape \\u{lone:04x}, a lone surrogate, not valid UTF-8")
+    return data.decode("utf-8")
+
+
+def _lone_surrogate(value: object) -> int | None:
+    """The first code point in U+D800-U+DFFF in a parsed JSON value's keys and strings."""
+    if isinstance(value, str):
+        return next((ord(c) for c in value if "\ud800" <= c <= "\udfff"), None)
+    items: list[object] = []
+    if isinstance(value, dict):
+        items = [part for pair in value.items() for part in pair]
+    elif isinstance(value, list):
+        items = value
+    return next((found for item in items if (found := _lone_surrogate(item)) is not None), None)
 
 
 def attach(body: m.Body, payload: object, key: str | None) -> None:
@@ -94,18 +126,34 @@ def attach(body: m.Body, payload: object, key: str | None) -> None:
         body.spool_key = key
 
 
-def spool_request(verb: str, name: str, request: m.Request, argv: list[str], payload: object) -> str:
-    """Write the request as a spool file (ingest.md §8) and return its path."""
-    document = spool.SpoolFile(
+def _spool_document(verb: str, request: m.Request, argv: list[str], stdin: object) -> spool.SpoolFile:
+    return spool.SpoolFile(
         v=spool.VERSION,
         kind=verb,
         created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         cwd=request.cwd,
         env=dict(request.env),
         argv=argv,
-        stdin=payload,
+        stdin=stdin,
     )
-    return spool.write(spool.global_root(), name, document)
+
+
+def spool_request(verb: str, name: str, request: m.Request, argv: list[str], payload: object) -> str:
+    """Write the request as a spool file (ingest.md §8) and return its path."""
+    return spool.write(spool.global_root(), name, _spool_document(verb, request, argv, payload))
+
+
+def refuse_payload(verb: str, request: m.Request, argv: list[str], data: bytes, problem: str) -> str | None:
+    """Keep an input that can never be applied in the spool's failed/ folder with the reason (the
+    spoolable verbs), so it is neither sent nor lost without a word; returns where it went."""
+    if verb not in spool.KINDS:
+        return None
+    # The bytes as they came, each one that is not UTF-8 written as \xNN.
+    document = _spool_document(verb, request, argv, data.decode("utf-8", errors="backslashreplace"))
+    try:
+        return spool.write_failed(spool.global_root(), spool.new_name(), document, problem)
+    except OSError:
+        return None
 
 
 def run(
@@ -123,7 +171,18 @@ def run(
     any fault, unless `strict`.
     """
     deadline = time.monotonic() + budget_seconds(verb)
-    payload = decode_payload(read_stdin(deadline))
+    data = read_stdin(deadline)
+    try:
+        payload = decode_payload(data)
+    except BadPayload as exc:
+        kept = refuse_payload(
+            verb, request, list(sys.argv[1:] if argv is None else argv), data or b"", str(exc)
+        )
+        if strict:
+            where = f"; kept in {kept}" if kept is not None else ""
+            print(f"hippoctl: {verb}: {exc}{where}", file=sys.stderr)
+            return errors.USAGE
+        return 0
     spoolable = verb in spool.KINDS
     name = spool.new_name() if spoolable else None
     attach(request.body, payload, spool.key_of(name) if name else None)

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 
 from hippoctl import hook
+from hippoctl.argcheck import COUNT, SECONDS, Number, UsageError
 from hippoctl.client import ClientError, call, request_envelope
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
@@ -21,8 +22,6 @@ from hippoctl.protocol import messages as m
 VERB = "context"
 FLAG = "--pinned-only"
 FORMATS = ("markdown", "json", "additional-context")
-# The wire carries 64-bit integers: a larger number could not even be encoded into the request.
-INT_LIMIT = 2**63
 
 
 class HookUsageError(Exception):
@@ -41,14 +40,12 @@ class Options:
     no_spawn: bool = False
 
 
-def _int(flag: str, value: str) -> int:
+def _number(rule: Number, flag: str, value: str) -> float:
+    """A numeric flag, checked by the rule every verb's numeric options follow (argcheck.Number)."""
     try:
-        number = int(value)
-    except ValueError:
-        raise HookUsageError(f"{flag} needs a whole number, not {value!r}") from None
-    if not -INT_LIMIT <= number < INT_LIMIT:
-        raise HookUsageError(f"{flag} is out of range: {value}")
-    return number
+        return rule.parse(value, flag)
+    except UsageError as exc:
+        raise HookUsageError(str(exc)) from None
 
 
 def parse(argv: list[str]) -> Options:
@@ -74,11 +71,9 @@ def parse(argv: list[str]) -> Options:
             opts.global_store = opts.global_store or arg == "--global"
             opts.no_spawn = opts.no_spawn or arg == "--no-spawn"
         elif name == "--include-recent":
-            opts.include_recent = _int(name, take())
-            if opts.include_recent < 0:
-                raise HookUsageError("--include-recent must be 0 or more")
+            opts.include_recent = int(_number(COUNT, name, take()))
         elif name == "--budget":
-            opts.budget = _int(name, take())
+            opts.budget = int(_number(COUNT, name, take()))
         elif name == "--format":
             opts.format = take()
             if opts.format not in FORMATS:
@@ -88,7 +83,9 @@ def parse(argv: list[str]) -> Options:
         elif name == "-C":
             opts.directory = take()
         elif name == "--timeout":
-            take()  # the hook's own wall budget (HIPPO_HOOK_TIMEOUT_MS) bounds the call instead
+            _number(
+                SECONDS, name, take()
+            )  # the hook's own wall budget (HIPPO_HOOK_TIMEOUT_MS) bounds the call instead
         else:
             raise HookUsageError(f"context --pinned-only does not take {arg!r}")
     return opts
@@ -132,7 +129,7 @@ def _run(argv: list[str]) -> int:
         opts = parse(argv)
         payload = hook.decode_payload(hook.read_stdin(deadline))
         cwd = _cwd(opts, payload)
-    except HookUsageError as exc:
+    except (HookUsageError, hook.BadPayload) as exc:
         if strict:
             print(f"hippoctl: error: {exc}", file=sys.stderr)
             return errors.USAGE

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from hippod import clock, daemon_state, spool_replay
+from hippod.auto_sleep import AutoSleep
 from hippod.schedule import start_schedule
 from hippod.server import Server
 from hippod.state import DaemonState
@@ -91,6 +92,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
         loop.add_signal_handler(sig, on_signal)
 
     schedule = start_schedule(state, config)
+    state.registry.listeners.append(AutoSleep(state).notice)
     adopted = systemd_socket()
     state.socket_activated = adopted is not None
     bound: tuple[int, int] | None = None

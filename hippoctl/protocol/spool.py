@@ -96,6 +96,19 @@ def write(root: str, name: str, document: SpoolFile) -> str:
     return path
 
 
+def write_failed(root: str, name: str, document: SpoolFile, reason: str) -> str:
+    """Put a request that can never be applied straight into `failed/`, its `.err` note first, so
+    the person reading `daemon status` finds why; returns the file's path."""
+    folder = os.path.join(spool_root(root), FAILED)
+    _private_dirs(folder)
+    stem = key_of(name)
+    note = f"{document.created_at} not replayable: {reason}\n".encode()
+    write_private(os.path.join(folder, stem + ERR_SUFFIX), note, os.path.join(folder, f".{stem}.err.tmp"))
+    path = os.path.join(folder, name)
+    write_private(path, msgspec.json.encode(document), os.path.join(folder, f".{name}.tmp"))
+    return path
+
+
 def read(path: str) -> SpoolFile:
     """Parse one spool file; raises ValueError naming the problem when it is not a usable one."""
     try:

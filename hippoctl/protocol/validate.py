@@ -6,6 +6,7 @@ Each function returns None when the value is fine, else a one-line message namin
 
 from __future__ import annotations
 
+import math
 import re
 
 MIN_CONTENT_CHARS = 3
@@ -51,4 +52,54 @@ def query_problem(query: str) -> str | None:
     """A query needs at least one searchable word."""
     if not _SEARCH_TERM.search(query):
         return "the query has no searchable words"
+    return None
+
+
+def number_problem(
+    name: str, value: float, low: float, high: float | None = None, *, above: bool = False
+) -> str | None:
+    """One rule for every numeric option, client and daemon alike: a finite number from `low`
+    (more than `low` with `above`) to `high`. `context --budget 0` is allowed; a negative one is not."""
+    bound = f"between {low:g} and {high:g}" if high is not None else f"{low:g} or more"
+    if above:
+        bound = f"more than {low:g}"
+    fits = math.isfinite(value) and (value > low if above else value >= low)
+    if not fits or (high is not None and value > high):
+        return f"{name} must be {bound}"
+    return None
+
+
+def utf8_problem(data: bytes, what: str) -> str | None:
+    """Bytes that are not UTF-8, named by the first bad byte: stdin is refused as an argument is."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"{what} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+    return None
+
+
+# Tags are labels (`error`, `deploy`, `path:etl`): recall matches them as words and sleep compares
+# them pairwise, so an unbounded list costs seconds per memory. The caps leave room for every real
+# use: the daemon adds at most 6 of its own (error, scope:<s>, 4 path tags) besides these.
+MAX_TAGS = 32
+MAX_TAG_CHARS = 64
+
+
+def clean_tags(tags: list[str]) -> list[str]:
+    """Given tags trimmed, the empty ones dropped and the repeats merged, in their order."""
+    return list(dict.fromkeys(t.strip() for t in tags if t.strip()))
+
+
+def tag_count_problem(count: int) -> str | None:
+    return f"too many tags: {count}; the limit is {MAX_TAGS}" if count > MAX_TAGS else None
+
+
+def tags_problem(tags: list[str]) -> str | None:
+    """For cleaned tags: at most MAX_TAGS, each at most MAX_TAG_CHARS characters."""
+    if len(tags) > MAX_TAGS:
+        return tag_count_problem(len(tags))
+    for tag in tags:
+        if len(tag) > MAX_TAG_CHARS:
+            shown = tag[:20] + "…"
+            return f"tag {shown!r} is {len(tag)} characters long; the limit is {MAX_TAG_CHARS}"
     return None

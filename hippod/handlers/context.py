@@ -58,8 +58,10 @@ def _check(body: m.Context) -> None:
         raise HippoError("usage", f"--framing must be one of {', '.join(layout.FRAMINGS)}")
     if body.format not in layout.FORMATS:
         raise HippoError("usage", f"--format must be one of {', '.join(layout.FORMATS)}")
-    if body.limit is not None and body.limit < 0:
-        raise HippoError("usage", "--limit must be 0 or more")
+    for flag, value in (("--budget", body.budget), ("--limit", body.limit)):
+        problem = None if value is None else validate.number_problem(flag, value, 0)
+        if problem is not None:
+            raise HippoError("usage", problem)
     if body.query is not None:
         problem = validate.query_problem(body.query)
         if problem is not None:

@@ -25,7 +25,7 @@ from hippoctl.protocol.replies_imports import ExportReply, ImportEntry, ImportRe
 from hippoctl.protocol.wording import plural
 from hippod import __version__, clock
 from hippod.errors import HippoError
-from hippod.handlers.memory import fresh_memory, new_id
+from hippod.handlers.memory import fresh_memory, given_tags, new_id
 from hippod.ingest import export_doc, readers
 from hippod.ingest.chatgpt import FormatMismatch
 from hippod.ingest.chunking import FormatError
@@ -74,7 +74,7 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
     if body.format not in m.IMPORT_FORMATS or not body.path:
         raise HippoError("usage", f"import --{body.format} needs a file path")
     path, fmt = body.path, body.format
-    extra_tags = [t.strip() for t in body.tags if t.strip()]
+    extra_tags = given_tags(body.tags)
     store = await ctx.target_store(write=not body.dry_run)
     started = time.monotonic()
     source = await asyncio.to_thread(readers.load, fmt, path)

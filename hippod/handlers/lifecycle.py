@@ -16,7 +16,7 @@ from hippoctl.protocol.replies_lifecycle import (
 from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.errors import HippoError
-from hippod.handlers.memory import find_memory, fresh_memory, validate_content
+from hippod.handlers.memory import find_memory, fresh_memory, given_tags, validate_content
 from hippod.lifecycle import invalidate as inv
 from hippod.lifecycle.digest import content_digest, normalize
 from hippod.request import RequestContext
@@ -32,13 +32,12 @@ async def supersede(ctx: RequestContext, body: m.Supersede) -> tuple[SupersedeRe
     content = validate_content(body.content)
     if body.layer is not None and body.layer not in LAYERS:
         raise HippoError("usage", f"unknown layer {body.layer!r}; use one of {', '.join(LAYERS)}")
+    given = given_tags(body.tags) if body.tags is not None else None
     store, old = await find_memory(ctx, body.id)
     if old.superseded_by is not None:
         raise HippoError("already_superseded", f"{old.id} was already superseded by {old.superseded_by}")
     now = clock.iso(clock.now())
-    tags = (
-        list(dict.fromkeys(t.strip() for t in body.tags if t.strip())) if body.tags is not None else old.tags
-    )
+    tags = given if given is not None else old.tags
     new = fresh_memory(
         ctx,
         store,

@@ -36,8 +36,15 @@ def new_id() -> str:
     return "mem_" + secrets.token_hex(6)
 
 
+def given_tags(tags: list[str]) -> list[str]:
+    """The tags a request gives, cleaned and held to the limits the client also checks."""
+    cleaned = validate.clean_tags(tags)
+    _check(validate.tags_problem(cleaned))
+    return cleaned
+
+
 def _tags(body: m.Remember, cwd_tags: list[str]) -> list[str]:
-    tags = [t.strip() for t in body.tags if t.strip()]
+    tags = given_tags(body.tags)
     if body.error:
         tags.append("error")
     if body.scope:
@@ -106,8 +113,8 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
         raise HippoError("usage", f"unknown confidence {confidence!r}; use one of {tiers}")
     _check(validate.owner_problem(body.owner))
     _check(validate.artifact_ref_problem(body.artifact_ref))
-    store = await ctx.target_store(write=True)
     tags = _tags(body, ctx.cwd_path_tags)
+    store = await ctx.target_store(write=True)
     memory = fresh_memory(
         ctx,
         store,

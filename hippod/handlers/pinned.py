@@ -13,6 +13,7 @@ import aiosqlite
 import msgspec
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol import validate
 from hippoctl.protocol.replies_pinned import PinnedItem, PinnedReply
 from hippod import clock
 from hippod.context import ledger_rows
@@ -89,8 +90,10 @@ async def pinned_context(
     under `surface`."""
     if body.format not in FORMATS:
         raise HippoError("usage", f"--format must be one of {', '.join(FORMATS)}, not {body.format!r}")
-    if body.include_recent < 0:
-        raise HippoError("usage", "--include-recent must be 0 or more")
+    for flag, value in (("--budget", body.budget), ("--include-recent", body.include_recent)):
+        problem = None if value is None else validate.number_problem(flag, value, 0)
+        if problem is not None:
+            raise HippoError("usage", problem)
     project, global_ = await ctx.read_stores()
     primary = project if project is not None else global_
     assert primary is not None, "read_stores returns the global store when there is no project store"

@@ -327,6 +327,12 @@ async def set_meta(conn: aiosqlite.Connection, key: str, value: str) -> None:
     )
 
 
+async def count_created_after(conn: aiosqlite.Connection, moment: str) -> int:
+    """Memories (every tenant's) created after an ISO time."""
+    rows = list(await conn.execute_fetchall("SELECT count(*) FROM memories WHERE created > ?", (moment,)))
+    return int(rows[0][0])
+
+
 async def all_meta(conn: aiosqlite.Connection) -> dict[str, str]:
     rows = await conn.execute_fetchall("SELECT key, value FROM meta WHERE key NOT LIKE 'last_batch:%'")
     return {str(k): str(v) for k, v in rows}

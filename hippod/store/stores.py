@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import platformdirs
@@ -63,6 +64,8 @@ class Store:
         self.config_file = store_config.ConfigFile(root)
         self.embedder = embedder
         self.embed_queue = EmbedQueue(db, self.embed_settings, embedder)
+        # Called after each commit that added memories; the registry shares its list with every store.
+        self.listeners: list[Callable[[Store], None]] = []
 
     @property
     def config(self) -> dict[str, Any]:
@@ -73,9 +76,13 @@ class Store:
         return settings(self.config)
 
     def written(self, new: list[Memory]) -> None:
-        """After a commit that added memories or changed their text: mirror them and embed them."""
+        """After a commit that added memories or changed their text: mirror them, embed them and
+        tell the listeners (autoSleep)."""
         self.mirrors.changed(new)
         self.embed_queue.changed_ids(m.id for m in new)
+        if new:
+            for listener in self.listeners:
+                listener(self)
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
@@ -106,6 +113,7 @@ class StoreRegistry:
         self.embedder = EmbedService()
         self._opening: dict[str, asyncio.Task[Store]] = {}
         self.stores: dict[str, Store] = {}
+        self.listeners: list[Callable[[Store], None]] = []
 
     def project_root_for(self, cwd: str) -> str | None:
         return find_project_root(cwd, self.global_root)
@@ -133,6 +141,7 @@ class StoreRegistry:
             os.makedirs(root, mode=0o700, exist_ok=True)
             db, prepared = await Database.open(os.path.join(root, DB_NAME))
             store = Store(root, kind, db, prepared.schema, prepared.fts5, self.embedder)
+            store.listeners = self.listeners
             self.stores[root] = store
             try:
                 await gitignore.ensure(store)

@@ -38,6 +38,9 @@ def texts() -> set[str]:
 
 
 def test_parallel_writers_each_memory_lands_once(hippo: Hippo) -> None:
+    # Each memory is counted as written: an automatic sleep past 50 would merge the near-copies.
+    os.makedirs(hippo.home, exist_ok=True)
+    Path(hippo.home, "config.json").write_text('{"autoSleep": {"enabled": false}}')
     hippo.start()
     procs = [
         subprocess.Popen(

@@ -114,7 +114,13 @@ def test_payload_decoding() -> None:
     assert hook.decode_payload(None) is None
     assert hook.decode_payload(b"") is None
     assert hook.decode_payload(b'{"a": [1]}') == {"a": [1]}
-    assert hook.decode_payload(b"not json \xff") == "not json \ufffd"
+    assert hook.decode_payload(b"not json") == "not json"
+    with pytest.raises(hook.BadPayload, match=r"^the input is not valid UTF-8 \(byte 0xff at offset 9\)$"):
+        hook.decode_payload(b"not json \xff")
+    with pytest.raises(hook.BadPayload, match=r"the escape \\ud800, a lone surrogate"):
+        hook.decode_payload(b'{"tool_name": "Bash", "error": ["x", {"y": "\\ud800"}]}')
+    # A surrogate pair is one character, and fine.
+    assert hook.decode_payload(b'{"e": "\\ud83d\\ude00"}') == {"e": "\U0001f600"}
 
 
 def test_spoolable_kinds() -> None:
