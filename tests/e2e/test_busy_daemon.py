@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -83,3 +84,26 @@ def test_simultaneous_calls_all_succeed(hippo: Hippo) -> None:
     assert not failures, f"{len(failures)} of {CLIENTS} failed: {dict(kinds)}"
     assert daemon.poll() is None
     assert hippo.answers() == daemon.pid
+
+
+def test_a_held_lock_is_never_taken_for_a_dead_daemon(hippo: Hippo) -> None:
+    """Nothing accepts on the socket but the lock is held, as by a daemon that is not listening yet:
+    the client waits within its time, then says so; it does not call hippod down or start another."""
+    fd = os.open(hippo.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        done = hippo.ctl("--timeout", "1", "status")
+        hook = hippo.ctl(
+            "session-end", "--strict", input="{}", env=dict(hippo.env, HIPPO_HOOK_TIMEOUT_MS="1000")
+        )
+    finally:
+        os.close(fd)
+    assert done.returncode == 3, done
+    assert (
+        done.stderr == f"hippoctl: hippod holds its lock but does not accept connections on {hippo.socket}\n"
+    )
+    assert hook.returncode == 3, hook
+    assert "hippod holds its lock but does not accept connections" in hook.stderr
+    assert "the request waits in" in hook.stderr
+    assert not os.path.exists(hippo.socket)
+    assert not os.path.exists(hippo.log)  # no daemon was started: it would have opened its log
