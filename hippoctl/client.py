@@ -39,8 +39,12 @@ def unreachable(message: str) -> ClientError:
     return ClientError(message, errors.UNREACHABLE)
 
 
-def _refused(path: str, reason: str) -> ClientError:
-    return unreachable(f"refusing to talk to hippod on {path}: {reason}")
+class Refused(ClientError):
+    """The socket, or the process on it, is not this user's: nothing was sent."""
+
+
+def _refused(path: str, reason: str) -> Refused:
+    return Refused(f"refusing to talk to hippod on {path}: {reason}", errors.UNREACHABLE)
 
 
 def _connect_once(path: str) -> socket.socket | None:
@@ -271,7 +275,8 @@ def ping(*, spawn: bool = False) -> dict[str, Any] | None:
             request_envelope(m.Ping(), cwd=os.getcwd(), global_store=False), spawn=spawn, timeout=5.0
         )
     except ClientError as exc:
-        if exc.exit_code == errors.UNREACHABLE:
+        # Someone else's socket is not "no daemon": starting ours would not help, so say why.
+        if exc.exit_code == errors.UNREACHABLE and not isinstance(exc, Refused):
             return None
         raise
     if isinstance(result, m.Result) and isinstance(result.data, dict):

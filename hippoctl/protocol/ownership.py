@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import socket
 import stat
-import struct
 import sys
 
 # As many symbolic links as Linux follows in one path.
@@ -98,6 +97,11 @@ def check_folder(folder: str, *, missing_ok: bool = False) -> None:
         raise _writable(current, st)
 
 
+def _field(raw: bytes, index: int) -> int:
+    """The `index`th 32-bit unsigned field of a C struct (struct is not imported: the hook pays for it)."""
+    return int.from_bytes(raw[4 * index : 4 * index + 4], sys.byteorder)
+
+
 def peer_uid(sock: socket.socket) -> int | None:
     """The uid of the process at the other end of a connected Unix socket.
 
@@ -107,14 +111,11 @@ def peer_uid(sock: socket.socket) -> int | None:
     """
     if sys.platform.startswith("linux"):
         # struct ucred {pid_t pid; uid_t uid; gid_t gid;}
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return int(struct.unpack("3i", creds)[1])
+        return _field(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12), 1)
     if sys.platform == "darwin" or sys.platform.startswith(("freebsd", "dragonfly")):
         # struct xucred {u_int cr_version; uid_t cr_uid; ...} at level SOL_LOCAL (0), LOCAL_PEERCRED (1).
-        creds = sock.getsockopt(0, getattr(socket, "LOCAL_PEERCRED", 1), 128)
-        return int(struct.unpack_from("=2I", creds)[1])
+        return _field(sock.getsockopt(0, getattr(socket, "LOCAL_PEERCRED", 1), 128), 1)
     if sys.platform.startswith("openbsd"):
         # struct sockpeercred {uid_t uid; gid_t gid; pid_t pid;}
-        creds = sock.getsockopt(socket.SOL_SOCKET, getattr(socket, "SO_PEERCRED", 0x1022), 12)
-        return int(struct.unpack("=3I", creds)[0])
+        return _field(sock.getsockopt(socket.SOL_SOCKET, getattr(socket, "SO_PEERCRED", 0x1022), 12), 0)
     return None
