@@ -112,7 +112,8 @@ class Listener:
 
 def fallback_env(hippo: Hippo, tmp: str) -> dict[str, str]:
     """No private runtime dir: the socket falls back to $TMPDIR/runtime-<uid>/hippo/."""
-    assert not os.path.isdir(f"/run/user/{os.getuid()}"), "this machine has a /run/user runtime dir"
+    if os.path.isdir(f"/run/user/{os.getuid()}"):
+        pytest.skip("this machine has a /run/user runtime dir, so the $TMPDIR fallback is never used")
     env = hippo.daemon_env(HIPPO_SOCKET=None, XDG_RUNTIME_DIR=None, TMPDIR=tmp)
     return env
 
