@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from hippoctl import __version__
-from hippoctl.protocol import errors
+from hippoctl.protocol import errors, ownership
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import FrameError, pack, recv_frame
 from hippoctl.protocol.paths import lock_path, log_dir, socket_path
@@ -39,14 +39,38 @@ def unreachable(message: str) -> ClientError:
     return ClientError(message, errors.UNREACHABLE)
 
 
+class Refused(ClientError):
+    """The socket, or the process on it, is not this user's: nothing was sent."""
+
+
+def _refused(path: str, reason: str) -> Refused:
+    return Refused(f"refusing to talk to hippod on {path}: {reason}", errors.UNREACHABLE)
+
+
 def _connect_once(path: str) -> socket.socket | None:
+    """A socket connected to `path`, or None when nothing accepts there.
+
+    Nothing is sent yet: the socket's folders must be this user's, and so must the process that
+    accepted, or the call is refused (ClientError) rather than retried.
+    """
+    try:
+        ownership.check_folder(os.path.dirname(path))
+    except FileNotFoundError:
+        return None
+    except ownership.NotOurs as exc:
+        raise _refused(path, str(exc)) from None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT)
     try:
         sock.connect(path)
+        uid = ownership.peer_uid(sock)
     except OSError:
         sock.close()
         return None
+    if uid is not None and uid != os.getuid():
+        sock.close()
+        mine = ownership.owner_name(os.getuid())
+        raise _refused(path, f"it is served by {ownership.owner_name(uid)}, not by {mine}")
     return sock
 
 
@@ -60,15 +84,28 @@ def remaining(deadline: float | None, cap: float | None) -> float | None:
     return left if cap is None else min(cap, left)
 
 
-def connect(*, spawn: bool, deadline: float | None = None) -> socket.socket:
+def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPAWN_WAIT) -> socket.socket:
     """A connected socket to the daemon, starting it (bounded backoff, 5 s) when allowed.
 
-    With a `deadline` (monotonic), waiting for a spawned daemon stops there too.
+    A daemon that holds its lock but does not accept yet (its backlog full, or not listening yet)
+    is waited for, up to `patience` seconds; it is never taken for a dead one. With a `deadline`
+    (monotonic), every wait stops there too.
     """
     path = socket_path()
-    sock = _connect_once(path)
-    if sock is not None:
-        return sock
+    until = time.monotonic() + patience
+    if deadline is not None:
+        until = min(until, deadline)
+    attempt = 0
+    while True:
+        sock = _connect_once(path)
+        if sock is not None:
+            return sock
+        if not daemon_holds_lock(path):
+            break
+        if time.monotonic() >= until:
+            raise unreachable(f"hippod holds its lock but does not accept connections on {path}")
+        time.sleep(max(0.0, min(BACKOFF[min(attempt, len(BACKOFF) - 1)], until - time.monotonic())))
+        attempt += 1
     if not spawn:
         raise unreachable(f"hippod is not running (no answer on {path})")
     from hippoctl import spawn as spawner
@@ -94,12 +131,16 @@ def connect(*, spawn: bool, deadline: float | None = None) -> socket.socket:
             raise unreachable(f"hippod did not start within {SPAWN_WAIT:g} s; see {log_dir()}/hippod.log")
 
 
+class Silent(ClientError):
+    """No frame arrived from the daemon within the wait."""
+
+
 def _recv(sock: socket.socket, timeout: float | None) -> m.Message:
     sock.settimeout(timeout)
     try:
         raw = recv_frame(sock)
     except TimeoutError:
-        raise unreachable("hippod stopped answering") from None
+        raise Silent("hippod stopped answering", errors.UNREACHABLE) from None
     except FrameError as exc:
         raise ClientError(f"bad frame from hippod: {exc}", errors.MISMATCH) from None
     except OSError:
@@ -160,7 +201,7 @@ def call(
         frame = pack(_encode(request))
     except FrameError as exc:
         raise ClientError(str(exc), errors.FAILED) from None
-    sock = connect(spawn=spawn, deadline=deadline)
+    sock = connect(spawn=spawn, deadline=deadline, patience=timeout)
     try:
         # Hello and the request leave together, saving a round trip on every call: the daemon
         # reads them in order, and a refused Hello just leaves the request unread.
@@ -175,7 +216,7 @@ def call(
             if refusal is not None:
                 return refusal
             raise unreachable("connection to hippod lost") from None
-        _expect_welcome(_recv(sock, remaining(deadline, HELLO_TIMEOUT)))
+        _expect_welcome(_welcome(sock, deadline, timeout))
         try:
             while True:
                 reply = _recv(sock, remaining(deadline, timeout))
@@ -190,6 +231,17 @@ def call(
             raise
     finally:
         sock.close()
+
+
+def _welcome(sock: socket.socket, deadline: float | None, timeout: float) -> m.Message:
+    """The daemon's answer to Hello: due within 2 s, but a daemon that still holds its lock is busy,
+    not gone, and gets the rest of the request's time."""
+    try:
+        return _recv(sock, remaining(deadline, HELLO_TIMEOUT))
+    except Silent:
+        if timeout <= HELLO_TIMEOUT or not daemon_holds_lock(socket_path()):
+            raise
+    return _recv(sock, remaining(deadline, timeout - HELLO_TIMEOUT))
 
 
 def _refusal(sock: socket.socket, deadline: float | None) -> m.Error | None:
@@ -223,7 +275,8 @@ def ping(*, spawn: bool = False) -> dict[str, Any] | None:
             request_envelope(m.Ping(), cwd=os.getcwd(), global_store=False), spawn=spawn, timeout=5.0
         )
     except ClientError as exc:
-        if exc.exit_code == errors.UNREACHABLE:
+        # Someone else's socket is not "no daemon": starting ours would not help, so say why.
+        if exc.exit_code == errors.UNREACHABLE and not isinstance(exc, Refused):
             return None
         raise
     if isinstance(result, m.Result) and isinstance(result.data, dict):
@@ -239,8 +292,9 @@ def daemon_holds_lock(sock_path: str) -> bool:
     import fcntl
 
     try:
-        fd = os.open(lock_path(sock_path), os.O_RDONLY)
-    except FileNotFoundError:
+        fd = os.open(lock_path(sock_path), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        # No lock file (no daemon), or not one a daemon of ours would have made (a link).
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from hippoctl import __version__, colour, doctor_hooks
-from hippoctl.client import ClientError, call, ping, request_envelope
+from hippoctl.client import ClientError, Refused, call, ping, request_envelope
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.paths import socket_path
@@ -99,6 +99,8 @@ def daemon_check() -> tuple[Check, dict[str, Any] | None]:
     """
     try:
         info = ping(spawn=False)
+    except Refused as exc:
+        return Check("Daemon", FAIL, str(exc), "set XDG_RUNTIME_DIR to a folder of yours"), None
     except ClientError as exc:
         return Check("Daemon", FAIL, f"hippod answered but cannot talk to this client: {exc}", RESTART), None
     if info is None:

@@ -22,6 +22,9 @@ log = logging.getLogger("hippod.app")
 
 
 LISTEN_FD = 3
+# Connections the kernel queues before the loop accepts them (it caps this at net.core.somaxconn):
+# hundreds of hooks can connect in the same instant, and one past the queue would be refused.
+BACKLOG = 4096
 LISTEN_VARS = ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")
 
 
@@ -43,7 +46,7 @@ def systemd_socket() -> socket.socket | None:
         return None
     os.set_inheritable(LISTEN_FD, False)
     if not sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
-        sock.listen(64)
+        sock.listen(BACKLOG)
     return sock
 
 
@@ -103,7 +106,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
         with contextlib.suppress(FileNotFoundError):
             # The lock proves no live daemon owns this path, so a leftover file is stale.
             os.unlink(state.socket)
-        listener = await asyncio.start_unix_server(server.handle, path=state.socket, backlog=64)
+        listener = await asyncio.start_unix_server(server.handle, path=state.socket, backlog=BACKLOG)
         os.chmod(state.socket, 0o600)
         bound = _identity(state.socket)
     log.info("listening on %s (pid %d)", state.socket, state.pid)

@@ -24,6 +24,7 @@ from hippod import clock, daemon_state, workspaces
 from hippod.errors import HippoError
 from hippod.handlers.sleep import SleepOptions, sleep_store
 from hippod.ingest.gitrun import learn_from_git
+from hippod.logfile import open_append
 from hippod.state import DaemonState
 from hippod.store.stores import Store
 
@@ -74,7 +75,7 @@ class DailyRun:
     def emit(self, line: str, *, stream: bool = True) -> None:
         """Record a line in daily.log and, unless it is the summary (the reply's text), send it on."""
         try:
-            with open(self.log_path, "a", encoding="utf-8") as handle:
+            with open_append(self.log_path) as handle:
                 handle.write(line + "\n")
         except OSError as exc:
             log.warning("could not write %s: %s", self.log_path, exc.__class__.__name__)

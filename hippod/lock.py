@@ -5,7 +5,45 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 import time
+
+from hippoctl.protocol.ownership import owner_name
+
+# A lock file is opened only as itself: never through a symbolic link planted at its path.
+_OPEN = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class LockFileError(Exception):
+    """The lock path holds something no daemon of ours made (a link, a folder, another user's file)."""
+
+
+def _open_lock(path: str) -> int:
+    """The lock file's descriptor: the file that is there, or a new one made with O_EXCL."""
+    while True:
+        try:
+            fd = os.open(path, _OPEN)
+        except FileNotFoundError:
+            try:
+                return os.open(path, _OPEN | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                continue  # another daemon made it first: open that one
+        except OSError as exc:
+            if os.path.islink(path):
+                raise LockFileError(f"lock file {path} is a symbolic link; remove it") from None
+            raise LockFileError(f"cannot open lock file {path}: {exc.strerror or exc}") from None
+        st = os.fstat(fd)
+        problem = None
+        if not stat.S_ISREG(st.st_mode):
+            problem = "is not a regular file"
+        elif st.st_uid != os.getuid():
+            problem = f"is owned by {owner_name(st.st_uid)}"
+        elif st.st_nlink > 1:
+            problem = "has other hard links"
+        if problem is not None:
+            os.close(fd)
+            raise LockFileError(f"lock file {path} {problem}; remove it")
+        return fd
 
 
 class InstanceLock:
@@ -16,9 +54,12 @@ class InstanceLock:
         self.fd: int | None = None
 
     def try_acquire(self, info: str) -> bool:
-        """Take the lock without blocking; False when another process holds it."""
+        """Take the lock without blocking; False when another process holds it.
+
+        Raises LockFileError when the path holds something else than our lock file.
+        """
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = _open_lock(self.path)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -27,7 +68,7 @@ class InstanceLock:
             # The holder we raced may have deleted the file on exit: make sure we locked the file
             # that is at the path now, not an unlinked one.
             try:
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+                same = os.fstat(fd).st_ino == os.lstat(self.path).st_ino
             except FileNotFoundError:
                 same = False
             if same:

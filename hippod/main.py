@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import logging.handlers
 import os
 import re
 import stat
@@ -14,13 +13,14 @@ import sys
 import time
 from typing import Any
 
-from hippoctl.protocol import paths
+from hippoctl.protocol import ownership, paths
 from hippoctl.protocol.service_names import LAUNCHD_LABEL
 from hippod import __version__, clock
 from hippod.app import new_state, notify, serve
 from hippod.config import LOG_LEVELS, load_daemon_config
 from hippod.lifecycle.strength import loss_aversion_from_env
-from hippod.lock import InstanceLock, lock_info
+from hippod.lock import InstanceLock, LockFileError, lock_info
+from hippod.logfile import RotatingLog
 from hippod.probe import ping
 from hippod.store.stores import StoreRegistry
 
@@ -43,9 +43,14 @@ def setup_logging(settings: dict[str, Any], foreground: bool) -> str:
     folder = paths.log_dir()
     os.makedirs(folder, mode=0o700, exist_ok=True)
     log_file = os.path.join(folder, "hippod.log")
-    handler: logging.Handler = logging.handlers.RotatingFileHandler(
-        log_file, maxBytes=settings["maxBytes"], backupCount=settings["backups"], encoding="utf-8"
-    )
+    try:
+        handler: logging.Handler = RotatingLog(
+            log_file, maxBytes=settings["maxBytes"], backupCount=settings["backups"], encoding="utf-8"
+        )
+    except OSError as exc:
+        if os.path.islink(log_file):
+            raise StartupError(f"log file {log_file} is a symbolic link; remove it") from None
+        raise StartupError(f"cannot open log file {log_file}: {exc.strerror or exc}") from None
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%Y-%m-%dT%H:%M:%S%z")
     handler.setFormatter(fmt)
     root = logging.getLogger()
@@ -61,9 +66,23 @@ def setup_logging(settings: dict[str, Any], foreground: bool) -> str:
     return log_file
 
 
+def ensure_socket_dir(path: str) -> None:
+    """Create the socket's folder (0700), or refuse one that another user could have put a socket in.
+
+    Every folder from / down is checked as the client checks it (hippoctl.protocol.ownership), before
+    anything is created and again after.
+    """
+    try:
+        ownership.check_folder(path, missing_ok=True)
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        ownership.check_folder(path)
+    except ownership.NotOurs as exc:
+        raise StartupError(f"refusing the socket folder {path}: {exc}") from None
+
+
 def ensure_private_dir(path: str) -> None:
     """Create a 0700 folder, or refuse one that another user owns or others can open."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    ensure_socket_dir(path)
     st = os.stat(path)
     if st.st_uid != os.getuid():
         raise StartupError(f"runtime dir {path} is owned by uid {st.st_uid}, not by this user")
@@ -131,9 +150,12 @@ def run(foreground: bool) -> int:
     if not os.environ.get("HIPPO_SOCKET", "").strip():
         ensure_private_dir(os.path.dirname(sock))
     else:
-        os.makedirs(os.path.dirname(sock), mode=0o700, exist_ok=True)
+        ensure_socket_dir(os.path.dirname(sock))
     lock = InstanceLock(paths.lock_path(sock))
-    running = acquire(lock, sock)
+    try:
+        running = acquire(lock, sock)
+    except LockFileError as exc:
+        raise StartupError(str(exc)) from None
     if running is not None:
         return already_running(running, sock)
     try:
@@ -210,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         return detach() if args.detach else run(args.foreground)
     except StartupError as exc:
         print(f"hippod: {exc}", file=sys.stderr)
-        log.error("%s", exc)
+        if logging.getLogger().handlers:  # else logging's last resort would print the line again
+            log.error("%s", exc)
         return 1
 
 

@@ -8,9 +8,6 @@ import contextvars
 import functools
 import logging
 import os
-import socket
-import struct
-import sys
 import traceback
 from typing import Any
 
@@ -19,6 +16,7 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.errors import exit_code_for
 from hippoctl.protocol.framing import FrameError, pack, read_frame
+from hippoctl.protocol.ownership import peer_uid
 from hippoctl.protocol.paths import home_override
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
 from hippod import __version__
@@ -79,14 +77,6 @@ def log_failure(what: str, exc: BaseException) -> None:
     log.error("%s failed: %s\n%s", what, type(exc).__name__, stack.rstrip())
 
 
-def peer_uid(sock: socket.socket | None) -> int | None:
-    """The connecting process's uid on Linux (SO_PEERCRED); None where the platform has no such call."""
-    if sock is None or not sys.platform.startswith("linux"):
-        return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", creds)[1])
-
-
 class Server:
     """Serves connections; tracks in-flight requests so shutdown can let them finish."""
 
@@ -105,7 +95,8 @@ class Server:
         """One connection: Hello/Welcome, one Request, its reply, close."""
         self.state.connections += 1
         try:
-            uid = peer_uid(writer.get_extra_info("socket"))
+            sock = writer.get_extra_info("socket")
+            uid = None if sock is None else peer_uid(sock)
             if uid is not None and uid != os.getuid():
                 log.warning("dropped a connection from uid %s", uid)
                 return

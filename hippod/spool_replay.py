@@ -29,6 +29,7 @@ from hippoctl.protocol import spool
 from hippod import clock
 from hippod.dispatch import dispatch
 from hippod.errors import HippoError
+from hippod.logfile import open_append
 from hippod.request import RequestContext
 from hippod.server import log_failure
 from hippod.spool_requests import request_for
@@ -48,7 +49,8 @@ _TRY_LINE = re.compile(r"^\S+ try \d+ of \d+:", re.MULTILINE)
 def tries_so_far(err_path: str) -> int:
     """How many tries the `.err` note beside a spool file records."""
     try:
-        with open(err_path, encoding="utf-8", errors="replace") as handle:
+        fd = os.open(err_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with open(fd, encoding="utf-8", errors="replace") as handle:
             return len(_TRY_LINE.findall(handle.read()))
     except OSError:
         return 0
@@ -236,10 +238,8 @@ def _err_of(path: str) -> str:
 
 
 def _append(path: str, line: str) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(line.replace("\n", " ") + "\n")
+    with contextlib.suppress(OSError), open_append(path) as handle:
+        handle.write(line.replace("\n", " ") + "\n")
 
 
 def start(state: DaemonState, config: dict[str, Any]) -> SpoolReplayer:

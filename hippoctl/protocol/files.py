@@ -5,11 +5,25 @@ from __future__ import annotations
 import contextlib
 import os
 
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _create(temp: str) -> int:
+    """A new file at `temp`, never one opened through a link planted there.
+
+    A temp left by a write that was killed is removed first (unlinking a link removes only the link).
+    """
+    try:
+        return os.open(temp, _CREATE, 0o600)
+    except FileExistsError:
+        os.unlink(temp)
+        return os.open(temp, _CREATE, 0o600)
+
 
 def write_private(path: str, data: bytes, temp: str, mode: int | None = None) -> None:
     """Write `data` to `temp` (0600, or `mode` when given), flush it to disk, then rename it over
     `path`; no temp is left behind."""
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = _create(temp)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -112,9 +112,12 @@ def write_failed(root: str, name: str, document: SpoolFile, reason: str) -> str:
 def read(path: str) -> SpoolFile:
     """Parse one spool file; raises ValueError naming the problem when it is not a usable one."""
     try:
-        with open(path, "rb") as handle:
+        # Never through a link: a spool file is read as itself or not at all.
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as handle:
             data = handle.read()
     except OSError as exc:
+        if os.path.islink(path):
+            raise ValueError("cannot read: it is a symbolic link") from None
         raise ValueError(f"cannot read: {exc.strerror or exc}") from None
     try:
         document = msgspec.json.decode(data, type=SpoolFile)
