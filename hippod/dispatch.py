@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hippoctl.protocol import messages as m
+from hippod import door
 from hippod.handlers import (
     admin,
     agents,
@@ -42,6 +43,7 @@ from hippod.request import RequestContext
 
 async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
     """Run the handler for this request's body; returns (reply data, text)."""
+    door.check(ctx.request)
     match ctx.request.body:
         case m.Ping() as body:
             return await admin.ping(ctx, body)

@@ -7,6 +7,7 @@ import contextvars
 import json
 import logging
 import os
+import shutil
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ import aiosqlite
 
 from hippod.errors import HippoError
 from hippod.recall.terms import TERMS_VERSION, fts_columns
+from hippod.store import sqlite_errors
 from hippod.store.migrations import SCHEMA_VERSION, migrate
 
 log = logging.getLogger("hippod.store")
@@ -29,6 +31,10 @@ PRAGMAS = (
     "PRAGMA foreign_keys=ON",
     "PRAGMA wal_autocheckpoint=100",
 )
+# Below this much free space on a store's disk a write is refused before it starts: SQLite would
+# otherwise fail part way through appending to the WAL, leaving the files changed though nothing
+# committed. It also leaves room for the WAL's checkpoint and the mirrors.
+MIN_FREE_BYTES = 1024 * 1024
 # Our tokenizer already split the text (CJK bigrams included); FTS only has to keep its tokens whole.
 FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_'"
 FTS_SETUP = (
@@ -59,7 +65,20 @@ class Prepared:
 
 
 def prepare(path: str) -> Prepared:
-    """Create or check the database at `path`, migrate it and set up FTS (blocking; run in a thread)."""
+    """Create or check the database at `path`, migrate it and set up FTS (blocking; run in a thread).
+
+    A file SQLite cannot read and a disk with no room raise the HippoError of sqlite_errors.
+    """
+    try:
+        return _prepare(path)
+    except sqlite3.Error as exc:
+        named = sqlite_errors.named(path, exc)
+        if named is None:
+            raise
+        raise named from None
+
+
+def _prepare(path: str) -> Prepared:
     fresh = not os.path.exists(path)
     if fresh:
         # Create the file 0600 before SQLite touches it.
@@ -202,19 +221,39 @@ class Database:
         so the next writer never joins a leftover transaction.
         """
         async with self._write_lock:
+            self._check_room()
             try:
                 yield self.writer
-            except BaseException:
+            except BaseException as exc:
                 await asyncio.shield(self.writer.rollback())
+                self._raise_named(exc)
                 raise
             point = COMMIT_POINT.get()
             if point is not None:
                 point.reached = True
             try:
                 await asyncio.shield(self.writer.commit())
-            except BaseException:
+            except BaseException as exc:
                 await asyncio.shield(self.writer.rollback())
+                self._raise_named(exc)
                 raise
+
+    def _check_room(self) -> None:
+        """Raise `disk_full` when the store's disk has less than MIN_FREE_BYTES free."""
+        try:
+            free = shutil.disk_usage(os.path.dirname(self.path)).free
+        except OSError:
+            return  # SQLite reports what it cannot write
+        if free < MIN_FREE_BYTES:
+            raise sqlite_errors.disk_full(
+                self.path, f"{free // 1024} KiB free, under the 1 MiB a write needs"
+            )
+
+    def _raise_named(self, exc: BaseException) -> None:
+        """Raise the named HippoError for a full disk or a corrupt file (sqlite_errors); else return."""
+        named = sqlite_errors.named(self.path, exc)
+        if named is not None:
+            raise named from None
 
     def long_write_pending(self) -> bool:
         """True while a long write (`long_transaction`) holds or waits for the writer."""
@@ -236,6 +275,9 @@ class Database:
             try:
                 async with self.transaction() as conn:
                     await write(conn)
+            except HippoError as exc:
+                log.warning("a deferred write was not made: %s", exc.message)
+                return
             except Exception:
                 log.exception("a deferred write to %s failed", self.path)
                 return
@@ -261,6 +303,22 @@ class Database:
             await write(conn)
         if after is not None:
             after()
+
+    async def write_bookkeeping(
+        self,
+        write: Callable[[aiosqlite.Connection], Awaitable[None]],
+        after: Callable[[], None] | None = None,
+    ) -> HippoError | None:
+        """`write_unless_long` for the bookkeeping a read does on the side (strengthening, counts):
+        on a full disk the write is skipped and its error returned, never raised, so the read answers."""
+        try:
+            await self.write_unless_long(write, after)
+        except HippoError as exc:
+            if exc.code != sqlite_errors.DISK_FULL:
+                raise
+            log.warning("bookkeeping write skipped: %s", exc.message)
+            return exc
+        return None
 
     async def close(self) -> None:
         """Finish deferred writes, checkpoint the WAL, optimise, and close both connections."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -164,6 +165,12 @@ class MirrorWriter:
             await asyncio.to_thread(self._write, changed, deleted, stats)
             if files:
                 await asyncio.to_thread(self._write_files, files)
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                log.exception("mirror pass failed for a store")
+                return
+            # A full disk is the store's condition, not a fault of the pass: one line, no stack.
+            log.warning("mirror pass skipped for %s: the disk is full (%s)", self.root, exc.strerror)
         except Exception:
             log.exception("mirror pass failed for a store")
 

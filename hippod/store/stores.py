@@ -13,8 +13,9 @@ import platformdirs
 from hippoctl.protocol.paths import home_override
 from hippod.embed.queue import EmbedQueue
 from hippod.embed.service import EmbedService, Settings, settings
+from hippod.errors import HippoError
 from hippod.store import config as store_config
-from hippod.store import gitignore, memories
+from hippod.store import gitignore, memories, sqlite_errors
 from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME, Database
 from hippod.store.mirrors import MirrorWriter
@@ -98,14 +99,40 @@ class Store:
         await self.db.close()
 
 
+def _file_identity(path: str) -> tuple[int, int, int, int] | None:
+    """What tells one file at `path` from another: a replaced or rewritten file differs."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class StoreRegistry:
-    """Open stores keyed by the realpath of their root; concurrent first uses share one opening."""
+    """Open stores keyed by the realpath of their root; concurrent first uses share one opening.
+
+    A store whose file is corrupt is set aside: it is logged once, and each use raises its
+    `store_corrupt` error without opening the file again, until the file is replaced or changed.
+    """
 
     def __init__(self) -> None:
         self.global_root = global_root()
         self.embedder = EmbedService()
         self._opening: dict[str, asyncio.Task[Store]] = {}
         self.stores: dict[str, Store] = {}
+        # root -> (the file's identity when it was found corrupt, the error it raised)
+        self._set_aside: dict[str, tuple[tuple[int, int, int, int] | None, HippoError]] = {}
+
+    def _aside(self, root: str) -> HippoError | None:
+        """The error of a store set aside whose file has not changed since; None otherwise."""
+        entry = self._set_aside.get(root)
+        if entry is None:
+            return None
+        if _file_identity(os.path.join(root, DB_NAME)) != entry[0]:
+            del self._set_aside[root]
+            return None
+        error = entry[1]
+        return HippoError(error.code, error.message, hint=error.hint, details=error.details)
 
     def project_root_for(self, cwd: str) -> str | None:
         return find_project_root(cwd, self.global_root)
@@ -121,6 +148,9 @@ class StoreRegistry:
         if store is not None:
             store.touch()
             return store
+        aside = self._aside(root)
+        if aside is not None:
+            raise aside
         opening = self._opening.get(root)
         if opening is None:
             opening = asyncio.get_running_loop().create_task(self._open_new(root))
@@ -131,7 +161,14 @@ class StoreRegistry:
         try:
             kind = "global" if root == self.global_root else "project"
             os.makedirs(root, mode=0o700, exist_ok=True)
-            db, prepared = await Database.open(os.path.join(root, DB_NAME))
+            path = os.path.join(root, DB_NAME)
+            try:
+                db, prepared = await Database.open(path)
+            except HippoError as exc:
+                if exc.code == sqlite_errors.CORRUPT:
+                    self._set_aside[root] = (_file_identity(path), exc)
+                    log.warning("%s; set aside until the file is replaced", exc.message)
+                raise
             store = Store(root, kind, db, prepared.schema, prepared.fts5, self.embedder)
             self.stores[root] = store
             try:
