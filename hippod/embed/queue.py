@@ -128,8 +128,11 @@ class EmbedQueue:
             except HippoError as exc:
                 # The store's config.json does not parse: its memories wait for the next pass.
                 log.warning("background embedding skipped: %s", exc.message)
-            except Exception:
-                log.exception("background embedding failed for a store")
+            except Exception as exc:
+                if not sqlite_errors.is_corrupt(exc):
+                    log.exception("background embedding failed for a store")
+                else:  # the request that met it set the store aside and named it
+                    log.warning("background embedding skipped: store %s is corrupt (%s)", self._db.path, exc)
 
     async def close(self) -> None:
         """Finish the pass under way (and what it has queued) before the database closes."""

@@ -15,6 +15,7 @@ import os
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 
+from hippod.store import sqlite_errors
 from hippod.store.records import Memory
 
 log = logging.getLogger("hippod.mirrors")
@@ -171,8 +172,11 @@ class MirrorWriter:
                 return
             # A full disk is the store's condition, not a fault of the pass: one line, no stack.
             log.warning("mirror pass skipped for %s: the disk is full (%s)", self.root, exc.strerror)
-        except Exception:
-            log.exception("mirror pass failed for a store")
+        except Exception as exc:
+            if not sqlite_errors.is_corrupt(exc):
+                log.exception("mirror pass failed for a store")
+            else:  # the request that met it set the store aside and named it
+                log.warning("mirror pass skipped for %s: its database is corrupt (%s)", self.root, exc)
 
     async def flush_now(self) -> None:
         """Write what is pending now and wait for it, instead of at the end of the coalescing window.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sqlite3
 import time
 from typing import Any
 
@@ -99,6 +100,22 @@ class Store:
         await self.db.close()
 
 
+def _probe(path: str) -> str | None:
+    """Why SQLite cannot read the file at `path` as a database now, or None (blocking)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error:
+        return None  # cannot even open it: not a question of corruption
+    try:
+        conn.execute("PRAGMA application_id").fetchone()
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        return str(exc) if sqlite_errors.is_corrupt(exc) else None
+    finally:
+        conn.close()
+    return None
+
+
 def _file_identity(path: str) -> tuple[int, int, int, int] | None:
     """What tells one file at `path` from another: a replaced or rewritten file differs."""
     try:
@@ -122,6 +139,8 @@ class StoreRegistry:
         self.stores: dict[str, Store] = {}
         # root -> (the file's identity when it was found corrupt, the error it raised)
         self._set_aside: dict[str, tuple[tuple[int, int, int, int] | None, HippoError]] = {}
+        # Open stores found corrupt: never used again, closed at shutdown.
+        self._quarantined: list[Store] = []
 
     def _aside(self, root: str) -> HippoError | None:
         """The error of a store set aside whose file has not changed since; None otherwise."""
@@ -179,6 +198,33 @@ class StoreRegistry:
         finally:
             del self._opening[root]
 
+    async def corrupt_error(self, exc: BaseException) -> HippoError | None:
+        """After a request failed on a file SQLite calls corrupt: set aside each open store whose
+        file no longer reads as a database, and return the named error (None for other errors).
+
+        Damage deeper in a file than its header and schema is named without the file, since only
+        `doctor`'s quick_check can tell which store holds it.
+        """
+        if not sqlite_errors.is_corrupt(exc):
+            return None
+        found: HippoError | None = None
+        for root, store in list(self.stores.items()):
+            cause = await asyncio.to_thread(_probe, store.db.path)
+            if cause is None:
+                continue
+            error = sqlite_errors.corrupt(store.db.path, cause)
+            del self.stores[root]
+            # Not closed now: closing checkpoints the WAL into the damaged file.
+            self._quarantined.append(store)
+            self._set_aside[root] = (_file_identity(store.db.path), error)
+            log.warning("%s; set aside until the file is replaced", error.message)
+            found = found or error
+        if found is None:
+            found = HippoError(
+                sqlite_errors.CORRUPT, f"a store is corrupt ({exc})", hint="hippoctl doctor names it"
+            )
+        return HippoError(found.code, found.message, hint=found.hint, details=found.details)
+
     async def close_idle(self, max_idle_seconds: float) -> None:
         """Checkpoint and close project stores unused for max_idle_seconds; the global store stays open."""
         cutoff = time.monotonic() - max_idle_seconds
@@ -190,6 +236,8 @@ class StoreRegistry:
     async def close_all(self) -> None:
         for root in list(self.stores):
             await _close_logged(self.stores.pop(root))
+        while self._quarantined:
+            await _close_logged(self._quarantined.pop())
 
 
 async def _close_logged(store: Store) -> None:

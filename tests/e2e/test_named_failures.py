@@ -152,6 +152,38 @@ def test_corrupt_project_store_is_set_aside(hippo: Hippo) -> None:
     assert _files_digest(db) == before
 
 
+def test_a_store_corrupted_while_open_is_set_aside(hippo: Hippo) -> None:
+    """The damage comes while the daemon has the store open: the read that meets it answers from
+    the healthy store, and so does every one after it."""
+    hippo.start()
+    project = _project(hippo, config=NO_EMBEDDINGS)
+    os.makedirs(hippo.home, exist_ok=True)
+    Path(hippo.home, "config.json").write_text(json.dumps(NO_EMBEDDINGS))
+    hippo.ok("remember", "the project walrus sleeps on the ice", cwd=project)
+    hippo.ok("remember", "--global", "the global walrus swims under the ice", cwd=project)
+    assert len(_contents(hippo, project)) == 2  # both stores are open now
+    _corrupt(hippo.db)
+    # Readers trust their cache while the WAL index is unchanged: zero the index (in place, as it is
+    # mapped) and empty the WAL, so the next read goes to the damaged file.
+    shm = Path(hippo.db + "-shm")
+    shm.write_bytes(b"\0" * shm.stat().st_size)
+    os.truncate(hippo.db + "-wal", 0)
+    before = _files_digest(hippo.db)
+    skipped = f"(skipped the global store: store {hippo.db} {NOT_A_DB}; see: hippoctl doctor)"
+    for _ in range(2):
+        done = hippo.ctl("--json", "recall", "walrus", cwd=project)
+        assert done.returncode == 0, done.stderr
+        assert [r["content"] for r in json.loads(done.stdout)["results"]] == [
+            "the project walrus sleeps on the ice"
+        ]
+        assert _one_line(done.stderr) == skipped
+    done = hippo.ctl("remember", "--global", "a new global fact here", cwd=project)
+    assert done.returncode == 1
+    assert _one_line(done.stderr) == f"hippoctl: store {hippo.db} {NOT_A_DB} (try: hippoctl doctor)"
+    _no_traceback(hippo)
+    assert _files_digest(hippo.db) == before
+
+
 # --- a full disk -------------------------------------------------------------------------------------
 
 
