@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import logging
 import os
-import shutil
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -31,10 +31,6 @@ PRAGMAS = (
     "PRAGMA foreign_keys=ON",
     "PRAGMA wal_autocheckpoint=100",
 )
-# Below this much free space on a store's disk a write is refused before it starts: SQLite would
-# otherwise fail part way through appending to the WAL, leaving the files changed though nothing
-# committed. It also leaves room for the WAL's checkpoint and the mirrors.
-MIN_FREE_BYTES = 1024 * 1024
 # Our tokenizer already split the text (CJK bigrams included); FTS only has to keep its tokens whole.
 FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_'"
 FTS_SETUP = (
@@ -69,17 +65,22 @@ def prepare(path: str) -> Prepared:
 
     A file SQLite cannot read and a disk with no room raise the HippoError of sqlite_errors.
     """
+    fresh = not os.path.exists(path)
     try:
-        return _prepare(path)
+        return _prepare(path, fresh)
     except sqlite3.Error as exc:
         named = sqlite_errors.named(path, exc)
         if named is None:
             raise
+        if fresh:
+            # A store that could not be made leaves no empty file to be taken for one.
+            for leftover in (path, path + "-wal", path + "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(leftover)
         raise named from None
 
 
-def _prepare(path: str) -> Prepared:
-    fresh = not os.path.exists(path)
+def _prepare(path: str, fresh: bool) -> Prepared:
     if fresh:
         # Create the file 0600 before SQLite touches it.
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
@@ -153,8 +154,9 @@ def _setup_fts(conn: sqlite3.Connection) -> bool:
                     "SELECT rowid, id, fts_content, fts_tags FROM memories"
                 )
         conn.execute(
+            # Written only when it changes: opening a store on a full disk must not need a write.
             "INSERT INTO meta (key, value) VALUES ('fts5_available', ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE value IS NOT excluded.value",
             ("1" if available else "0",),
         )
         conn.execute("COMMIT")
@@ -239,12 +241,14 @@ class Database:
                 raise
 
     def _check_room(self) -> None:
-        """Raise `disk_full` when the store's disk has less than MIN_FREE_BYTES free."""
-        try:
-            free = shutil.disk_usage(os.path.dirname(self.path)).free
-        except OSError:
-            return  # SQLite reports what it cannot write
-        if free < MIN_FREE_BYTES:
+        """Raise `disk_full` when the store's disk has less than MIN_FREE_BYTES free.
+
+        Checked before the write: SQLite would otherwise fail part way through appending to the WAL,
+        leaving the files changed though nothing committed. The margin also leaves room for the
+        WAL's checkpoint and the mirrors. Where free space cannot be told, SQLite's own error stands.
+        """
+        free = sqlite_errors.free_bytes(self.path)
+        if free is not None and free < sqlite_errors.MIN_FREE_BYTES:
             raise sqlite_errors.disk_full(
                 self.path, f"{free // 1024} KiB free, under the 1 MiB a write needs"
             )
@@ -328,6 +332,11 @@ class Database:
             try:
                 await self.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 await self.writer.execute("PRAGMA optimize")
+            except sqlite3.Error as exc:
+                if not sqlite_errors.is_disk_full(exc):
+                    raise
+                # The WAL keeps what the checkpoint could not copy; the next opening replays it.
+                log.warning("closing %s without a checkpoint: the disk is full (%s)", self.path, exc)
             finally:
                 await self.reader.close()
                 await self.writer.close()

@@ -8,6 +8,7 @@ a file SQLite cannot read as a database (`store_corrupt`) and a disk with no roo
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 
 from hippod.errors import HippoError
@@ -15,6 +16,8 @@ from hippod.errors import HippoError
 CORRUPT = "store_corrupt"
 DISK_FULL = "disk_full"
 _CORRUPT_NAMES = frozenset({"SQLITE_NOTADB", "SQLITE_CORRUPT"})
+# Below this much free space on a store's disk a write is refused before it starts (db.py).
+MIN_FREE_BYTES = 1024 * 1024
 
 
 def _errorname(exc: sqlite3.Error) -> str:
@@ -50,10 +53,26 @@ def disk_full(path: str, cause: str) -> HippoError:
     )
 
 
+def free_bytes(path: str) -> int | None:
+    """Free space on the disk holding the file at `path`; None when it cannot be told."""
+    try:
+        return shutil.disk_usage(os.path.dirname(path)).free
+    except OSError:
+        return None
+
+
 def named(path: str, exc: BaseException) -> HippoError | None:
-    """The HippoError for a corrupt store or a full disk; None for any other error."""
+    """The HippoError for a corrupt store or a full disk; None for any other error.
+
+    Opening a WAL database needs room for its index (-shm) and log (-wal); SQLite reports a failure
+    to make them as a disk I/O error, which on a disk without room is the full disk.
+    """
     if is_corrupt(exc):
         return corrupt(path, str(exc))
     if is_disk_full(exc):
         return disk_full(path, str(exc))
+    if isinstance(exc, sqlite3.Error) and _errorname(exc) == "SQLITE_IOERR":
+        free = free_bytes(path)
+        if free is not None and free < MIN_FREE_BYTES:
+            return disk_full(path, f"{exc}; {free // 1024} KiB free")
     return None

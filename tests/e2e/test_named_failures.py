@@ -38,10 +38,11 @@ def _project(hippo: Hippo, name: str = "proj", config: dict[str, object] | None 
 
 
 def _files_digest(db: str) -> dict[str, str]:
-    """sha256 of the database and its WAL (the -shm index changes on every read and holds no data)."""
+    """sha256 of the database and its WAL. The -shm index changes on every read and holds no data,
+    and neither does an empty WAL, which SQLite makes when it opens the file."""
     out = {}
     for path in (db, db + "-wal"):
-        if os.path.exists(path):
+        if os.path.exists(path) and (path == db or os.path.getsize(path) > 0):
             out[os.path.basename(path)] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return out
 
@@ -201,7 +202,7 @@ def _small_disk(where: str, size: str) -> Iterator[None]:
 def _fill(folder: str) -> str:
     """Write a file until the disk has no room left; returns its path."""
     path = os.path.join(folder, "filler")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         while True:
             os.write(fd, b"\0" * 65536)
@@ -209,8 +210,8 @@ def _fill(folder: str) -> str:
         assert exc.errno == 28, exc  # ENOSPC
     finally:
         os.close(fd)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     try:  # the last few blocks
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         while True:
             os.write(fd, b"\0" * 512)
     except OSError:
@@ -259,6 +260,19 @@ def test_full_disk_refuses_writes_and_keeps_reads(hippo: Hippo) -> None:
         _no_traceback(hippo)
         assert _files_digest(db) == before
         assert _retrieval_counts(db) == [0, 0, 0]
+
+        # A daemon started on the full disk cannot open the store (SQLite needs room for the WAL's
+        # index) and says so; the store is left as it was.
+        assert hippo.stop() == 0
+        _fill(project)
+        before = _files_digest(db)
+        hippo.start()
+        done = hippo.ctl("recall", "walrus", cwd=project)
+        assert done.returncode == 1, done.stderr
+        line = _one_line(done.stderr)
+        assert line.startswith(f"hippoctl: store {db}: the disk is full (disk I/O error; "), line
+        _no_traceback(hippo)
+        assert _files_digest(db) == before
 
         # With room again, writes and strengthening resume.
         os.unlink(filler)

@@ -53,7 +53,7 @@ async def test_bookkeeping_on_a_full_disk_is_skipped_not_raised(
     async def write(conn: object) -> None:
         ran.append("write")
 
-    monkeypatch.setattr(dbmod, "MIN_FREE_BYTES", 2**62)  # no disk has that much free
+    monkeypatch.setattr(sqlite_errors, "MIN_FREE_BYTES", 2**62)  # no disk has that much free
     skipped = await database.write_bookkeeping(write, lambda: ran.append("after"))
     assert skipped is not None and skipped.code == sqlite_errors.DISK_FULL
     assert "KiB free, under the 1 MiB a write needs" in skipped.message
