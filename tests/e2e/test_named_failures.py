@@ -71,11 +71,17 @@ def _contents(hippo: Hippo, cwd: str, *extra: str) -> list[str]:
 # --- a corrupt store ---------------------------------------------------------------------------------
 
 
-def test_corrupt_global_store_is_set_aside(hippo: Hippo) -> None:
+def _two_stores(hippo: Hippo) -> str:
+    """A started daemon, a project store and the global store holding one walrus each; the project."""
     hippo.start()
     project = _project(hippo, config=NO_EMBEDDINGS)
     hippo.ok("remember", "the project walrus sleeps on the ice", cwd=project)
     hippo.ok("remember", "--global", "the global walrus swims under the ice", cwd=project)
+    return project
+
+
+def test_corrupt_global_store_is_set_aside(hippo: Hippo) -> None:
+    project = _two_stores(hippo)
     hippo.stop()
     _corrupt(hippo.db)
     before = _files_digest(hippo.db)
@@ -121,10 +127,7 @@ def test_corrupt_global_store_is_set_aside(hippo: Hippo) -> None:
 
 
 def test_corrupt_project_store_is_set_aside(hippo: Hippo) -> None:
-    hippo.start()
-    project = _project(hippo, config=NO_EMBEDDINGS)
-    hippo.ok("remember", "the project walrus sleeps on the ice", cwd=project)
-    hippo.ok("remember", "--global", "the global walrus swims under the ice", cwd=project)
+    project = _two_stores(hippo)
     hippo.stop()
     db = os.path.join(project, ".hippo", "hippo.db")
     _corrupt(db)
@@ -285,14 +288,27 @@ def test_full_disk_refuses_writes_and_keeps_reads(hippo: Hippo) -> None:
 
 # --- the door: ids out of range, NUL bytes ------------------------------------------------------------
 
+
+def _one_memory_project(hippo: Hippo) -> tuple[str, str]:
+    """A started daemon and a project store holding one memory; (the project, its hippo.db)."""
+    hippo.start()
+    project = _project(hippo, config=NO_EMBEDDINGS)
+    hippo.ok("remember", "the walrus sleeps on the ice", cwd=project)
+    return project, os.path.join(project, ".hippo", "hippo.db")
+
+
+def _raw_reply(hippo: Hippo, request: m.Request) -> m.Message | None:
+    with hippo.raw() as conn:
+        assert isinstance(conn.hello(), m.Welcome)
+        conn.send(request)
+        return conn.recv()
+
+
 TOO_BIG = str(2**63)
 
 
 def test_row_ids_out_of_range_are_usage_errors(hippo: Hippo) -> None:
-    hippo.start()
-    project = _project(hippo, config=NO_EMBEDDINGS)
-    hippo.ok("remember", "the walrus sleeps on the ice", cwd=project)
-    db = os.path.join(project, ".hippo", "hippo.db")
+    project, db = _one_memory_project(hippo)
     before = _files_digest(db)
     cases = [
         (("resolve", TOO_BIG), "the conflict number must be between 1 and 9223372036854775807"),
@@ -315,10 +331,7 @@ def test_row_ids_out_of_range_are_usage_errors(hippo: Hippo) -> None:
         (m.Dormant(limit=2**63), f"limit is out of range: {TOO_BIG}"),
     ]
     for body, words in bodies:
-        with hippo.raw() as conn:
-            assert isinstance(conn.hello(), m.Welcome)
-            conn.send(m.Request(id=9, cwd=project, body=body))  # type: ignore[arg-type]
-            reply = conn.recv()
+        reply = _raw_reply(hippo, m.Request(id=9, cwd=project, body=body))  # type: ignore[arg-type]
         assert isinstance(reply, m.Error), (body, reply)
         assert (reply.code, reply.exit_code) == ("usage", 2), (body, reply)
         assert words in reply.message, (body, reply)
@@ -327,10 +340,7 @@ def test_row_ids_out_of_range_are_usage_errors(hippo: Hippo) -> None:
 
 
 def test_nul_bytes_are_refused_at_the_door(hippo: Hippo) -> None:
-    hippo.start()
-    project = _project(hippo, config=NO_EMBEDDINGS)
-    hippo.ok("remember", "the walrus sleeps on the ice", cwd=project)
-    db = os.path.join(project, ".hippo", "hippo.db")
+    project, db = _one_memory_project(hippo)
     before = _files_digest(db)
     requests = [
         (m.Request(id=3, cwd=project + "\x00/x", body=m.Recall(query="walrus")), "the working directory"),
@@ -341,10 +351,7 @@ def test_nul_bytes_are_refused_at_the_door(hippo: Hippo) -> None:
         ),
     ]
     for request, words in requests:
-        with hippo.raw() as conn:
-            assert isinstance(conn.hello(), m.Welcome)
-            conn.send(request)
-            reply = conn.recv()
+        reply = _raw_reply(hippo, request)
         assert isinstance(reply, m.Error), reply
         assert (reply.id, reply.code, reply.exit_code) == (3, "usage", 2), reply
         assert words in reply.message and "\n" not in reply.message, reply
@@ -378,10 +385,7 @@ def test_query_of_thousands_of_words_with_embeddings(hippo: Hippo) -> None:
 
 
 def test_chatgpt_import_with_a_lone_surrogate(hippo: Hippo) -> None:
-    hippo.start()
-    project = _project(hippo, config=NO_EMBEDDINGS)
-    hippo.ok("remember", "the walrus sleeps on the ice", cwd=project)
-    db = os.path.join(project, ".hippo", "hippo.db")
+    project, db = _one_memory_project(hippo)
     before = _files_digest(db)
     message = {
         "author": {"role": "user"},
