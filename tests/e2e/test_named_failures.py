@@ -94,7 +94,12 @@ def test_corrupt_global_store_is_set_aside(hippo: Hippo) -> None:
     assert "the global walrus" not in done.stdout
     line = _one_line(done.stderr)
     assert line == f"(skipped the global store: store {hippo.db} {NOT_A_DB}; see: hippoctl doctor)", line
-    assert hippo.json("status", cwd=project)["stores"][0]["kind"] == "project"
+    assert [s["kind"] for s in hippo.json("status", cwd=project)["stores"]] == ["project"]
+    for args in (("context",), ("context", "walrus")):
+        done = hippo.ctl(*args, cwd=project)
+        assert done.returncode == 0, (args, done.stderr)
+        assert "skipped the global store" in done.stderr, (args, done.stderr)
+    assert hippo.ctl("context", "--pinned-only", cwd=project).returncode == 0
 
     # What only the corrupt store can answer fails with its name, exit 1.
     for args in (("remember", "--global", "a new global fact here"), ("recall", "--global", "walrus")):
