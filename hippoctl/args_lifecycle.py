@@ -147,7 +147,9 @@ def add_verbs(verb: AddVerb) -> None:
         "hippoctl resolve 4 --keep mem_0123456789ab",
         'hippoctl resolve 4 --keep mem_0123456789ab --reject-loser --reason "outdated"',
     )
-    p.add_argument("n", type=int, metavar="conflict-id", help="the conflict's number (from `conflicts`)")
+    p.add_argument(
+        "n", type=_conflict_id, metavar="conflict-id", help="the conflict's number (from `conflicts`)"
+    )
     p.add_argument("--keep", metavar="MEM_ID", help="the side that is right; the other is weakened")
     p.add_argument("--forget", action="store_true", help="with --keep: delete the other side")
     p.add_argument("--reject-loser", action="store_true", help="with --keep: tombstone the other side")
@@ -220,11 +222,26 @@ def _int(text: str, what: str) -> int:
         raise UsageError(f"{what} must be a number, not {text!r}") from None
 
 
+def _row_id(text: str, what: str) -> int:
+    """A row number from the command line: a number between 1 and SQLite's largest id."""
+    value = _int(text, what)
+    check(validate.id_problem(value, what))
+    return value
+
+
+def _conflict_id(text: str) -> int:
+    try:
+        return _row_id(text, "the conflict number")
+    except UsageError as exc:
+        # argparse turns ArgumentTypeError into its one-line usage error (exit 2).
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _decide(args: argparse.Namespace) -> m.Body:
     words: list[str] = args.words
     head = words[0]
     if head in ("get", "close") and len(words) == 2:
-        n = _int(words[1], f"decide {head}")
+        n = _row_id(words[1], f"the decision number of decide {head}")
         return m.DecideGet(n=n) if head == "get" else m.DecideClose(n=n)
     if head == "list" and len(words) == 1:
         return m.DecideList(status=args.status)

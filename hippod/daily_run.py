@@ -263,6 +263,11 @@ class DailyRunner:
         """Run one step; returns 1 when it failed (and says why), else 0."""
         try:
             outcome = await step
+        except HippoError as exc:
+            # Named already (a corrupt store, a full disk): its message is the whole story.
+            log.warning("daily run: %s failed: %s", name, exc.message)
+            run.emit(f"  {name}: failed ({exc.message})")
+            return 1
         except Exception as exc:
             stack = "".join(traceback.format_tb(exc.__traceback__)).rstrip()
             log.warning("daily run: %s failed: %s\n%s", name, exc.__class__.__name__, stack)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from hippoctl.protocol import messages as m
+from hippod import door
 from hippod.handlers import (
     admin,
     agents,
@@ -39,9 +41,34 @@ from hippod.handlers import context as context_handler
 from hippod.handlers import tokens as tokens_handler
 from hippod.request import RequestContext
 
+# Reads that merge the project and global stores: one that met a store gone corrupt since it was
+# opened runs again once that store is set aside, and answers from the other (request.read_stores).
+_MERGED_READS = (m.Recall, m.Context, m.Status)
+
 
 async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
-    """Run the handler for this request's body; returns (reply data, text)."""
+    """Run the handler for this request's body; returns (reply data, text).
+
+    A store found corrupt on the way is set aside and named (StoreRegistry.corrupt_error).
+    """
+    door.check(ctx.request)
+    # At most once per store a merged read has: project, then global.
+    for _ in range(2):
+        try:
+            return await _route(ctx)
+        except sqlite3.DatabaseError as exc:
+            named = await ctx.state.registry.corrupt_error(exc)
+            if named is None:
+                raise
+            # Without a store set aside ("store" in details), a second run would meet the same damage.
+            if not isinstance(ctx.request.body, _MERGED_READS) or "store" not in named.details:
+                raise named from None
+        ctx.warnings.clear()
+        ctx.exit_code = 0
+    return await _route(ctx)
+
+
+async def _route(ctx: RequestContext) -> tuple[Any, str]:
     match ctx.request.body:
         case m.Ping() as body:
             return await admin.ping(ctx, body)

@@ -7,8 +7,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from hippoctl.protocol.messages import Request
+from hippod.errors import HippoError
 from hippod.pathtags import path_tags
 from hippod.state import DaemonState
+from hippod.store import sqlite_errors
 from hippod.store.stores import Store
 
 
@@ -88,12 +90,32 @@ class RequestContext:
         return await self.global_store()
 
     async def read_stores(self) -> tuple[Store | None, Store | None]:
-        """(project, global) for a merged read; global is None when the project disables merging."""
+        """(project, global) for a merged read; global is None when the project disables merging.
+
+        A corrupt store is left out of the merge with a warning naming it, and the read goes on
+        with the other one; when it is the only store the read has, its error is the answer.
+        """
         if self.request.global_store:
             return None, await self.global_store()
-        project = await self.project_store()
+        try:
+            project = await self.project_store()
+        except HippoError as exc:
+            if exc.code != sqlite_errors.CORRUPT:
+                raise
+            global_ = await self.global_store()
+            self._skipped("project", exc)
+            return None, global_
         if project is None:
             return None, await self.global_store()
         if not project.config.get("global", {}).get("enabled", True):
             return project, None
-        return project, await self.global_store()
+        try:
+            return project, await self.global_store()
+        except HippoError as exc:
+            if exc.code != sqlite_errors.CORRUPT:
+                raise
+            self._skipped("global", exc)
+            return project, None
+
+    def _skipped(self, kind: str, error: HippoError) -> None:
+        self.warnings.append(f"(skipped the {kind} store: {error.message}; see: hippoctl doctor)")

@@ -139,7 +139,8 @@ class Server:
         # `version` and `daemon status|stop|restart` work between any client and daemon.
         in_range = MIN_PROTOCOL <= hello.protocol <= PROTOCOL
         ours = self.home
-        if _realpath(hello.home) != ours:
+        # A home no path can hold (a NUL byte) is not this daemon's either.
+        if "\x00" in hello.home or _realpath(hello.home) != ours:
             await self._send(
                 writer,
                 _error(None, "home_mismatch", f"this hippod serves HIPPO_HOME={ours or '(default)'}"),

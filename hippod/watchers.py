@@ -32,6 +32,7 @@ from hippod.agentnotes.tools import selected_tools, tool_home
 from hippod.config import DAEMON_DEFAULTS
 from hippod.errors import HippoError
 from hippod.state import DaemonState
+from hippod.store import sqlite_errors
 from hippod.store.db import DB_NAME
 from hippod.store.stores import Store
 
@@ -231,6 +232,10 @@ class AgentWatcher:
                 job = self.pending.pop(key)
                 try:
                     await self._run(job)
+                except HippoError as exc:
+                    # A corrupt store was logged once when it was set aside; anything else is new.
+                    level = logging.DEBUG if exc.code == sqlite_errors.CORRUPT else logging.WARNING
+                    log.log(level, "importing %s notes skipped: %s", job.tool, exc.message)
                 except Exception:
                     log.exception("importing %s notes into %s failed", job.tool, job.store_root)
                 self.imports_done += 1

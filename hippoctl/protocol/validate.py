@@ -10,6 +10,8 @@ import math
 import re
 
 MIN_CONTENT_CHARS = 3
+# Row ids are SQLite's signed 64-bit integers, counted from 1.
+MAX_ID = 2**63 - 1
 MAX_CONTENT_BYTES = 1024 * 1024
 CONFIDENCE_TIERS = ("verified", "observed", "inferred")
 # Han, Hiragana, Katakana and Hangul: scripts written without spaces between words.
@@ -45,6 +47,13 @@ def owner_problem(owner: str | None) -> str | None:
 def artifact_ref_problem(ref: str | None) -> str | None:
     if ref is not None and not _URI.match(ref):
         return "--artifact-ref must be a URI with a scheme, e.g. file:///path"
+    return None
+
+
+def id_problem(value: int, what: str) -> str | None:
+    """A row number (a conflict's, a decision's, a handoff's) is between 1 and SQLite's largest id."""
+    if not 1 <= value <= MAX_ID:
+        return f"{what} must be between 1 and {MAX_ID}, not {value}"
     return None
 
 

@@ -11,6 +11,7 @@ import logging
 import aiosqlite
 
 from hippod import clock
+from hippod.errors import HippoError
 from hippod.request import RequestContext
 from hippod.store import ledger
 from hippod.store.stores import Store
@@ -42,6 +43,9 @@ async def queue(ctx: RequestContext, row: ledger.LedgerRow) -> None:
     tenant, when = ctx.tenant, clock.now()
     try:
         target = await ctx.global_store()
+    except HippoError:
+        # Named and logged where the store was opened (a corrupt file, a full disk).
+        return
     except Exception:
         # The ledger is bookkeeping: a global store that cannot open must not fail the read.
         log.exception("token ledger: the global store did not open; row dropped")

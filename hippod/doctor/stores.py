@@ -7,6 +7,7 @@ may leave empty `-wal`/`-shm` files beside a WAL database, and that is all.
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -16,6 +17,7 @@ from typing import Any
 from hippoctl.protocol.replies_doctor import FAIL, WARN, Check, StoreCounts
 from hippod import clock
 from hippod.doctor import Findings, hippoctl
+from hippod.store import sqlite_errors
 from hippod.store.db import APPLICATION_ID, DB_NAME
 from hippod.store.migrations import SCHEMA_VERSION
 
@@ -32,6 +34,7 @@ class StoreFacts:
     kind: str  # global or project
     exists: bool = False
     error: str | None = None  # the database could not be opened or read
+    corrupt: bool = False  # SQLite could not read the file as a database (sqlite_errors)
     application_id: int | None = None
     tables: int = 0
     schema: int | None = None
@@ -91,6 +94,7 @@ def inspect(root: str, kind: str, now: datetime | None = None) -> StoreFacts:
         _read(conn, facts, now or clock.now())
     except sqlite3.Error as exc:
         facts.error = str(exc)
+        facts.corrupt = sqlite_errors.is_corrupt(exc)
     finally:
         conn.close()
     return facts
@@ -178,7 +182,16 @@ def store_check(facts: StoreFacts) -> list[Check]:
         else:
             found.add(FAIL, f"no store at {facts.root}", hippoctl("init", directory=where))
         return found.checks("")
-    if facts.error is not None:
+    if facts.corrupt:
+        # hippod sets the file aside and opens it again once it is replaced.
+        fresh = f"run: {hippoctl('init', directory=where)}" if where else "hippod starts an empty store there"
+        found.add(
+            FAIL,
+            f"store {facts.db} is corrupt ({facts.error})",
+            f"mv {shlex.quote(facts.db)} {shlex.quote(facts.db + '.corrupt')}, then copy a backup in its "
+            f"place; without one, {fresh}",
+        )
+    elif facts.error is not None:
         found.add(
             FAIL,
             f"cannot open {facts.db}: {facts.error}",

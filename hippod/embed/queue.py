@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from hippod.embed.service import Embedder, EmbedService, Settings, embedding_text, text_digest
 from hippod.errors import HippoError
-from hippod.store import embeddings
+from hippod.store import embeddings, sqlite_errors
 from hippod.store.db import Database
 
 log = logging.getLogger("hippod.embed")
@@ -33,23 +33,37 @@ def _stale(rows: Iterable[tuple[str, str, list[str]]], have: dict[str, str]) -> 
     return out
 
 
-async def _embed(db: Database, embedder: Embedder, todo: Sequence[tuple[str, str, str]]) -> dict[str, bytes]:
-    """Embed in a worker thread, then store the vectors in one transaction; memory id -> vector."""
+async def _embed(
+    db: Database, embedder: Embedder, todo: Sequence[tuple[str, str, str]], *, for_read: bool = False
+) -> dict[str, bytes]:
+    """Embed in a worker thread, then store the vectors in one transaction; memory id -> vector.
+
+    `for_read`: the vectors are for a read that is waiting on them, so a full disk only costs
+    their storing: they are returned all the same.
+    """
     blobs = await asyncio.to_thread(embedder.embed, [text for _, text, _ in todo])
     rows = [(memory_id, blob, digest) for (memory_id, _, digest), blob in zip(todo, blobs, strict=True)]
-    async with db.transaction() as conn:
-        await embeddings.upsert(conn, embedder.model, embedder.dim, rows)
+    try:
+        async with db.transaction() as conn:
+            await embeddings.upsert(conn, embedder.model, embedder.dim, rows)
+    except HippoError as exc:
+        if not (for_read and exc.code == sqlite_errors.DISK_FULL):
+            raise
+        log.warning("vectors used but not stored: %s", exc.message)
     return {memory_id: blob for memory_id, blob, _ in rows}
 
 
-async def embed_ids(db: Database, embedder: Embedder, ids: Sequence[str]) -> dict[str, bytes]:
-    """Embed those of `ids` that lack a current vector; returns the vectors written, by memory id."""
+async def embed_ids(
+    db: Database, embedder: Embedder, ids: Sequence[str], *, for_read: bool = False
+) -> dict[str, bytes]:
+    """Embed those of `ids` that lack a current vector; returns the vectors made, by memory id
+    (`for_read`: see _embed)."""
     todo = _stale(
         await embeddings.texts(db.reader, ids), await embeddings.digests(db.reader, embedder.model, ids)
     )
     written: dict[str, bytes] = {}
     for start in range(0, len(todo), BATCH):
-        written |= await _embed(db, embedder, todo[start : start + BATCH])
+        written |= await _embed(db, embedder, todo[start : start + BATCH], for_read=for_read)
     return written
 
 
@@ -114,8 +128,11 @@ class EmbedQueue:
             except HippoError as exc:
                 # The store's config.json does not parse: its memories wait for the next pass.
                 log.warning("background embedding skipped: %s", exc.message)
-            except Exception:
-                log.exception("background embedding failed for a store")
+            except Exception as exc:
+                if not sqlite_errors.is_corrupt(exc):
+                    log.exception("background embedding failed for a store")
+                else:  # the request that met it set the store aside and named it
+                    log.warning("background embedding skipped: store %s is corrupt (%s)", self._db.path, exc)
 
     async def close(self) -> None:
         """Finish the pass under way (and what it has queued) before the database closes."""

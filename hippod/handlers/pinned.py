@@ -190,7 +190,8 @@ async def _remember(store: Store, tenant: str, session_id: str, digest: str, ski
     async def write(conn: aiosqlite.Connection) -> None:
         await pinned_state.put(conn, tenant, session_id, digest, skips, now)
 
-    await store.db.write_unless_long(write)
+    # Without room on the disk the block is still sent: only its skip count is not kept.
+    await store.db.write_bookkeeping(write)
 
 
 def _entry_memory(entry: pb.Entry) -> Memory:

@@ -124,7 +124,7 @@ async def _cosines(
             # Vectors are written by a background pass after each commit. A pass that has not run
             # yet, or a daemon that died before it did, must not cost a candidate its cosine.
             missing = [c for c in candidates if c.id not in blobs]
-            blobs |= await embed_ids(store.db, embedder, [c.id for c in missing])
+            blobs |= await embed_ids(store.db, embedder, [c.id for c in missing], for_read=True)
             # A pass running meanwhile may have written some of them, which embed_ids then left alone.
             if left := [c for c in missing if c.id not in blobs]:
                 blobs |= await _current_vectors(store, settings.model, left)
@@ -315,6 +315,7 @@ async def _after_recall(
     While a long write holds the store (an import, a sleep's write phase), this is queued behind it
     instead of delaying the reply: the results are already chosen and strengthening never changes
     them. Short writes are waited for, so a recall's strengthening is committed when it replies.
+    On a full disk the strengthening is skipped and a warning says so: the answer still goes out.
     """
     ids = [s.memory.id for s in picked]
     now = clock.iso(moment)
@@ -338,4 +339,6 @@ async def _after_recall(
         # The mirror pass reads these rows back as committed (a memory forgotten meanwhile is skipped).
         store.mirrors.changed_ids(ids)
 
-    await store.db.write_unless_long(write, mirror)
+    skipped = await store.db.write_bookkeeping(write, mirror)
+    if skipped is not None:
+        _warn(ctx, f"(recall counts not updated: {skipped.message})")

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from hippod.ingest.chunking import LINE_BULLET, Chunk, FormatError
+from hippod.ingest.chunking import LINE_BULLET, Chunk, FormatError, not_json
 from hippod.ingest.extract import extract
 from hippod.ingest.files import MAX_FILE_BYTES
 from hippod.ingest.transcript import USER_CHARS
@@ -246,7 +246,7 @@ def json_top(data: bytes) -> Top:
     except msgspec.ValidationError:  # JSON, but a string or a number
         raise FormatError("expected a JSON object or array") from None
     except msgspec.DecodeError as exc:
-        raise _NotJSON(f"not valid JSON ({exc})") from None
+        raise _NotJSON(not_json(data, exc)) from None
     except RecursionError:
         raise FormatError("the JSON is nested too deeply") from None
 

@@ -14,6 +14,24 @@ class FormatError(ValueError):
     """The input is of the right kind (e.g. JSON) but not in the shape the format needs."""
 
 
+# A \uD800-\uDBFF escape not followed by a \uDC00-\uDFFF one, or one of those not preceded by the first.
+_LONE_SURROGATE = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def not_json(data: bytes, cause: Exception) -> str:
+    """Why `data` is not JSON, in words: a lone UTF-16 surrogate escape, which JSON text may spell
+    but no text can hold, is named with its byte offset; otherwise the decoder's own words (which
+    for a surrogate depend on where it falls: "truncated", "hex escape")."""
+    found = _LONE_SURROGATE.search(data)
+    if found is not None:
+        escape = found.group().decode()
+        return f"not valid JSON: a lone UTF-16 surrogate ({escape}) at byte {found.start()} is not text"
+    return f"not valid JSON ({cause})"
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """One would-be memory: its text (not yet trimmed) and the section tags the parser found."""

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from hippod.clock import iso, parse_iso
-from hippod.ingest.chunking import FormatError
+from hippod.ingest.chunking import FormatError, not_json
 from hippod.lifecycle import strength as st
 from hippod.store.records import Memory
 
@@ -106,7 +106,7 @@ def parse_export(data: bytes) -> ParsedExport:
     try:
         value: Any = msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
-        raise FormatError(f"not valid JSON ({exc})") from None
+        raise FormatError(not_json(data, exc)) from None
     except RecursionError:
         raise FormatError("not valid JSON (nested too deeply)") from None
     hippod = isinstance(value, dict) and "hippod_version" in value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import logging
@@ -16,6 +17,7 @@ import aiosqlite
 
 from hippod.errors import HippoError
 from hippod.recall.terms import TERMS_VERSION, fts_columns
+from hippod.store import sqlite_errors
 from hippod.store.migrations import SCHEMA_VERSION, migrate
 
 log = logging.getLogger("hippod.store")
@@ -61,8 +63,26 @@ class Prepared:
 
 
 def prepare(path: str) -> Prepared:
-    """Create or check the database at `path`, migrate it and set up FTS (blocking; run in a thread)."""
+    """Create or check the database at `path`, migrate it and set up FTS (blocking; run in a thread).
+
+    A file SQLite cannot read and a disk with no room raise the HippoError of sqlite_errors.
+    """
     fresh = not os.path.exists(path)
+    try:
+        return _prepare(path, fresh)
+    except sqlite3.Error as exc:
+        named = sqlite_errors.named(path, exc)
+        if named is None:
+            raise
+        if fresh:
+            # A store that could not be made leaves no empty file to be taken for one.
+            for leftover in (path, path + "-wal", path + "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(leftover)
+        raise named from None
+
+
+def _prepare(path: str, fresh: bool) -> Prepared:
     if fresh:
         # Create the file 0600 before SQLite touches it.
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
@@ -136,8 +156,9 @@ def _setup_fts(conn: sqlite3.Connection) -> bool:
                     "SELECT rowid, id, fts_content, fts_tags FROM memories"
                 )
         conn.execute(
+            # Written only when it changes: opening a store on a full disk must not need a write.
             "INSERT INTO meta (key, value) VALUES ('fts5_available', ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE value IS NOT excluded.value",
             ("1" if available else "0",),
         )
         conn.execute("COMMIT")
@@ -204,18 +225,21 @@ class Database:
         so the next writer never joins a leftover transaction.
         """
         async with self._write_lock:
+            self._check_room()
             try:
                 yield self.writer
-            except BaseException:
+            except BaseException as exc:
                 await asyncio.shield(self.writer.rollback())
+                self._raise_named(exc)
                 raise
             point = COMMIT_POINT.get()
             if point is not None:
                 point.reached = True
             try:
                 await asyncio.shield(self.writer.commit())
-            except BaseException:
+            except BaseException as exc:
                 await asyncio.shield(self.writer.rollback())
+                self._raise_named(exc)
                 raise
 
     def checkpoint_soon(self) -> None:
@@ -239,6 +263,25 @@ class Database:
         self._deferred.add(task)
         task.add_done_callback(self._deferred.discard)
 
+    def _check_room(self) -> None:
+        """Raise `disk_full` when the store's disk has less than MIN_FREE_BYTES free.
+
+        Checked before the write: SQLite would otherwise fail part way through appending to the WAL,
+        leaving the files changed though nothing committed. The margin also leaves room for the
+        WAL's checkpoint and the mirrors. Where free space cannot be told, SQLite's own error stands.
+        """
+        free = sqlite_errors.free_bytes(self.path)
+        if free is not None and free < sqlite_errors.MIN_FREE_BYTES:
+            raise sqlite_errors.disk_full(
+                self.path, f"{free // 1024} KiB free, under the 1 MiB a write needs"
+            )
+
+    def _raise_named(self, exc: BaseException) -> None:
+        """Raise the named HippoError for a full disk or a corrupt file (sqlite_errors); else return."""
+        named = sqlite_errors.named(self.path, exc)
+        if named is not None:
+            raise named from None
+
     def long_write_pending(self) -> bool:
         """True while a long write (`long_transaction`) holds or waits for the writer."""
         return self._long_writes > 0
@@ -259,6 +302,9 @@ class Database:
             try:
                 async with self.transaction() as conn:
                     await write(conn)
+            except HippoError as exc:
+                log.warning("a deferred write was not made: %s", exc.message)
+                return
             except Exception:
                 log.exception("a deferred write to %s failed", self.path)
                 return
@@ -285,6 +331,22 @@ class Database:
         if after is not None:
             after()
 
+    async def write_bookkeeping(
+        self,
+        write: Callable[[aiosqlite.Connection], Awaitable[None]],
+        after: Callable[[], None] | None = None,
+    ) -> HippoError | None:
+        """`write_unless_long` for the bookkeeping a read does on the side (strengthening, counts):
+        on a full disk the write is skipped and its error returned, never raised, so the read answers."""
+        try:
+            await self.write_unless_long(write, after)
+        except HippoError as exc:
+            if exc.code != sqlite_errors.DISK_FULL:
+                raise
+            log.warning("bookkeeping write skipped: %s", exc.message)
+            return exc
+        return None
+
     async def close(self) -> None:
         """Finish deferred writes, checkpoint the WAL, optimise, and close both connections."""
         while self._deferred:
@@ -293,6 +355,11 @@ class Database:
             try:
                 await self.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 await self.writer.execute("PRAGMA optimize")
+            except sqlite3.Error as exc:
+                if not sqlite_errors.is_disk_full(exc):
+                    raise
+                # The WAL keeps what the checkpoint could not copy; the next opening replays it.
+                log.warning("closing %s without a checkpoint: the disk is full (%s)", self.path, exc)
             finally:
                 await self.reader.close()
                 await self.writer.close()

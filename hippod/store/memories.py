@@ -191,19 +191,24 @@ async def candidates_like(
     scope: str | None,
     limit: int = 200,
 ) -> list[Candidate]:
-    """The fallback when FTS5 is missing: a substring match on content or tags."""
+    """The fallback when FTS5 is missing: a substring match on content or tags.
+
+    The patterns go in as one JSON array read by json_each, so a query of any number of words is one
+    statement of fixed size: an OR per word would pass SQLite's expression depth past ~500 words.
+    """
     where, params = _admission(tenant, include_superseded, scope)
-    likes: list[str] = []
-    for term in dict.fromkeys(terms):
-        pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        likes.append("LOWER(m.content) LIKE ? ESCAPE '\\' OR LOWER(m.tags) LIKE ? ESCAPE '\\'")
-        params += [pattern, pattern]
-    if not likes:
+    patterns = [
+        "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        for term in dict.fromkeys(terms)
+    ]
+    if not patterns:
         return []
     rows = await conn.execute_fetchall(
-        f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} AND ({' OR '.join(likes)}) "
+        f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} AND EXISTS ("
+        "SELECT 1 FROM json_each(?) p WHERE LOWER(m.content) LIKE p.value ESCAPE '\\' "
+        "OR LOWER(m.tags) LIKE p.value ESCAPE '\\') "
         "ORDER BY m.updated_at DESC, m.created DESC LIMIT ?",
-        [*params, limit],
+        [*params, msgspec.json.encode(patterns).decode(), limit],
     )
     return [Candidate(row_to_memory(r), f"{r[-3]} {r[-2]}".split(), r[-1]) for r in rows]
 

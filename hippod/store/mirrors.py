@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 
+from hippod.store import sqlite_errors
 from hippod.store.records import Memory
 
 log = logging.getLogger("hippod.mirrors")
@@ -164,8 +166,17 @@ class MirrorWriter:
             await asyncio.to_thread(self._write, changed, deleted, stats)
             if files:
                 await asyncio.to_thread(self._write_files, files)
-        except Exception:
-            log.exception("mirror pass failed for a store")
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                log.exception("mirror pass failed for a store")
+                return
+            # A full disk is the store's condition, not a fault of the pass: one line, no stack.
+            log.warning("mirror pass skipped for %s: the disk is full (%s)", self.root, exc.strerror)
+        except Exception as exc:
+            if not sqlite_errors.is_corrupt(exc):
+                log.exception("mirror pass failed for a store")
+            else:  # the request that met it set the store aside and named it
+                log.warning("mirror pass skipped for %s: its database is corrupt (%s)", self.root, exc)
 
     async def flush_now(self) -> None:
         """Write what is pending now and wait for it, instead of at the end of the coalescing window.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Callable
 from typing import Any
@@ -14,8 +15,9 @@ import platformdirs
 from hippoctl.protocol.paths import home_override
 from hippod.embed.queue import EmbedQueue
 from hippod.embed.service import EmbedService, Settings, settings
+from hippod.errors import HippoError
 from hippod.store import config as store_config
-from hippod.store import gitignore, memories
+from hippod.store import gitignore, memories, sqlite_errors
 from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME, Database
 from hippod.store.mirrors import MirrorWriter
@@ -105,8 +107,37 @@ class Store:
         await self.db.close()
 
 
+def _probe(path: str) -> str | None:
+    """Why SQLite cannot read the file at `path` as a database now, or None (blocking)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error:
+        return None  # cannot even open it: not a question of corruption
+    try:
+        conn.execute("PRAGMA application_id").fetchone()
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        return str(exc) if sqlite_errors.is_corrupt(exc) else None
+    finally:
+        conn.close()
+    return None
+
+
+def _file_identity(path: str) -> tuple[int, int, int, int] | None:
+    """What tells one file at `path` from another: a replaced or rewritten file differs."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class StoreRegistry:
-    """Open stores keyed by the realpath of their root; concurrent first uses share one opening."""
+    """Open stores keyed by the realpath of their root; concurrent first uses share one opening.
+
+    A store whose file is corrupt is set aside: it is logged once, and each use raises its
+    `store_corrupt` error without opening the file again, until the file is replaced or changed.
+    """
 
     def __init__(self) -> None:
         self.global_root = global_root()
@@ -114,6 +145,22 @@ class StoreRegistry:
         self._opening: dict[str, asyncio.Task[Store]] = {}
         self.stores: dict[str, Store] = {}
         self.listeners: list[Callable[[Store], None]] = []
+
+        # root -> (the file's identity when it was found corrupt, the error it raised)
+        self._set_aside: dict[str, tuple[tuple[int, int, int, int] | None, HippoError]] = {}
+        # Open stores found corrupt: never used again, closed at shutdown.
+        self._quarantined: list[Store] = []
+
+    def _aside(self, root: str) -> HippoError | None:
+        """The error of a store set aside whose file has not changed since; None otherwise."""
+        entry = self._set_aside.get(root)
+        if entry is None:
+            return None
+        if _file_identity(os.path.join(root, DB_NAME)) != entry[0]:
+            del self._set_aside[root]
+            return None
+        error = entry[1]
+        return HippoError(error.code, error.message, hint=error.hint, details=error.details)
 
     def project_root_for(self, cwd: str) -> str | None:
         return find_project_root(cwd, self.global_root)
@@ -129,6 +176,9 @@ class StoreRegistry:
         if store is not None:
             store.touch()
             return store
+        aside = self._aside(root)
+        if aside is not None:
+            raise aside
         opening = self._opening.get(root)
         if opening is None:
             opening = asyncio.get_running_loop().create_task(self._open_new(root))
@@ -139,7 +189,14 @@ class StoreRegistry:
         try:
             kind = "global" if root == self.global_root else "project"
             os.makedirs(root, mode=0o700, exist_ok=True)
-            db, prepared = await Database.open(os.path.join(root, DB_NAME))
+            path = os.path.join(root, DB_NAME)
+            try:
+                db, prepared = await Database.open(path)
+            except HippoError as exc:
+                if exc.code == sqlite_errors.CORRUPT:
+                    self._set_aside[root] = (_file_identity(path), exc)
+                    log.warning("%s; set aside until the file is replaced", exc.message)
+                raise
             store = Store(root, kind, db, prepared.schema, prepared.fts5, self.embedder)
             store.listeners = self.listeners
             self.stores[root] = store
@@ -150,6 +207,33 @@ class StoreRegistry:
             return store
         finally:
             del self._opening[root]
+
+    async def corrupt_error(self, exc: BaseException) -> HippoError | None:
+        """After a request failed on a file SQLite calls corrupt: set aside each open store whose
+        file no longer reads as a database, and return the named error (None for other errors).
+
+        Damage deeper in a file than its header and schema is named without the file, since only
+        `doctor`'s quick_check can tell which store holds it.
+        """
+        if not sqlite_errors.is_corrupt(exc):
+            return None
+        found: HippoError | None = None
+        for root, store in list(self.stores.items()):
+            cause = await asyncio.to_thread(_probe, store.db.path)
+            if cause is None:
+                continue
+            error = sqlite_errors.corrupt(store.db.path, cause)
+            del self.stores[root]
+            # Not closed now: closing checkpoints the WAL into the damaged file.
+            self._quarantined.append(store)
+            self._set_aside[root] = (_file_identity(store.db.path), error)
+            log.warning("%s; set aside until the file is replaced", error.message)
+            found = found or error
+        if found is None:
+            found = HippoError(
+                sqlite_errors.CORRUPT, f"a store is corrupt ({exc})", hint="hippoctl doctor names it"
+            )
+        return HippoError(found.code, found.message, hint=found.hint, details=found.details)
 
     async def close_idle(self, max_idle_seconds: float) -> None:
         """Checkpoint and close project stores unused for max_idle_seconds; the global store stays open."""
@@ -162,6 +246,8 @@ class StoreRegistry:
     async def close_all(self) -> None:
         for root in list(self.stores):
             await _close_logged(self.stores.pop(root))
+        while self._quarantined:
+            await _close_logged(self._quarantined.pop())
 
 
 async def _close_logged(store: Store) -> None:

@@ -130,14 +130,22 @@ def test_a_schema_behind_is_a_warning(tmp_path: Path) -> None:
     assert [(o.status, o.message) for o in others] == [("warn", f"{facts.db} has no full-text index yet")]
 
 
-def test_a_file_that_is_not_a_database_cannot_be_opened(tmp_path: Path) -> None:
+def test_a_file_that_is_not_a_database_is_corrupt_and_the_fix_says_move_it_aside(tmp_path: Path) -> None:
     root = tmp_path / "junk"
     root.mkdir()
-    (root / dbmod.DB_NAME).write_bytes(b"this is not sqlite at all\n" * 400)
+    db = root / dbmod.DB_NAME
+    db.write_bytes(b"this is not sqlite at all\n" * 400)
     facts = stores.inspect(str(root), "project", NOW)
-    assert facts.error is not None
+    assert facts.corrupt and facts.error == "file is not a database"
     [check] = stores.store_check(facts)
-    assert check.status == "fail" and check.message.startswith("cannot open")
+    assert check.status == "fail"
+    assert check.message == f"store {db} is corrupt (file is not a database)"
+    assert check.fix == (
+        f"mv {db} {db}.corrupt, then copy a backup in its place; "
+        f"without one, run: hippoctl -C {tmp_path} init"
+    )
+    [check] = stores.store_check(stores.inspect(str(root), "global", NOW))
+    assert check.fix is not None and check.fix.endswith("without one, hippod starts an empty store there")
 
 
 def test_a_damaged_page_fails_quick_check(tmp_path: Path) -> None:

@@ -303,6 +303,29 @@ async def test_like_fallback_finds_the_same_rows(
     )
 
 
+async def test_like_fallback_takes_thousands_of_terms(
+    store: tuple[dbmod.Database, Path], make_memory: Callable[..., Memory]
+) -> None:
+    """One statement whatever the query's length: 600 and 5,000 words past SQLite's expression depth."""
+    database, _ = store
+    walrus = make_memory("the walrus sleeps on the ice floe")
+    async with database.transaction() as conn:
+        assert await memories.insert(conn, walrus)
+        assert await memories.insert(conn, make_memory("nothing of the query here"))
+    for n in (600, 5_000):
+        terms = [f"word{i}x" for i in range(n)]
+        found = await memories.candidates_like(
+            database.reader, "default", [*terms, "floe"], include_superseded=False, scope=None
+        )
+        assert [c.memory.id for c in found] == [walrus.id]
+        assert (
+            await memories.candidates_like(
+                database.reader, "default", terms, include_superseded=False, scope=None
+            )
+            == []
+        )
+
+
 async def test_rejected_digest_refuses_insert(
     store: tuple[dbmod.Database, Path], make_memory: Callable[..., Memory]
 ) -> None:

@@ -1,0 +1,50 @@
+"""Checks every request passes before its handler runs, wherever it came from (the socket or the spool).
+
+A request that fails one is refused as a usage error naming the field: a handler never sees a
+working directory no path can hold, nor a number SQLite cannot store.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol import validate
+from hippod.errors import HippoError
+
+# SQLite stores signed 64-bit integers; a larger number fails when it is bound to a statement.
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+# Fields that name a row by its number, and how a message calls that number.
+_ID_FIELDS: dict[type[m.Body], tuple[str, str]] = {
+    m.Resolve: ("n", "the conflict number"),
+    m.DecideGet: ("n", "the decision number"),
+    m.DecideClose: ("n", "the decision number"),
+    m.HandoffShow: ("id", "the handoff number"),
+}
+
+
+def refusal(request: m.Request) -> str | None:
+    """Why the request cannot be served as sent, in one line; None when it passes."""
+    if "\x00" in request.cwd:
+        return f"the working directory {request.cwd!r} holds a NUL byte, which no path can hold"
+    for name, value in request.env.items():
+        if "\x00" in name or "\x00" in value:
+            return f"the environment variable {name!r} holds a NUL byte"
+    body = request.body
+    id_field = _ID_FIELDS.get(type(body))
+    if id_field is not None:
+        problem = validate.id_problem(getattr(body, id_field[0]), id_field[1])
+        if problem is not None:
+            return problem
+    for field in msgspec.structs.fields(body):
+        value = getattr(body, field.name)
+        if isinstance(value, int) and not isinstance(value, bool) and not _INT_MIN <= value <= _INT_MAX:
+            return f"{field.name} is out of range: {value}"
+    return None
+
+
+def check(request: m.Request) -> None:
+    """Raise HippoError `usage` for a request that fails a check of `refusal`."""
+    problem = refusal(request)
+    if problem is not None:
+        raise HippoError("usage", problem)
