@@ -99,27 +99,31 @@ def test_a_killed_daemons_mirrors_heal_on_the_next_start(hippo: Hippo) -> None:
     assert f"  mirrors: 0 missing; healed {healed}, removed {removed} since the store was opened" in text
 
 
-def test_status_counts_mirrors_missing_now(hippo: Hippo) -> None:
+def _one_mirror_lost(hippo: Hippo, *notes: str) -> tuple[str, str, str]:
+    """A project with a memory per note, all mirrored, then the first one's mirror deleted:
+    (folder, database, store root)."""
     hippo.start()
-    folder, _ = project(hippo)
+    folder, db = project(hippo)
     root = os.path.join(folder, ".hippo")
-    first = _remember(hippo, folder, "Kestrel notes: the wind turns west at noon")
-    _remember(hippo, folder, "Kestrel notes: the barn owl hunts at dusk")
-    assert hippo.wait_for(lambda: len(_on_disk(root)) == 2, timeout=30)
-    Path(root, "episodic", f"{first}.md").unlink()
+    ids = [_remember(hippo, folder, note) for note in notes]
+    assert hippo.wait_for(lambda: len(_on_disk(root)) == len(notes), timeout=30)
+    Path(root, "episodic", f"{ids[0]}.md").unlink()
+    return folder, db, root
+
+
+def test_status_counts_mirrors_missing_now(hippo: Hippo) -> None:
+    folder, _, _ = _one_mirror_lost(
+        hippo, "Kestrel notes: the wind turns west at noon", "Kestrel notes: the barn owl hunts at dusk"
+    )
     mirrors = _project_status(hippo, folder)["mirrors"]
     assert isinstance(mirrors, dict)
     assert (mirrors["missing"], mirrors["healed"], mirrors["removed"]) == (1, 0, 0), mirrors
 
 
 def test_a_sleep_heals_the_mirrors(hippo: Hippo) -> None:
-    hippo.start()
-    folder, db = project(hippo)
-    root = os.path.join(folder, ".hippo")
-    first = _remember(hippo, folder, "Plover notes: the tide is low at six")
-    _remember(hippo, folder, "Plover notes: the sandbar floods by eight")
-    assert hippo.wait_for(lambda: len(_on_disk(root)) == 2, timeout=30)
-    Path(root, "episodic", f"{first}.md").unlink()
+    folder, db, root = _one_mirror_lost(
+        hippo, "Plover notes: the tide is low at six", "Plover notes: the sandbar floods by eight"
+    )
     Path(root, "semantic").mkdir(exist_ok=True)
     Path(root, "semantic", "sem_000000000000.md").write_text("stray\n")
     hippo.ok("sleep", "--no-share", cwd=folder)
