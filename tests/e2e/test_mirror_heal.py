@@ -36,7 +36,8 @@ def _expected(db_path: str) -> dict[str, str]:
 
 
 def _on_disk(root: str) -> dict[str, str]:
-    """The memory and dormant mirror files (and leftover temporary files) under a store root."""
+    """The memory and dormant mirror files (and leftover temporary files) under a store root; may
+    be read while the daemon writes."""
     found: dict[str, str] = {}
     for folder in (*MEMORY_DIRS, "dormant"):
         path = Path(root, folder)
@@ -45,7 +46,10 @@ def _on_disk(root: str) -> dict[str, str]:
         for entry in path.iterdir():
             if entry.name.startswith(("active-task", "recent-session")):
                 continue
-            found[f"{folder}/{entry.name}"] = "<link>" if entry.is_symlink() else entry.read_text()
+            try:
+                found[f"{folder}/{entry.name}"] = "<link>" if entry.is_symlink() else entry.read_text()
+            except FileNotFoundError:
+                continue  # a temporary file the daemon renamed meanwhile
     return found
 
 
