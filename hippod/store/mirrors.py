@@ -174,15 +174,17 @@ class MirrorWriter:
             self._changed.clear()
             self._deleted.clear()
             self._files.clear()
-            self._stats_due = False
+            stats_due, self._stats_due = self._stats_due, False
             heal, self._heal_due = self._heal_due and not self._closed, False
             try:
                 changed = [memory for memory in pending.values() if memory is not None]
                 to_load = [memory_id for memory_id, memory in pending.items() if memory is None]
                 if to_load:
                     changed += await self._load(to_load)
-                stats = await self._stats()
-                await asyncio.to_thread(self._write, changed, deleted, stats)
+                if pending or deleted or files or stats_due:
+                    # A pass that only heals leaves stats.json as it is.
+                    stats = await self._stats()
+                    await asyncio.to_thread(self._write, changed, deleted, stats)
                 if files:
                     await asyncio.to_thread(self._write_files, files)
                 if heal:
@@ -194,12 +196,10 @@ class MirrorWriter:
                 log.exception("mirror pass failed for a store")
 
     async def check(self) -> MirrorCheck:
-        """Count the missing mirrors, after any healing still due has run."""
-        if self._heal_due:
-            await self.flush_now()
-        async with self._pass:
-            names = await mirror_heal.wanted(self._reader())
-            missing = await asyncio.to_thread(mirror_heal.count_missing, self.root, names)
+        """Count the mirrors missing now, without waiting for a pass: a heal under way shows as
+        missing files and no `healed_at` yet."""
+        names = await mirror_heal.wanted(self._reader())
+        missing = await asyncio.to_thread(mirror_heal.count_missing, self.root, names)
         return MirrorCheck(missing, self.healed, self.removed, self.healed_at)
 
     async def flush_now(self) -> None:

@@ -9,7 +9,7 @@ import contextlib
 import os
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from e2e.sleep_support import project
 from hippoctl.protocol import messages as m
@@ -62,10 +62,23 @@ def _remember(hippo: Hippo, cwd: str, content: str) -> str:
     return str(reply.data["id"])
 
 
-def _project_status(hippo: Hippo, folder: str) -> dict[str, object]:
+def _project_status(hippo: Hippo, folder: str) -> dict[str, Any]:
     stores = hippo.json("status", cwd=folder)["stores"]
     (mine,) = [s for s in stores if s["kind"] == "project"]
     return dict(mine)
+
+
+def _healed_status(hippo: Hippo, folder: str, healed_before: str | None = None) -> dict[str, Any]:
+    """The project store's status once a heal newer than `healed_before` has run (the first
+    status opens the store, which starts one)."""
+    status: dict[str, Any] = {}
+
+    def healed() -> bool:
+        status.update(_project_status(hippo, folder))
+        return status["mirrors"]["healed_at"] not in (None, healed_before)
+
+    assert hippo.wait_for(healed, timeout=60, interval=0.2), status
+    return status
 
 
 def test_a_killed_daemons_mirrors_heal_on_the_next_start(hippo: Hippo) -> None:
@@ -93,7 +106,7 @@ def test_a_killed_daemons_mirrors_heal_on_the_next_start(hippo: Hippo) -> None:
     assert healed >= 2 and removed >= 2
 
     hippo.start()
-    status = _project_status(hippo, folder)
+    status = _healed_status(hippo, folder)
     assert _on_disk(root) == expected
     mirrors = status["mirrors"]
     assert isinstance(mirrors, dict)
@@ -130,10 +143,11 @@ def test_a_sleep_heals_the_mirrors(hippo: Hippo) -> None:
     )
     Path(root, "semantic").mkdir(exist_ok=True)
     Path(root, "semantic", "sem_000000000000.md").write_text("stray\n")
+    opened = _healed_status(hippo, folder)["mirrors"]["healed_at"]
     hippo.ok("sleep", "--no-share", cwd=folder)
-    assert hippo.wait_for(lambda: _on_disk(root) == _expected(db), timeout=30), _on_disk(root)
-    mirrors = _project_status(hippo, folder)["mirrors"]
-    assert isinstance(mirrors, dict) and mirrors["missing"] == 0
+    mirrors = _healed_status(hippo, folder, opened)["mirrors"]
+    assert _on_disk(root) == _expected(db)
+    assert mirrors["missing"] == 0
     assert mirrors["removed"] == 1, mirrors
 
 
@@ -153,7 +167,7 @@ def test_mirrors_are_never_written_through_a_planted_link(hippo: Hippo) -> None:
     mirror.symlink_to(victim)
     hippo.stop()
     hippo.start()
-    _project_status(hippo, folder)
+    _healed_status(hippo, folder)
     assert victim.read_text() == "do not touch\n"
     assert not mirror.is_symlink() and mirror.read_text() == _expected(db)[f"episodic/{kept}.md"]
     # A link in place of a mirror folder: refused, nothing lands in the folder it points to.
@@ -163,7 +177,7 @@ def test_mirrors_are_never_written_through_a_planted_link(hippo: Hippo) -> None:
     hippo.ok("decide", "Curlews nest on the dunes", cwd=folder)
     hippo.stop()
     hippo.start()
-    status = _project_status(hippo, folder)
+    status = _healed_status(hippo, folder)
     assert sorted(p.name for p in victim_dir.iterdir()) == ["precious.txt"]
     assert victim.read_text() == "do not touch\n"
     mirrors = status["mirrors"]
