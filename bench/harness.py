@@ -18,12 +18,12 @@ from typing import Any
 
 import msgspec
 
-import hippod.store.mirrors as mirrors_module
 from hippoctl import __version__ as CLIENT_VERSION
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import pack, recv_frame
 from hippoctl.protocol.version import PROTOCOL
 from hippod.integrations.service_render import AGENT_HOME_VARS
+from hippod.store.mirror_heal import MEMORY_DIRS
 
 MIRROR_WAIT = 30.0
 SANDBOX_KEYS = ("HIPPO_HOME", "HIPPO_SOCKET", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_DATA_HOME")
@@ -276,7 +276,7 @@ class CpuMeter:
 
 def count_mirrors(home: str) -> int:
     total = 0
-    for layer in mirrors_module.LAYER_DIRS:
+    for layer in MEMORY_DIRS:
         with contextlib.suppress(FileNotFoundError), os.scandir(os.path.join(home, layer)) as entries:
             total += sum(1 for e in entries if e.name.endswith(".md"))
     return total
@@ -307,7 +307,7 @@ def measure_disk(home: str) -> Disk:
         path = os.path.join(home, "hippo.db" + suffix)
         sizes[suffix] = os.path.getsize(path) if os.path.exists(path) else 0
     files = apparent = allocated = 0
-    for layer in mirrors_module.LAYER_DIRS:
+    for layer in MEMORY_DIRS:
         for folder, _, names in os.walk(os.path.join(home, layer)):
             for name in names:
                 try:

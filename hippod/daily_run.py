@@ -33,8 +33,6 @@ log = logging.getLogger("hippod.daily")
 Say = Callable[[str], Awaitable[None]]
 
 LOG_NAME = "daily.log"
-# Long jobs send a progress frame at least this often, an empty heartbeat if nothing else (daemon.md §6.5).
-HEARTBEAT_SECONDS = 5.0
 
 
 def summary_line(processed: int, failures: int) -> str:
@@ -153,10 +151,7 @@ class DailyRunner:
         run.listeners.add(queue)
         try:
             while True:
-                try:
-                    line = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
-                except TimeoutError:
-                    line = ""  # a heartbeat: the client is not left in silence
+                line = await queue.get()
                 if line is None:
                     break
                 if say is not None:

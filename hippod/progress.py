@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import sys
 import threading
-import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
     from hippod.request import RequestContext
 
 INTERVAL = 0.1
-HEARTBEAT_SECONDS = 5.0
 # How often a loop over many items reports where it is.
 TICK_EVERY = 256
 
@@ -114,7 +112,6 @@ class _Reporter:
     def __init__(self, ctx: RequestContext, steps: Steps) -> None:
         self.ctx, self.steps = ctx, steps
         self.sent: Count | None = None
-        self.quiet_since = time.monotonic()
 
     async def send(self) -> None:
         pending, current = self.steps.take()
@@ -122,11 +119,6 @@ class _Reporter:
             if count is not None and count != self.sent:
                 await self.ctx.count(count.label, count.done, count.total)
                 self.sent = count
-                self.quiet_since = time.monotonic()
-        if time.monotonic() - self.quiet_since >= HEARTBEAT_SECONDS:
-            # An empty frame every few seconds, so a long step never leaves the client in silence.
-            await self.ctx.say("", "err")
-            self.quiet_since = time.monotonic()
 
     async def run(self, wake: asyncio.Event, stop: asyncio.Event) -> None:
         # Stopped by an event, not by cancelling: on Python 3.11 a cancel that meets a wake-up

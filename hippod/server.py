@@ -9,6 +9,7 @@ import functools
 import logging
 import os
 import traceback
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -22,6 +23,7 @@ from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
 from hippod import __version__
 from hippod.dispatch import dispatch
 from hippod.errors import HippoError
+from hippod.heartbeat import Heartbeat, is_job
 from hippod.request import RequestContext
 from hippod.state import DaemonState
 from hippod.store.db import COMMIT_POINT, CommitPoint
@@ -184,14 +186,28 @@ class Server:
     async def _run(
         self, request: m.Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> m.Message:
-        """Run a request, cancelling it when the client sends Cancel for it."""
+        """Run a request; the client of a job hears from it at least every second meanwhile."""
 
         async def progress(line: str, stream: str, done: int | None, total: int | None) -> None:
             # The request goes on when its client has left (daemon.md §4.4).
             frame = m.Progress(id=request.id, line=line, stream=stream, done=done, total=total)
+            heartbeat.sent()
             with contextlib.suppress(ConnectionError, FrameError):
                 await self._send(writer, frame)
 
+        heartbeat = Heartbeat(lambda: progress("", "err", None, None))
+        if not is_job(request.body):
+            return await self._serve(request, reader, progress)
+        async with heartbeat.running():
+            return await self._serve(request, reader, progress)
+
+    async def _serve(
+        self,
+        request: m.Request,
+        reader: asyncio.StreamReader,
+        progress: Callable[[str, str, int | None, int | None], Awaitable[None]],
+    ) -> m.Message:
+        """Run a request, cancelling it when the client sends Cancel for it."""
         ctx = RequestContext(request, self.state, progress=progress)
         point = CommitPoint()
         context = contextvars.copy_context()

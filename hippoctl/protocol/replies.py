@@ -155,6 +155,16 @@ class OutcomeReply(Reply):
     pinned: list[str]
 
 
+class MirrorStatus(Reply):
+    """A store's markdown mirrors: how many the database calls for are missing now, and what
+    healing wrote and removed since the daemon opened the store (healed_at: its last run)."""
+
+    missing: int
+    healed: int
+    removed: int
+    healed_at: str | None = None
+
+
 class StoreStatus(Reply):
     path: str
     kind: str
@@ -174,6 +184,7 @@ class StoreStatus(Reply):
     embeddings: str | None = None  # coverage, when the store's embeddings are not off
     dormant: int = 0
     open_conflicts: int = 0
+    mirrors: MirrorStatus | None = None
 
 
 class StatusReply(Reply):

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import threading
 import weakref
 
 from hippod.continuity import render
-from hippod.store import continuity
+from hippod.store import continuity, mirror_files
 from hippod.store.stores import Store
 
 log = logging.getLogger("hippod.continuity")
 
-ACTIVE_TASK = os.path.join("buffer", "active-task.md")
-RECENT_SESSION = os.path.join("buffer", "recent-session.md")
+ACTIVE_TASK = "buffer/active-task.md"
+RECENT_SESSION = "buffer/recent-session.md"
 SESSION_FILE_EVENTS = 20
 
 _locks: weakref.WeakKeyDictionary[Store, asyncio.Lock] = weakref.WeakKeyDictionary()
@@ -32,19 +30,10 @@ def _lock(store: Store) -> asyncio.Lock:
     return lock
 
 
-def _write_atomic(path: str, text: str) -> None:
-    """Replace path with text: a reader sees the old file or the new one, never half of one."""
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    temp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(temp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(temp, path)
-
-
 async def _write(store: Store, relative: str, text: str) -> None:
     # A mirror is a convenience for people: a failure to write it is logged, never the request's.
     try:
-        await asyncio.to_thread(_write_atomic, os.path.join(store.root, relative), text)
+        await asyncio.to_thread(mirror_files.write, store.root, relative, text)
     except OSError:
         log.exception("writing %s under %s failed", relative, store.root)
 

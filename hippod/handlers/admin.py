@@ -7,6 +7,7 @@ import time
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import (
     DaemonStatusReply,
+    MirrorStatus,
     PingReply,
     StatusReply,
     StoreInfo,
@@ -138,7 +139,19 @@ async def _store_status(store: Store, ctx: RequestContext) -> StoreStatus:
         embeddings=await _embedding_coverage(store),
         dormant=await conflict_sql.count_dormant(store.db.reader, ctx.tenant),
         open_conflicts=await conflict_sql.count_open(store.db.reader, ctx.tenant),
+        mirrors=await _mirror_status(store),
     )
+
+
+async def _mirror_status(store: Store) -> MirrorStatus:
+    check = await store.mirrors.check()
+    return MirrorStatus(check.missing, check.healed, check.removed, check.healed_at)
+
+
+def _mirror_line(mirrors: MirrorStatus) -> str:
+    healed = f"healed {mirrors.healed}, removed {mirrors.removed} since the store was opened"
+    when = f" (last check {mirrors.healed_at})" if mirrors.healed_at else ""
+    return f"  mirrors: {mirrors.missing} missing; {healed}{when}"
 
 
 async def _embedding_coverage(store: Store) -> str | None:
@@ -167,4 +180,6 @@ async def status(ctx: RequestContext, body: m.Status) -> tuple[StatusReply, str]
         ]
         if s.embeddings is not None:
             lines.append(f"  embeddings: {s.embeddings}")
+        if s.mirrors is not None:
+            lines.append(_mirror_line(s.mirrors))
     return StatusReply(stores=stores), "\n".join(lines)

@@ -266,7 +266,8 @@ async def _share_phase(
 
 
 async def _after_commit(store: Store, result: Plan) -> None:
-    """Mirrors: changed and new memories, removed ones, dormant copies, conflicts, stats.json."""
+    """Mirrors: changed and new memories, removed ones, dormant copies, conflicts, stats.json; then
+    every mirror checked against the database."""
     gone = [m.id for m, _ in (*result.decay.dormant, *result.decay.secret_deleted, *result.decay.deleted)]
     gone += [d.deleted.id for d in result.duplicates] + [j.memory.id for j in result.junk_removed]
     store.mirrors.deleted(gone)
@@ -282,6 +283,7 @@ async def _after_commit(store: Store, result: Plan) -> None:
         files[dormant_file(memory_id)] = None
     files.update(await conflict_mirror.files(store.db.reader))
     store.mirrors.files(files)
+    store.mirrors.heal()
 
 
 async def sleep(ctx: RequestContext, body: m.Sleep) -> tuple[SleepReply, str]:

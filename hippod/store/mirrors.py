@@ -1,7 +1,9 @@
 """Markdown mirrors of each memory, written after commits and coalesced per store (memory-model.md §2-§3).
 
 Nothing reads the mirrors back; they exist for people and for grep. Writes happen in a
-worker thread about a second after the change, so bursts of writes cost one pass.
+worker thread about a second after the change, so bursts of writes cost one pass. After the
+store opens and after each sleep, a pass also heals the folders from the database
+(store/mirror_heal.py), and `status` reports how many mirrors are missing.
 """
 
 from __future__ import annotations
@@ -11,16 +13,17 @@ import contextlib
 import errno
 import json
 import logging
-import os
-import threading
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 
-from hippod.store import sqlite_errors
+import aiosqlite
+
+from hippod import clock
+from hippod.store import mirror_files, mirror_heal, sqlite_errors
+from hippod.store.mirror_heal import MEMORY_DIRS
 from hippod.store.records import Memory
 
 log = logging.getLogger("hippod.mirrors")
-
-LAYER_DIRS = ("episodic", "semantic", "trace")
 
 
 def dormant_file(memory_id: str) -> str:
@@ -79,12 +82,15 @@ def _half_life(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
 
 
-def _write_atomic(path: str, text: str) -> None:
-    # A name per thread: two passes of one store may overlap (at close), and must not share a file.
-    tmp = f"{path}.{threading.get_ident()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+@dataclass(frozen=True, slots=True)
+class MirrorCheck:
+    """A store's mirrors now: how many the database calls for are missing, and what healing has
+    written and removed since the store was opened (and when it last ran)."""
+
+    missing: int
+    healed: int
+    removed: int
+    healed_at: str | None
 
 
 class MirrorWriter:
@@ -92,6 +98,7 @@ class MirrorWriter:
 
     Writers hand over the Memory they just committed (`changed`), or only its id when they
     changed it in SQL (`changed_ids`); those rows are read back at the pass, as committed then.
+    Passes never overlap, so healing never sees a pass half done.
     """
 
     def __init__(
@@ -99,10 +106,16 @@ class MirrorWriter:
         root: str,
         load: Callable[[list[str]], Awaitable[list[Memory]]],
         stats: Callable[[], Awaitable[dict[str, object]]],
+        reader: Callable[[], aiosqlite.Connection],
     ) -> None:
         self.root = root
         self._load = load
         self._stats = stats
+        self._reader = reader
+        self._pass = asyncio.Lock()
+        self._heal_due = False
+        self.healed = self.removed = 0
+        self.healed_at: str | None = None
         self._changed: dict[str, Memory | None] = {}
         self._deleted: set[str] = set()
         # Other files under the root (dormant and conflict mirrors): relative path -> text, None = remove.
@@ -137,13 +150,18 @@ class MirrorWriter:
         self._stats_due = True
         self._schedule()
 
+    def heal(self) -> None:
+        """Bring the folders in line with the database at the next pass."""
+        self._heal_due = True
+        self._schedule()
+
     def _schedule(self) -> None:
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
         # Changes that arrive during a pass are picked up by the next turn of the loop.
-        while self._changed or self._deleted or self._files or self._stats_due:
+        while self._changed or self._deleted or self._files or self._stats_due or self._heal_due:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), COALESCE_SECONDS)
             if not self._closed:
@@ -151,32 +169,48 @@ class MirrorWriter:
             await self.flush()
 
     async def flush(self) -> None:
-        """Write everything pending now (also called at shutdown)."""
-        pending, deleted, files = dict(self._changed), list(self._deleted), dict(self._files)
-        self._changed.clear()
-        self._deleted.clear()
-        self._files.clear()
-        self._stats_due = False
-        try:
-            changed = [memory for memory in pending.values() if memory is not None]
-            to_load = [memory_id for memory_id, memory in pending.items() if memory is None]
-            if to_load:
-                changed += await self._load(to_load)
-            stats = await self._stats()
-            await asyncio.to_thread(self._write, changed, deleted, stats)
-            if files:
-                await asyncio.to_thread(self._write_files, files)
-        except OSError as exc:
-            if exc.errno != errno.ENOSPC:
-                log.exception("mirror pass failed for a store")
-                return
-            # A full disk is the store's condition, not a fault of the pass: one line, no stack.
-            log.warning("mirror pass skipped for %s: the disk is full (%s)", self.root, exc.strerror)
-        except Exception as exc:
-            if not sqlite_errors.is_corrupt(exc):
-                log.exception("mirror pass failed for a store")
-            else:  # the request that met it set the store aside and named it
-                log.warning("mirror pass skipped for %s: its database is corrupt (%s)", self.root, exc)
+        """Write everything pending now (also called at shutdown, where healing waits for the next open)."""
+        async with self._pass:
+            pending, deleted, files = dict(self._changed), list(self._deleted), dict(self._files)
+            self._changed.clear()
+            self._deleted.clear()
+            self._files.clear()
+            stats_due, self._stats_due = self._stats_due, False
+            heal, self._heal_due = self._heal_due and not self._closed, False
+            try:
+                changed = [memory for memory in pending.values() if memory is not None]
+                to_load = [memory_id for memory_id, memory in pending.items() if memory is None]
+                if to_load:
+                    changed += await self._load(to_load)
+                if pending or deleted or files or stats_due:
+                    # A pass that only heals leaves stats.json as it is.
+                    stats = await self._stats()
+                    await asyncio.to_thread(self._write, changed, deleted, stats)
+                if files:
+                    await asyncio.to_thread(self._write_files, files)
+                if heal:
+                    healed = await mirror_heal.reconcile(self._reader(), self.root, render)
+                    self.healed += healed.written
+                    self.removed += healed.removed
+                    self.healed_at = clock.iso(clock.now())
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    log.exception("mirror pass failed for a store")
+                    return
+                # A full disk is the store's condition, not a fault of the pass: one line, no stack.
+                log.warning("mirror pass skipped for %s: the disk is full (%s)", self.root, exc.strerror)
+            except Exception as exc:
+                if not sqlite_errors.is_corrupt(exc):
+                    log.exception("mirror pass failed for a store")
+                else:  # the request that met it set the store aside and named it
+                    log.warning("mirror pass skipped for %s: its database is corrupt (%s)", self.root, exc)
+
+    async def check(self) -> MirrorCheck:
+        """Count the mirrors missing now, without waiting for a pass: a heal under way shows as
+        missing files and no `healed_at` yet."""
+        names = await mirror_heal.wanted(self._reader())
+        missing = await asyncio.to_thread(mirror_heal.count_missing, self.root, names)
+        return MirrorCheck(missing, self.healed, self.removed, self.healed_at)
 
     async def flush_now(self) -> None:
         """Write what is pending now and wait for it, instead of at the end of the coalescing window.
@@ -195,28 +229,41 @@ class MirrorWriter:
         await self.flush_now()
 
     def _write(self, memories: list[Memory], deleted: list[str], stats: dict[str, object]) -> None:
+        # One file that cannot be written (a full disk, a planted link) does not stop the rest;
+        # healing writes it later.
+        failures: list[str] = []
         for memory in memories:
-            folder = os.path.join(self.root, memory.layer)
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            for other in LAYER_DIRS:
+            for other in MEMORY_DIRS:
                 if other != memory.layer:
-                    _remove(os.path.join(self.root, other, f"{memory.id}.md"))
-            _write_atomic(os.path.join(folder, f"{memory.id}.md"), render(memory))
+                    _attempt(failures, mirror_files.remove, self.root, f"{other}/{memory.id}.md")
+            relative = f"{memory.layer}/{memory.id}.md"
+            _attempt(failures, mirror_files.write, self.root, relative, render(memory))
         for memory_id in deleted:
-            for layer in LAYER_DIRS:
-                _remove(os.path.join(self.root, layer, f"{memory_id}.md"))
-        _write_atomic(os.path.join(self.root, "stats.json"), json.dumps(stats, indent=2) + "\n")
+            for layer in MEMORY_DIRS:
+                _attempt(failures, mirror_files.remove, self.root, f"{layer}/{memory_id}.md")
+        _attempt(failures, mirror_files.write, self.root, "stats.json", json.dumps(stats, indent=2) + "\n")
+        _report(self.root, failures)
 
     def _write_files(self, files: dict[str, str | None]) -> None:
+        failures: list[str] = []
         for relative, text in files.items():
-            path = os.path.join(self.root, relative)
             if text is None:
-                _remove(path)
+                _attempt(failures, mirror_files.remove, self.root, relative)
             else:
-                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-                _write_atomic(path, text)
+                _attempt(failures, mirror_files.write, self.root, relative, text)
+        _report(self.root, failures)
 
 
-def _remove(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
+def _attempt(
+    failures: list[str], action: Callable[..., object], root: str, relative: str, *text: str
+) -> None:
+    try:
+        action(root, relative, *text)
+    except OSError as exc:
+        failures.append(mirror_files.describe(relative, exc))
+
+
+def _report(root: str, failures: list[str]) -> None:
+    if failures:
+        named = "; ".join(sorted(set(failures))[:5])
+        log.error("%d mirror files under %s not written: %s", len(failures), root, named)

@@ -62,7 +62,7 @@ class Store:
         self.fts5 = fts5
         self.project = "" if kind == "global" else os.path.basename(os.path.dirname(root))
         self.last_used = time.monotonic()
-        self.mirrors = MirrorWriter(root, self._load, self._stats)
+        self.mirrors = MirrorWriter(root, self._load, self._stats, lambda: self.db.reader)
         self.config_file = store_config.ConfigFile(root)
         self.embedder = embedder
         self.embed_queue = EmbedQueue(db, self.embed_settings, embedder)
@@ -204,6 +204,8 @@ class StoreRegistry:
                 await gitignore.ensure(store)
             except Exception:
                 log.exception("writing the .gitignore of %s failed", root)
+            # A daemon that was killed may have left mirrors unwritten or stale: heal them now.
+            store.mirrors.heal()
             return store
         finally:
             del self._opening[root]

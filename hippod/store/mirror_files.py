@@ -1,0 +1,159 @@
+"""Files under a store root that hippod writes for people (mirrors, stats.json), written so that
+a link planted in the store folder is never followed.
+
+Every folder below the root is opened with O_NOFOLLOW and every file is reached relative to its
+folder's descriptor, so a symbolic link in place of a mirror folder is refused with a named error
+and one in place of a mirror file is replaced, never written through. A file is written whole to
+a new temporary name (O_EXCL) and renamed over the old one: a reader sees one version or the other.
+Mirrors are rebuilt from the database when lost, so they are not synced to disk one by one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+# Without descriptor-relative calls (Windows) files are reached by path.
+_RELATIVE = (
+    {os.open, os.mkdir, os.unlink} <= os.supports_dir_fd and os.scandir in os.supports_fd and bool(_NOFOLLOW)
+)
+TEMP_SUFFIX = ".tmp"
+
+
+class LinkRefused(OSError):
+    """A mirror folder is a symbolic link (or not a folder): nothing is written through it."""
+
+
+def describe(relative: str, exc: OSError) -> str:
+    """One line naming a file that could not be written and why."""
+    return str(exc) if isinstance(exc, LinkRefused) else f"{relative}: {exc.strerror or type(exc).__name__}"
+
+
+def _open_folder(root: str, folder: str, *, create: bool) -> int:
+    """A descriptor of root/folder, each part below the root opened without following links."""
+    fd = os.open(root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    try:
+        path = root
+        for part in [p for p in folder.split("/") if p]:
+            path = os.path.join(path, part)
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o700, dir_fd=fd)
+            try:
+                child = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise LinkRefused(
+                        errno.ELOOP, f"refusing to write mirrors through {path}: it is not a plain folder"
+                    ) from None
+                raise
+            os.close(fd)
+            fd = child
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+Folder = int | str
+
+
+@contextlib.contextmanager
+def folder(root: str, relative: str, *, create: bool = True) -> Iterator[Folder]:
+    """root/relative opened for the calls below (created 0700 when `create`): a descriptor, or
+    its path where the platform has no descriptor-relative calls."""
+    if not _RELATIVE:
+        path = os.path.join(root, relative)
+        if create:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+        elif not os.path.isdir(path):
+            raise FileNotFoundError(errno.ENOENT, "no such folder", path)
+        yield path
+        return
+    fd = _open_folder(root, relative, create=create)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _at(where: Folder, name: str) -> tuple[str, int | None]:
+    """A name in a folder, as (path, dir_fd) for os calls."""
+    return (name, where) if isinstance(where, int) else (os.path.join(where, name), None)
+
+
+def write_in(where: Folder, name: str, text: str) -> None:
+    """Replace the file `name` in the folder with text (a link there is replaced, not followed)."""
+    temp, fd = _at(where, f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    target, _ = _at(where, name)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+    handle = os.open(temp, flags, 0o600, dir_fd=fd)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(text.encode("utf-8"))
+        os.replace(temp, target, src_dir_fd=fd, dst_dir_fd=fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=fd)
+        raise
+
+
+def read_in(where: Folder, name: str) -> str | None:
+    """The text of the regular file `name` in the folder; None when it is missing, is a link or
+    anything but a regular file, or is not UTF-8."""
+    path, fd = _at(where, name)
+    try:
+        handle = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+    except OSError:
+        return None
+    with os.fdopen(handle, "rb") as source:
+        if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+            return None
+        try:
+            return source.read().decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+
+def remove_in(where: Folder, name: str) -> bool:
+    """Remove `name` from the folder (a link itself, never its target); whether it was there."""
+    path, fd = _at(where, name)
+    try:
+        os.unlink(path, dir_fd=fd)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def entries_in(where: Folder) -> list[tuple[str, bool]]:
+    """(name, is a plain file) for each entry of the folder but its subfolders."""
+    with os.scandir(where) as entries:
+        return [
+            (entry.name, entry.is_file(follow_symlinks=False))
+            for entry in entries
+            if not entry.is_dir(follow_symlinks=False)
+        ]
+
+
+def write(root: str, relative: str, text: str) -> None:
+    """Replace root/relative with text, creating its folders; see the module docstring."""
+    parent, name = os.path.split(relative)
+    with folder(root, parent) as where:
+        write_in(where, name, text)
+
+
+def remove(root: str, relative: str) -> bool:
+    """Remove root/relative when it is there; a missing or linked folder means nothing to remove."""
+    parent, name = os.path.split(relative)
+    try:
+        with folder(root, parent, create=False) as where:
+            return remove_in(where, name)
+    except (FileNotFoundError, LinkRefused):
+        return False
