@@ -147,6 +147,13 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
             await asyncio.wait(pending, timeout=5)
     # Running hook jobs share the grace period too; one cancelled then stays in the spool.
     await state.hook_jobs.drain(deadline - loop.time())
+    if state.background:
+        # A cancelled automatic sleep rolls back what it has not committed.
+        _, left = await asyncio.wait(set(state.background), timeout=max(0.1, deadline - loop.time()))
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left, timeout=5)
     if state.daily is not None:
         # The running daily run shares the one grace period with the requests.
         await state.daily.drain(max(0.0, deadline - loop.time()))

@@ -45,3 +45,5 @@ class DaemonState:
     watcher: AgentWatcher | None = None
     # Work a hook request left after its reply (the session-end job), kept in the spool until done.
     hook_jobs: HookJobs = field(default_factory=HookJobs)
+    # Other work started without a request (an automatic sleep), waited for within the grace period.
+    background: set[asyncio.Task[None]] = field(default_factory=set)
