@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.xdist_group("busy_daemon")
 
 CLIENTS = 300
+# Clients loading at once: starting all 300 together would starve every other test on the machine.
+LOADING = 2
 
 
 def blocked_on_stdin(pid: int) -> bool:
@@ -50,6 +52,9 @@ def test_simultaneous_calls_all_succeed(hippo: Hippo) -> None:
                 open(os.path.join(out_dir, f"{n}.out"), "wb") as out,
                 open(os.path.join(out_dir, f"{n}.err"), "wb") as err,
             ):
+                if n >= LOADING:
+                    earlier = procs[n - LOADING]
+                    assert wait_for(lambda p=earlier: blocked_on_stdin(p.pid), timeout=600, interval=0.05)
                 procs.append(
                     subprocess.Popen(
                         [sys.executable, "-m", "hippoctl", "context", "--pinned-only", "--strict"],
