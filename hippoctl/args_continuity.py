@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from hippoctl.argcheck import FRACTION, Number, UsageError, utf8
 from hippoctl.protocol import messages as m
+from hippoctl.protocol import validate
 
 AddVerb = Callable[..., argparse.ArgumentParser]
 
@@ -209,10 +210,6 @@ _HANDOFF_FLAGS = {
 }
 
 
-# The largest SQLite row id; a larger handoff number cannot exist (or be sent: msgpack stops at 2**64).
-MAX_ID = 2**63 - 1
-
-
 def fallback_session() -> str:
     """The session id of a handoff made outside any session: fallback-<epoch ms>-<client pid>."""
     return f"fallback-{time.time_ns() // 1_000_000}-{os.getpid()}"
@@ -235,7 +232,7 @@ def _handoff(args: argparse.Namespace) -> m.Body:
             raise UsageError("handoff show needs a handoff number")
         text = args.id.removeprefix("#")
         # isdigit() alone accepts "²", which int() refuses; SQLite ids end at 2**63 - 1.
-        if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
+        if not (text.isascii() and text.isdigit()) or int(text) > validate.MAX_ID:
             raise UsageError(f"the handoff number must be a number, not {args.id!r}")
         return m.HandoffShow(id=int(text))
     _refuse(args, "handoff", set(), _HANDOFF_FLAGS)

@@ -277,12 +277,13 @@ def test_handoff_create_latest_show_and_resume(hippo: Hippo) -> None:
 
     missing = hippo.ctl("handoff", "show", "99", cwd=proj)
     assert (missing.returncode, missing.stderr) == (1, "hippoctl: no handoff #99\n")
-    # A number past SQLite's row ids is simply not there (hippoctl refuses it; a raw request can send it).
+    # A number past SQLite's row ids is refused at the daemon's door as hippoctl refuses it.
     with hippo.raw() as conn:
         assert isinstance(conn.hello(), m.Welcome)
         conn.send(m.Request(id=5, cwd=proj, body=m.HandoffShow(id=2**64 - 1)))
         reply = conn.recv()
-    assert isinstance(reply, m.Error) and reply.code == "not_found", reply
+    assert isinstance(reply, m.Error) and (reply.code, reply.exit_code) == ("usage", 2), reply
+    assert reply.message == f"the handoff number must be between 1 and {2**63 - 1}, not {2**64 - 1}"
     bad = hippo.ctl("handoff", "show", str(2**64), cwd=proj)
     assert bad.returncode == 2 and "must be a number" in bad.stderr
     bad = hippo.ctl("handoff", "show", "seven", cwd=proj)
