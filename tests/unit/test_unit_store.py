@@ -303,6 +303,15 @@ async def test_like_fallback_finds_the_same_rows(
     )
 
 
+async def _like(database: dbmod.Database, terms: list[str]) -> list[Any]:
+    """The LIKE fallback's candidates for `terms` in the default tenant, superseded left out."""
+    return list(
+        await memories.candidates_like(
+            database.reader, "default", terms, include_superseded=False, scope=None
+        )
+    )
+
+
 async def test_like_fallback_takes_thousands_of_terms(
     store: tuple[dbmod.Database, Path], make_memory: Callable[..., Memory]
 ) -> None:
@@ -314,16 +323,9 @@ async def test_like_fallback_takes_thousands_of_terms(
         assert await memories.insert(conn, make_memory("nothing of the query here"))
     for n in (600, 5_000):
         terms = [f"word{i}x" for i in range(n)]
-        found = await memories.candidates_like(
-            database.reader, "default", [*terms, "floe"], include_superseded=False, scope=None
-        )
+        found = await _like(database, [*terms, "floe"])
         assert [c.memory.id for c in found] == [walrus.id]
-        assert (
-            await memories.candidates_like(
-                database.reader, "default", terms, include_superseded=False, scope=None
-            )
-            == []
-        )
+        assert await _like(database, terms) == []
 
 
 async def test_rejected_digest_refuses_insert(
