@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import shutil
 import tempfile
@@ -18,6 +19,19 @@ import pytest
 from e2e.harness import SCRUBBED_VARS
 
 XDG_VARS = ("XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile hippod and hippoctl once, in the controlling process, before any worker starts.
+
+    The suite starts hundreds of daemons and thousands of clients with PYTHONDONTWRITEBYTECODE set,
+    so without cached bytecode each of them would compile every module it imports from source.
+    """
+    if hasattr(config, "workerinput"):
+        return
+    for package in ("hippod", "hippoctl"):
+        compileall.compile_dir(os.path.join(ROOT, package), quiet=1)
 
 
 # --- the session guard ------------------------------------------------------------------------------

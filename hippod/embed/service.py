@@ -24,6 +24,9 @@ DEFAULT_MODEL = "wordllama:l2_supercat_256"
 # measured by bench/cosine_floor.py on LoCoMo and LongMemEval (bench/RESULTS.md).
 DEFAULT_COSINE_FLOOR = 0.30
 EXTRA_HINT = "pip install 'hippod[embed]'"
+# HIPPO_EMBEDDINGS=off in the daemon's environment turns embeddings off for every store it opens,
+# whatever their config.json says: no model is loaded and recall is BM25 alone.
+ENV_SWITCH = "HIPPO_EMBEDDINGS"
 
 
 class Embedder(Protocol):
@@ -61,7 +64,9 @@ def settings(config: dict[str, Any]) -> Settings:
     """The embeddings settings of a store config; unusable values fall back to the defaults."""
     section = config.get("embeddings") or {}
     enabled = section.get("enabled", "auto")
-    if enabled is True or str(enabled).lower() == "true":
+    if os.environ.get(ENV_SWITCH, "").strip().lower() in ("off", "false", "0"):
+        mode = "off"
+    elif enabled is True or str(enabled).lower() == "true":
         mode = "required"
     elif enabled is False or str(enabled).lower() in ("false", "off"):
         mode = "off"

@@ -26,6 +26,7 @@ SCRUBBED_VARS = (
     "HIPPO_SOCKET",
     "HIPPO_NO_SPAWN",
     "HIPPO_FAKE_NOW",
+    "HIPPO_EMBEDDINGS",
     "HIPPO_TENANT",
     "HIPPO_SCOPE",
     "HIPPO_SESSION_ID",
@@ -172,7 +173,7 @@ class RawConn:
 class Hippo:
     """One isolated hippo instance: HIPPO_HOME, HIPPO_SOCKET and XDG folders under a short /tmp path."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, embeddings: bool = False) -> None:
         self.root = root
         self.home = os.path.join(root, "home")
         self.socket = os.path.join(root, "d.sock")
@@ -202,6 +203,10 @@ class Hippo:
             FAKEBIN_LOG=os.path.join(root, "fakebin.log"),
             FAKEBIN_STATE=os.path.join(root, "fakebin-state"),
         )
+        if not embeddings:
+            # Like a plain `pip install .`, daemons recall by BM25 alone and load no model; tests of
+            # hybrid recall ask for the model with @pytest.mark.embeddings.
+            env["HIPPO_EMBEDDINGS"] = "off"
         self.env: dict[str, str] = env
         self.proc: subprocess.Popen[str] | None = None
         self.procs: list[subprocess.Popen[str]] = []

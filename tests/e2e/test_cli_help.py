@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from e2e.harness import wait_for
+
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
@@ -52,9 +54,16 @@ def test_a_mistyped_verb_gets_did_you_mean_not_the_list_of_verbs(hippo: Hippo) -
     assert "remember" not in message and len(message) < 100, message
 
 
+def _settled(hippo: Hippo) -> bool:
+    """The background work a remember leaves (its mirror, its vector) is done, so status holds still."""
+    store = json.loads(hippo.ok("status", "--json").stdout)["stores"][0]
+    return store["mirrors"]["missing"] == 0 and not (store["embeddings"] or "").startswith("0 of ")
+
+
 def test_json_after_the_verb_is_the_json_before_it(hippo: Hippo) -> None:
     hippo.start()
     hippo.ok("remember", "Staging deploys need the VPN up first")
+    assert wait_for(lambda: _settled(hippo), 30)
     for args in (
         ("status",),
         ("conflicts",),

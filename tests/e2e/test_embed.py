@@ -8,8 +8,13 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
 if TYPE_CHECKING:
     from e2e.harness import Hippo
+
+# Every daemon here loads the real model.
+pytestmark = pytest.mark.embeddings
 
 MODEL = "wordllama:l2_supercat_256"
 DISK = "production outage: disk space exhausted on the database host"

@@ -10,10 +10,15 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
 from e2e.mcp_support import call_ok, mcp_session
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
+
+# Every daemon here loads the real model.
+pytestmark = pytest.mark.embeddings
 
 DEPLOYS = [
     "Deploys to production go through the blue-green switch on Fridays only",

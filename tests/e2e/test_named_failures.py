@@ -373,6 +373,7 @@ def test_nul_bytes_are_refused_at_the_door(hippo: Hippo) -> None:
 DISK = "production outage: disk space exhausted on the database host"
 
 
+@pytest.mark.embeddings
 def test_query_of_thousands_of_words_with_embeddings(hippo: Hippo) -> None:
     hippo.start()
     project = _project(hippo)

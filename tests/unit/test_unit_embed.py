@@ -51,6 +51,14 @@ def test_settings_modes(enabled: Any, mode: str) -> None:
     assert settings({"embeddings": {"enabled": enabled}}).mode == mode
 
 
+def test_the_environment_switch_turns_every_store_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIPPO_EMBEDDINGS", "off")
+    assert settings({"embeddings": {"enabled": True}}).mode == "off"
+    assert settings(STORE_DEFAULTS).mode == "off"
+    monkeypatch.setenv("HIPPO_EMBEDDINGS", "")
+    assert settings(STORE_DEFAULTS).mode == "auto"
+
+
 def test_settings_refuse_unusable_numbers() -> None:
     s = settings({"embeddings": {"hybridWeight": 1.7, "model": ""}, "mmr": {"lambda": "x", "enabled": False}})
     assert (s.hybrid_weight, s.model, s.mmr_lambda, s.mmr) == (0.6, DEFAULT_MODEL, 0.7, False)
