@@ -16,8 +16,6 @@ from e2e.harness import wait_for
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
-pytestmark = pytest.mark.xdist_group("busy_daemon")
-
 CLIENTS = 300
 # Clients loading at once: starting all 300 together would starve every other test on the machine.
 LOADING = 2

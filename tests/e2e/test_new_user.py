@@ -9,6 +9,7 @@ stand-in (tests/e2e/fakebin), so no unit is ever enabled on the machine running 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import re
@@ -34,8 +35,6 @@ from e2e.hook_table import CLAUDE_TABLE
 from e2e.transcripts import claude_records, write_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
-# Both tests share one install: on one xdist worker, so the venv is built once per run.
-pytestmark = pytest.mark.xdist_group("new_user")
 USER_TEXT = "# Shop\n\nThe API lives in api/, the web app in web/.\n"
 PINNED = "Deploys go through make release and never by hand"
 # The PATH an agent host may well run its hooks with: nothing of the user's virtualenv on it.
@@ -95,22 +94,32 @@ def _copy_source(dest: Path) -> None:
             shutil.copy2(REPO / name, dest / name)
 
 
-@pytest.fixture(scope="module")
-def venv() -> Iterator[Path]:
-    """A venv holding a plain (not editable) install of this source tree, shared by this module's tests."""
-    root = Path(tempfile.mkdtemp(prefix="nuv", dir="/tmp"))
+@pytest.fixture(scope="session")
+def venv(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A venv holding a plain (not editable) install of this source tree, built once per run.
+
+    The module's tests may run on different xdist workers at once: the first to get here builds it
+    under a lock in the run's own temporary folder, which every worker of the run shares; pytest
+    removes it with the run's other temporary folders.
+    """
+    base = tmp_path_factory.getbasetemp()
+    shared = base if worker_id == "master" else base.parent
+    root = shared / "new-user"
     venv = root / "venv"
-    env = _fresh_env(root, venv)
-    try:
-        source = root / "src"
-        _copy_source(source)
-        made = _run([sys.executable, "-m", "venv", str(venv)], env, root)
-        assert made.returncode == 0, made.stderr
-        install = _run([str(venv / "bin" / "pip"), "install", "-q", str(source)], env, root)
-        assert install.returncode == 0, install.stderr[-2000:]
-        yield venv
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    with open(shared / "new-user.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "ready").exists():
+            shutil.rmtree(root, ignore_errors=True)  # a build that failed half-way
+            root.mkdir()
+            env = _fresh_env(root, venv)
+            source = root / "src"
+            _copy_source(source)
+            made = _run([sys.executable, "-m", "venv", str(venv)], env, root)
+            assert made.returncode == 0, made.stderr
+            install = _run([str(venv / "bin" / "pip"), "install", "-q", str(source)], env, root)
+            assert install.returncode == 0, install.stderr[-2000:]
+            (root / "ready").touch()
+    return venv
 
 
 @dataclass(frozen=True)
