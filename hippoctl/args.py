@@ -16,6 +16,7 @@ from hippoctl import (
     args_context,
     args_continuity,
     args_hooks,
+    args_http,
     args_ingest,
     args_integrations,
     args_lifecycle,
@@ -315,6 +316,7 @@ def _foundation_verbs(verb: Callable[..., Any]) -> None:
     args_hooks.add_verbs(verb)
     args_context.add_verbs(verb)
     args_integrations.add_verbs(verb)
+    args_http.add_verbs(verb)
 
     p = verb(
         "daemon",
@@ -352,6 +354,8 @@ def build_body(args: argparse.Namespace) -> m.Body:
     verb = args.verb
     if verb in args_integrations.BUILDERS:
         return args_integrations.BUILDERS[verb](args)
+    if verb in args_http.BUILDERS:
+        return args_http.BUILDERS[verb](args)
     if verb == "remember":
         check(validate.owner_problem(args.owner))
         check(validate.artifact_ref_problem(args.artifact_ref))

@@ -13,6 +13,7 @@ from typing import Any
 
 from hippod import clock, daemon_state, spool_replay
 from hippod.auto_sleep import AutoSleep
+from hippod.handlers import serve as serve_handler
 from hippod.schedule import start_schedule
 from hippod.server import Server
 from hippod.state import DaemonState
@@ -81,6 +82,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     loop = asyncio.get_running_loop()
     server = Server(state, int(config["maxFrameBytes"]))
     state.hook_jobs.concurrency = int(config["jobConcurrency"])
+    state.http_config = dict(config["http"])
     signals = 0
 
     def on_signal() -> None:
@@ -114,6 +116,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     state.watcher = start_watchers(state, config)
     # After binding, so hook verbs arriving meanwhile are served live (daemon.md §4.10).
     spool = spool_replay.start(state, config)
+    await serve_handler.autostart(state)
 
     idle_minutes = float(config["storeIdleCloseMinutes"])
     sweeper = loop.create_task(_close_idle_stores(state, idle_minutes * 60.0)) if idle_minutes > 0 else None
@@ -122,6 +125,9 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     log.info("shutting down")
     server.stopping = True
     listener.close()
+    if state.http is not None:
+        # The HTTP listener lives and dies with the daemon; its requests in flight may finish.
+        await state.http.close()
     schedule.stop()
     if state.watcher is not None:
         await state.watcher.stop()

@@ -11,6 +11,7 @@ from hippod.handlers import (
     admin,
     agents,
     audit,
+    auth_keys,
     compaction,
     conflicts,
     continuity,
@@ -28,10 +29,12 @@ from hippod.handlers import (
     memory,
     pinned,
     recall,
+    serve,
     service,
     session_hooks,
     setup,
     sharing,
+    slack,
     sleep,
     watch,
     working_memory,
@@ -218,4 +221,16 @@ async def _route(ctx: RequestContext) -> tuple[Any, str]:
             return await doctor.support_bundle(ctx, body)
         case m.McpToolCall() as body:
             return await mcp_tools.mcp_tool_call(ctx, body)
+        case m.Serve() as body:
+            return await serve.serve(ctx, body)
+        case m.AuthCreate() as body:
+            return await auth_keys.auth_create(ctx, body)
+        case m.AuthList() as body:
+            return await auth_keys.auth_list(ctx, body)
+        case m.AuthRevoke() as body:
+            return await auth_keys.auth_revoke(ctx, body)
+        case m.SlackBackfill() as body:
+            return await slack.slack_backfill(ctx, body)
+        case m.DeadLetters() as body:
+            return await slack.dead_letters(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")

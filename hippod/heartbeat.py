@@ -32,6 +32,7 @@ JOBS: tuple[type[m.Body], ...] = (
     m.LearnGit,
     m.Embed,
     m.SessionEnd,
+    m.SlackBackfill,
 )
 
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from hippod.daily_run import DailyRunner
     from hippod.schedule import Schedule
     from hippod.watchers import AgentWatcher
+    from hippod.web.listener import HttpListener
 
 
 @dataclass
@@ -47,3 +48,8 @@ class DaemonState:
     hook_jobs: HookJobs = field(default_factory=HookJobs)
     # Other work started without a request (an automatic sleep), waited for within the grace period.
     background: set[asyncio.Task[None]] = field(default_factory=set)
+    # The HTTP listener (hippod.web.listener.HttpListener), made by the first `serve`: its module and
+    # the ASGI stack are imported only then.
+    http: HttpListener | None = None
+    # daemon.json's `http` section (host, port, autostart), read at start.
+    http_config: dict[str, Any] = field(default_factory=dict)

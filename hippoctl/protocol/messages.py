@@ -101,6 +101,7 @@ class Remember(Body):
     scope: str | None = None
     owner: str | None = None
     artifact_ref: str | None = None
+    kind: str = "distilled"  # or "raw": an append-only receipt (the HTTP API and the webhooks)
 
 
 class Recall(Body):
@@ -113,6 +114,11 @@ class Recall(Body):
     equal_sources: bool = False
     include_superseded: bool = False
     scope: str | None = None
+    # The HTTP API's `mode`: None follows the store's embeddings setting, "bm25" leaves the model
+    # out, "hybrid" needs it.
+    mode: str | None = None
+    # False: rank and record the batch for `outcome`, but leave strength and retrieval counts alone.
+    strengthen: bool = True
 
 
 class Inspect(Body):
@@ -128,6 +134,7 @@ class Forget(Body):
 class Outcome(Body):
     good: bool
     id: str | None = None
+    ids: list[str] | None = None  # several at once (the HTTP API); each must exist, or none is marked
 
 
 class Status(Body):
@@ -144,8 +151,11 @@ class Embed(Body):
 
 
 class Supersede(Body):
+    """The new version is `content`, stored now, or `new_id`, a memory already stored."""
+
     id: str
-    content: str
+    content: str = ""
+    new_id: str | None = None
     tags: list[str] | None = None  # None: copy the old memory's tags
     pin: bool | None = None
     layer: str | None = None
@@ -177,7 +187,8 @@ class Invalidate(Body):
 class Decide(Body):
     text: str
     context: str | None = None
-    supersedes: str | None = None
+    supersedes: str | None = None  # a memory id
+    supersedes_decision: int | None = None  # an active decision's number
 
 
 class DecideList(Body):
@@ -527,6 +538,52 @@ class SupportBundle(Body):
     include_logs: bool = False
 
 
+class Serve(Body):
+    """`serve`: open the HTTP listener inside the daemon, or close it (integrations.md §9)."""
+
+    port: int | None = None  # None: HIPPO_PORT of the daemon, else daemon.json http.port
+    host: str | None = None  # None: daemon.json http.host
+    allow_remote: bool = False
+    stop: bool = False
+
+
+class AuthCreate(Body):
+    """`auth create`: a new API key; its plaintext is in the reply, once."""
+
+    tenant: str | None = None  # None: the request's tenant
+    role: str = "admin"
+    label: str | None = None
+
+
+class AuthList(Body):
+    """`auth list`: the keys of the request's tenant, newest first, never their secrets."""
+
+    active_only: bool = True
+    limit: int | None = None
+    after: int | None = None  # the paging cursor: keys older than this row number
+    tenant: str | None = None  # None: the request's tenant
+
+
+class AuthRevoke(Body):
+    key_id: str
+    tenant: str | None = None  # None: the request's tenant
+
+
+class SlackBackfill(Body):
+    """`slack backfill`: page a channel's history into raw memories (integrations.md §10)."""
+
+    channel: str
+    since: str | None = None  # ISO time: nothing older
+    token: str | None = None  # SLACK_BOT_TOKEN from the client's environment, else the daemon's
+
+
+class DeadLetters(Body):
+    """`slack dlq list` / `github dlq list`: webhook deliveries that could not be ingested."""
+
+    source: str  # slack or github
+    limit: int = 100
+
+
 class McpToolCall(Body):
     """One MCP tool call from `hippoctl mcp` (integrations.md §11)."""
 
@@ -607,6 +664,12 @@ RequestBody = (
     | ServiceUninstall
     | Doctor
     | SupportBundle
+    | Serve
+    | AuthCreate
+    | AuthList
+    | AuthRevoke
+    | SlackBackfill
+    | DeadLetters
     | McpToolCall
 )
 

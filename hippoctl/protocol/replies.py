@@ -44,6 +44,7 @@ class DaemonStatusReply(Reply):
     schedule: ScheduleStatus | None = None
     watch: WatchStatus | None = None
     spool: dict[str, int] | None = None  # {"pending": N, "failed": M}
+    http: str | None = None  # the HTTP API's URL while its listener is open
 
 
 class McpSettings(Reply):
@@ -77,6 +78,7 @@ class RememberReply(Reply):
     half_life_days: float
     confidence: str
     tags: list[str]
+    created: str = ""
 
 
 class Why(Reply):
@@ -121,6 +123,7 @@ class RecallReply(Reply):
     candidates: int
     skipped: Skipped
     results: list[RecallItem]
+    mode: str = "bm25"  # hybrid when some result was scored with the embedding model
 
 
 class StrengthMath(Reply):

@@ -42,6 +42,7 @@ class ContextMemory(Reply):
     content: str
     framed: str
     other_project: bool = False  # listed under the --cross-project section
+    score: float = 0.0  # the ranking score (in `*` mode: the strength, global rows x 1/1.2)
 
 
 class ContextReply(Reply):

@@ -140,6 +140,8 @@ class DecisionItem(Reply):
     superseded_by: int | None
     created_at: str
     closed_at: str | None
+    superseded_at: str | None = None
+    tenant: str = "default"
 
 
 class DecideReply(Reply):

@@ -8,12 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from hippoctl.protocol.replies import Reply
 
 
 class McpToolReply(Reply):
     tool: str
     result: Any = None
+
+
+class AssembledItem(Reply):
+    kind: str  # event or handoff
+    id: int
+    created_at: str
+    text: str
+    full: bool  # False: its one-line summary
 
 
 class AssembleReply(Reply):
@@ -26,6 +36,7 @@ class AssembleReply(Reply):
     full: int
     summarized: int
     left_out: int
+    items: list[AssembledItem] = msgspec.field(default_factory=list)
 
 
 class DrillItem(Reply):

@@ -178,6 +178,7 @@ def _entry(item: Scored, place: Place, framing: str) -> ContextMemory:
         content=mem.content,
         framed="",
         other_project=place is Place.OTHER,
+        score=round(item.score, 6),
     )
     entry.framed = layout.framed(entry, framing)
     return entry

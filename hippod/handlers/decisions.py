@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import aiosqlite
+
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import DecideReply, DecisionItem, DecisionsReply
 from hippod import clock
@@ -18,7 +20,16 @@ STATUSES = ("active", "superseded", "closed")
 
 def _item(d: Decision) -> DecisionItem:
     return DecisionItem(
-        d.n, d.text, d.context, d.status, d.memory_id, d.superseded_by, d.created_at, d.closed_at
+        d.n,
+        d.text,
+        d.context,
+        d.status,
+        d.memory_id,
+        d.superseded_by,
+        d.created_at,
+        d.closed_at,
+        superseded_at=d.superseded_at,
+        tenant=d.tenant,
     )
 
 
@@ -42,11 +53,16 @@ async def decide(ctx: RequestContext, body: m.Decide) -> tuple[DecideReply, str]
     closed: list[int] = []
     async with store.db.transaction() as conn:
         old = None
-        if body.supersedes is not None:
-            old = await memories.get(conn, ctx.tenant, body.supersedes)
-            if old is None:
+        replaced = await _active_decision(conn, ctx.tenant, body.supersedes_decision)
+        # A decision supersedes the one it replaces, and its memory the old decision's memory.
+        old_id = body.supersedes or (replaced.memory_id if replaced is not None else None)
+        if old_id is not None:
+            old = await memories.get(conn, ctx.tenant, old_id)
+            if old is None and body.supersedes is not None:
                 raise HippoError("not_found", f"no memory with id {body.supersedes}")
-            if old.superseded_by is not None:
+            if old is not None and old.superseded_by is not None and replaced is not None:
+                old = None  # the memory was replaced already; the decision still is, below
+            elif old is not None and old.superseded_by is not None:
                 raise HippoError(
                     "already_superseded", f"{old.id} was already superseded by {old.superseded_by}"
                 )
@@ -57,8 +73,11 @@ async def decide(ctx: RequestContext, body: m.Decide) -> tuple[DecideReply, str]
                 "rejected_value", "this decision's text was rejected earlier and cannot be stored"
             )
         n = await decisions.insert(conn, ctx.tenant, text, context, memory.id, now)
+        if replaced is not None:
+            await decisions.supersede(conn, replaced.n, n, now)
+            closed.append(replaced.n)
         if old is not None:
-            closed = await decisions.supersede_active_for(conn, ctx.tenant, old.id, n)
+            closed += await decisions.supersede_active_for(conn, ctx.tenant, old.id, n, now)
             old.superseded_by = memory.id
             old.confidence = "stale"
             old.tags = list(dict.fromkeys([*old.tags, "superseded"]))
@@ -73,21 +92,37 @@ async def decide(ctx: RequestContext, body: m.Decide) -> tuple[DecideReply, str]
             actor=ctx.actor,
             op="decide",
             target=memory.id,
-            metadata={"n": n, "supersedes": body.supersedes, "decisions_superseded": closed},
+            metadata={"n": n, "supersedes": old_id, "decisions_superseded": closed},
         )
         decision = await decisions.get(conn, ctx.tenant, n)
     assert decision is not None
     store.written([memory, *changed])
     lines = [f"Decision recorded: #{n}", f"memory: {memory.id}"]
-    if body.supersedes is not None:
+    if old is not None:
         which = ", ".join(f"#{c}" for c in closed) or "none"
-        lines.append(f"supersedes memory: {body.supersedes} (decision {which} superseded)")
+        lines.append(f"supersedes memory: {old.id} (decision {which} superseded)")
+    elif replaced is not None:
+        lines.append(f"supersedes decision #{replaced.n}")
     reply = DecideReply(
         decision=_item(decision),
-        superseded_memory=body.supersedes,
+        superseded_memory=old.id if old is not None else None,
         superseded_decision=closed[0] if closed else None,
     )
     return reply, "\n".join(lines)
+
+
+async def _active_decision(conn: aiosqlite.Connection, tenant: str, n: int | None) -> Decision | None:
+    """The active decision `n` that a new one replaces (None when none is named)."""
+    if n is None:
+        return None
+    found = await decisions.get(conn, tenant, n)
+    if found is None:
+        raise HippoError("not_found", f"no decision #{n}")
+    if found.status != "active":
+        raise HippoError(
+            "bad_state", f"decision #{n} is {found.status}; only an active decision can be superseded"
+        )
+    return found
 
 
 def _line(d: Decision) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import aiosqlite
+
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import (
     InvalidateReply,
@@ -29,6 +31,8 @@ _HEX = re.compile(r"[0-9a-f]{4,64}")
 
 
 async def supersede(ctx: RequestContext, body: m.Supersede) -> tuple[SupersedeReply, str]:
+    if body.new_id is not None:
+        return await _supersede_by(ctx, body.id, body.new_id)
     content = validate_content(body.content)
     if body.layer is not None and body.layer not in LAYERS:
         raise HippoError("usage", f"unknown layer {body.layer!r}; use one of {', '.join(LAYERS)}")
@@ -56,17 +60,7 @@ async def supersede(ctx: RequestContext, body: m.Supersede) -> tuple[SupersedeRe
         # The new version is written first; the old one points at it only if nobody got there first.
         if not await memories.insert(conn, new):
             raise HippoError("rejected_value", "the new text was rejected earlier and cannot be stored again")
-        if not await memories.mark_superseded(conn, old.id, new.id, now):
-            raise HippoError("already_superseded", f"{old.id} was superseded meanwhile")
-        await memories.audit(
-            conn,
-            ts=now,
-            tenant=ctx.tenant,
-            actor=ctx.actor,
-            op="supersede",
-            target=old.id,
-            metadata={"new": new.id},
-        )
+        await _point(ctx, conn, old.id, new.id, now)
     store.written([new])
     store.mirrors.changed_ids([old.id])
     reply = SupersedeReply(
@@ -77,6 +71,43 @@ async def supersede(ctx: RequestContext, body: m.Supersede) -> tuple[SupersedeRe
         f"Layer: {new.layer} | Strength: 1.00 | Half-life: {half_life:g}d | Confidence: verified"
     )
     return reply, text
+
+
+async def _point(ctx: RequestContext, conn: aiosqlite.Connection, old_id: str, new_id: str, now: str) -> None:
+    """Old points at new, unless something superseded it meanwhile (then nothing changes)."""
+    if not await memories.mark_superseded(conn, old_id, new_id, now):
+        raise HippoError("already_superseded", f"{old_id} was superseded meanwhile")
+    await memories.audit(
+        conn,
+        ts=now,
+        tenant=ctx.tenant,
+        actor=ctx.actor,
+        op="supersede",
+        target=old_id,
+        metadata={"new": new_id},
+    )
+
+
+async def _supersede_by(ctx: RequestContext, old_id: str, new_id: str) -> tuple[SupersedeReply, str]:
+    """Point `old_id` at `new_id`, a memory already stored in the same store and tenant."""
+    if old_id == new_id:
+        raise HippoError("usage", "a memory cannot supersede itself")
+    store, old = await find_memory(ctx, old_id)
+    new = await memories.get(store.db.reader, ctx.tenant, new_id)
+    if new is None:
+        raise HippoError("not_found", f"no memory with id {new_id} in the store holding {old_id}")
+    if old.superseded_by is not None:
+        raise HippoError("already_superseded", f"{old.id} was already superseded by {old.superseded_by}")
+    if new.superseded_by is not None:
+        raise HippoError("bad_state", f"{new.id} is itself superseded by {new.superseded_by}")
+    now = clock.iso(clock.now())
+    async with store.db.transaction() as conn:
+        await _point(ctx, conn, old.id, new.id, now)
+    store.mirrors.changed_ids([old.id])
+    reply = SupersedeReply(
+        old=old.id, new=new.id, store=store.root, layer=new.layer, half_life_days=new.half_life_days
+    )
+    return reply, f"Superseded [{old.id}] with [{new.id}]"
 
 
 async def reject(ctx: RequestContext, body: m.Reject) -> tuple[RejectReply, str]:

@@ -10,7 +10,13 @@ from __future__ import annotations
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import RecallReply
 from hippoctl.protocol.replies_context import ContextReply
-from hippoctl.protocol.replies_mcp import AssembleReply, BaserateReply, DrillItem, DrillReply
+from hippoctl.protocol.replies_mcp import (
+    AssembledItem,
+    AssembleReply,
+    BaserateReply,
+    DrillItem,
+    DrillReply,
+)
 from hippoctl.protocol.replies_pinned import PinnedReply
 from hippod.context import layout, ledger_rows
 from hippod.continuity import render
@@ -116,6 +122,16 @@ async def assemble(ctx: McpContext, args: a.AssembleArgs) -> tuple[AssembleReply
         full=done.full,
         summarized=done.summarized,
         left_out=done.left_out,
+        items=[
+            AssembledItem(
+                kind="event" if item.rank == 0 else "handoff",
+                id=item.row_id,
+                created_at=item.created_at,
+                text=text,
+                full=whole,
+            )
+            for item, text, whole in done.shown
+        ],
     )
     return reply, done.text
 

@@ -68,6 +68,7 @@ def fresh_memory(
     owner: str | None = None,
     artifact_ref: str | None = None,
     origin_project: str | None = None,
+    kind: str = "distilled",
 ) -> Memory:
     """A new memory as every write verb makes one: created now, full strength, half-life by §8.
 
@@ -80,7 +81,7 @@ def fresh_memory(
         tenant_id=ctx.tenant,
         content=content,
         layer=layer,
-        kind="distilled",
+        kind=kind,
         created=now,
         valid_from=now,
         last_retrieved=now,
@@ -105,8 +106,13 @@ def fresh_memory(
     )
 
 
+KINDS = ("distilled", "raw")
+
+
 async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply, str]:
     content = validate_content(body.content)
+    if body.kind not in KINDS:
+        raise HippoError("usage", f"unknown kind {body.kind!r}; use distilled or raw")
     confidence = body.confidence or "verified"
     if confidence not in validate.CONFIDENCE_TIERS:
         tiers = ", ".join(validate.CONFIDENCE_TIERS)
@@ -125,6 +131,7 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
         scope=body.scope,
         owner=body.owner,
         artifact_ref=body.artifact_ref,
+        kind=body.kind,
     )
     now, half_life = memory.created, memory.half_life_days
     async with store.db.transaction() as conn:
@@ -147,6 +154,7 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
         half_life_days=half_life,
         confidence=confidence,
         tags=tags,
+        created=memory.created,
     )
     text = (
         f"Remembered [{memory.id}]\n"
@@ -262,9 +270,21 @@ def last_batch_key(tenant: str, session: str) -> str:
     return f"last_batch:{tenant}:{session}"
 
 
+MAX_OUTCOME_IDS = 1000
+
+
 async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, str]:
     targets: list[tuple[Store, list[str]]] = []
-    if body.id is not None:
+    if body.ids is not None:
+        if len(body.ids) > MAX_OUTCOME_IDS:
+            raise HippoError("usage", f"at most {MAX_OUTCOME_IDS} ids at once")
+        # Every id is looked up before any is marked, so an unknown one changes nothing.
+        by_store: dict[str, tuple[Store, list[str]]] = {}
+        for memory_id in dict.fromkeys(body.ids):
+            store, memory = await find_memory(ctx, memory_id)
+            by_store.setdefault(store.root, (store, []))[1].append(memory.id)
+        targets.extend(by_store.values())
+    elif body.id is not None:
         store, memory = await find_memory(ctx, body.id)
         targets.append((store, [memory.id]))
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -14,7 +15,7 @@ from hippoctl.protocol.replies import RecallItem, RecallReply, Skipped, Why
 from hippod import clock
 from hippod.context import ledger_rows
 from hippod.embed.queue import embed_ids
-from hippod.embed.service import Settings, embedding_text, text_digest
+from hippod.embed.service import EXTRA_HINT, Settings, embedding_text, text_digest
 from hippod.errors import HippoError
 from hippod.handlers.memory import last_batch_key
 from hippod.lifecycle import strength as st
@@ -37,7 +38,9 @@ async def _score_store(
     store: Store, query: list[str], body: m.Recall, ctx: RequestContext, sc: ScoreContext
 ) -> list[Scored]:
     reader = store.db.reader
-    settings = store.embed_settings()
+    settings = _with_mode(store.embed_settings(), body.mode)
+    if body.mode == "hybrid" and store.embedder.missing(settings):
+        raise _no_hybrid(store, settings)
     if store.fts5:
         found = await memories.candidates_fts(
             reader,
@@ -64,7 +67,7 @@ async def _score_store(
     candidates = [c.memory for c in found]
     terms = [c.terms for c in found]
     rowids = [c.rowid for c in found]
-    hybrid = await _cosines(store, settings, body.query, candidates, ctx)
+    hybrid = await _cosines(store, settings, body.query, candidates, ctx, hybrid_only=body.mode == "hybrid")
     if hybrid is None:
         # Without embeddings a LIKE-only candidate always scores zero (its tokens are not the
         # query's), so the substring fallback above runs only when FTS5 itself is missing.
@@ -83,6 +86,20 @@ async def _score_store(
     for item in scored:
         item.vector = blobs.get(item.memory.id)
     return scored
+
+
+def _with_mode(settings: Settings, mode: str | None) -> Settings:
+    """The store's settings under the HTTP API's `mode`: bm25 leaves the model out, hybrid needs it."""
+    if mode == "bm25":
+        return dataclasses.replace(settings, mode="off")
+    if mode == "hybrid" and settings.mode != "off":
+        return dataclasses.replace(settings, mode="required")
+    return settings
+
+
+def _no_hybrid(store: Store, settings: Settings) -> HippoError:
+    reason = store.embedder.reason(settings.model) or f"embeddings are off; {EXTRA_HINT} and turn them on"
+    return HippoError("mode_not_available", f"hybrid recall is not available: {reason}", hint="use mode=bm25")
 
 
 async def _candidates_like(
@@ -106,11 +123,18 @@ async def _embeddings_active(store: Store, settings: Settings) -> bool:
 
 
 async def _cosines(
-    store: Store, settings: Settings, query: str, candidates: list[Memory], ctx: RequestContext
+    store: Store,
+    settings: Settings,
+    query: str,
+    candidates: list[Memory],
+    ctx: RequestContext,
+    *,
+    hybrid_only: bool = False,
 ) -> tuple[list[float | None], dict[str, bytes]] | None:
     """Each candidate's cosine with the query, and the current vectors; None when embeddings do not apply.
 
-    The query is embedded only when some candidate has a current vector (recall.md §10.4).
+    The query is embedded only when some candidate has a current vector (recall.md §10.4). With
+    `hybrid_only` (the HTTP API's mode=hybrid) a model that will not load is an error, not a warning.
     """
     if not candidates:
         return None
@@ -129,6 +153,8 @@ async def _cosines(
             if left := [c for c in missing if c.id not in blobs]:
                 blobs |= await _current_vectors(store, settings.model, left)
     if embedder is None:
+        if hybrid_only:
+            raise _no_hybrid(store, settings)
         if settings.mode == "required":
             reason = store.embedder.reason(settings.model)
             _warn(ctx, f"(embeddings are required by config but unavailable: {reason})")
@@ -283,7 +309,9 @@ async def recall(
         text = render.no_results(body.query)
         total = tokens(text)
 
-    await after_recall(ctx, ranking, [ranked[i] for i in fill.taken], body.query, mode="recall")
+    await after_recall(
+        ctx, ranking, [ranked[i] for i in fill.taken], body.query, mode="recall", strengthen=body.strengthen
+    )
     reply = RecallReply(
         query=body.query,
         budget=budget,
@@ -291,6 +319,7 @@ async def recall(
         candidates=len(items),
         skipped=Skipped(budget=fill.skipped_budget, limit=fill.skipped_limit),
         results=chosen,
+        mode="hybrid" if any(s.cosine is not None for s in ranked) else "bm25",
     )
     if chosen and surface is not None:
         await ledger_rows.queue_sent(ctx, ranking.primary, surface=surface, text=text, items=len(chosen))
@@ -298,17 +327,30 @@ async def recall(
 
 
 async def after_recall(
-    ctx: RequestContext, ranking: Ranking, returned: list[Scored], query: str, *, mode: str
+    ctx: RequestContext,
+    ranking: Ranking,
+    returned: list[Scored],
+    query: str,
+    *,
+    mode: str,
+    strengthen: bool = True,
 ) -> None:
-    """The side effects of recall.md §12 in each store the returned memories came from."""
+    """The side effects of recall.md §12 in each store the returned memories came from; without
+    `strengthen`, only the last batch and the audit row."""
     for store, source in ((ranking.project, "local"), (ranking.global_, "global")):
         if store is not None:
             picked = [s for s in returned if s.source == source]
-            await _after_recall(store, picked, query, ctx, ranking.moment, mode)
+            await _after_recall(store, picked, query, ctx, ranking.moment, mode, strengthen)
 
 
 async def _after_recall(
-    store: Store, picked: list[Scored], query: str, ctx: RequestContext, moment: datetime, mode: str
+    store: Store,
+    picked: list[Scored],
+    query: str,
+    ctx: RequestContext,
+    moment: datetime,
+    mode: str,
+    strengthen: bool,
 ) -> None:
     """Strengthen what was returned, replace the session's last batch, audit (recall.md §12).
 
@@ -323,7 +365,7 @@ async def _after_recall(
     tenant, actor = ctx.tenant, ctx.actor
 
     async def write(conn: aiosqlite.Connection) -> None:
-        if ids:
+        if ids and strengthen:
             await memories.strengthen(conn, ids, now, st.RETRIEVAL_HALF_LIFE_BONUS)
         await memories.set_meta(conn, batch_key, msgspec.json.encode(ids).decode())
         await memories.audit(
@@ -337,7 +379,8 @@ async def _after_recall(
 
     def mirror() -> None:
         # The mirror pass reads these rows back as committed (a memory forgotten meanwhile is skipped).
-        store.mirrors.changed_ids(ids)
+        if strengthen:
+            store.mirrors.changed_ids(ids)
 
     skipped = await store.db.write_bookkeeping(write, mirror)
     if skipped is not None:

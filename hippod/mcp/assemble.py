@@ -41,6 +41,8 @@ class Assembled:
     full: int
     summarized: int
     left_out: int
+    # What it shows, oldest first: each item with its text there and whether that is the whole of it.
+    shown: tuple[tuple[Item, str, bool], ...] = ()
 
 
 def event_item(event: Event) -> Item:
@@ -90,7 +92,7 @@ def assemble(
     used = len(heading(session_id, *RESERVED_HEADING_COUNTS)) + 1 + len(left_out_line(RESERVED_LEFT_OUT)) + 1
     if used > room:
         return Assembled("", total, 0, 0, total)
-    chosen: list[str] = []
+    chosen: list[tuple[Item, str, bool]] = []
     full = summarized = 0
     for age, item in enumerate(reversed(found)):
         in_full = age < fresh_tail_count or not summarize_older
@@ -101,12 +103,13 @@ def assemble(
             break
         text, whole = fits
         used += len(text) + 1
-        chosen.append(text)
+        chosen.append((item, text, whole))
         full += whole
         summarized += not whole
     shown = len(chosen)
     lines = [heading(session_id, shown, total)]
     if shown < total:
         lines.append(left_out_line(total - shown))
-    lines += reversed(chosen)
-    return Assembled("\n".join(lines), total, full, summarized, total - shown)
+    chosen.reverse()
+    lines += [text for _, text, _ in chosen]
+    return Assembled("\n".join(lines), total, full, summarized, total - shown, tuple(chosen))

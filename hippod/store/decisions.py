@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-_COLS = "n, text, context, status, memory_id, superseded_by, created_at, closed_at"
+_COLS = "n, text, context, status, memory_id, superseded_by, created_at, closed_at, superseded_at, tenant_id"
 
 
 @dataclass(slots=True)
@@ -19,6 +19,8 @@ class Decision:
     superseded_by: int | None
     created_at: str
     closed_at: str | None
+    superseded_at: str | None
+    tenant: str
 
 
 async def insert(
@@ -55,18 +57,25 @@ async def listed(conn: aiosqlite.Connection, tenant: str, status: str | None) ->
     return [Decision(*r) for r in rows]
 
 
-async def supersede_active_for(conn: aiosqlite.Connection, tenant: str, memory_id: str, by: int) -> list[int]:
+async def supersede_active_for(
+    conn: aiosqlite.Connection, tenant: str, memory_id: str, by: int, now: str
+) -> list[int]:
     """Mark the active decisions mirrored by a memory superseded by decision `by`; returns their numbers."""
     rows = await conn.execute_fetchall(
         "SELECT n FROM decisions WHERE tenant_id = ? AND memory_id = ? AND status = 'active' AND n != ?",
         (tenant, memory_id, by),
     )
     numbers = [int(r[0]) for r in rows]
-    await conn.executemany(
-        "UPDATE decisions SET status = 'superseded', superseded_by = ? WHERE n = ?",
-        [(by, n) for n in numbers],
-    )
+    for n in numbers:
+        await supersede(conn, n, by, now)
     return numbers
+
+
+async def supersede(conn: aiosqlite.Connection, n: int, by: int, now: str) -> None:
+    await conn.execute(
+        "UPDATE decisions SET status = 'superseded', superseded_by = ?, superseded_at = ? WHERE n = ?",
+        (by, now, n),
+    )
 
 
 async def close(conn: aiosqlite.Connection, tenant: str, n: int, now: str) -> bool:

@@ -285,6 +285,7 @@ async def archive_raw(conn: aiosqlite.Connection, memory: Memory, reason: str, n
         (memory.id, memory.tenant_id, now, reason, _json_encode(metadata).decode()),
     )
     await conn.execute("UPDATE memories SET kind = 'archived', updated_at = ? WHERE id = ?", (now, memory.id))
+    await clear_content(conn, memory.id)
 
 
 async def audit(

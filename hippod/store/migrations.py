@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Callable
 
 from hippod.lifecycle.digest import content_digest
+from hippod.store.migrations_http import m010_http
 
 
 def m001_initial(conn: sqlite3.Connection) -> None:
@@ -362,6 +363,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m007_prompt_hook,
     m008_imported_files,
     m009_digest_normalisation,
+    m010_http,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

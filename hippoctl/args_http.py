@@ -1,0 +1,117 @@
+"""Arguments of the HTTP side's verbs: `serve`, `auth` and the webhooks' `slack` and `github`
+(integrations.md §9, §10)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+
+from hippoctl.argcheck import UsageError
+from hippoctl.protocol import messages as m
+
+AddVerb = Callable[..., argparse.ArgumentParser]
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535)")
+    return int(text)
+
+
+def add_verbs(verb: AddVerb) -> None:
+    """Register the HTTP verbs on the hippoctl parser."""
+    p = verb(
+        "serve",
+        "open the HTTP API inside the daemon (loopback only unless --allow-remote)",
+        "hippoctl serve",
+        "hippoctl serve --port 7000",
+        "hippoctl serve --stop",
+    )
+    p.add_argument("--port", type=_port, help="the port (default: HIPPO_PORT, else daemon.json, else 6789)")
+    p.add_argument("--host", help="the address to listen on (default 127.0.0.1)")
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="listen on another address than loopback; every request then needs an API key",
+    )
+    p.add_argument("--stop", action="store_true", help="close the listener")
+
+    p = verb(
+        "auth",
+        "the HTTP API's keys: create (shown once), list, revoke",
+        "hippoctl auth create --role member --label ci",
+        "hippoctl auth list",
+        "hippoctl auth revoke hk_abcdefghijklmnopqrstuvwx",
+    )
+    p.add_argument("action", choices=["create", "list", "revoke"], help="create, list or revoke a key")
+    p.add_argument("key_id", nargs="?", metavar="key-id", help="with revoke: the key's id (hk_...)")
+    p.add_argument("--tenant", help="the key's tenant (default: HIPPO_TENANT, else default)")
+    p.add_argument(
+        "--role", choices=["admin", "member"], default="admin", help="create: its role (default admin)"
+    )
+    p.add_argument("--label", help="create: a name to know it by")
+    p.add_argument("--all", action="store_true", help="list: revoked keys too")
+
+    p = verb(
+        "slack",
+        "the Slack webhook's backfill and dead letters",
+        "hippoctl slack backfill --channel C0123456789",
+        "hippoctl slack dlq list",
+    )
+    p.add_argument("action", choices=["backfill", "dlq"], help="backfill a channel, or dlq list")
+    p.add_argument("what", nargs="?", choices=["list"], help="with dlq: list")
+    p.add_argument("--channel", help="backfill: the channel id (C...)")
+    p.add_argument("--since", metavar="ISO", help="backfill: nothing older than this time")
+
+    p = verb("github", "the GitHub webhook's dead letters", "hippoctl github dlq list")
+    p.add_argument("action", choices=["dlq"], help="dlq list")
+    p.add_argument("what", choices=["list"], help="list")
+
+
+def _serve(args: argparse.Namespace) -> m.Body:
+    if args.stop and (args.port is not None or args.host or args.allow_remote):
+        raise UsageError("serve --stop takes no other option")
+    port = args.port
+    given = os.environ.get("HIPPO_PORT", "").strip()
+    if port is None and given and not args.stop:
+        try:
+            port = _port(given)
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(f"HIPPO_PORT: {exc}") from None
+    return m.Serve(port=port, host=args.host, allow_remote=args.allow_remote, stop=args.stop)
+
+
+def _auth(args: argparse.Namespace) -> m.Body:
+    if args.action == "revoke":
+        if not args.key_id:
+            raise UsageError("auth revoke needs the key's id (hk_...)")
+        return m.AuthRevoke(key_id=args.key_id, tenant=args.tenant)
+    if args.key_id:
+        raise UsageError(f"auth {args.action} takes no key id")
+    if args.action == "create":
+        return m.AuthCreate(tenant=args.tenant, role=args.role, label=args.label)
+    return m.AuthList(active_only=not args.all, tenant=args.tenant)
+
+
+def _slack(args: argparse.Namespace) -> m.Body:
+    if args.action == "dlq":
+        if args.what != "list":
+            raise UsageError("slack dlq needs list")
+        return m.DeadLetters(source="slack")
+    if not args.channel:
+        raise UsageError("slack backfill needs --channel <channel id>")
+    token = os.environ.get("SLACK_BOT_TOKEN", "").strip() or None
+    return m.SlackBackfill(channel=args.channel, since=args.since, token=token)
+
+
+def _github(args: argparse.Namespace) -> m.Body:
+    return m.DeadLetters(source="github")
+
+
+BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+    "serve": _serve,
+    "auth": _auth,
+    "slack": _slack,
+    "github": _github,
+}

@@ -1,0 +1,68 @@
+"""Typed reply data of `serve`, `auth`, `slack backfill` and the dead-letter lists (integrations.md §9,
+§10). See replies.py for the conventions."""
+
+from __future__ import annotations
+
+import msgspec
+
+from hippoctl.protocol.replies import Reply
+
+
+class ServeReply(Reply):
+    """The HTTP listener: where it listens, or `running` False once closed (or never opened)."""
+
+    running: bool
+    url: str | None = None
+    host: str | None = None
+    port: int | None = None
+    allow_remote: bool = False
+    started_at: str | None = None
+    store: str | None = None  # the store a request without X-Hippo-Store reaches
+
+
+class ApiKeyItem(Reply):
+    key_id: str
+    tenant: str
+    role: str
+    label: str | None
+    created_at: str
+    revoked_at: str | None = None
+
+
+class AuthCreatedReply(Reply):
+    key: ApiKeyItem
+    plaintext: str  # shown this once: only its scrypt hash is stored
+
+
+class AuthListReply(Reply):
+    keys: list[ApiKeyItem]
+    next_after: int | None = None  # the cursor of the next page, when there is one
+
+
+class AuthRevokedReply(Reply):
+    key: ApiKeyItem
+    already: bool = False  # it was revoked before this request
+
+
+class DeadLetter(Reply):
+    id: int
+    source: str
+    tenant: str
+    received_at: str
+    bucket: str
+    error: str
+    retry_count: int
+
+
+class DeadLettersReply(Reply):
+    source: str
+    letters: list[DeadLetter] = msgspec.field(default_factory=list)
+
+
+class BackfillReply(Reply):
+    channel: str
+    pages: int
+    ingested: int
+    duplicates: int
+    skipped: int
+    latest_ts: str | None = None

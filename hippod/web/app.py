@@ -1,0 +1,90 @@
+"""The HTTP API as one starlette app: every route of the tables in routes_*.py, the guard in front,
+and the OpenAPI document made from the same tables."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from hippod.state import DaemonState
+from hippod.web import openapi, routes_admin, routes_context, routes_decisions, routes_memories, webhooks
+from hippod.web.auth import Authenticator
+from hippod.web.guard import Guard, rate_from_env
+from hippod.web.routing import Op, endpoint, error_response, json_response
+
+# The SDK's other object families: hippod does not keep these, and says so plainly.
+UNSUPPORTED = (
+    "predictions",
+    "incidents",
+    "processes",
+    "policies",
+    "skills",
+    "project-briefs",
+    "customer-notes",
+)
+OPS: tuple[Op, ...] = (
+    *routes_admin.OPS,
+    *routes_memories.OPS,
+    *routes_context.OPS,
+    *routes_decisions.OPS,
+    *webhooks.OPS,
+)
+
+
+async def _unsupported(request: Request) -> Response:
+    family = request.url.path.split("/")[2]
+    return error_response(
+        501, "not_implemented", f"/v1/{family} is not available in hippod: it keeps memories and decisions"
+    )
+
+
+def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return error_response(404, "not_found", f"no route {request.method} {request.url.path}")
+    if exc.status_code == 405:
+        return error_response(
+            405, "method_not_allowed", f"{request.url.path} does not answer {request.method}"
+        )
+    return error_response(exc.status_code, "bad_request", str(exc.detail))
+
+
+def build(state: DaemonState, authenticator: Authenticator) -> Guard:
+    """The whole app, ready for uvicorn."""
+    routes: list[BaseRoute] = []
+    by_path: dict[str, list[Op]] = {}
+    for op in OPS:
+        by_path.setdefault(op.path, []).append(op)
+    for path, ops in by_path.items():
+        routes.append(Route(path, _by_method(ops, state, authenticator), methods=[op.method for op in ops]))
+    document = openapi.document(OPS, UNSUPPORTED)
+    routes.append(Route("/openapi.json", lambda _request: _document(document), methods=["GET"]))
+    for family in UNSUPPORTED:
+        methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+        routes.append(Route(f"/v1/{family}", _unsupported, methods=methods))
+        routes.append(Route(f"/v1/{family}/{{rest:path}}", _unsupported, methods=methods))
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
+    return Guard(app, rate_from_env())
+
+
+async def _document(document: dict[str, object]) -> Response:
+    return json_response(document)
+
+
+def _by_method(
+    ops: list[Op], state: DaemonState, authenticator: Authenticator
+) -> Callable[[Request], Awaitable[Response]]:
+    """One endpoint for a path that answers several methods."""
+    runs = {op.method: endpoint(op, state, authenticator) for op in ops}
+
+    async def run(request: Request) -> Response:
+        # starlette answers HEAD on every GET route: the GET endpoint serves it.
+        method = "GET" if request.method == "HEAD" else request.method
+        return await runs[method](request)
+
+    return run

@@ -1,0 +1,114 @@
+"""Who is asking: a Bearer API key, or (over loopback, unless turned off) the local user without one
+(integrations.md §9.4, §9.5)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from hippod.store import api_keys
+from hippod.store.stores import StoreRegistry
+from hippod.web import keys
+from hippod.web.errors import HttpError
+
+ROLES = ("admin", "member")
+# Verified keys remembered by a digest of the whole token, so a key in use pays scrypt once, not on
+# every request; revocation is still read from the table on each one.
+_VERIFIED_MAX = 1024
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller: its tenant, its role, and its key (None for the local user without a key)."""
+
+    tenant: str
+    role: str
+    key_id: str | None = None
+
+    @property
+    def actor(self) -> str:
+        """The audit log's actor."""
+        return f"api_key:{self.key_id}" if self.key_id else "localhost:cli"
+
+    @property
+    def session(self) -> str:
+        """Whose last recalled batch `POST /v1/outcome` marks: one per key."""
+        return f"http:{self.key_id}" if self.key_id else "http:localhost"
+
+    @property
+    def operator(self) -> bool:
+        """The local user, who may act for any tenant (e.g. mint a key for one)."""
+        return self.key_id is None
+
+
+def is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
+
+def _unauthorized(message: str) -> HttpError:
+    return HttpError(401, "unauthorized", message, {"WWW-Authenticate": "Bearer"})
+
+
+class Authenticator:
+    """Checks each request's credentials against the global store's `api_keys`."""
+
+    def __init__(self, registry: StoreRegistry, *, allow_remote: bool) -> None:
+        self.registry = registry
+        # --allow-remote also turns off the no-key path, even for a request from this machine.
+        self.keyless = not allow_remote
+        self._verified: OrderedDict[bytes, str] = OrderedDict()
+
+    def keyless_allowed(self, client_host: str | None) -> bool:
+        return (
+            self.keyless
+            and os.environ.get("HIPPO_REQUIRE_AUTH", "").strip() != "1"
+            and is_loopback(client_host)
+        )
+
+    async def principal(self, authorization: list[str], client_host: str | None) -> Principal:
+        if not authorization:
+            if not self.keyless_allowed(client_host):
+                raise _unauthorized("an API key is required: Authorization: Bearer hk_...")
+            tenant = os.environ.get("HIPPO_TENANT", "").strip() or "default"
+            return Principal(tenant=tenant, role="admin")
+        scheme, space, token = authorization[0].partition(" ")
+        token = token.strip()
+        if not space or scheme.lower() != "bearer" or not token:
+            raise _unauthorized(
+                "malformed Authorization header; send: Authorization: Bearer hk_<id>.<secret>"
+            )
+        key_id = keys.key_id_of(token)
+        store = await self.registry.open(self.registry.global_root)
+        row = await api_keys.by_key_id(store.db.reader, key_id) if key_id else None
+        digest = hashlib.sha256(token.encode()).digest()
+        known = self._verified.get(digest)
+        if known is not None and row is not None and known == row.key_id:
+            self._verified.move_to_end(digest)
+            good = True
+        else:
+            # An unknown id is checked against a dummy hash: a miss takes as long as a wrong secret.
+            stored = row.key_hash if row is not None else keys.dummy_hash()
+            good = await asyncio.to_thread(keys.verify, token, stored) and row is not None
+            if good and row is not None:
+                self._verified[digest] = row.key_id
+                if len(self._verified) > _VERIFIED_MAX:
+                    self._verified.popitem(last=False)
+        if not good or row is None:
+            raise _unauthorized("invalid API key")
+        if row.revoked_at is not None:
+            raise _unauthorized("this API key was revoked")
+        return Principal(
+            tenant=row.tenant, role=row.role if row.role in ROLES else "member", key_id=row.key_id
+        )

@@ -1,0 +1,96 @@
+"""What every HTTP request passes before routing (integrations.md §9.6): no `%2F` in the path, a body
+of at most 1 MiB, and a token bucket per remote address on `/v1/*`."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from typing import Any
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from hippod.web.errors import error_body
+
+MAX_BODY = 1024 * 1024
+DEFAULT_RPS = 20.0
+_MAX_BUCKETS = 10_000
+
+
+class TokenBuckets:
+    """One bucket per remote address: `rate` tokens a second, up to a burst of twice that."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.burst = 2 * rate
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def take(self, key: str, now: float) -> bool:
+        tokens, then = self._buckets.pop(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - then) * self.rate)
+        allowed = tokens >= 1.0
+        self._buckets[key] = (tokens - 1.0 if allowed else tokens, now)
+        if len(self._buckets) > _MAX_BUCKETS:
+            self._buckets.popitem(last=False)
+        return allowed
+
+
+def rate_from_env() -> float:
+    """HIPPO_V1_RPS, else 20 a second; 0 or less turns the limit off."""
+    try:
+        return float(os.environ.get("HIPPO_V1_RPS", DEFAULT_RPS))
+    except ValueError:
+        return DEFAULT_RPS
+
+
+async def _refuse(send: Send, status: int, code: str, message: str, headers: list[Any] | None = None) -> None:
+    body = error_body(code, message)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class Guard:
+    """ASGI middleware applying the checks above before the app sees the request."""
+
+    def __init__(self, app: ASGIApp, rate: float) -> None:
+        self.app = app
+        self.buckets = TokenBuckets(rate) if rate > 0 else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        raw_path = scope.get("raw_path") or scope["path"].encode()
+        if b"%2f" in raw_path.split(b"?", 1)[0].lower():
+            await _refuse(send, 400, "bad_request", "an encoded slash (%2F) is not allowed in the path")
+            return
+        if self.buckets is not None and scope["path"].startswith("/v1/"):
+            client = scope.get("client")
+            if not self.buckets.take(client[0] if client else "", time.monotonic()):
+                await _refuse(
+                    send,
+                    429,
+                    "rate_limited",
+                    "too many requests; retry in a second",
+                    [(b"retry-after", b"1")],
+                )
+                return
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                if not value.isdigit():
+                    await _refuse(send, 400, "bad_request", "Content-Length is not a number")
+                    return
+                if int(value) > MAX_BODY:
+                    await _refuse(send, 413, "payload_too_large", "the request body is over 1 MiB")
+                    return
+        await self.app(scope, receive, send)
