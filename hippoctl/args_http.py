@@ -64,7 +64,12 @@ def add_verbs(verb: AddVerb) -> None:
     p.add_argument("--channel", help="backfill: the channel id (C...)")
     p.add_argument("--since", metavar="ISO", help="backfill: nothing older than this time")
 
-    p = verb("github", "the GitHub webhook's dead letters", "hippoctl github dlq list")
+    p = verb(
+        "github",
+        "the GitHub webhook's dead letters",
+        "hippoctl github dlq list",
+        "hippoctl github dlq list --json",
+    )
     p.add_argument("action", choices=["dlq"], help="dlq list")
     p.add_argument("what", choices=["list"], help="list")
 

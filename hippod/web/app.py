@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+import msgspec
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from hippod.server import log_failure
 from hippod.state import DaemonState
 from hippod.web import openapi, routes_admin, routes_context, routes_decisions, routes_memories, webhooks
 from hippod.web.auth import Authenticator
 from hippod.web.guard import Guard, rate_from_env
-from hippod.web.routing import Op, endpoint, error_response, json_response
+from hippod.web.routing import Op, endpoint, error_response
 
 # The SDK's other object families: hippod does not keep these, and says so plainly.
 UNSUPPORTED = (
@@ -48,9 +50,8 @@ def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 404:
         return error_response(404, "not_found", f"no route {request.method} {request.url.path}")
     if exc.status_code == 405:
-        return error_response(
-            405, "method_not_allowed", f"{request.url.path} does not answer {request.method}"
-        )
+        message = f"{request.url.path} does not answer {request.method}"
+        return error_response(405, "method_not_allowed", message, dict(exc.headers or {}))
     return error_response(exc.status_code, "bad_request", str(exc.detail))
 
 
@@ -62,18 +63,25 @@ def build(state: DaemonState, authenticator: Authenticator) -> Guard:
         by_path.setdefault(op.path, []).append(op)
     for path, ops in by_path.items():
         routes.append(Route(path, _by_method(ops, state, authenticator), methods=[op.method for op in ops]))
-    document = openapi.document(OPS, UNSUPPORTED)
-    routes.append(Route("/openapi.json", lambda _request: _document(document), methods=["GET"]))
+    document = msgspec.json.encode(openapi.document(OPS, UNSUPPORTED))
+
+    async def published(request: Request) -> Response:
+        return Response(document, media_type="application/json")
+
+    routes.append(Route("/openapi.json", published, methods=["GET"]))
     for family in UNSUPPORTED:
         methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
         routes.append(Route(f"/v1/{family}", _unsupported, methods=methods))
         routes.append(Route(f"/v1/{family}/{{rest:path}}", _unsupported, methods=methods))
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
+    handlers = {HTTPException: _http_error, Exception: _internal}
+    app = Starlette(routes=routes, exception_handlers=handlers)
     return Guard(app, rate_from_env())
 
 
-async def _document(document: dict[str, object]) -> Response:
-    return json_response(document)
+def _internal(request: Request, exc: Exception) -> Response:
+    """What escaped a route (the routes catch their own failures): logged by type, answered in shape."""
+    log_failure(f"{request.method} {request.url.path}", exc)
+    return error_response(500, "internal", "internal error; the daemon's log has the details")
 
 
 def _by_method(

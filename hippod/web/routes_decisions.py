@@ -56,7 +56,8 @@ async def supersede(call: Call) -> Response:
 
 
 async def listed(call: Call) -> Response:
-    status = call.query_str("status", 16) or "all"
+    status = call.query_str("status", 16)
+    status = "all" if status is None else status
     if status not in STATUSES:
         raise HttpError(400, "bad_request", f"status must be one of {', '.join(STATUSES)}")
     limit = call.query_int("limit", 1, 1000) or 100

@@ -104,8 +104,9 @@ class Call:
         return value
 
     def query_str(self, name: str, max_chars: int = 4096) -> str | None:
+        """A query parameter as given (None when absent; an empty one stays "", for the checks)."""
         value = self.request.query_params.get(name)
-        if value is None or value == "":
+        if value is None:
             return None
         if len(value) > max_chars or "\x00" in value:
             raise HttpError(400, "bad_request", f"{name} must be at most {max_chars} characters, without NUL")

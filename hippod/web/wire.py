@@ -6,7 +6,7 @@ OpenAPI document (openapi.py), so the document cannot drift from what the routes
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -35,11 +35,15 @@ class RememberIn(Wire):
     error: bool = False
 
 
+# A memory's or key's id as the routes take it (routing.ID).
+Id = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_:.\-]{1,256}$")]
+
+
 class SupersedeIn(Wire):
     """The new version: `content` to store now, or `newId`, a memory already stored (the SDK's form)."""
 
     content: str | None = None
-    new_id: str | None = None
+    new_id: Id | None = None
 
 
 class ArchiveIn(Wire):
@@ -48,7 +52,7 @@ class ArchiveIn(Wire):
 
 class OutcomeIn(Wire):
     good: bool
-    ids: list[str] | None = None
+    ids: list[Id] | None = None
 
 
 class SleepIn(Wire):

@@ -31,7 +31,7 @@ def create_key(hippo: Hippo, *, tenant: str = "default", role: str = "member", l
 
 
 def slack_headers(secret: str, body: bytes, timestamp: int | None = None) -> dict[str, str]:
-    """The headers Slack signs a delivery with (api.slack.com/authentication/verifying-requests-from-slack)."""
+    """The headers Slack signs a delivery with (its "verifying requests from Slack" page)."""
     stamp = str(int(time.time()) if timestamp is None else timestamp)
     digest = hmac.new(secret.encode(), b"v0:" + stamp.encode() + b":" + body, hashlib.sha256).hexdigest()
     return {

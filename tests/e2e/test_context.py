@@ -151,7 +151,7 @@ def test_json_shape_and_limit(hippo: Hippo) -> None:
     memory = data["memories"][0]
     assert set(memory) == {
         "id", "source", "confidence", "aged", "tags", "created", "strength", "content", "framed",
-        "other_project",
+        "other_project", "score",
     }  # fmt: skip
     assert memory["framed"] == memory["content"]
     # --json prints the same reply data.

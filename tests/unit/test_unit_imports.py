@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 FORBIDDEN = {"sqlite3", "_sqlite3", "aiosqlite", "watchfiles", "apscheduler", "platformdirs", "hippod"}
-# The MCP SDK (and what it pulls in) is for `hippoctl mcp` only.
-MCP_ONLY = {"mcp", "pydantic", "anyio", "starlette", "httpx"}
+# The MCP SDK (and what it pulls in) is for `hippoctl mcp` only; the ASGI stack is the daemon's.
+MCP_ONLY = {"mcp", "pydantic", "anyio", "starlette", "httpx", "uvicorn", "h11"}
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -53,3 +53,10 @@ def test_the_daemon_loads_the_embed_extra_only_when_a_store_uses_it() -> None:
     loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch")
     assert "hippod" in loaded
     assert loaded & {"numpy", "wordllama", "tokenizers"} == set()
+
+
+def test_the_daemon_loads_the_asgi_stack_only_when_a_listener_opens() -> None:
+    # The HTTP API costs a daemon nothing until `serve` opens it.
+    loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch")
+    assert loaded & {"starlette", "uvicorn", "h11"} == set()
+    assert {"starlette", "uvicorn"} <= _loaded_after("import hippod.web.listener")

@@ -77,11 +77,15 @@ async def test_decisions_supersede_and_close(database: dbmod.Database) -> None:
     async with database.transaction() as conn:
         first = await decisions.insert(conn, "default", "Use Postgres", "ACID", "mem_a", NOW)
         second = await decisions.insert(conn, "default", "Use SQLite", None, "mem_b", NOW)
-        assert await decisions.supersede_active_for(conn, "default", "mem_a", second) == [first]
+        assert await decisions.supersede_active_for(conn, "default", "mem_a", second, NOW) == [first]
         assert await decisions.close(conn, "default", second, NOW)
         assert not await decisions.close(conn, "default", second, NOW)
     got = await decisions.get(database.reader, "default", first)
-    assert got is not None and (got.status, got.superseded_by) == ("superseded", second)
+    assert got is not None and (got.status, got.superseded_by, got.superseded_at) == (
+        "superseded",
+        second,
+        NOW,
+    )
     assert [d.n for d in await decisions.listed(database.reader, "default", "closed")] == [second]
     assert [d.n for d in await decisions.listed(database.reader, "default", None)] == [second, first]
 
