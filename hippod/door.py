@@ -6,6 +6,8 @@ working directory no path can hold, nor a number SQLite cannot store.
 
 from __future__ import annotations
 
+import functools
+
 import msgspec
 
 from hippoctl.protocol import messages as m
@@ -36,11 +38,17 @@ def refusal(request: m.Request) -> str | None:
         problem = validate.id_problem(getattr(body, id_field[0]), id_field[1])
         if problem is not None:
             return problem
-    for field in msgspec.structs.fields(body):
-        value = getattr(body, field.name)
+    for name in _field_names(type(body)):
+        value = getattr(body, name)
         if isinstance(value, int) and not isinstance(value, bool) and not _INT_MIN <= value <= _INT_MAX:
-            return f"{field.name} is out of range: {value}"
+            return f"{name} is out of range: {value}"
     return None
+
+
+@functools.cache
+def _field_names(kind: type[m.Body]) -> tuple[str, ...]:
+    """A body type's field names, read once: msgspec builds its field descriptions on every call."""
+    return tuple(field.name for field in msgspec.structs.fields(kind))
 
 
 def check(request: m.Request) -> None:
