@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Callable
 
 from hippod.lifecycle.digest import content_digest
+from hippod.store.migrations_cards import m011_cards
 from hippod.store.migrations_http import m010_http
 
 
@@ -364,6 +365,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m008_imported_files,
     m009_digest_normalisation,
     m010_http,
+    m011_cards,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
