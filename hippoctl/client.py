@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
@@ -191,11 +192,15 @@ def call(
     timeout: float,
     on_progress: Callable[[m.Progress], None] | None = None,
     deadline: float | None = None,
+    settle: bool = True,
 ) -> m.Result | m.Error:
     """Send one request and return its final Result or Error.
 
     With a `deadline` (time.monotonic()), connecting, spawning and every wait for a reply stop
     there (hook verbs' wall budget, daemon.md §10.5); `timeout` then bounds each wait as well.
+    With `settle`, it returns once the daemon closes the connection, which it does when the
+    bookkeeping the reply left is committed (a recall's strengthening): what the next command reads
+    includes it. Hooks do not wait for that.
     """
     try:
         frame = pack(_encode(request))
@@ -225,12 +230,22 @@ def call(
                         on_progress(reply)
                     continue
                 if isinstance(reply, m.Result | m.Error):
+                    if settle:
+                        _until_closed(sock, remaining(deadline, timeout))
                     return reply
         except KeyboardInterrupt:
             _cancel(sock, request.id)
             raise
     finally:
         sock.close()
+
+
+def _until_closed(sock: socket.socket, timeout: float | None) -> None:
+    """Read until the daemon closes the connection (or `timeout`); the reply is in hand either way."""
+    with contextlib.suppress(OSError):
+        sock.settimeout(timeout)
+        while sock.recv(4096):
+            pass
 
 
 def _welcome(sock: socket.socket, deadline: float | None, timeout: float) -> m.Message:

@@ -188,7 +188,13 @@ def run(
     attach(request.body, payload, spool.key_of(name) if name else None)
     failure: ClientError | None = None
     try:
-        reply = call(request, spawn=spawn, timeout=max(0.05, deadline - time.monotonic()), deadline=deadline)
+        reply = call(
+            request,
+            spawn=spawn,
+            timeout=max(0.05, deadline - time.monotonic()),
+            deadline=deadline,
+            settle=False,
+        )
     except ClientError as exc:
         failure = exc
     except OSError as exc:

@@ -145,7 +145,13 @@ def _run(argv: list[str]) -> int:
     request = request_envelope(body, cwd=cwd, global_store=opts.global_store)
     spawn = not opts.no_spawn and os.environ.get("HIPPO_NO_SPAWN", "").strip() != "1"
     try:
-        reply = call(request, spawn=spawn, timeout=max(0.05, deadline - time.monotonic()), deadline=deadline)
+        reply = call(
+            request,
+            spawn=spawn,
+            timeout=max(0.05, deadline - time.monotonic()),
+            deadline=deadline,
+            settle=False,
+        )
     except ClientError as exc:
         return _fault(strict, str(exc), exc.exit_code)
     except OSError as exc:

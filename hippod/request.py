@@ -63,21 +63,23 @@ class RequestContext:
         return path_tags(self.request.cwd)
 
     @staticmethod
-    def _with_readable_config(store: Store) -> Store:
-        """The store, once its config.json parses: a request on a store whose settings cannot be read
-        fails, whether or not it would have read them (HippoError `bad_config`)."""
+    async def _ready(store: Store) -> Store:
+        """The store, once its config.json parses (a request on a store whose settings cannot be read
+        fails, whether or not it would have read them: HippoError `bad_config`) and the bookkeeping
+        earlier replies left to write is in (a recall's strengthening is seen by the next request)."""
         store.config_file.current()
+        await store.db.settled()
         return store
 
     async def global_store(self) -> Store:
         registry = self.state.registry
-        return self._with_readable_config(await registry.open(registry.global_root))
+        return await self._ready(await registry.open(registry.global_root))
 
     async def project_store(self) -> Store | None:
         root = self.state.registry.project_root_for(self.request.cwd)
         if root is None:
             return None
-        return self._with_readable_config(await self.state.registry.open(root))
+        return await self._ready(await self.state.registry.open(root))
 
     async def target_store(self, *, write: bool) -> Store:
         """--global, else the project store above cwd, else the global store (memory-model.md §1.3)."""

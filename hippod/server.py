@@ -182,6 +182,9 @@ class Server:
             limit = self.max_frame
             message = f"the reply is over the {limit}-byte frame limit; ask for less (--budget, --limit)"
             await self._send(writer, _error(request.id, "frame_too_large", message))
+        # The connection closes once the bookkeeping the reply left (recall's strengthening) is in:
+        # a client that waits for the close has its effects committed, a hook that does not is free.
+        await self.state.registry.settled()
 
     async def _run(
         self, request: m.Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter

@@ -363,9 +363,9 @@ async def _after_recall(
 ) -> None:
     """Strengthen what was returned, replace the session's last batch, audit (recall.md §12).
 
-    While a long write holds the store (an import, a sleep's write phase), this is queued behind it
-    instead of delaying the reply: the results are already chosen and strengthening never changes
-    them. Short writes are waited for, so a recall's strengthening is committed when it replies.
+    The write is made after the reply (the results are already chosen and strengthening never
+    changes them), behind any long write that holds the store (an import, a sleep's write phase);
+    the next request on the store waits for it, so it reads the strengthened rows (Database.settled).
     On a full disk the strengthening is skipped and a warning says so: the answer still goes out.
     """
     ids = [s.memory.id for s in picked]
@@ -391,6 +391,7 @@ async def _after_recall(
         if strengthen:
             store.mirrors.changed_ids(ids)
 
-    skipped = await store.db.write_bookkeeping(write, mirror)
+    # The results are chosen and strengthening cannot change them: the reply goes out first.
+    skipped = await store.db.write_bookkeeping(write, mirror, after_reply=True)
     if skipped is not None:
         _warn(ctx, f"(recall counts not updated: {skipped.message})")

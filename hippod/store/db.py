@@ -56,6 +56,10 @@ FTS_SETUP = (
 )
 
 
+# The databases whose write lock the running task holds (inside `transaction()`).
+_HOLDING: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("holding", default=frozenset())
+
+
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """What opening learned about a database."""
@@ -190,6 +194,8 @@ class Database:
         self.reader = reader
         self._write_lock = asyncio.Lock()
         self._deferred: set[asyncio.Task[None]] = set()
+        # The deferred bookkeeping writes of replies already sent, which the next request waits for.
+        self._after_reply: set[asyncio.Task[None]] = set()
         # Long writes (an import, a sleep's write phase) under way or waiting for the writer.
         self._long_writes = 0
 
@@ -228,21 +234,25 @@ class Database:
         """
         async with self._write_lock:
             self._check_room()
+            holding = _HOLDING.set(_HOLDING.get() | {id(self)})
             try:
-                yield self.writer
-            except BaseException as exc:
-                await asyncio.shield(self.writer.rollback())
-                self._raise_named(exc)
-                raise
-            point = COMMIT_POINT.get()
-            if point is not None:
-                point.reached = True
-            try:
-                await asyncio.shield(self.writer.commit())
-            except BaseException as exc:
-                await asyncio.shield(self.writer.rollback())
-                self._raise_named(exc)
-                raise
+                try:
+                    yield self.writer
+                except BaseException as exc:
+                    await asyncio.shield(self.writer.rollback())
+                    self._raise_named(exc)
+                    raise
+                point = COMMIT_POINT.get()
+                if point is not None:
+                    point.reached = True
+                try:
+                    await asyncio.shield(self.writer.commit())
+                except BaseException as exc:
+                    await asyncio.shield(self.writer.rollback())
+                    self._raise_named(exc)
+                    raise
+            finally:
+                _HOLDING.reset(holding)
 
     def checkpoint_soon(self) -> None:
         """Copy the WAL into the database and truncate it, in the background: the WAL's older frames
@@ -292,7 +302,7 @@ class Database:
         self,
         write: Callable[[aiosqlite.Connection], Awaitable[None]],
         after: Callable[[], None] | None = None,
-    ) -> None:
+    ) -> asyncio.Task[None]:
         """Run `write` in its own transaction in the background, then `after`; close() waits for it.
 
         For bookkeeping a reader should not wait on, such as recall's strengthening while a long
@@ -316,6 +326,7 @@ class Database:
         task = asyncio.get_running_loop().create_task(run())
         self._deferred.add(task)
         task.add_done_callback(self._deferred.discard)
+        return task
 
     async def write_unless_long(
         self,
@@ -337,17 +348,36 @@ class Database:
         self,
         write: Callable[[aiosqlite.Connection], Awaitable[None]],
         after: Callable[[], None] | None = None,
+        *,
+        after_reply: bool = False,
     ) -> HippoError | None:
         """`write_unless_long` for the bookkeeping a read does on the side (strengthening, counts):
-        on a full disk the write is skipped and its error returned, never raised, so the read answers."""
+        on a full disk the write is skipped and its error returned, never raised, so the read answers.
+
+        With `after_reply` the write is made once the reply has gone, and the next request on this
+        store waits for it (`settled`): the reply never waits for a write that cannot change it.
+        """
         try:
-            await self.write_unless_long(write, after)
+            if after_reply:
+                self._check_room()
+                task = self.write_soon(write, after)
+                self._after_reply.add(task)
+                task.add_done_callback(self._after_reply.discard)
+            else:
+                await self.write_unless_long(write, after)
         except HippoError as exc:
             if exc.code != sqlite_errors.DISK_FULL:
                 raise
             log.warning("bookkeeping write skipped: %s", exc.message)
             return exc
         return None
+
+    async def settled(self) -> None:
+        """Wait for the bookkeeping that earlier replies left to write, so what a request reads
+        includes it; not while a long write holds the writer (it would wait for the whole import)."""
+        # Not from inside a transaction of this store: the writes waited for need its lock.
+        if self._after_reply and not self.long_write_pending() and id(self) not in _HOLDING.get():
+            await asyncio.gather(*list(self._after_reply), return_exceptions=True)
 
     async def close(self) -> None:
         """Finish deferred writes, checkpoint the WAL, optimise, and close both connections."""

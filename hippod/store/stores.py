@@ -240,6 +240,11 @@ class StoreRegistry:
             )
         return HippoError(found.code, found.message, hint=found.hint, details=found.details)
 
+    async def settled(self) -> None:
+        """Wait for the bookkeeping writes that replies left in every open store (Database.settled)."""
+        for store in list(self.stores.values()):
+            await store.db.settled()
+
     async def close_idle(self, max_idle_seconds: float) -> None:
         """Checkpoint and close project stores unused for max_idle_seconds; the global store stays open."""
         cutoff = time.monotonic() - max_idle_seconds

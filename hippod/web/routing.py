@@ -181,8 +181,10 @@ class Call:
         return HttpContext(request=request, state=self.state, principal=self.principal)
 
     async def run(self, body: m.RequestBody) -> Any:
-        """Run one request through the dispatcher; returns its reply data."""
+        """Run one request through the dispatcher; returns its reply data once what it left to write
+        after its reply (recall's strengthening) is in, so an HTTP response follows its effects."""
         data, _text = await dispatch(self.context(body))
+        await self.state.registry.settled()
         return data
 
 

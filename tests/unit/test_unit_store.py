@@ -459,3 +459,26 @@ async def test_term_rows_counts_the_rows_holding_each_term(
         "cach": 2,
     }
     assert await memories.term_rows(database.reader, []) == {}
+
+
+async def test_bookkeeping_after_the_reply_is_in_once_settled(database: dbmod.Database) -> None:
+    started = asyncio.Event()
+
+    async def write(conn: Any) -> None:
+        started.set()
+        await conn.execute("INSERT INTO meta (key, value) VALUES ('after', 'reply')")
+
+    async def value() -> list[Any]:
+        return list(await database.reader.execute_fetchall("SELECT value FROM meta WHERE key = 'after'"))
+
+    assert await database.write_bookkeeping(write, after_reply=True) is None
+    assert not started.is_set()  # returned before the write began: the reply goes first
+    await database.settled()
+    assert await value() == [("reply",)]
+    # From inside a transaction of the same store, settling returns at once (no wait on its own lock).
+    async with database.transaction() as conn:
+        await database.write_bookkeeping(write, after_reply=True)
+        await asyncio.wait_for(database.settled(), timeout=5)
+        await conn.execute("DELETE FROM meta WHERE key = 'after'")
+    await database.settled()
+    assert await value() == [("reply",)]  # the deferred write ran after the transaction, in order
