@@ -91,6 +91,9 @@ async def _timed_dispatch(state: DaemonState, cwd: str, queries: Sequence[str], 
             start = time.perf_counter()
             await dispatch(ctx)
             times.append(time.perf_counter() - start)
+            # The strengthening is written after the reply, as the daemon does once it has sent it;
+            # the next recall would wait for it, so it is let in here, outside the timing.
+            await state.registry.settled()
     return times
 
 
@@ -193,6 +196,7 @@ async def _instrumented(state: DaemonState, sb: Sandbox, queries: Sequence[str])
                 getattr(bd, key).append(acc.get(key, 0.0))
             bd.fetched.append(int(acc.get("fetched", 0.0)))
             captured.append(list(statements))
+            await state.registry.settled()  # the strengthening, written after the reply
         # Let the last coalesced mirror pass run inside the measurement.
         await asyncio.sleep(mirrors_module.COALESCE_SECONDS + 0.2)
         await store.mirrors.flush_now()

@@ -186,7 +186,7 @@ def render_breakdown(results: Sequence[SizeResult]) -> str:
         ("  pure SQL (sqlite3 replay)", lambda b: b.sql),
         ("  row_to_memory decode", lambda b: b.decode),
         ("score_candidates (BM25 + multipliers)", lambda b: b.score),
-        ("_after_recall (strengthen txn)", lambda b: b.after),
+        ("_after_recall (queues the strengthening)", lambda b: b.after),
         ("rest (stores, tokenize, items, render)", _rest),
     ]
     header = ["stage (ms)", *[f"{r.size} p50/mean" for r in results]]
