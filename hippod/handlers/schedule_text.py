@@ -43,7 +43,8 @@ def schedule_lines(schedule: ScheduleStatus) -> list[str]:
         if schedule.catch_up_at:
             upcoming += f" · catch-up {_local(schedule.catch_up_at)}"
     if schedule.reclaim_next:
-        upcoming += f" · card reclaim {_local(schedule.reclaim_next)}"
+        # Every few minutes: the time of day says it (daemon.md §14's "card reclaim 11:45").
+        upcoming += f" · card reclaim {_moment(schedule.reclaim_next).strftime('%H:%M')}"
     lines = [f"next scheduled: {upcoming}"]
     last = "never" if schedule.last_daily is None else _last_run(schedule.last_daily)
     if schedule.running:

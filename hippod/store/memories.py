@@ -147,15 +147,23 @@ def _admission(tenant: str, include_superseded: bool, scope: str | None) -> tupl
 
 
 async def term_rows(conn: aiosqlite.Connection, terms: Sequence[str]) -> dict[str, int]:
-    """How many rows of the FTS index hold each of `terms` (a term in none is left out)."""
+    """How many rows of the FTS index hold each of `terms` (a term in none is left out).
+
+    An `IN (?, ?, ...)` list lets fts5vocab look each term up; through json_each it scans instead.
+    """
     distinct = list(dict.fromkeys(terms))
-    if not distinct:
-        return {}
-    rows = await conn.execute_fetchall(
-        "SELECT term, doc FROM memories_fts_vocab WHERE term IN (SELECT value FROM json_each(?))",
-        [_json_encode(distinct).decode()],
-    )
-    return {str(r[0]): int(r[1]) for r in rows}
+    found: dict[str, int] = {}
+    for start in range(0, len(distinct), _TERMS_PER_STATEMENT):
+        chunk = distinct[start : start + _TERMS_PER_STATEMENT]
+        rows = await conn.execute_fetchall(
+            f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({', '.join('?' * len(chunk))})", chunk
+        )
+        found.update((str(r[0]), int(r[1])) for r in rows)
+    return found
+
+
+# Well under SQLite's limit of bound parameters in one statement.
+_TERMS_PER_STATEMENT = 500
 
 
 async def candidates_fts(

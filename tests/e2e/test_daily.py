@@ -164,7 +164,8 @@ def test_daily_runner_streams_counts_failures_and_status_shows_it(hippo: Hippo) 
     status = hippo.ok("daemon", "status").stdout
     assert "last daily run: never" in status
     upcoming = next(line for line in status.splitlines() if line.startswith("next scheduled: "))
-    assert re.fullmatch(r"next scheduled: daily \d{4}-\d\d-\d\d 06:15 \(local\)", upcoming), upcoming
+    pattern = r"next scheduled: daily \d{4}-\d\d-\d\d 06:15 \(local\) · card reclaim \d\d:\d\d"
+    assert re.fullmatch(pattern, upcoming), upcoming
 
     done = hippo.ctl("daily-runner")
     assert done.returncode == 0, done.stderr

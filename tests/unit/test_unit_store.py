@@ -459,6 +459,9 @@ async def test_term_rows_counts_the_rows_holding_each_term(
         "cach": 2,
     }
     assert await memories.term_rows(database.reader, []) == {}
+    # A query of more distinct words than one statement binds is looked up in parts.
+    many = [f"word{i}" for i in range(1200)] + ["cach"]
+    assert await memories.term_rows(database.reader, many) == {"cach": 2}
 
 
 async def test_bookkeeping_after_the_reply_is_in_once_settled(database: dbmod.Database) -> None:
