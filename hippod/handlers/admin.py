@@ -106,20 +106,11 @@ async def _store_status(store: Store, ctx: RequestContext) -> StoreStatus:
     layers: dict[str, int] = {}
     pinned = superseded = at_risk = 0
     total_strength = 0.0
-    for layer, is_pinned, superseded_by, last, half_life, pos, neg, count, valence in rows:
+    strengths = st.live_strengths(rows, moment, ctx.state.loss_aversion)
+    for (_id, layer, is_pinned, superseded_by, *_), value in zip(rows, strengths, strict=True):
         layers[layer] = layers.get(layer, 0) + 1
         pinned += bool(is_pinned)
         superseded += superseded_by is not None
-        value = st.strength(
-            days=clock.days_between(last, moment),
-            half_life_days=half_life,
-            pos=pos,
-            neg=neg,
-            retrieval_count=count,
-            valence=valence,
-            pinned=bool(is_pinned),
-            loss_aversion=ctx.state.loss_aversion,
-        )
         total_strength += value
         at_risk += value < st.AT_RISK_BELOW
     return StoreStatus(
