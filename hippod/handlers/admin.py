@@ -71,6 +71,7 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         watch=WatchStatus(**state.watcher.status()) if state.watcher is not None else None,
         spool=dict(zip(("pending", "failed"), spool_count(spool_root(reply_home)), strict=True)),
         http=state.http.reply.url if state.http is not None and state.http.running else None,
+        dashboard=state.dashboard.reply().url if state.dashboard is not None else None,
     )
     lines = [
         f"hippod {__version__} (protocol {PROTOCOL}), pid {state.pid}, up {_duration(uptime)}",
@@ -78,6 +79,7 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         f"socket:  {state.socket} (socket activation: {'yes' if state.socket_activated else 'no'})",
         f"log:     {state.log_file}",
         f"http:    {reply.http or 'not serving (hippoctl serve opens it)'}",
+        f"dashboard: {reply.dashboard or 'off (hippoctl dashboard opens it)'}",
         f"stores open: {len(stores)}",
     ]
     lines += [f"  {s.path}   {s.kind:<8} idle {_duration(s.idle_s)}   schema {s.schema}" for s in stores]
