@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Iterable
 from typing import TypeVar
@@ -117,3 +118,18 @@ COUNT = Number(0)  # budgets, limits and counts: 0 or more
 DAYS = Number(1)
 FRACTION = Number(0, 1, real=True)
 SECONDS = Number(0, above=True, real=True)
+
+
+def refuse_options(args: argparse.Namespace, verb: str, allowed: set[str], names: dict[str, str]) -> None:
+    """A usage error naming the first option given that `verb <action>` does not take."""
+    for dest, flag in names.items():
+        value = getattr(args, dest)
+        if dest not in allowed and value not in (None, [], False):
+            raise UsageError(f"{flag} does not go with `{verb} {args.action}`")
+
+
+def needed(value: str | None, flag: str, what: str) -> str:
+    """A text option `what` cannot do without, trimmed of nothing but checked to be there and UTF-8."""
+    if value is None or not value.strip():
+        raise UsageError(f"{what} needs {flag}")
+    return utf8(value, flag)

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 
 from hippoctl import (
     __version__,
+    args_cards,
     args_context,
     args_continuity,
     args_hooks,
@@ -317,6 +318,7 @@ def _foundation_verbs(verb: Callable[..., Any]) -> None:
     args_context.add_verbs(verb)
     args_integrations.add_verbs(verb)
     args_http.add_verbs(verb)
+    args_cards.add_verbs(verb)
 
     p = verb(
         "daemon",
@@ -356,6 +358,8 @@ def build_body(args: argparse.Namespace) -> m.Body:
         return args_integrations.BUILDERS[verb](args)
     if verb in args_http.BUILDERS:
         return args_http.BUILDERS[verb](args)
+    if verb == "card":
+        return args_cards.build(args)
     if verb == "remember":
         check(validate.owner_problem(args.owner))
         check(validate.artifact_ref_problem(args.artifact_ref))

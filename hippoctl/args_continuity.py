@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable
 
-from hippoctl.argcheck import FRACTION, Number, UsageError, utf8
+from hippoctl.argcheck import FRACTION, Number, UsageError, needed, refuse_options, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 
@@ -122,20 +122,6 @@ def add_verbs(verb: AddVerb) -> None:
     p.add_argument("--session", metavar="ID", help="the session id; with clear or flush: only its entries")
 
 
-def _refuse(args: argparse.Namespace, verb: str, allowed: set[str], names: dict[str, str]) -> None:
-    """A usage error naming the first option given that the action does not take."""
-    for dest, flag in names.items():
-        value = getattr(args, dest)
-        if dest not in allowed and value not in (None, []):
-            raise UsageError(f"{flag} does not go with `{verb} {args.action}`")
-
-
-def _needed(value: str | None, flag: str, what: str) -> str:
-    if value is None or not value.strip():
-        raise UsageError(f"{what} needs {flag}")
-    return utf8(value, flag)
-
-
 _SNAPSHOT_FLAGS = {
     "task": "--task",
     "summary": "--summary",
@@ -148,18 +134,20 @@ _SNAPSHOT_FLAGS = {
 
 def _snapshot(args: argparse.Namespace) -> m.Body:
     if args.action == "save":
-        _refuse(args, "snapshot", {"task", "summary", "next_step", "source", "session"}, _SNAPSHOT_FLAGS)
+        refuse_options(
+            args, "snapshot", {"task", "summary", "next_step", "source", "session"}, _SNAPSHOT_FLAGS
+        )
         return m.SnapshotSave(
-            task=_needed(args.task, "--task", "snapshot save"),
-            summary=_needed(args.summary, "--summary", "snapshot save"),
+            task=needed(args.task, "--task", "snapshot save"),
+            summary=needed(args.summary, "--summary", "snapshot save"),
             next_step=utf8(args.next_step, "--next-step"),
             source=utf8(args.source, "--source") or "cli",
             session=utf8(args.session, "--session"),
         )
     if args.action == "clear":
-        _refuse(args, "snapshot", {"status"}, _SNAPSHOT_FLAGS)
+        refuse_options(args, "snapshot", {"status"}, _SNAPSHOT_FLAGS)
         return m.SnapshotClear(status=utf8(args.status, "--status") or "cleared")
-    _refuse(args, "snapshot", set(), _SNAPSHOT_FLAGS)
+    refuse_options(args, "snapshot", set(), _SNAPSHOT_FLAGS)
     return m.SnapshotShow()
 
 
@@ -179,24 +167,26 @@ def _env_session() -> str | None:
 
 def _session(args: argparse.Namespace) -> m.Body:
     if args.action == "log":
-        _refuse(args, "session", {"session_id", "content", "event_type", "task", "source"}, _SESSION_FLAGS)
+        refuse_options(
+            args, "session", {"session_id", "content", "event_type", "task", "source"}, _SESSION_FLAGS
+        )
         session_id = args.session_id if args.session_id is not None else _env_session()
         return m.SessionLog(
-            session_id=_needed(session_id, "--id (or HIPPO_SESSION_ID)", "session log"),
-            content=_needed(args.content, "--content", "session log"),
+            session_id=needed(session_id, "--id (or HIPPO_SESSION_ID)", "session log"),
+            content=needed(args.content, "--content", "session log"),
             type=utf8(args.event_type, "--type") or "note",
             task=utf8(args.task, "--task"),
             source=utf8(args.source, "--source") or "cli",
         )
     if args.action == "show":
-        _refuse(args, "session", {"session_id", "task", "limit"}, _SESSION_FLAGS)
+        refuse_options(args, "session", {"session_id", "task", "limit"}, _SESSION_FLAGS)
         if args.session_id is not None and args.task is not None:
             raise UsageError("session show takes --id or --task, not both")
         limit = 8 if args.limit is None else args.limit
         return m.SessionShow(
             session_id=utf8(args.session_id, "--id"), task=utf8(args.task, "--task"), limit=limit
         )
-    _refuse(args, "session", set(), _SESSION_FLAGS)
+    refuse_options(args, "session", set(), _SESSION_FLAGS)
     return m.SessionLatest() if args.action == "latest" else m.SessionResume()
 
 
@@ -217,17 +207,17 @@ def fallback_session() -> str:
 
 def _handoff(args: argparse.Namespace) -> m.Body:
     if args.action == "create":
-        _refuse(args, "handoff", {"summary", "next", "session", "task", "artifact"}, _HANDOFF_FLAGS)
+        refuse_options(args, "handoff", {"summary", "next", "session", "task", "artifact"}, _HANDOFF_FLAGS)
         session: str | None = args.session if args.session is not None else _env_session()
         return m.HandoffCreate(
-            summary=_needed(args.summary, "--summary", "handoff create"),
+            summary=needed(args.summary, "--summary", "handoff create"),
             session_id=utf8(session, "--session") if session else fallback_session(),
             next=utf8(args.next, "--next"),
             task=utf8(args.task, "--task"),
             artifacts=[utf8(a, "--artifact") for a in args.artifact],
         )
     if args.action == "show":
-        _refuse(args, "handoff", {"id"}, _HANDOFF_FLAGS)
+        refuse_options(args, "handoff", {"id"}, _HANDOFF_FLAGS)
         if args.id is None:
             raise UsageError("handoff show needs a handoff number")
         text = args.id.removeprefix("#")
@@ -235,7 +225,7 @@ def _handoff(args: argparse.Namespace) -> m.Body:
         if not (text.isascii() and text.isdigit()) or int(text) > validate.MAX_ID:
             raise UsageError(f"the handoff number must be a number, not {args.id!r}")
         return m.HandoffShow(id=int(text))
-    _refuse(args, "handoff", set(), _HANDOFF_FLAGS)
+    refuse_options(args, "handoff", set(), _HANDOFF_FLAGS)
     return m.HandoffLatest()
 
 
@@ -254,15 +244,15 @@ def _wm(args: argparse.Namespace) -> m.Body:
     if args.action == "push":
         importance = 0.5 if args.importance is None else args.importance
         return m.WmPush(
-            content=_needed(args.content, "--content", "wm push"),
+            content=needed(args.content, "--content", "wm push"),
             scope=scope,
             importance=importance,
             session=utf8(args.session, "--session"),
         )
     if args.action == "read":
-        _refuse(args, "wm", set(), _WM_FLAGS)
+        refuse_options(args, "wm", set(), _WM_FLAGS)
         return m.WmRead(scope=scope)
-    _refuse(args, "wm", {"session"}, _WM_FLAGS)
+    refuse_options(args, "wm", {"session"}, _WM_FLAGS)
     session = utf8(args.session, "--session")
     return (
         m.WmClear(scope=scope, session=session)

@@ -1,4 +1,4 @@
-"""The 13 MCP tools of `hippoctl mcp` (integrations.md §11) as typed signatures.
+"""The 19 MCP tools of `hippoctl mcp` (integrations.md §11, and §14's cards) as typed signatures.
 
 Each function is never called: its parameters (types, defaults, descriptions) become the tool's
 input schema, and its docstring the tool's description. The daemon checks the same arguments again
@@ -138,6 +138,75 @@ def hippo_predict_baserate(
     trace memories carrying the tag."""
 
 
+MAX_ROW = 2**63 - 1  # SQLite's largest integer
+CardId = Annotated[int, Field(ge=1, le=MAX_ROW, description="The card's number, from hippo_card_list.")]
+Run = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=MAX_ROW,
+        description="The run you hold (from hippo_card_claim); refused when it is no longer live.",
+    ),
+]
+
+
+def hippo_card_list(
+    status: Annotated[
+        Literal["waiting", "ready", "running", "blocked", "review", "done", "shelved"] | None,
+        Field(description="Only cards in this state; default: all."),
+    ] = None,
+) -> None:
+    """List the work queue's cards, newest-updated first: number, state and title."""
+
+
+def hippo_card_show(card_id: CardId) -> None:
+    """One card in full: its contract, dependencies, runs, comments and latest handoff."""
+
+
+def hippo_card_create(
+    title: Annotated[str, Field(description="What the card asks for.")],
+    repo: Annotated[str | None, Field(description="The repository it is about.")] = None,
+    contract: Annotated[str | None, Field(description="What done means.")] = None,
+    budget: Annotated[int | None, Field(ge=0, description="A budget, in the team's unit.")] = None,
+    depends_on: Annotated[
+        list[int] | None, Field(description="Cards that must be done before this one is ready.")
+    ] = None,
+) -> None:
+    """Add a card to the work queue: ready, or waiting while a dependency is not done."""
+
+
+def hippo_card_claim(
+    card_id: CardId,
+    runtime: Annotated[str, Field(description="Who works on it: claude-code, codex, ...")],
+) -> None:
+    """Claim a ready or blocked card: it becomes running under a new run with a 4-hour lease.
+    Exactly one of two agents claiming the same card at once wins."""
+
+
+def hippo_card_move(
+    card_id: CardId,
+    action: Annotated[
+        Literal["heartbeat", "block", "review", "complete"],
+        Field(description="heartbeat (renew the lease), block, review, or complete (a card in review)."),
+    ],
+    run: Run = None,
+    reason: Annotated[str | None, Field(description="With block: why (required).")] = None,
+    outcome: Annotated[
+        Literal["success", "failure", "partial"] | None,
+        Field(description="With complete (required): success makes it done, else shelved."),
+    ] = None,
+) -> None:
+    """Move a card you hold: renew its lease, block it with a reason, hand it to review, or complete
+    it; completing with success makes the cards waiting on it ready."""
+
+
+def hippo_card_comment(
+    card_id: CardId,
+    body: Annotated[str, Field(description="The comment.")],
+) -> None:
+    """Add a comment to a card."""
+
+
 TOOLS: tuple[Callable[..., None], ...] = (
     hippo_recall,
     hippo_assemble,
@@ -152,4 +221,10 @@ TOOLS: tuple[Callable[..., None], ...] = (
     hippo_share,
     hippo_peers,
     hippo_predict_baserate,
+    hippo_card_list,
+    hippo_card_show,
+    hippo_card_create,
+    hippo_card_claim,
+    hippo_card_move,
+    hippo_card_comment,
 )

@@ -30,6 +30,7 @@ _NUMBERS: tuple[tuple[tuple[str, ...], float], ...] = (
     (("shutdownGraceSeconds",), 0),
     (("jobConcurrency",), 1),
     (("storeIdleCloseMinutes",), 0),
+    (("cardReclaimMinutes",), 0),  # 0: never from the schedule (`card reclaim` still works)
     (("log", "maxBytes"), 1024),
     (("log", "backups"), 0),
     (("daily", "days"), 1),

@@ -6,12 +6,15 @@ import sqlite3
 from typing import Any
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol import messages_cards as mc
 from hippod import door
 from hippod.handlers import (
     admin,
     agents,
     audit,
     auth_keys,
+    card_runs,
+    cards,
     compaction,
     conflicts,
     continuity,
@@ -238,4 +241,26 @@ async def _route(ctx: RequestContext) -> tuple[Any, str]:
             return await slack.slack_backfill(ctx, body)
         case m.DeadLetters() as body:
             return await slack.dead_letters(ctx, body)
+        case mc.CardCreate() as body:
+            return await cards.create(ctx, body)
+        case mc.CardShow() as body:
+            return await cards.show(ctx, body)
+        case mc.CardList() as body:
+            return await cards.list_cards(ctx, body)
+        case mc.CardComment() as body:
+            return await cards.comment(ctx, body)
+        case mc.CardDepend() as body:
+            return await cards.depend(ctx, body)
+        case mc.CardClaim() as body:
+            return await card_runs.claim(ctx, body)
+        case mc.CardHeartbeat() as body:
+            return await card_runs.heartbeat(ctx, body)
+        case mc.CardBlock() as body:
+            return await card_runs.block(ctx, body)
+        case mc.CardReview() as body:
+            return await card_runs.review(ctx, body)
+        case mc.CardComplete() as body:
+            return await card_runs.complete(ctx, body)
+        case mc.CardReclaim() as body:
+            return await card_runs.reclaim(ctx, body)
     raise AssertionError(f"no handler for {type(ctx.request.body).__name__}")

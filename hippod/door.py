@@ -12,6 +12,7 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
+from hippoctl.protocol.messages_cards import CARD_BODIES
 from hippod.errors import HippoError
 
 # SQLite stores signed 64-bit integers; a larger number fails when it is bound to a statement.
@@ -22,6 +23,13 @@ _ID_FIELDS: dict[type[m.Body], tuple[str, str]] = {
     m.DecideGet: ("n", "the decision number"),
     m.DecideClose: ("n", "the decision number"),
     m.HandoffShow: ("id", "the handoff number"),
+}
+# The numbers a card verb carries: the card's, a run's, its dependencies'.
+_CARD_NUMBERS = {
+    "id": "the card number",
+    "run": "the run number",
+    "depends_on": "a dependency's card number",
+    "on": "a dependency's card number",
 }
 
 
@@ -38,10 +46,24 @@ def refusal(request: m.Request) -> str | None:
         problem = validate.id_problem(getattr(body, id_field[0]), id_field[1])
         if problem is not None:
             return problem
+    if isinstance(body, CARD_BODIES):
+        problem = _card_number_problem(body)
+        if problem is not None:
+            return problem
     for name in _field_names(type(body)):
         value = getattr(body, name)
         if isinstance(value, int) and not isinstance(value, bool) and not _INT_MIN <= value <= _INT_MAX:
             return f"{name} is out of range: {value}"
+    return None
+
+
+def _card_number_problem(body: m.Body) -> str | None:
+    for name, what in _CARD_NUMBERS.items():
+        value = getattr(body, name, None)
+        for number in value if isinstance(value, list) else [value]:
+            problem = None if number is None else validate.id_problem(number, what)
+            if problem is not None:
+                return problem
     return None
 
 

@@ -34,9 +34,11 @@ import tzlocal
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
+from apscheduler.triggers.interval import IntervalTrigger
 
 from hippoctl.protocol.replies import ScheduleStatus
 from hippod import clock, workspaces
+from hippod.card_reclaim import reclaim_all
 from hippod.daily_run import LOG_NAME, DailyRunner
 from hippod.lifecycle.daily_time import (
     DailyTime,
@@ -52,13 +54,15 @@ log = logging.getLogger("hippod.schedule")
 CLOCK_CHECK_SECONDS = 30.0
 DAILY_JOB = "daily"
 CATCH_UP_JOB = "daily_catch_up"
+RECLAIM_JOB = "card_reclaim"
 
 
 class Schedule:
     """The scheduler and the clock watcher; started before the daemon binds, stopped at shutdown."""
 
-    def __init__(self, runner: DailyRunner, daily: dict[str, Any]) -> None:
+    def __init__(self, runner: DailyRunner, daily: dict[str, Any], reclaim_minutes: float = 0) -> None:
         self.runner = runner
+        self.reclaim_minutes = reclaim_minutes
         self.enabled = bool(daily["enabled"])
         self.at: DailyTime = parse_daily_time(daily["time"])
         self.catch_up_delay = float(daily["catchUpDelaySeconds"])
@@ -74,15 +78,34 @@ class Schedule:
         return datetime.now(self.zone)
 
     def start(self) -> None:
-        """Load the last run, schedule the daily job and decide on a catch-up run (daemon.md §4.7)."""
+        """Load the last run, schedule the daily job and decide on a catch-up run (daemon.md §4.7),
+        and schedule the card reclaim."""
         self.runner.load()
-        if not self.enabled:
-            log.info("daily run disabled in daemon.json")
-            return
         if not log.isEnabledFor(logging.DEBUG):
             # Our own lines say when a run starts and ends; apscheduler's would repeat them.
             logging.getLogger("apscheduler").setLevel(logging.WARNING)
         scheduler = AsyncIOScheduler(timezone=self.zone)
+        if self.reclaim_minutes > 0:
+            scheduler.add_job(
+                reclaim_all,
+                IntervalTrigger(minutes=self.reclaim_minutes, timezone=self.zone),
+                args=[self.runner.state],
+                id=RECLAIM_JOB,
+                name=RECLAIM_JOB,
+                coalesce=True,
+                max_instances=1,
+            )
+        if self.enabled:
+            self._schedule_daily(scheduler)
+        else:
+            log.info("daily run disabled in daemon.json")
+        scheduler.start()
+        self.scheduler = scheduler
+        if self.enabled:
+            self._spawn(self._watch_clock())
+
+    def _schedule_daily(self, scheduler: AsyncIOScheduler) -> None:
+        """The daily job, and a catch-up run when one was missed."""
         scheduler.add_job(
             self._run_if_due,
             CronTrigger(hour=self.at.hour, minute=self.at.minute, second=self.at.second, timezone=self.zone),
@@ -107,9 +130,6 @@ class Schedule:
                 name=CATCH_UP_JOB,
                 misfire_grace_time=None,
             )
-        scheduler.start()
-        self.scheduler = scheduler
-        self._spawn(self._watch_clock())
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -166,6 +186,7 @@ class Schedule:
             daily_time=str(self.at),
             daily_next=self._job_time(DAILY_JOB),
             catch_up_at=self._job_time(CATCH_UP_JOB),
+            reclaim_next=self._job_time(RECLAIM_JOB),
             running=self.runner.running,
             last_daily=self.runner.last,
         )
@@ -178,6 +199,6 @@ def start_schedule(state: DaemonState, config: dict[str, Any]) -> Schedule:
         log.warning("%s", warning)
     log_path = os.path.join(os.path.dirname(state.log_file), LOG_NAME)
     state.daily = DailyRunner(state, int(config["daily"]["days"]), log_path)
-    state.schedule = Schedule(state.daily, config["daily"])
+    state.schedule = Schedule(state.daily, config["daily"], float(config["cardReclaimMinutes"]))
     state.schedule.start()
     return state.schedule

@@ -11,6 +11,9 @@ from typing import Any
 
 import msgspec
 
+from hippoctl.protocol import messages_cards as cards
+from hippoctl.protocol.body import Body as Body  # re-exported: every verb's body derives from m.Body
+
 
 class Message(msgspec.Struct, tag=True, tag_field="t", omit_defaults=True):
     """Base of every top-level frame."""
@@ -63,10 +66,6 @@ class Error(Message):
 
 
 # --- request bodies: one per verb ---------------------------------------------------------------
-
-
-class Body(msgspec.Struct, tag=True, tag_field="t", omit_defaults=True):
-    """Base of every request body."""
 
 
 class Ping(Body):
@@ -684,6 +683,17 @@ RequestBody = (
     | SlackBackfill
     | DeadLetters
     | McpToolCall
+    | cards.CardCreate
+    | cards.CardShow
+    | cards.CardList
+    | cards.CardClaim
+    | cards.CardHeartbeat
+    | cards.CardBlock
+    | cards.CardReview
+    | cards.CardComplete
+    | cards.CardReclaim
+    | cards.CardComment
+    | cards.CardDepend
 )
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol import messages_cards as mc
 from hippoctl.protocol.replies import OutcomeReply
 from hippoctl.protocol.replies_mcp import McpToolReply
 from hippod.errors import HippoError
-from hippod.handlers import admin, conflicts, learn, mcp_reads, memory, sharing
+from hippod.handlers import admin, card_runs, cards, conflicts, learn, mcp_reads, memory, sharing
 from hippod.mcp import args as a
 from hippod.mcp.request import McpContext, for_tool
 from hippod.request import RequestContext
@@ -62,6 +63,25 @@ async def _run(ctx: McpContext, args: a.Args) -> tuple[Any, str]:
             return await sharing.peers(ctx, m.Peers())
         case a.BaserateArgs():
             return await mcp_reads.predict_baserate(ctx, args)
+        case a.CardListArgs():
+            return await cards.list_cards(ctx, mc.CardList(status=args.status))
+        case a.CardShowArgs():
+            return await cards.show(ctx, mc.CardShow(id=args.card_id))
+        case a.CardCreateArgs():
+            create = mc.CardCreate(
+                title=args.title,
+                repo=args.repo,
+                contract=args.contract,
+                budget=args.budget,
+                depends_on=args.depends_on or [],
+            )
+            return await cards.create(ctx, create)
+        case a.CardClaimArgs():
+            return await card_runs.claim(ctx, mc.CardClaim(id=args.card_id, runtime=args.runtime))
+        case a.CardMoveArgs():
+            return await _card_move(ctx, args)
+        case a.CardCommentArgs():
+            return await cards.comment(ctx, mc.CardComment(id=args.card_id, body=args.body, author="mcp"))
     raise AssertionError(f"no tool runs {type(args).__name__}")
 
 
@@ -83,3 +103,15 @@ async def _outcome(ctx: McpContext, args: a.OutcomeArgs) -> tuple[OutcomeReply, 
         store, found = await memory.find_memory(ctx, memory_id)
         targets.setdefault(store.root, (store, []))[1].append(found.id)
     return await memory.mark_outcome(ctx, list(targets.values()), args.good)
+
+
+async def _card_move(ctx: McpContext, args: a.CardMoveArgs) -> tuple[Any, str]:
+    """hippo_card_move: the card verb its action names."""
+    card, run = args.card_id, args.run
+    if args.action == "heartbeat":
+        return await card_runs.heartbeat(ctx, mc.CardHeartbeat(id=card, run=run))
+    if args.action == "block":
+        return await card_runs.block(ctx, mc.CardBlock(id=card, reason=args.reason or "", run=run))
+    if args.action == "review":
+        return await card_runs.review(ctx, mc.CardReview(id=card, run=run))
+    return await card_runs.complete(ctx, mc.CardComplete(id=card, outcome=args.outcome or "", run=run))

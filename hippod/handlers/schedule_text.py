@@ -42,6 +42,8 @@ def schedule_lines(schedule: ScheduleStatus) -> list[str]:
         upcoming = f"daily {_local(schedule.daily_next)} (local)" if schedule.daily_next else "daily -"
         if schedule.catch_up_at:
             upcoming += f" · catch-up {_local(schedule.catch_up_at)}"
+    if schedule.reclaim_next:
+        upcoming += f" · card reclaim {_local(schedule.reclaim_next)}"
     lines = [f"next scheduled: {upcoming}"]
     last = "never" if schedule.last_daily is None else _last_run(schedule.last_daily)
     if schedule.running:

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from hippoctl.protocol import validate
 from hippod.errors import HippoError
 
 MAX_DEPTH = 10
@@ -98,6 +99,42 @@ class BaserateArgs(Args):
     class_tag: str
 
 
+class CardListArgs(Args):
+    status: str | None = None
+
+
+class CardShowArgs(Args):
+    card_id: int
+
+
+class CardCreateArgs(Args):
+    title: str
+    repo: str | None = None
+    contract: str | None = None
+    budget: int | None = None
+    depends_on: list[int] | None = None
+
+
+class CardClaimArgs(Args):
+    card_id: int
+    runtime: str
+
+
+class CardMoveArgs(Args):
+    card_id: int
+    action: str
+    run: int | None = None
+    reason: str | None = None
+    outcome: str | None = None
+
+
+class CardCommentArgs(Args):
+    card_id: int
+    body: str
+
+
+CARD_ACTIONS = ("heartbeat", "block", "review", "complete")
+
 TOOLS: dict[str, type[Args]] = {
     "hippo_recall": RecallArgs,
     "hippo_assemble": AssembleArgs,
@@ -112,6 +149,12 @@ TOOLS: dict[str, type[Args]] = {
     "hippo_share": ShareArgs,
     "hippo_peers": PeersArgs,
     "hippo_predict_baserate": BaserateArgs,
+    "hippo_card_list": CardListArgs,
+    "hippo_card_show": CardShowArgs,
+    "hippo_card_create": CardCreateArgs,
+    "hippo_card_claim": CardClaimArgs,
+    "hippo_card_move": CardMoveArgs,
+    "hippo_card_comment": CardCommentArgs,
 }
 
 _AT = re.compile(r"^(?P<what>.*) - at `\$\.?(?P<path>[^`]*)`$")
@@ -158,8 +201,37 @@ def _check(tool: str, args: Args) -> None:
             _at_least(tool, "days", args.days, 1)
         case OutcomeArgs() if args.ids is not None and not args.ids:
             raise HippoError("usage", f"{tool}: ids must name at least one memory (or be left out)")
+        case CardShowArgs() | CardClaimArgs() | CardCommentArgs():
+            _card_numbers(tool, [args.card_id])
+        case CardMoveArgs():
+            _card_numbers(tool, [args.card_id], args.run)
+            _check_move(tool, args)
+        case CardCreateArgs():
+            _card_numbers(tool, args.depends_on or [])
         case _:
             pass
+
+
+def _card_numbers(tool: str, cards: list[int], run: int | None = None) -> None:
+    """Card and run numbers are row numbers: 1 to SQLite's largest integer."""
+    for value, what in [*((c, "card number") for c in cards), (run, "run number")]:
+        problem = None if value is None else validate.id_problem(value, f"{tool}: the {what}")
+        if problem is not None:
+            raise HippoError("usage", problem)
+
+
+def _check_move(tool: str, args: CardMoveArgs) -> None:
+    """hippo_card_move's action decides which of reason and outcome it needs."""
+    if args.action not in CARD_ACTIONS:
+        raise HippoError("usage", f"{tool}: action must be one of {', '.join(CARD_ACTIONS)}")
+    if args.action == "block" and not (args.reason or "").strip():
+        raise HippoError("usage", f"{tool}: block needs a reason")
+    if args.action == "complete" and args.outcome is None:
+        raise HippoError("usage", f"{tool}: complete needs an outcome (success, failure or partial)")
+    if args.reason is not None and args.action != "block":
+        raise HippoError("usage", f"{tool}: reason goes with block only")
+    if args.outcome is not None and args.action != "complete":
+        raise HippoError("usage", f"{tool}: outcome goes with complete only")
 
 
 def parse(tool: str, arguments: dict[str, Any]) -> Args:

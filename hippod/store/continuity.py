@@ -217,6 +217,16 @@ async def latest_handoff(
     return _handoff(next(iter(rows))) if rows else None
 
 
+async def latest_task_handoff(conn: aiosqlite.Connection, tenant: str, task_id: str) -> Handoff | None:
+    """The newest handoff filed with `--task task_id` (a card's is `card:<id>`)."""
+    rows = await conn.execute_fetchall(
+        f"SELECT {_HANDOFF} FROM session_handoffs WHERE tenant_id = ? AND task_id = ? "
+        "ORDER BY id DESC LIMIT 1",
+        (tenant, task_id),
+    )
+    return _handoff(next(iter(rows))) if rows else None
+
+
 async def handoff(conn: aiosqlite.Connection, tenant: str, handoff_id: int) -> Handoff | None:
     rows = await conn.execute_fetchall(
         f"SELECT {_HANDOFF} FROM session_handoffs WHERE tenant_id = ? AND id = ?", (tenant, handoff_id)

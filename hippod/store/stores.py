@@ -145,6 +145,8 @@ class StoreRegistry:
         self._opening: dict[str, asyncio.Task[Store]] = {}
         self.stores: dict[str, Store] = {}
         self.listeners: list[Callable[[Store], None]] = []
+        # Every store opened since the daemon started (the scheduled card reclaim visits them).
+        self.opened: set[str] = set()
 
         # root -> (the file's identity when it was found corrupt, the error it raised)
         self._set_aside: dict[str, tuple[tuple[int, int, int, int] | None, HippoError]] = {}
@@ -200,6 +202,7 @@ class StoreRegistry:
             store = Store(root, kind, db, prepared.schema, prepared.fts5, self.embedder)
             store.listeners = self.listeners
             self.stores[root] = store
+            self.opened.add(root)
             try:
                 await gitignore.ensure(store)
             except Exception:

@@ -12,7 +12,15 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from hippod.state import DaemonState
-from hippod.web import openapi, routes_admin, routes_context, routes_decisions, routes_memories, webhooks
+from hippod.web import (
+    openapi,
+    routes_admin,
+    routes_cards,
+    routes_context,
+    routes_decisions,
+    routes_memories,
+    webhooks,
+)
 from hippod.web.auth import Authenticator
 from hippod.web.guard import Guard, rate_from_env
 from hippod.web.routing import Op, endpoint, error_response, exception_handlers
@@ -32,6 +40,7 @@ OPS: tuple[Op, ...] = (
     *routes_memories.OPS,
     *routes_context.OPS,
     *routes_decisions.OPS,
+    *routes_cards.OPS,
     *webhooks.OPS,
 )
 

@@ -29,6 +29,7 @@ STATUS_OF_CODE: dict[str, int] = {
     "already_superseded": 409,
     "already_resolved": 409,
     "bad_state": 409,
+    "run_mismatch": 409,
     "raw_append_only": 409,
     "ambiguous_prefix": 409,
     "low_transfer_score": 409,

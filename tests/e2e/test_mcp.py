@@ -1,5 +1,5 @@
 """`hippoctl mcp` (integrations.md §11) through the SDK's own stdio client and by hand: initialize,
-the 13 tools and their schemas, tool calls against a real daemon, errors, and a clean stdout."""
+the 19 tools and their schemas, tool calls against a real daemon, errors, and a clean stdout."""
 
 from __future__ import annotations
 
@@ -31,6 +31,12 @@ TOOLS = {
     "hippo_share",
     "hippo_peers",
     "hippo_predict_baserate",
+    "hippo_card_list",
+    "hippo_card_show",
+    "hippo_card_create",
+    "hippo_card_claim",
+    "hippo_card_move",
+    "hippo_card_comment",
 }
 # tool -> (required inputs, {input: default}) as integrations.md §11 lists them
 SCHEMAS: dict[str, tuple[set[str], dict[str, object]]] = {
@@ -47,10 +53,16 @@ SCHEMAS: dict[str, tuple[set[str], dict[str, object]]] = {
     "hippo_share": ({"id"}, {"force": False}),
     "hippo_peers": (set(), {}),
     "hippo_predict_baserate": ({"class_tag"}, {}),
+    "hippo_card_list": (set(), {"status": None}),
+    "hippo_card_show": ({"card_id"}, {}),
+    "hippo_card_create": ({"title"}, {"repo": None, "depends_on": None}),
+    "hippo_card_claim": ({"card_id", "runtime"}, {}),
+    "hippo_card_move": ({"card_id", "action"}, {"run": None, "reason": None, "outcome": None}),
+    "hippo_card_comment": ({"card_id", "body"}, {}),
 }
 
 
-async def test_initialize_and_list_the_13_tools(hippo: Hippo) -> None:
+async def test_initialize_and_list_the_19_tools(hippo: Hippo) -> None:
     hippo.start()
     async with mcp_session(hippo) as session:
         init = session.initialize_result
@@ -161,7 +173,7 @@ async def test_daemon_unreachable_is_json_rpc_error_32000(hippo: Hippo) -> None:
         assert caught.value.code == -32000
         assert "hippod is unreachable" in caught.value.error.message
         # tools/list needs no daemon.
-        assert len((await session.list_tools()).tools) == 13
+        assert len((await session.list_tools()).tools) == len(TOOLS)
     assert hippo.answers() is None
 
 
@@ -193,7 +205,7 @@ def test_stdout_carries_only_protocol_with_stdin_held_open(hippo: Hippo) -> None
         assert init["id"] == 1 and init["result"]["serverInfo"]["name"] == "hippod"
         raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        assert len(raw.reply()["result"]["tools"]) == 13
+        assert len(raw.reply()["result"]["tools"]) == len(TOOLS)
         for n, text in enumerate(["first lesson over raw stdio", "second lesson over raw stdio"], 3):
             raw.send(
                 {

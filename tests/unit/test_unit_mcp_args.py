@@ -10,8 +10,8 @@ from hippod.errors import HippoError
 from hippod.mcp import args as a
 
 
-def test_the_13_tools() -> None:
-    assert len(a.TOOLS) == 13
+def test_the_19_tools() -> None:
+    assert len(a.TOOLS) == 19
     assert all(name.startswith("hippo_") for name in a.TOOLS)
 
 
@@ -62,3 +62,22 @@ def test_bad_arguments_are_usage_errors(tool: str, arguments: dict[str, Any], me
     assert caught.value.code == "usage"
     assert caught.value.message.startswith(message), caught.value.message
     assert "\n" not in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "named"),
+    [
+        ("hippo_card_show", {"card_id": 2**63}, "the card number must be between 1 and"),
+        ("hippo_card_move", {"card_id": 1, "action": "heartbeat", "run": 0}, "the run number"),
+        ("hippo_card_create", {"title": "t", "depends_on": [0]}, "the card number"),
+        ("hippo_card_move", {"card_id": 1, "action": "fly"}, "action must be one of"),
+        ("hippo_card_move", {"card_id": 1, "action": "block"}, "block needs a reason"),
+        ("hippo_card_move", {"card_id": 1, "action": "complete"}, "complete needs an outcome"),
+        ("hippo_card_move", {"card_id": 1, "action": "review", "outcome": "success"}, "outcome goes with"),
+        ("hippo_card_move", {"card_id": 1, "action": "review", "reason": "x"}, "reason goes with"),
+    ],
+)
+def test_card_tools_refuse_what_the_verbs_would(tool: str, arguments: dict[str, Any], named: str) -> None:
+    with pytest.raises(HippoError) as refused:
+        a.parse(tool, arguments)
+    assert refused.value.code == "usage" and named in refused.value.message

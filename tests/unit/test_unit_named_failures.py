@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol import messages_cards as mc
 from hippod import door
 from hippod.errors import HippoError
 from hippod.store import db as dbmod
@@ -87,6 +88,14 @@ def test_a_corrupt_file_is_named_and_left_as_it_was(tmp_path: Path) -> None:
         (m.Request(id=1, cwd="/", body=m.Resolve(n=2**63)), "the conflict number must be between 1 and"),
         (m.Request(id=1, cwd="/", body=m.HandoffShow(id=-1)), "the handoff number must be between 1 and"),
         (m.Request(id=1, cwd="/", body=m.AuditPrune(days=2**63)), f"days is out of range: {2**63}"),
+        (m.Request(id=1, cwd="/", body=mc.CardShow(id=2**63)), "the card number must be between 1 and"),
+        (m.Request(id=1, cwd="/", body=mc.CardReview(id=1, run=0)), "the run number must be between 1 and"),
+        (
+            m.Request(id=1, cwd="/", body=mc.CardCreate(title="t", depends_on=[1, -5])),
+            "a dependency's card number must be between 1 and",
+        ),
+        (m.Request(id=1, cwd="/", body=mc.CardDepend(id=1, on=[2**63])), "a dependency's card number"),
+        (m.Request(id=1, cwd="/", body=mc.CardHeartbeat(id=2**63 - 1)), None),
         (m.Request(id=1, cwd="/", body=m.Resolve(n=2**63 - 1)), None),
         (m.Request(id=1, cwd="/", body=m.Recall(query="x", limit=-(2**63))), None),
     ],

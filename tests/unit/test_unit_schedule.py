@@ -230,9 +230,11 @@ async def test_resume_after_a_missed_instant_runs_once(daemon: DaemonState) -> N
 async def test_disabled_schedule_plans_nothing(daemon: DaemonState) -> None:
     plant_last_started(daemon, datetime.now(UTC) - timedelta(days=2))
     async with scheduled(daemon, enabled=False, catchUpDelaySeconds=0) as schedule:
-        assert schedule.scheduler is None
+        assert schedule.scheduler is not None
+        assert [job.id for job in schedule.scheduler.get_jobs()] == ["card_reclaim"]
         status = schedule.status()
         assert (status.daily_enabled, status.daily_next, status.catch_up_at) == (False, None, None)
+        assert status.reclaim_next is not None
         await asyncio.sleep(0.2)
         assert daemon.daily is not None and daemon.daily.last is None
 
