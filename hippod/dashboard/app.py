@@ -18,7 +18,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hippod import __version__
-from hippod.dashboard import views_activity, views_memories
+from hippod.dashboard import views_activity, views_cards, views_memories
 from hippod.dashboard.calls import ViewCall
 from hippod.state import DaemonState
 from hippod.web.guard import Guard
@@ -37,6 +37,7 @@ VIEWS: dict[str, View] = {
     "conflicts": views_activity.conflicts,
     "sleeps": views_activity.sleeps,
     "tokens": views_activity.tokens,
+    "cards": views_cards.board,
     "search": views_activity.search,
 }
 # The page runs only its own files: no inline script, nothing from elsewhere, never inside a frame.
@@ -68,8 +69,9 @@ def _with_headers(app: ASGIApp) -> ASGIApp:
     return run
 
 
-async def _json(run: View, call: ViewCall) -> Response:
-    return json_response(await run(call))
+async def _json(run: View, request: Request, state: DaemonState, stores: Stores) -> Response:
+    # The call checks the query as it is made: inside `answered`, so a bad value answers 400.
+    return json_response(await run(ViewCall(request, state, stores.tenant, stores.roots)))
 
 
 def build(state: DaemonState, stores: Stores) -> ASGIApp:
@@ -87,9 +89,7 @@ def build(state: DaemonState, stores: Stores) -> ASGIApp:
         run = VIEWS.get(request.path_params["name"])
         if run is None:
             return error_response(404, "not_found", f"no view {request.path_params['name']}")
-        return await answered(
-            f"dashboard {request.url.path}", _json(run, ViewCall(request, state, stores.tenant, stores.roots))
-        )
+        return await answered(f"dashboard {request.url.path}", _json(run, request, state, stores))
 
     routes = [
         Route("/", page, methods=["GET"]),
