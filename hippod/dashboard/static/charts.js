@@ -74,7 +74,7 @@ export function timeChart(title, times, rows, { yLabel = "" } = {}) {
     return new uPlot({
       width,
       height: HEIGHT,
-      scales: { x: { time: true, range: padded }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
+      scales: { x: { time: true, range: () => padded(times) }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: [{}, { label: yLabel, size: 60 }],
       legend: { live: false },
       series: [{}, ...series(rows.map((row) => row.label), {
@@ -86,8 +86,11 @@ export function timeChart(title, times, rows, { yLabel = "" } = {}) {
   });
 }
 
-/** A time axis with room either side of its points: a day when there is only one. */
-function padded(u, min, max) {
+/** A time axis with room either side of its points: a day when there is only one (uPlot's own
+    range for a single point spans a thousand days). */
+function padded(times) {
+  const min = Math.min(...times);
+  const max = Math.max(...times);
   const pad = max > min ? (max - min) * 0.05 : 86400;
   return [min - pad, max + pad];
 }
@@ -107,7 +110,8 @@ function drawMarks(u, marks) {
     ctx.stroke();
     ctx.fillStyle = mark.colour || "#c0392b";
     ctx.font = `${12 * devicePixelRatio}px sans-serif`;
-    ctx.fillText(mark.label, x + 4, u.bbox.top + 14 * devicePixelRatio);
+    // Each label a line lower than the one before, so two close marks stay readable.
+    ctx.fillText(mark.label, x + 4, u.bbox.top + (14 + 14 * marks.indexOf(mark)) * devicePixelRatio);
   }
   ctx.restore();
 }

@@ -44,9 +44,13 @@ export function plural(count, one, many = `${one}s`) {
   return `${number(count)} ${count === 1 ? one : many}`;
 }
 
+/** A stored instant as this machine's local date and time, to the minute (the charts' time too). */
 export function when(iso) {
   if (!iso) return "never";
-  return iso.replace("T", " ").replace(/:\d\d\.\d+Z$|Z$/, "").slice(0, 16);
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return iso;
+  const two = (n) => String(n).padStart(2, "0");
+  return `${t.getFullYear()}-${two(t.getMonth() + 1)}-${two(t.getDate())} ${two(t.getHours())}:${two(t.getMinutes())}`;
 }
 
 export function days(value) {
