@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hippod import __version__
 from hippod.dashboard import views_activity, views_cards, views_memories
-from hippod.dashboard.calls import ViewCall
+from hippod.dashboard.calls import Stores, ViewCall
 from hippod.state import DaemonState
 from hippod.web.guard import Guard
 from hippod.web.routing import answered, error_response, exception_handlers, json_response
@@ -49,14 +49,6 @@ HEADERS = [
 ]
 
 
-class Stores:
-    """The stores the page can show (the first is the default) and whose memories it reads."""
-
-    def __init__(self, tenant: str, roots: list[str]) -> None:
-        self.tenant = tenant
-        self.roots = roots
-
-
 def _with_headers(app: ASGIApp) -> ASGIApp:
     async def run(scope: Scope, receive: Receive, send: Send) -> None:
         async def sending(message: Message) -> None:
@@ -71,7 +63,7 @@ def _with_headers(app: ASGIApp) -> ASGIApp:
 
 async def _json(run: View, request: Request, state: DaemonState, stores: Stores) -> Response:
     # The call checks the query as it is made: inside `answered`, so a bad value answers 400.
-    return json_response(await run(ViewCall(request, state, stores.tenant, stores.roots)))
+    return json_response(await run(ViewCall(request, state, stores)))
 
 
 def build(state: DaemonState, stores: Stores) -> ASGIApp:

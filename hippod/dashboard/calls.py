@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from starlette.requests import Request
 
@@ -34,6 +35,16 @@ class DashboardContext(RequestContext):
         return "dashboard"
 
 
+@dataclass
+class Stores:
+    """What one open dashboard shows: its tenant, the stores it can show (the first is the default),
+    and what its views keep between requests (the map's strength readings), dropped when it closes."""
+
+    tenant: str
+    roots: list[str]
+    kept: dict[Any, Any] = field(default_factory=dict)
+
+
 def context_for(state: DaemonState, root: str, tenant: str, body: m.RequestBody) -> DashboardContext:
     """A context whose store is `root`: the global store, or the project whose .hippo folder it is."""
     is_global = root == state.registry.global_root
@@ -53,14 +64,15 @@ def command(store: Store, *words: str) -> str:
 class ViewCall:
     """What a view function gets: the checked query and the way to its store."""
 
-    def __init__(self, request: Request, state: DaemonState, tenant: str, stores: list[str]) -> None:
+    def __init__(self, request: Request, state: DaemonState, stores: Stores) -> None:
         self.request = request
         self.state = state
-        self.tenant = tenant
+        self.stores = stores
+        self.tenant = stores.tenant
         named = request.query_params.get("store")
         if named is None:
-            self.root = stores[0]
-        elif named in stores:
+            self.root = stores.roots[0]
+        elif named in stores.roots:
             self.root = named
         else:
             raise HttpError(400, "bad_request", "store must be one of the stores the dashboard shows")

@@ -9,6 +9,7 @@ from urllib.parse import quote
 from hippoctl.protocol.replies_http import DashboardReply
 from hippod import clock
 from hippod.dashboard import app
+from hippod.dashboard.calls import Stores
 from hippod.errors import HippoError
 from hippod.state import DaemonState
 from hippod.web.asgi_server import AsgiServer, bind, url
@@ -26,7 +27,7 @@ class DashboardListener:
         self.server: AsgiServer | None = None
         self.port: int | None = None
         self.started_at: str | None = None
-        self.stores = app.Stores("default", [])
+        self.stores = Stores("default", [])
 
     @property
     def running(self) -> bool:
@@ -70,7 +71,7 @@ class DashboardListener:
         self.port = sock.getsockname()[1]
         global_root = self.state.registry.global_root
         # The global store is always one click away; the store asked for comes first.
-        self.stores = app.Stores(tenant, [store] if store == global_root else [store, global_root])
+        self.stores = Stores(tenant, [store] if store == global_root else [store, global_root])
         self.server = AsgiServer(app.build(self.state, self.stores), sock, "dashboard")
         self.started_at = clock.iso(clock.now())
         log.info("dashboard listening on %s", url(HOST, self.port))

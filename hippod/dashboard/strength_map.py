@@ -1,14 +1,17 @@
 """The memory map's figures, from hippod's own strength math (hippod/lifecycle/strength.py and the
-decay pass of sleep): per-layer counts and strength histograms, the order of the table, and each
+decay pass of sleep): per-layer counts and strength histograms, the orders of the table, and each
 memory's decay curve down to the dormant threshold. Pure functions of values."""
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from hippod.clock import days_between
 from hippod.lifecycle import decay
 from hippod.lifecycle import strength as st
 from hippod.store.records import Memory
@@ -18,6 +21,7 @@ DORMANT_BELOW = decay.FADED_BELOW
 HORIZON_DAYS = 36_500.0  # past a hundred years a memory is shown as not fading
 CURVE_POINTS = 80
 SORTS = ("weakest", "strongest", "retrieved", "recent")
+KEPT_ORDERS = 8  # table orders a Reading keeps (sort × layer filter)
 LAYER_ORDER = ("buffer", "episodic", "semantic", "trace")
 
 
@@ -55,20 +59,52 @@ def layer_figures(rows: Sequence[tuple[Any, ...]], strengths: Sequence[float]) -
     return sorted(layers.values(), key=lambda f: (rank.get(f.layer, len(rank)), f.layer))
 
 
-def ordered(
-    rows: Sequence[tuple[Any, ...]], strengths: Sequence[float], sort: str, layer: str | None
-) -> list[int]:
-    """Indexes of the rows in the table's order, filtered to one layer when given."""
-    keep = [i for i in range(len(rows)) if layer is None or rows[i][1] == layer]
-    if sort == "strongest":
-        keep.sort(key=lambda i: (-strengths[i], rows[i][0]))
-    elif sort == "retrieved":
-        keep.sort(key=lambda i: (-rows[i][8], rows[i][0]))
-    elif sort == "recent":
-        keep.sort(key=lambda i: (rows[i][4], rows[i][0]), reverse=True)
-    else:
-        keep.sort(key=lambda i: (strengths[i], rows[i][0]))
-    return keep
+@dataclass
+class Reading:
+    """One reading of a store's live strengths, which the dashboard keeps while the store is unchanged:
+    the layers' figures, a few compact columns (never the rows themselves), and each table order asked
+    for so far."""
+
+    figures: list[LayerFigures]
+    ids: list[str]
+    layers: list[str]
+    strengths: array[float]
+    retrievals: array[int]
+    idle_days: array[float]  # days since last retrieved, at the reading's time
+    orders: dict[tuple[str, str | None], array[int]] = field(default_factory=dict)
+
+    def order(self, sort: str, layer: str | None) -> array[int]:
+        """Indexes in the table's order (filtered to one layer when given), sorted once per reading."""
+        key = (sort, layer)
+        found = self.orders.get(key)
+        if found is None:
+            if len(self.orders) >= KEPT_ORDERS:
+                self.orders.pop(next(iter(self.orders)))
+            found = self.orders[key] = array("l", self._sorted(sort, layer))
+        return found
+
+    def _sorted(self, sort: str, layer: str | None) -> list[int]:
+        ids, keep = self.ids, [i for i in range(len(self.ids)) if layer is None or self.layers[i] == layer]
+        column: Sequence[float] = {
+            "strongest": [-v for v in self.strengths],
+            "retrieved": [-float(v) for v in self.retrievals],
+            "recent": self.idle_days,
+        }.get(sort, self.strengths)
+        keep.sort(key=lambda i: (column[i], ids[i]))
+        return keep
+
+
+def read(rows: Sequence[tuple[Any, ...]], now: datetime, loss_aversion: float) -> Reading:
+    """A Reading of memories.status_rows rows at `now`. CPU work for a large store: off the loop."""
+    strengths = st.live_strengths(rows, now, loss_aversion)
+    return Reading(
+        figures=layer_figures(rows, strengths),
+        ids=[row[0] for row in rows],
+        layers=[sys.intern(row[1]) for row in rows],
+        strengths=array("d", strengths),
+        retrievals=array("l", (row[8] for row in rows)),
+        idle_days=array("d", (days_between(row[4], now) for row in rows)),
+    )
 
 
 @dataclass(frozen=True, slots=True)

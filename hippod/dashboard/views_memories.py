@@ -4,7 +4,6 @@ strength and decay curves, pinned memories and the dormant store."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -95,27 +94,19 @@ async def _basis(store: Store, loss_aversion: float) -> sm.DecayBasis:
     return sm.DecayBasis(basis, average_gap_days([r.ts for r in runs]), loss_aversion)
 
 
-@dataclass
-class _Ordered:
-    figures: list[sm.LayerFigures]
-    page_ids: list[str]
-    strengths: dict[str, float]
-    matching: int
-
-
-def _order(
-    rows: list[tuple[Any, ...]], now: datetime, la: float, sort: str, layer: str | None, page: int
-) -> _Ordered:
-    """Strength of every row, the layers' figures and one page of the table: CPU work, off the loop."""
-    strengths = st.live_strengths(rows, now, la)
-    order = sm.ordered(rows, strengths, sort, layer)
-    chosen = order[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
-    return _Ordered(
-        sm.layer_figures(rows, strengths),
-        [rows[i][0] for i in chosen],
-        {rows[i][0]: strengths[i] for i in chosen},
-        len(order),
-    )
+async def _reading(call: ViewCall, store: Store) -> sm.Reading:
+    """The store's strengths read now, or as read less than a minute ago if nothing was written
+    since: paging and sorting the map of a large store read its rows once."""
+    now = clock.now()
+    key = (id(store), await reads.data_version(store.db.reader), int(now.timestamp() // 60))
+    kept = call.stores.kept.get(("map", store.root, call.tenant))
+    if kept is not None and kept[0] == key:
+        reading: sm.Reading = kept[1]
+        return reading
+    rows = await memories.status_rows(store.db.reader, call.tenant)
+    reading = await asyncio.to_thread(sm.read, rows, now, call.state.loss_aversion)
+    call.stores.kept[("map", store.root, call.tenant)] = (key, reading)
+    return reading
 
 
 def _curves(memories: list[Memory], now: datetime, basis: sm.DecayBasis) -> Curves:
@@ -135,18 +126,19 @@ async def memory_map(call: ViewCall) -> MemoryMap:
     store = await call.store()
     la = call.state.loss_aversion
     now = clock.now()
-    rows = await memories.status_rows(store.db.reader, call.tenant)
-    done = await asyncio.to_thread(_order, rows, now, la, sort, layer, page)
-    del rows
-    found = await reads.memories_by_id(store.db.reader, call.tenant, done.page_ids)
-    shown = [found[i] for i in done.page_ids if i in found]
+    reading = await _reading(call, store)
+    order = await asyncio.to_thread(reading.order, sort, layer)
+    chosen = order[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
+    strengths = {reading.ids[i]: reading.strengths[i] for i in chosen}
+    found = await reads.memories_by_id(store.db.reader, call.tenant, list(strengths))
+    shown = [found[i] for i in strengths if i in found]
     basis = await _basis(store, la)
     table = [
         MapRow(
             id=mem.id,
             layer=mem.layer,
             content=snippet(mem.content),
-            strength=round(done.strengths[mem.id], 4),
+            strength=round(strengths[mem.id], 4),
             retrieval_count=mem.retrieval_count,
             good=mem.outcome_positive,
             bad=mem.outcome_negative,
@@ -161,15 +153,15 @@ async def memory_map(call: ViewCall) -> MemoryMap:
     ]
     return MemoryMap(
         store=store.root,
-        total=sum(f.count for f in done.figures),
-        layers=list(done.figures),
+        total=sum(f.count for f in reading.figures),
+        layers=list(reading.figures),
         bins=sm.BINS,
         dormant_below=sm.DORMANT_BELOW,
         at_risk_below=st.AT_RISK_BELOW,
         sort=sort,
         layer=layer,
         page=page,
-        pages=pages(done.matching),
+        pages=pages(len(order)),
         rows=table,
         curves=_curves(shown[:CURVES_SHOWN], now, basis),
     )
@@ -232,6 +224,10 @@ async def pinned(call: ViewCall) -> Page:
     return Page(store.root, count, page, pages(count), [_listed(mem, mem.created) for mem in rows])
 
 
+def _parked_strength(memory: Memory, dormant_at: str) -> float | None:
+    return round(memory.strength_at(clock.parse_iso(dormant_at)).strength, 4) if dormant_at else None
+
+
 async def dormant(call: ViewCall) -> Page:
     """The dormant store: how many went dormant each day, and a page of them, newest first."""
     page = call.page()
@@ -244,7 +240,9 @@ async def dormant(call: ViewCall) -> Page:
             d.memory,
             d.dormant_at,
             reason=d.reason,
-            strength=round(d.memory.strength, 4),
+            # Its live strength when it was parked: the stored column is a cache that sleep may not
+            # have refreshed before moving it.
+            strength=_parked_strength(d.memory, d.dormant_at),
             command=command(store, "dormant", "restore", d.memory.id),
         )
         for d in rows

@@ -21,12 +21,20 @@ _decode = msgspec.json.Decoder(dict[str, Any]).decode
 RETIRING_OPS = ("dormant_move", "decay_delete", "decay_delete_secret", "dedupe_delete", "junk_delete")
 
 
+async def data_version(conn: aiosqlite.Connection) -> int:
+    """A number that changes whenever another connection (the daemon's writer) commits."""
+    rows = await conn.execute_fetchall("PRAGMA data_version")
+    return int(next(iter(rows))[0])
+
+
 async def _by_id(
     conn: aiosqlite.Connection, columns: str, table: str, tenant: str, ids: Sequence[str]
 ) -> Any:
     marks = ", ".join("?" * len(ids))
-    sql = f"SELECT {columns} FROM {table} WHERE tenant_id = ? AND id IN ({marks})"
-    return await conn.execute_fetchall(sql, [tenant, *ids]) if ids else []
+    # `+tenant_id`: by the id's own index. Left to itself, SQLite walks the tenant's index instead,
+    # every row of the tenant (a quarter of a second at 100,000 memories).
+    sql = f"SELECT {columns} FROM {table} WHERE id IN ({marks}) AND +tenant_id = ?"
+    return await conn.execute_fetchall(sql, [*ids, tenant]) if ids else []
 
 
 async def memories_by_id(conn: aiosqlite.Connection, tenant: str, ids: Sequence[str]) -> dict[str, Memory]:
@@ -95,9 +103,10 @@ async def merges_at(conn: aiosqlite.Connection, tenant: str, times: Sequence[str
     if not times:
         return []
     marks = ", ".join("?" * len(times))
+    # `pinned IN (0, 1)` lets the (tenant_id, pinned, created) index find them, not a scan of every row.
     rows = await conn.execute_fetchall(
-        f"SELECT {_SELECT} FROM memories WHERE tenant_id = ? AND source = 'consolidation' "
-        f"AND created IN ({marks}) ORDER BY created DESC, id",
+        f"SELECT {_SELECT} FROM memories WHERE tenant_id = ? AND pinned IN (0, 1) AND created IN ({marks}) "
+        "AND source = 'consolidation' ORDER BY created DESC, id",
         [tenant, *times],
     )
     return [row_to_memory(r) for r in rows]
