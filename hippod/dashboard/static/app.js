@@ -36,8 +36,11 @@ async function show() {
     body.replaceChildren(content);
     // Charts size themselves from their container, which exists only now.
     for (const chart of body.querySelectorAll(".chart")) chart.dispatchEvent(new Event("attached"));
-    section.dataset.state = "ready";
+    // Drawn: the frame that shows the data is the next one.
+    await new Promise((resolve) => requestAnimationFrame(resolve));
+    if (turn !== drawing) return;
     performance.mark(`hippo:drawn:${name}`);
+    section.dataset.state = "ready";
   } catch (error) {
     if (turn !== drawing) return;
     body.replaceChildren(el("p", { class: "error" }, `Could not load this view: ${error.message}`));

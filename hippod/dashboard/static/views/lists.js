@@ -15,7 +15,7 @@ export async function pinned(params) {
     el("p", { class: "muted" }, `${number(data.count)} pinned: they never decay, sleep never removes them, and the prompt hook injects them every time.`),
     table(
       ["memory", "layer", "retrieved", "pinned since"],
-      data.rows.map((item) => el("tr", { dataset: { id: item.id } }, memoryCell(item), el("td", {}, item.layer), el("td", { class: "num" }, number(item.retrieval_count)), el("td", {}, when(item.when)))),
+      data.rows.map((item) => el("tr", { dataset: { id: item.id } }, memoryCell(item), el("td", { class: "nowrap" }, item.layer), el("td", { class: "num" }, number(item.retrieval_count)), el("td", {}, when(item.when)))),
     ),
     pager(data.page, data.pages, params, "pinned"),
   );
@@ -36,13 +36,13 @@ export async function dormant(params) {
     el("p", { class: "muted" }, `${number(data.count)} dormant: out of recall and context, kept for restoring.`),
     el("div", { class: "charts" }, chart),
     table(
-      ["memory", "layer", "strength then", "dormant since", "restore"],
+      ["memory", "layer", "strength when parked", "dormant since", "restore"],
       data.rows.map((item) =>
         el(
           "tr",
           { dataset: { id: item.id } },
           memoryCell(item),
-          el("td", {}, item.layer),
+          el("td", { class: "nowrap" }, item.layer),
           el("td", { class: "num" }, fixed(item.strength)),
           el("td", {}, when(item.when)),
           el("td", {}, command(item.command)),

@@ -41,7 +41,8 @@ function curvesChart(curves, data) {
     `Decay to the dormant threshold if not used again (decay basis ${curves.basis}${gap})`,
     curves.days,
     curves.series.map((s) => ({ label: s.label, values: s.points })),
-    { xLabel: "days from now", yLabel: "strength", yRange: [0, 1], marks: [{ value: data.dormant_below, label: `dormant below ${data.dormant_below}` }] },
+    // From 0 to a little over the strongest curve: weak memories' curves stay readable.
+    { xLabel: "days from now", yLabel: "strength", yRange: (u, min, max) => [0, Math.min(1, Math.max(data.dormant_below * 2, max * 1.1))], marks: [{ value: data.dormant_below, label: `dormant below ${data.dormant_below}` }] },
   );
 }
 

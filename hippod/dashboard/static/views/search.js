@@ -1,6 +1,6 @@
 // Search: recall through the daemon's recall handler, which here strengthens nothing, so looking
 // at a memory does not change it.
-import { el, api, fixed, number, when, empty } from "../dom.js";
+import { el, api, fixed, number, plural, when, empty } from "../dom.js";
 
 function result(item) {
   return el(
@@ -11,7 +11,7 @@ function result(item) {
       "p",
       { class: "meta" },
       `${item.layer} · ${item.source} · strength ${fixed(item.strength)} · score ${fixed(item.score, 3)} · `,
-      el("span", { class: "retrievals" }, `retrieved ${number(item.retrieval_count)} times`),
+      el("span", { class: "retrievals" }, `retrieved ${plural(item.retrieval_count, "time")}`),
       ` · last ${when(item.last_retrieved)}`,
       item.pinned ? " · pinned" : "",
       el("code", { class: "id" }, item.id),

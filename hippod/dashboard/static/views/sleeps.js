@@ -62,9 +62,11 @@ export async function sleeps() {
     "What each sleep did",
     ordered.map((r) => seconds(r.ts)),
     [
+      // Apart from one another: `removed` counts the dormant, duplicates and junk together.
       { label: "merged", values: ordered.map((r) => r.counts.merged) },
       { label: "went dormant", values: ordered.map((r) => r.counts.dormant_moved) },
-      { label: "removed", values: ordered.map((r) => r.counts.removed) },
+      { label: "duplicates", values: ordered.map((r) => r.counts.deduped) },
+      { label: "junk", values: ordered.map((r) => r.counts.junk_removed) },
     ],
     { yLabel: "memories" },
   );
