@@ -6,11 +6,14 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+
+from e2e.sleep_support import STAMP, make, plant
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
@@ -20,6 +23,7 @@ VIEWS = ("overview", "map", "pinned", "dormant", "conflicts", "sleeps", "tokens"
 DRAWN_WITHIN_MS = 60_000
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+OLD = "2020-01-01T00:00:00.000Z"
 
 
 def chromium_path() -> str:
@@ -94,3 +98,39 @@ def overflow(page: Page) -> int:
 def figure(page: Page, scope: str, field: str) -> str:
     """The text of one figure on the page, e.g. the project store's memory count."""
     return page.inner_text(f"{scope} [data-field='{field}']")
+
+
+WORDS = (
+    "cache build deploy staging vpn schema migration flaky retry timeout queue worker lint format "
+    "release branch tag docker image volume secret token rotate budget ledger index vacuum backup "
+    "restore replica lag metric alert paging oncall runbook rollback canary feature flag"
+).split()
+
+
+def lesson(i: int) -> str:
+    """A lesson of its own: six words of WORDS picked by i, so sleep finds no two alike."""
+    picked = [WORDS[(i * 7 + k * (i % 11 + 3)) % len(WORDS)] for k in range(6)]
+    return f"Lesson {i}: " + " ".join(dict.fromkeys(picked))
+
+
+def planted(hippo: Hippo, db: str, count: int) -> None:
+    """`count` memories written with hippod's store code while the daemon is stopped: a spread of
+    ages, retrievals and outcome marks, some pinned, some long unused (the next sleep parks those)."""
+    hippo.stop()
+    rows = [
+        make(
+            lesson(i),
+            last_retrieved=OLD if i % 10 == 0 else STAMP,
+            retrieval_count=i % 7,
+            outcome_positive=i % 3,
+            outcome_negative=int(i % 5 == 0),
+            pinned=i % 25 == 1,
+            layer="semantic" if i % 4 == 0 else "episodic",
+            half_life_days=30.0 if i % 10 == 0 else 365.0,
+        )
+        for i in range(count)
+    ]
+    # In a thread of its own: Playwright keeps an event loop running in this one.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(plant, db, rows).result()
+    hippo.start()
