@@ -13,7 +13,12 @@ evidence turns in the top k, and hit@5, whether any is in the top 5; averaged ov
 
 The data file is CC BY-NC: it is read in place and nothing of it is copied into the repository.
 
-Usage: python bench/locomo.py [--data PATH] [--limit N] [--conversations N] [--embed]
+With `--distractors STORE` (a store folder, e.g. one `bench/perf.py --keep` filled with 100,000
+synthetic memories), every conversation goes into one copy of that store instead, so each question's
+evidence competes with the other conversations' turns and all of that store's memories: retrieval
+quality at the size of a large store.
+
+Usage: python bench/locomo.py [--data PATH] [--limit N] [--conversations N] [--embed] [--distractors STORE]
 """
 
 from __future__ import annotations
@@ -160,9 +165,9 @@ def clean_evidence(raw: Sequence[str], dia_ids: set[str], counts: CleanCounts) -
 # --- running ---------------------------------------------------------------------------------------
 
 
-def fill_store(daemon: QaDaemon, conv: Conversation) -> tuple[str, dict[str, str]]:
-    """A fresh store holding one memory per turn; returns (its cwd, memory id -> dia_id)."""
-    store = daemon.new_store()
+def fill_store(daemon: QaDaemon, conv: Conversation, store: str | None = None) -> tuple[str, dict[str, str]]:
+    """One memory per turn, in a fresh store unless `store` is given; (its cwd, memory id -> dia_id)."""
+    store = store or daemon.new_store()
     by_memory: dict[str, str] = {}
     for turn in conv.turns:
         memory_id = daemon.remember(store, turn.text, artifact_ref=f"locomo://{conv.sample_id}/{turn.dia_id}")
@@ -189,9 +194,10 @@ class Run:
     recall_ms: list[float] = field(default_factory=list)
 
 
-def run(convs: Sequence[Conversation], limit: int | None, embed: bool) -> Run:
+def run(convs: Sequence[Conversation], limit: int | None, embed: bool, distractors: str | None = None) -> Run:
     result = Run()
     with qa_daemon("locomo", embed) as daemon:
+        shared = daemon.new_store(seed=distractors) if distractors else None
         for conv in convs:
             if limit is not None and len(result.scores) >= limit:
                 break
@@ -209,7 +215,7 @@ def run(convs: Sequence[Conversation], limit: int | None, embed: bool) -> Run:
             if not todo:
                 continue
             start = time.perf_counter()
-            store, by_memory = fill_store(daemon, conv)
+            store, by_memory = fill_store(daemon, conv, shared)
             filled = time.perf_counter() - start
             result.fill_seconds += filled
             result.conversations += 1
@@ -218,7 +224,8 @@ def run(convs: Sequence[Conversation], limit: int | None, embed: bool) -> Run:
                 t0 = time.perf_counter()
                 ids = daemon.recall(store, q.text, limit=RECALL_LIMIT)
                 result.recall_ms.append((time.perf_counter() - t0) * 1e3)
-                ranked = [by_memory[i] for i in ids]
+                # Another conversation's turn, or a distractor, is evidence of nothing here.
+                ranked = [by_memory.get(i, "-") for i in ids]
                 recall, hit5 = score(ranked, evidence)
                 result.scores.append(Score(conv.sample_id, q.category, recall, hit5))
             log(
@@ -288,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=_positive, help="score at most N questions in all (quick run)")
     parser.add_argument("--conversations", type=_positive, help="use only the first N conversations")
     parser.add_argument("--embed", action="store_true", help="hybrid recall with the hippod[embed] extra")
+    parser.add_argument(
+        "--distractors", metavar="STORE", help="put every conversation in one copy of this store folder"
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -296,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.conversations is not None:
             convs = convs[: args.conversations]
         log(f"{len(convs)} conversations from {args.data}")
-        result = run(convs, args.limit, args.embed)
+        result = run(convs, args.limit, args.embed, args.distractors)
     except BenchError as exc:
         print(f"locomo: {exc}", file=sys.stderr)
         return 1

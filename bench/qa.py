@@ -1,7 +1,8 @@
 """Question-answering benchmarks' plumbing: one real daemon, a fresh project store per conversation.
 
 Every memory goes in through the daemon's Remember request and every question through its Recall
-request, exactly as `hippoctl remember` and `hippoctl recall` send them; nothing touches SQLite.
+request, exactly as `hippoctl remember` and `hippoctl recall` send them; nothing touches the stores'
+SQLite files, except that a store may begin as a copy of another (`new_store(seed=...)`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +19,7 @@ from typing import Any
 from harness import BenchError, Sandbox, call, make_sandbox, start_daemon, stop_daemon
 
 from hippoctl.protocol import messages as m
+from hippod.store.mirror_heal import MEMORY_DIRS
 
 # Large enough that the token budget never cuts the top-k, for the unbudgeted figures.
 UNBUDGETED = 10_000_000
@@ -36,6 +39,7 @@ class QaDaemon:
         self.embed = embed
         self._stores = 0
         self._stored: dict[str, set[str]] = {}  # store folder -> the ids remembered there
+        self.seeded: set[str] = set()  # stores that began as a copy of another (their ids are not checked)
 
     def _call(self, cwd: str, body: m.Body) -> Any:
         reply = call(self.sb.sock, self.sb.home, cwd, body, timeout=120.0, global_store=False)
@@ -43,11 +47,18 @@ class QaDaemon:
             raise BenchError(f"{type(body).__name__} failed: {reply.code}: {reply.message}")
         return reply.data
 
-    def new_store(self) -> str:
-        """A fresh project folder with its own `.hippo/` store; returns the folder (the cwd to use)."""
+    def new_store(self, seed: str | None = None) -> str:
+        """A fresh project folder with its own `.hippo/` store; returns the folder (the cwd to use).
+
+        With `seed`, a store folder (its hippo.db and mirror folders) is copied in first: the
+        bench's memories then sit among that store's, which recall may return (as distractors).
+        """
         self._stores += 1
         cwd = os.path.join(self.sb.base, "stores", f"s{self._stores}")
         os.makedirs(os.path.join(cwd, ".hippo"))
+        if seed is not None:
+            _copy_store(seed, os.path.join(cwd, ".hippo"))
+            self.seeded.add(cwd)
         with open(os.path.join(cwd, ".hippo", "config.json"), "w") as f:
             # No automatic sleep mid-haystack: the figures are those of retrieval over what was stored.
             json.dump(
@@ -55,7 +66,7 @@ class QaDaemon:
                 f,
             )
         data = self._call(cwd, m.Init())
-        if not data["created"] or data["kind"] != "project":
+        if (not data["created"] and seed is None) or data["kind"] != "project":
             raise BenchError(f"init did not create a project store in {cwd}: {data}")
         self._stored[cwd] = set()
         return cwd
@@ -89,13 +100,24 @@ class QaDaemon:
         """Memory ids in rank order, as `recall --limit N --budget B --min-results M` returns them."""
         body = m.Recall(query=query, limit=limit, budget=budget, min_results=min_results)
         ids = [str(item["id"]) for item in self._call(cwd, body)["results"]]
-        foreign = [i for i in ids if i not in self._stored[cwd]]
+        foreign = [] if cwd in self.seeded else [i for i in ids if i not in self._stored[cwd]]
         if foreign:
             raise BenchError(
                 f"recall in {cwd} returned {len(foreign)} memories the bench did not store there"
                 f" (e.g. {foreign[0]}): the sandbox's stores are not the bench's alone"
             )
         return ids
+
+
+def _copy_store(source: str, target: str) -> None:
+    """A store's database (checkpointed: no -wal beside it) and its mirror folders, copied."""
+    with sqlite3.connect(os.path.join(source, "hippo.db")) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.copy2(os.path.join(source, "hippo.db"), os.path.join(target, "hippo.db"))
+    for name in MEMORY_DIRS:
+        folder = os.path.join(source, name)
+        if os.path.isdir(folder):
+            shutil.copytree(folder, os.path.join(target, name))
 
 
 @contextmanager

@@ -19,12 +19,12 @@ from hippod.embed.service import EXTRA_HINT, Settings, embedding_text, text_dige
 from hippod.errors import HippoError
 from hippod.handlers.memory import last_batch_key
 from hippod.lifecycle import strength as st
-from hippod.recall import render, tombstones
+from hippod.recall import narrow, render, tombstones
 from hippod.recall.budget import fill_budget, tokens
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
 from hippod.recall.terms import query_terms, stem
-from hippod.recall.tokenize import fts_match_expression, tokenize
+from hippod.recall.tokenize import tokenize
 from hippod.request import RequestContext
 from hippod.store import embeddings, memories
 from hippod.store.records import Memory
@@ -45,7 +45,7 @@ async def _score_store(
         found = await memories.candidates_fts(
             reader,
             ctx.tenant,
-            fts_match_expression(query),
+            await _match_terms(store, query),
             include_superseded=body.include_superseded,
             scope=body.scope,
             limit=CANDIDATE_LIMIT,
@@ -86,6 +86,15 @@ async def _score_store(
     for item in scored:
         item.vector = blobs.get(item.memory.id)
     return scored
+
+
+async def _match_terms(store: Store, query: list[str]) -> list[str]:
+    """The query's terms that choose candidates: on a large store, not the very common ones while
+    rarer ones carry the query (recall/narrow.py)."""
+    distinct = list(dict.fromkeys(query))
+    if len(distinct) < 2:
+        return distinct
+    return narrow.narrowed(distinct, await memories.term_rows(store.db.reader, distinct))
 
 
 def _with_mode(settings: Settings, mode: str | None) -> Settings:

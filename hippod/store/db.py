@@ -38,6 +38,8 @@ FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_'"
 FTS_SETUP = (
     f"""CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts
         USING fts5(id UNINDEXED, content, tags, tokenize="{FTS_TOKENIZER}")""",
+    # How many rows hold each term, read by recall to leave very common terms out of a match.
+    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab(memories_fts, 'row')",
     """CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
         INSERT INTO memories_fts (rowid, id, content, tags)
             VALUES (new.rowid, new.id, new.fts_content, new.fts_tags);

@@ -10,6 +10,7 @@ import msgspec
 
 from hippod.lifecycle.digest import content_digest, digests
 from hippod.recall.terms import fts_columns
+from hippod.recall.tokenize import fts_match_expression
 from hippod.store.records import COLUMNS, Memory
 
 _SELECT = ", ".join(COLUMNS)
@@ -145,21 +146,34 @@ def _admission(tenant: str, include_superseded: bool, scope: str | None) -> tupl
     return sql, params
 
 
+async def term_rows(conn: aiosqlite.Connection, terms: Sequence[str]) -> dict[str, int]:
+    """How many rows of the FTS index hold each of `terms` (a term in none is left out)."""
+    distinct = list(dict.fromkeys(terms))
+    if not distinct:
+        return {}
+    rows = await conn.execute_fetchall(
+        "SELECT term, doc FROM memories_fts_vocab WHERE term IN (SELECT value FROM json_each(?))",
+        [_json_encode(distinct).decode()],
+    )
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
 async def candidates_fts(
     conn: aiosqlite.Connection,
     tenant: str,
-    match: str,
+    terms: Sequence[str],
     *,
     include_superseded: bool,
     scope: str | None,
     limit: int = 200,
 ) -> list[Candidate]:
-    """Admitted memories matching any query token, best FTS rank first, with their BM25 tokens.
+    """Admitted memories matching any of `terms`, best FTS rank first, with their BM25 tokens.
 
     FTS5 ranks fastest alone (`ORDER BY rank LIMIT`), so the top 2 x limit matches are taken
     first and only those are joined, filtered and tie-broken. When the filter leaves fewer than
     `limit` of a full over-fetch, the exhaustive query runs instead.
     """
+    match = fts_match_expression(list(terms))
     where, params = _admission(tenant, include_superseded, scope)
     overfetch = 2 * limit
     rows = await _fetch(

@@ -64,7 +64,7 @@ async def test_a_failing_row_rolls_the_whole_import_back(tmp_path: Path) -> None
         assert (await sql.live_texts(db.reader, "default", top))[1] == []
         assert (await sql.live_texts(db.reader, "other"))[1] == []
         found = await memories.candidates_fts(
-            db.reader, "default", '"batch"', include_superseded=False, scope=None
+            db.reader, "default", ["batch"], include_superseded=False, scope=None
         )
         assert len(found) == 50  # the index terms went in with the rows
     finally:

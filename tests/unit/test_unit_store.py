@@ -14,7 +14,7 @@ import pytest
 from hippod.errors import HippoError
 from hippod.lifecycle.digest import content_digest
 from hippod.recall.terms import terms
-from hippod.recall.tokenize import fts_match_expression, tokenize
+from hippod.recall.tokenize import tokenize
 from hippod.store import db as dbmod
 from hippod.store import memories, migrations
 from hippod.store.records import Memory
@@ -189,8 +189,8 @@ async def _match(database: dbmod.Database, query: str, **kwargs: Any) -> list[me
     options: dict[str, Any] = {"include_superseded": False, "scope": None}
     options.update(kwargs)
     tenant = options.pop("tenant", "default")
-    expression = fts_match_expression(terms(query))  # queries match on index terms, as recall does
-    return await memories.candidates_fts(database.reader, tenant, expression, **options)
+    # Queries match on index terms, as recall does.
+    return await memories.candidates_fts(database.reader, tenant, terms(query), **options)
 
 
 async def test_insert_get_and_fts_candidates(
@@ -439,3 +439,23 @@ async def test_short_writes_queue_only_behind_a_long_write(tmp_path: Path) -> No
     await db.close()  # waits for the queued write
     assert order == ["long", "short", "after"]
     assert not db.long_write_pending()
+
+
+async def test_term_rows_counts_the_rows_holding_each_term(
+    store: tuple[dbmod.Database, Path], make_memory: Callable[..., Memory]
+) -> None:
+    database, path = store
+    _needs_fts5(path)
+    async with database.transaction() as conn:
+        for text, tags in (
+            ("deploy the cache service", ["deploy"]),
+            ("cache misses on deploys", []),
+            ("nothing here", []),
+        ):
+            assert await memories.insert(conn, make_memory(text, tags=tags)) is True
+    # Stems, as recall asks: "deploys" and the tag count once per row.
+    assert await memories.term_rows(database.reader, ["deploy", "cach", "nope", "deploy"]) == {
+        "deploy": 2,
+        "cach": 2,
+    }
+    assert await memories.term_rows(database.reader, []) == {}
