@@ -1,5 +1,5 @@
-"""Arguments of the HTTP side's verbs: `serve`, `auth` and the webhooks' `slack` and `github`
-(integrations.md §9, §10)."""
+"""Arguments of the HTTP side's verbs: `serve`, `dashboard`, `auth` and the webhooks' `slack` and
+`github` (integrations.md §9, §10, §13)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,17 @@ def add_verbs(verb: AddVerb) -> None:
         help="listen on another address than loopback; every request then needs an API key",
     )
     p.add_argument("--stop", action="store_true", help="close the listener")
+
+    p = verb(
+        "dashboard",
+        "open the read-only dashboard in a browser (loopback only): memory map, conflicts, sleeps, cards",
+        "hippoctl dashboard",
+        "hippoctl dashboard --port 4000 --no-open",
+        "hippoctl dashboard --stop",
+    )
+    p.add_argument("--port", type=_port, help="the port (default: daemon.json dashboard.port, else 3333)")
+    p.add_argument("--no-open", action="store_true", help="print the address without opening a browser")
+    p.add_argument("--stop", action="store_true", help="close the dashboard")
 
     p = verb(
         "auth",
@@ -87,6 +98,14 @@ def _serve(args: argparse.Namespace) -> m.Body:
     return m.Serve(port=port, host=args.host, allow_remote=args.allow_remote, stop=args.stop)
 
 
+def _dashboard(args: argparse.Namespace) -> m.Body:
+    if args.stop:
+        if args.port is not None or args.no_open:
+            raise UsageError("dashboard --stop takes no other option")
+        return m.DashboardStop()
+    return m.DashboardStart(port=args.port)
+
+
 def _auth(args: argparse.Namespace) -> m.Body:
     if args.action == "revoke":
         if not args.key_id:
@@ -116,6 +135,7 @@ def _github(args: argparse.Namespace) -> m.Body:
 
 BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
     "serve": _serve,
+    "dashboard": _dashboard,
     "auth": _auth,
     "slack": _slack,
     "github": _github,

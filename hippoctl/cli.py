@@ -248,7 +248,12 @@ def run(argv: list[str]) -> int:
             reply = call(request, spawn=True, timeout=timeout, on_progress=on_progress)
     finally:
         on_progress.clear()
-    return _print_reply(reply, opts["json"])
+    code = _print_reply(reply, opts["json"])
+    if args.verb == "dashboard" and not (args.stop or args.no_open) and isinstance(reply, m.Result):
+        from hippoctl import browser
+
+        browser.open_page(str(reply.data["url"]))
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:

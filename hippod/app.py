@@ -83,6 +83,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     server = Server(state, int(config["maxFrameBytes"]))
     state.hook_jobs.concurrency = int(config["jobConcurrency"])
     state.http_config = dict(config["http"])
+    state.dashboard_config = dict(config["dashboard"])
     signals = 0
 
     def on_signal() -> None:
@@ -125,9 +126,11 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     log.info("shutting down")
     server.stopping = True
     listener.close()
+    # The HTTP and dashboard listeners live and die with the daemon; requests in flight may finish.
     if state.http is not None:
-        # The HTTP listener lives and dies with the daemon; its requests in flight may finish.
         await state.http.close()
+    if state.dashboard is not None:
+        await state.dashboard.close()
     schedule.stop()
     if state.watcher is not None:
         await state.watcher.stop()

@@ -19,6 +19,7 @@ from hippod.handlers import (
     conflicts,
     continuity,
     daily,
+    dashboard,
     decisions,
     doctor,
     dormant,
@@ -226,6 +227,10 @@ async def _route(ctx: RequestContext) -> tuple[Any, str]:
             return await mcp_tools.mcp_tool_call(ctx, body)
         case m.Serve() as body:
             return await serve.serve(ctx, body)
+        case m.DashboardStart() as body:
+            return await dashboard.dashboard_start(ctx, body)
+        case m.DashboardStop() as body:
+            return await dashboard.dashboard_stop(ctx, body)
         case m.AuthCreate() as body:
             return await auth_keys.auth_create(ctx, body)
         case m.AuthList() as body:

@@ -12,6 +12,7 @@ from hippod.store.stores import StoreRegistry
 
 if TYPE_CHECKING:
     from hippod.daily_run import DailyRunner
+    from hippod.dashboard.listener import DashboardListener
     from hippod.schedule import Schedule
     from hippod.watchers import AgentWatcher
     from hippod.web.listener import HttpListener
@@ -53,3 +54,8 @@ class DaemonState:
     http: HttpListener | None = None
     # daemon.json's `http` section (host, port, autostart), read at start.
     http_config: dict[str, Any] = field(default_factory=dict)
+    # The dashboard's listener (hippod.dashboard.listener.DashboardListener), made by the first
+    # `dashboard`: the dashboard's code and the ASGI stack are imported only then.
+    dashboard: DashboardListener | None = None
+    # daemon.json's `dashboard` section (port), read at start.
+    dashboard_config: dict[str, Any] = field(default_factory=dict)

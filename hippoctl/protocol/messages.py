@@ -546,6 +546,17 @@ class Serve(Body):
     stop: bool = False
 
 
+class DashboardStart(Body):
+    """`dashboard`: open the read-only dashboard's loopback listener, or name the one already open
+    (integrations.md §13)."""
+
+    port: int | None = None  # None: daemon.json dashboard.port, else 3333; 0: any free port
+
+
+class DashboardStop(Body):
+    """`dashboard --stop`: close the dashboard's listener."""
+
+
 class AuthCreate(Body):
     """`auth create`: a new API key; its plaintext is in the reply, once."""
 
@@ -664,6 +675,8 @@ RequestBody = (
     | Doctor
     | SupportBundle
     | Serve
+    | DashboardStart
+    | DashboardStop
     | AuthCreate
     | AuthList
     | AuthRevoke

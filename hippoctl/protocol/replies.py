@@ -45,6 +45,7 @@ class DaemonStatusReply(Reply):
     watch: WatchStatus | None = None
     spool: dict[str, int] | None = None  # {"pending": N, "failed": M}
     http: str | None = None  # the HTTP API's URL while its listener is open
+    dashboard: str | None = None  # the dashboard's URL while its listener is open
 
 
 class McpSettings(Reply):

@@ -1,5 +1,5 @@
-"""Typed reply data of `serve`, `auth`, `slack backfill` and the dead-letter lists (integrations.md §9,
-§10). See replies.py for the conventions."""
+"""Typed reply data of `serve`, `dashboard`, `auth`, `slack backfill` and the dead-letter lists
+(integrations.md §9, §10, §13). See replies.py for the conventions."""
 
 from __future__ import annotations
 
@@ -18,6 +18,18 @@ class ServeReply(Reply):
     allow_remote: bool = False
     started_at: str | None = None
     store: str | None = None  # the store a request without X-Hippo-Store reaches
+
+
+class DashboardReply(Reply):
+    """The dashboard's listener: the page to open (its URL names the store asked for), or `running`
+    False once closed (or never opened)."""
+
+    running: bool
+    url: str | None = None
+    port: int | None = None
+    started_at: str | None = None
+    store: str | None = None  # the store the URL shows: a project's .hippo folder, or the global root
+    stores: list[str] = msgspec.field(default_factory=list)  # every store the page can switch to
 
 
 class ApiKeyItem(Reply):

@@ -71,6 +71,7 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         watch=WatchStatus(**state.watcher.status()) if state.watcher is not None else None,
         spool=dict(zip(("pending", "failed"), spool_count(spool_root(reply_home)), strict=True)),
         http=state.http.reply.url if state.http is not None and state.http.running else None,
+        dashboard=state.dashboard.reply().url if state.dashboard is not None else None,
     )
     lines = [
         f"hippod {__version__} (protocol {PROTOCOL}), pid {state.pid}, up {_duration(uptime)}",
@@ -78,6 +79,7 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         f"socket:  {state.socket} (socket activation: {'yes' if state.socket_activated else 'no'})",
         f"log:     {state.log_file}",
         f"http:    {reply.http or 'not serving (hippoctl serve opens it)'}",
+        f"dashboard: {reply.dashboard or 'off (hippoctl dashboard opens it)'}",
         f"stores open: {len(stores)}",
     ]
     lines += [f"  {s.path}   {s.kind:<8} idle {_duration(s.idle_s)}   schema {s.schema}" for s in stores]
@@ -106,20 +108,11 @@ async def _store_status(store: Store, ctx: RequestContext) -> StoreStatus:
     layers: dict[str, int] = {}
     pinned = superseded = at_risk = 0
     total_strength = 0.0
-    for layer, is_pinned, superseded_by, last, half_life, pos, neg, count, valence in rows:
+    strengths = st.live_strengths(rows, moment, ctx.state.loss_aversion)
+    for (_id, layer, is_pinned, superseded_by, *_), value in zip(rows, strengths, strict=True):
         layers[layer] = layers.get(layer, 0) + 1
         pinned += bool(is_pinned)
         superseded += superseded_by is not None
-        value = st.strength(
-            days=clock.days_between(last, moment),
-            half_life_days=half_life,
-            pos=pos,
-            neg=neg,
-            retrieval_count=count,
-            valence=valence,
-            pinned=bool(is_pinned),
-            loss_aversion=ctx.state.loss_aversion,
-        )
         total_strength += value
         at_risk += value < st.AT_RISK_BELOW
     return StoreStatus(

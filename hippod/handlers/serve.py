@@ -17,9 +17,9 @@ log = logging.getLogger("hippod.serve")
 DEFAULT_PORT = 6789
 
 
-def port_setting(http: dict[str, Any]) -> int:
-    """The listener's port when `serve` names none: HIPPO_PORT, else daemon.json http.port, else 6789."""
-    for value in (os.environ.get("HIPPO_PORT"), http.get("port")):
+def first_port(*values: Any, default: int) -> int:
+    """The first of `values` that is a port number (0 to 65535), else `default`."""
+    for value in values:
         if value is None or value == "":
             continue
         try:
@@ -28,7 +28,12 @@ def port_setting(http: dict[str, Any]) -> int:
             continue
         if 0 <= port <= 65535:
             return port
-    return DEFAULT_PORT
+    return default
+
+
+def port_setting(http: dict[str, Any]) -> int:
+    """The listener's port when `serve` names none: HIPPO_PORT, else daemon.json http.port, else 6789."""
+    return first_port(os.environ.get("HIPPO_PORT"), http.get("port"), default=DEFAULT_PORT)
 
 
 async def open_listener(

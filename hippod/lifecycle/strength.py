@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from hippod.clock import days_between
 
 DEFAULT_HALF_LIFE_DAYS = 365.0
 ERROR_HALF_LIFE_FACTOR = 2.0
@@ -110,6 +115,23 @@ def strength(
         pinned=pinned,
         loss_aversion=loss_aversion,
     ).strength
+
+
+def live_strengths(rows: Iterable[tuple[Any, ...]], now: datetime, loss_aversion: float = 1.0) -> list[float]:
+    """Live strength at `now` of each memories.status_rows row."""
+    return [
+        strength(
+            days=days_between(last, now),
+            half_life_days=half_life,
+            pos=pos,
+            neg=neg,
+            retrieval_count=count,
+            valence=valence,
+            pinned=bool(pinned),
+            loss_aversion=loss_aversion,
+        )
+        for _id, _layer, pinned, _superseded, last, half_life, pos, neg, count, valence in rows
+    ]
 
 
 def valence_for_tags(tags: list[str]) -> str:

@@ -367,9 +367,11 @@ async def all_meta(conn: aiosqlite.Connection) -> dict[str, str]:
 
 
 async def status_rows(conn: aiosqlite.Connection, tenant: str) -> list[tuple[Any, ...]]:
-    """The fields `status` needs from every memory of a tenant."""
+    """What `status` and the dashboard's map need from every memory of a tenant (archived rows left
+    out): (id, layer, pinned, superseded_by, last_retrieved, half_life_days, outcome_positive,
+    outcome_negative, retrieval_count, emotional_valence)."""
     rows = await conn.execute_fetchall(
-        "SELECT layer, pinned, superseded_by, last_retrieved, half_life_days, outcome_positive, "
+        "SELECT id, layer, pinned, superseded_by, last_retrieved, half_life_days, outcome_positive, "
         "outcome_negative, retrieval_count, emotional_valence FROM memories "
         "WHERE tenant_id = ? AND kind != 'archived'",
         (tenant,),

@@ -7,12 +7,10 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from hippod.server import log_failure
 from hippod.state import DaemonState
 from hippod.web import (
     openapi,
@@ -25,7 +23,7 @@ from hippod.web import (
 )
 from hippod.web.auth import Authenticator
 from hippod.web.guard import Guard, rate_from_env
-from hippod.web.routing import Op, endpoint, error_response
+from hippod.web.routing import Op, endpoint, error_response, exception_handlers
 
 # The SDK's other object families: hippod does not keep these, and says so plainly.
 UNSUPPORTED = (
@@ -54,16 +52,6 @@ async def _unsupported(request: Request) -> Response:
     )
 
 
-def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    if exc.status_code == 404:
-        return error_response(404, "not_found", f"no route {request.method} {request.url.path}")
-    if exc.status_code == 405:
-        message = f"{request.url.path} does not answer {request.method}"
-        return error_response(405, "method_not_allowed", message, dict(exc.headers or {}))
-    return error_response(exc.status_code, "bad_request", str(exc.detail))
-
-
 def build(state: DaemonState, authenticator: Authenticator) -> Guard:
     """The whole app, ready for uvicorn."""
     routes: list[BaseRoute] = []
@@ -82,15 +70,8 @@ def build(state: DaemonState, authenticator: Authenticator) -> Guard:
         methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
         routes.append(Route(f"/v1/{family}", _unsupported, methods=methods))
         routes.append(Route(f"/v1/{family}/{{rest:path}}", _unsupported, methods=methods))
-    handlers = {HTTPException: _http_error, Exception: _internal}
-    app = Starlette(routes=routes, exception_handlers=handlers)
+    app = Starlette(routes=routes, exception_handlers=exception_handlers())
     return Guard(app, rate_from_env())
-
-
-def _internal(request: Request, exc: Exception) -> Response:
-    """What escaped a route (the routes catch their own failures): logged by type, answered in shape."""
-    log_failure(f"{request.method} {request.url.path}", exc)
-    return error_response(500, "internal", "internal error; the daemon's log has the details")
 
 
 def _by_method(

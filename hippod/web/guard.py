@@ -1,5 +1,6 @@
 """What every HTTP request passes before routing (integrations.md §9.6): no `%2F` in the path, a body
-of at most 1 MiB, and a token bucket per remote address on `/v1/*`."""
+of at most 1 MiB, and a token bucket per remote address on `/v1/*`; for a read-only listener (the
+dashboard, §13), nothing but GET and HEAD, and only under a loopback host name."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from hippod.web.errors import error_body
 MAX_BODY = 1024 * 1024
 DEFAULT_RPS = 20.0
 _MAX_BUCKETS = 10_000
+READ_METHODS = ("GET", "HEAD")
+LOOPBACK_HOSTS = (b"127.0.0.1", b"localhost", b"[::1]")
 
 
 class TokenBuckets:
@@ -59,17 +62,38 @@ async def _refuse(send: Send, status: int, code: str, message: str, headers: lis
     await send({"type": "http.response.body", "body": body})
 
 
+def loopback_host(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether the Host header names this machine: a page of another site that resolves its own name
+    to 127.0.0.1 (DNS rebinding) still sends that name, and is refused."""
+    for name, value in headers:
+        if name == b"host":
+            host = value.lower()
+            # An IPv6 literal keeps its brackets; a name or IPv4 address drops its port.
+            name_only = host[: host.find(b"]") + 1] if host.startswith(b"[") else host.split(b":", 1)[0]
+            return name_only in LOOPBACK_HOSTS
+    return False
+
+
 class Guard:
     """ASGI middleware applying the checks above before the app sees the request."""
 
-    def __init__(self, app: ASGIApp, rate: float) -> None:
+    def __init__(self, app: ASGIApp, rate: float, *, read_only: bool = False) -> None:
         self.app = app
         self.buckets = TokenBuckets(rate) if rate > 0 else None
+        self.read_only = read_only
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if self.read_only:
+            if scope["method"] not in READ_METHODS:
+                message = f"{scope['path']} is read-only: it answers GET and HEAD"
+                await _refuse(send, 405, "method_not_allowed", message, [(b"allow", b"GET, HEAD")])
+                return
+            if not loopback_host(scope["headers"]):
+                await _refuse(send, 403, "forbidden", "answered only under a loopback host name")
+                return
         raw_path = scope.get("raw_path") or scope["path"].encode()
         if b"%2f" in raw_path.split(b"?", 1)[0].lower():
             await _refuse(send, 400, "bad_request", "an encoded slash (%2F) is not allowed in the path")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import msgspec
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -80,6 +81,28 @@ def json_response(data: Any, status: int = 200, headers: dict[str, str] | None =
 
 def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
     return Response(error_body(code, message), status, headers, media_type="application/json")
+
+
+def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return error_response(404, "not_found", f"no route {request.method} {request.url.path}")
+    if exc.status_code == 405:
+        message = f"{request.url.path} does not answer {request.method}"
+        return error_response(405, "method_not_allowed", message, dict(exc.headers or {}))
+    return error_response(exc.status_code, "bad_request", str(exc.detail))
+
+
+def _internal(request: Request, exc: Exception) -> Response:
+    """What escaped a route (the routes catch their own failures): logged by type, answered in shape."""
+    log_failure(f"{request.method} {request.url.path}", exc)
+    return error_response(500, "internal", "internal error; the daemon's log has the details")
+
+
+def exception_handlers() -> dict[Any, Callable[[Request, Exception], Response]]:
+    """starlette's exception handlers of every listener: routing misses and escaped failures
+    answered in the one error shape."""
+    return {HTTPException: _http_error, Exception: _internal}
 
 
 class Call:
@@ -194,26 +217,35 @@ def endpoint(
     """The starlette endpoint of one route: the caller checked, then the route run, every failure
     answered in the one error shape."""
 
+    async def checked(request: Request) -> Response:
+        principal = None
+        client = request.client.host if request.client else None
+        if op.loopback_only and not is_loopback(client):
+            raise HttpError(403, "forbidden", f"{op.path} answers only requests from this machine")
+        if op.role is not None:
+            principal = await authenticator.principal(request.headers.getlist("authorization"), client)
+            if ROLE_RANK[principal.role] < ROLE_RANK[op.role]:
+                raise HttpError(403, "forbidden", f"{op.method} {op.path} needs the {op.role} role")
+        return await op.run(Call(request, state, principal))
+
     async def run(request: Request) -> Response:
-        try:
-            principal = None
-            client = request.client.host if request.client else None
-            if op.loopback_only and not is_loopback(client):
-                raise HttpError(403, "forbidden", f"{op.path} answers only requests from this machine")
-            if op.role is not None:
-                principal = await authenticator.principal(request.headers.getlist("authorization"), client)
-                if ROLE_RANK[principal.role] < ROLE_RANK[op.role]:
-                    raise HttpError(403, "forbidden", f"{op.method} {op.path} needs the {op.role} role")
-            return await op.run(Call(request, state, principal))
-        except HttpError as exc:
-            return error_response(exc.status, exc.code, exc.message, exc.headers)
-        except HippoError as exc:
-            status, body = from_hippo_error(exc)
-            if status >= 500:
-                log.warning("%s %s answered %d: %s", op.method, op.path, status, exc.code)
-            return Response(body, status, media_type="application/json")
-        except Exception as exc:
-            log_failure(f"{op.method} {op.path}", exc)
-            return error_response(500, "internal", "internal error; the daemon's log has the details")
+        return await answered(f"{op.method} {op.path}", checked(request))
 
     return run
+
+
+async def answered(what: str, running: Awaitable[Response]) -> Response:
+    """A route's response, or its failure answered in the one error shape; `what` names the route
+    in the daemon's log."""
+    try:
+        return await running
+    except HttpError as exc:
+        return error_response(exc.status, exc.code, exc.message, exc.headers)
+    except HippoError as exc:
+        status, body = from_hippo_error(exc)
+        if status >= 500:
+            log.warning("%s answered %d: %s", what, status, exc.code)
+        return Response(body, status, media_type="application/json")
+    except Exception as exc:
+        log_failure(what, exc)
+        return error_response(500, "internal", "internal error; the daemon's log has the details")

@@ -12,8 +12,9 @@ MCP_ONLY = {"mcp", "pydantic", "anyio", "starlette", "httpx", "uvicorn", "h11"}
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _loaded_after(statement: str) -> set[str]:
-    code = f"{statement}; import sys; print('\\n'.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
+def _modules_after(statement: str) -> set[str]:
+    """Every module's full name loaded by a fresh interpreter that ran `statement`."""
+    code = f"{statement}; import sys; print('\\n'.join(sorted(sys.modules)))"
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60, check=False
     )
@@ -21,10 +22,17 @@ def _loaded_after(statement: str) -> set[str]:
     return set(done.stdout.split())
 
 
+def _loaded_after(statement: str) -> set[str]:
+    """The top-level packages loaded by a fresh interpreter that ran `statement`."""
+    return {name.split(".")[0] for name in _modules_after(statement)}
+
+
 def test_client_entry_point_loads_no_daemon_modules() -> None:
     loaded = _loaded_after("import hippoctl.cli")
     assert "hippoctl" in loaded
     assert loaded & (FORBIDDEN | MCP_ONLY) == set()
+    # `dashboard` opens a browser with webbrowser, imported by that verb alone.
+    assert "webbrowser" not in loaded
 
 
 def test_parsing_every_verb_loads_no_daemon_or_mcp_modules() -> None:
@@ -60,3 +68,16 @@ def test_the_daemon_loads_the_asgi_stack_only_when_a_listener_opens() -> None:
     loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch")
     assert loaded & {"starlette", "uvicorn", "h11"} == set()
     assert {"starlette", "uvicorn"} <= _loaded_after("import hippod.web.listener")
+
+
+def test_the_daemon_loads_the_dashboard_only_when_it_opens() -> None:
+    # Not at start, not with the request handlers, not when the HTTP API's listener opens.
+    loaded = _modules_after(
+        "import hippod.main, hippod.app, hippod.dispatch, hippod.handlers.dashboard, hippod.web.listener"
+    )
+    assert "hippod.handlers.dashboard" in loaded and "hippod.web.app" in loaded
+    assert {name for name in loaded if name.split(".")[:2] == ["hippod", "dashboard"]} == set()
+    # Opening it (DashboardListener) is what loads it.
+    assert {"hippod.dashboard.app", "hippod.dashboard.views_memories"} <= _modules_after(
+        "import hippod.dashboard.listener"
+    )

@@ -1,0 +1,98 @@
+"""The dashboard as one starlette app: the page, its static files (the vendored chart library too),
+and one JSON route per view; read-only and loopback-only through the same guard as the HTTP API."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from hippod import __version__
+from hippod.dashboard import views_activity, views_cards, views_memories
+from hippod.dashboard.calls import Stores, ViewCall
+from hippod.state import DaemonState
+from hippod.web.guard import Guard
+from hippod.web.routing import answered, error_response, exception_handlers, json_response
+
+log = logging.getLogger("hippod.dashboard")
+
+STATIC = Path(__file__).parent / "static"
+View = Callable[[ViewCall], Awaitable[Any]]
+VIEWS: dict[str, View] = {
+    "overview": views_memories.overview,
+    "map": views_memories.memory_map,
+    "curves": views_memories.curves,
+    "pinned": views_memories.pinned,
+    "dormant": views_memories.dormant,
+    "conflicts": views_activity.conflicts,
+    "sleeps": views_activity.sleeps,
+    "tokens": views_activity.tokens,
+    "cards": views_cards.board,
+    "search": views_activity.search,
+}
+# The page runs only its own files: no inline script, nothing from elsewhere, never inside a frame.
+HEADERS = [
+    (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-cache"),
+]
+
+
+def _with_headers(app: ASGIApp) -> ASGIApp:
+    async def run(scope: Scope, receive: Receive, send: Send) -> None:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *HEADERS]
+            await send(message)
+
+        await app(scope, receive, sending)
+
+    return run
+
+
+async def _json(run: View, request: Request, state: DaemonState, stores: Stores) -> Response:
+    # The call checks the query as it is made: inside `answered`, so a bad value answers 400.
+    return json_response(await run(ViewCall(request, state, stores)))
+
+
+def build(state: DaemonState, stores: Stores) -> ASGIApp:
+    """The whole dashboard, ready for uvicorn."""
+
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html")
+
+    async def meta(request: Request) -> Response:
+        home = state.registry.global_root
+        listed = [{"root": r, "kind": "global" if r == home else "project"} for r in stores.roots]
+        return json_response({"version": __version__, "tenant": stores.tenant, "stores": listed})
+
+    async def view(request: Request) -> Response:
+        run = VIEWS.get(request.path_params["name"])
+        if run is None:
+            return error_response(404, "not_found", f"no view {request.path_params['name']}")
+        return await answered(f"dashboard {request.url.path}", _json(run, request, state, stores))
+
+    routes = [
+        Route("/", page, methods=["GET"]),
+        Route("/api/meta", meta, methods=["GET"]),
+        Route("/api/{name}", view, methods=["GET"]),
+        Mount("/static", StaticFiles(directory=STATIC)),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers=exception_handlers(),
+        middleware=[Middleware(GZipMiddleware, minimum_size=1024)],
+    )
+    # No rate limit: one person's browser on this machine, and nothing it asks changes anything.
+    return Guard(_with_headers(app), rate=0, read_only=True)

@@ -1,0 +1,90 @@
+"""One ASGI app served by uvicorn on the daemon's own event loop, on a socket bound here: what the
+HTTP API's listener and the dashboard's listener each run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Iterator
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from hippod.errors import HippoError
+
+log = logging.getLogger("hippod.web")
+
+# A graceful close lets requests in flight finish for this long, then the task is cancelled.
+CLOSE_SECONDS = 10
+
+
+class _InLoopServer(uvicorn.Server):
+    """uvicorn's server without its signal handlers: the daemon owns SIGTERM and SIGINT."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, bound here so a taken port is our error, not uvicorn's exit."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise HippoError("usage", f"cannot resolve host {host!r}: {exc.strerror}") from None
+    # localhost may resolve to both families; IPv4 first, as clients try it first.
+    infos.sort(key=lambda info: info[0] != socket.AF_INET)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(1024)
+    except OSError as exc:
+        sock.close()
+        raise HippoError("bad_state", f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.setblocking(False)
+    return sock
+
+
+def url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+class AsgiServer:
+    """uvicorn serving one app on one bound socket, as a task of the daemon's loop, until closed."""
+
+    def __init__(self, app: ASGIApp, sock: socket.socket, what: str) -> None:
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            server_header=False,
+            timeout_graceful_shutdown=5,
+        )
+        self.what = what
+        self.server = _InLoopServer(config)
+        self.task = asyncio.get_running_loop().create_task(self._serve(sock))
+
+    @property
+    def running(self) -> bool:
+        return not self.task.done()
+
+    async def _serve(self, sock: socket.socket) -> None:
+        try:
+            await self.server.serve(sockets=[sock])
+        except Exception:
+            log.exception("the %s listener stopped", self.what)
+        finally:
+            sock.close()
+
+    async def close(self) -> None:
+        """Stop listening; requests in flight get a few seconds to finish."""
+        self.server.should_exit = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(self.task), CLOSE_SECONDS)
+        if not self.task.done():
+            self.task.cancel()
