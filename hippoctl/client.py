@@ -249,14 +249,26 @@ def _until_closed(sock: socket.socket, timeout: float | None) -> None:
 
 
 def _welcome(sock: socket.socket, deadline: float | None, timeout: float) -> m.Message:
-    """The daemon's answer to Hello: due within 2 s, but a daemon that still holds its lock is busy,
-    not gone, and gets the rest of the request's time."""
+    """The daemon's answer to Hello: due within 2 s, but a daemon that holds its lock is busy, not
+    gone, and gets the rest of the request's time. So is one that takes its lock within SPAWN_WAIT:
+    a socket the service manager holds accepts the connection before the daemon it starts is up."""
     try:
         return _recv(sock, remaining(deadline, HELLO_TIMEOUT))
     except Silent:
-        if timeout <= HELLO_TIMEOUT or not daemon_holds_lock(socket_path()):
+        if timeout <= HELLO_TIMEOUT or not _lock_taken(remaining(deadline, SPAWN_WAIT)):
             raise
     return _recv(sock, remaining(deadline, timeout - HELLO_TIMEOUT))
+
+
+def _lock_taken(within: float | None) -> bool:
+    """Whether a daemon holds its lock now or takes it within `within` seconds."""
+    until = time.monotonic() + (within or 0.0)
+    while True:
+        if daemon_holds_lock(socket_path()):
+            return True
+        if time.monotonic() >= until:
+            return False
+        time.sleep(0.05)
 
 
 def _refusal(sock: socket.socket, deadline: float | None) -> m.Error | None:

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 # Sets LISTEN_PID to its own pid (which the daemon keeps through exec), puts the socket on fd 3 and
 # becomes the daemon: what systemd does for a socket-activated service.
 ACTIVATE = (
-    "import os, sys\n"
+    "import os, sys, time\n"
+    "time.sleep(float(sys.argv[2]))\n"
     "fd = int(sys.argv[1])\n"
     "os.dup2(fd, 3)\n"
     "os.close(fd)\n"
@@ -86,10 +87,11 @@ def listening(hippo: Hippo) -> Iterator[socket.socket]:
     sock.close()
 
 
-def activate(hippo: Hippo, sock: socket.socket) -> subprocess.Popen[str]:
+def activate(hippo: Hippo, sock: socket.socket, delay: float = 0.0) -> subprocess.Popen[str]:
+    """Start hippod as systemd would on a connection to `sock`, `delay` seconds late (a slow start)."""
     err = open(os.path.join(hippo.root, "activated.err"), "w+", encoding="utf-8")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-c", ACTIVATE, str(sock.fileno())],
+        [sys.executable, "-c", ACTIVATE, str(sock.fileno()), str(delay)],
         env=hippo.env,
         cwd=hippo.root,
         pass_fds=(sock.fileno(),),
@@ -120,6 +122,15 @@ def test_socket_activation_serves_the_passed_socket(hippo: Hippo, listening: soc
     assert os.stat(hippo.socket).st_ino == inode
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
         probe.connect(hippo.socket)
+
+
+def test_a_slow_socket_activated_start_is_waited_for(hippo: Hippo, listening: socket.socket) -> None:
+    # The listening socket accepts the client at once; the daemon behind it takes its lock only
+    # after the client's 2 s wait for a Welcome: it is starting, not gone.
+    proc = activate(hippo, listening, delay=2.5)
+    done = hippo.ctl("remember", "Swifts sleep on the wing", timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert hippo.json("daemon", "status")["pid"] == proc.pid
 
 
 def test_a_socket_activated_daemon_keeps_serving_when_socket_activation_is_installed_again(
