@@ -63,7 +63,8 @@ class SnapshotReader:
         last = 0
         while True:
             rows = self._conn.execute(
-                f"SELECT {_SELECT}, rowid FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?", (last, self._page)
+                f"SELECT {_SELECT}, rowid FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                (last, self._page),
             ).fetchall()
             if not rows:
                 return
