@@ -36,7 +36,7 @@ BoolArray = npt.NDArray[np.bool_]
 
 ELL = 3  # ℓ of the ℓ-prefix scheme: 3 checked the fewest pairs for the least product work on 100k memories
 EXACT_SIZES = 64  # sets up to this size are classed by exact size; larger ones by ranges of 1/16
-PRODUCT_WORK = 4_000_000  # shared-prefix counts one product may produce (bounds its memory)
+PRODUCT_WORK = 1_000_000  # shared-prefix counts one product may produce (bounds its memory)
 VERIFY_ROWS = 1 << 17  # candidate pairs verified at once
 EPS = 1e-9  # keeps 0.35 × 20 = 7.000000000000001 from rounding a bound up
 

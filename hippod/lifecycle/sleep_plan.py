@@ -212,7 +212,9 @@ def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
     current = {scan.ids[k]: scan.conflicts_with[k] for k in sorted(scan.conflicts_with) if k not in gone}
     current.update((m.id, m.conflicts_with) for m in involved.values() if m.id not in current)
     changes = conflict_changes(detected, existing, current)
-    share = [rows.changed.get(k, scan.share[k]) for k in sorted(scan.share) if k not in gone]
+    # A replay adds a retrieval, which can lift a row's transfer score: replayed rows are offered too.
+    offered = sorted((set(scan.share) | {k for k in rows.changed if k < len(scan)}) - gone)
+    share = [rows.changed[k] if k in rows.changed else scan.share[k] for k in offered]
     share += [rows.changed[k] for k in live if k >= len(scan)]
     for memory in share:
         memory.conflicts_with = changes.conflicts_with.get(memory.id, memory.conflicts_with)

@@ -32,8 +32,6 @@ NEGATIVE = 128  # ... and an N phrase
 ARCHIVED = 256
 REFRESHED = 512  # its strength cache changed at four decimals
 PARTAKES = 1024  # a conflict candidate that can be one side of a conflict (conflicts.takes_part)
-# A replay adds one retrieval, which can lift a transfer score by 0.1 at most.
-_SHARE_FLOOR = share.AUTO_SHARE_AT - 0.1 - 1e-6
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +85,7 @@ class Scan:
         self.distinct = TokenColumn()  # distinctive tokens (sleep.md §7.1) of conflict candidates
         self.junk: dict[int, tuple[bool, str]] = {}  # number -> (to delete, reason)
         self.conflicts_with: dict[int, list[str]] = {}  # only the non-empty lists
-        self.share: dict[int, Memory] = {}  # rows auto-share may copy (its score decides)
+        self.share: dict[int, Memory] = {}  # rows scoring high enough for auto-share as read
         self.replay_pool: array[int] = array("i")
         self.replay_weights: list[float] = []
 
@@ -167,7 +165,7 @@ class Scan:
                 self.junk[k] = (reason is not None, reason or warning or "")
         if memory.conflicts_with:
             self.conflicts_with[k] = memory.conflicts_with
-        if share.transfer_score(memory) >= _SHARE_FLOOR:
+        if share.transfer_score(memory) >= share.AUTO_SHARE_AT:
             self.share[k] = memory
         if decay.replay_eligible(memory):
             self.replay_pool.append(k)

@@ -20,10 +20,10 @@ RECENT = "2026-02-20T00:00:00.000Z"
 OLD = "2016-01-01T00:00:00.000Z"  # ten years unused: a 365-day memory has faded
 
 
-def _plan(path: str, page: int) -> Plan:
+def _plan(path: str, page: int, replay: int = 0) -> Plan:
     ids = itertools.count(1)
     with SnapshotReader(path, page=page) as source:
-        return plan(source, Settings(now=NOW, replay_count=0), lambda: f"sem_{next(ids)}")
+        return plan(source, Settings(now=NOW, replay_count=replay), lambda: f"sem_{next(ids)}")
 
 
 async def _store(database: dbmod.Database, rows: list[Memory]) -> None:
@@ -81,3 +81,20 @@ async def test_a_daily_plan_compares_only_what_changed(
     await _store(database, [new])
     result = await asyncio.to_thread(_plan, database.path, 1)
     assert [[m.id for m in merge.members] for merge in result.merges] == [[old_a.id, new.id]]
+
+
+async def test_auto_share_is_offered_the_rows_that_score_enough_after_replay(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    # 0.5 + 0.1 for an "error" tag (stale: not replayed); a third retrieval (the replay's) adds 0.1.
+    tagged = make_memory(
+        "Pip needs the --user flag on this machine", tags=["error"], last_retrieved=RECENT, confidence="stale"
+    )
+    replayed = make_memory(
+        "The build cache lives in /var/cache/build", retrieval_count=2, last_retrieved=RECENT
+    )
+    plain = make_memory("Lunch is at noon on Fridays", confidence="stale", last_retrieved=RECENT)
+    await _store(database, [tagged, replayed, plain])
+    result = _plan(database.path, 1, replay=5)
+    assert [m.id for m in result.replayed] == [replayed.id]
+    assert [(m.id, m.retrieval_count) for m in result.live.share] == [(tagged.id, 0), (replayed.id, 3)]
