@@ -16,7 +16,7 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import SleepReply
-from hippod import clock
+from hippod import clock, heap
 from hippod.agentnotes.importer import import_store
 from hippod.handlers import sleep_report
 from hippod.handlers.sharing import auto_share
@@ -98,7 +98,10 @@ async def _locked_run(
 ) -> SleepReply:
     lock = state.sleep_locks.setdefault(store.root, asyncio.Lock())
     async with lock:
-        return await _sleep(state, store, options, say if options.progress else None, holder[0])
+        try:
+            return await _sleep(state, store, options, say if options.progress else None, holder[0])
+        finally:
+            heap.give_back()
 
 
 # --- phases that belong to other work: clear hook points, no-ops for now ---------------------------

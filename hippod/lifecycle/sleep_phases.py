@@ -33,6 +33,8 @@ from hippod.store.records import Memory
 
 
 class Fetch(Protocol):
+    """Reads memories of the snapshot by id (Source.fetch)."""
+
     def __call__(self, ids: Sequence[str]) -> dict[str, Memory]: ...
 
 
