@@ -7,7 +7,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,18 +16,19 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import SleepReply
-from hippod import clock
+from hippod import clock, heap
 from hippod.agentnotes.importer import import_store
 from hippod.handlers import sleep_report
 from hippod.handlers.sharing import auto_share
 from hippod.ingest.gitrun import learn_from_git
-from hippod.lifecycle.sleep_plan import Plan, Settings, Snapshot, plan
+from hippod.lifecycle.sleep_plan import Plan, Settings, plan
 from hippod.request import RequestContext
 from hippod.state import DaemonState
 from hippod.store import conflict_mirror, ledger
 from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME
 from hippod.store.mirrors import dormant_file, render
+from hippod.store.sleep_snapshot import SnapshotReader
 from hippod.store.stores import Store
 
 log = logging.getLogger("hippod.sleep")
@@ -97,7 +98,10 @@ async def _locked_run(
 ) -> SleepReply:
     lock = state.sleep_locks.setdefault(store.root, asyncio.Lock())
     async with lock:
-        return await _sleep(state, store, options, say if options.progress else None, holder[0])
+        try:
+            return await _sleep(state, store, options, say if options.progress else None, holder[0])
+        finally:
+            heap.give_back()
 
 
 # --- phases that belong to other work: clear hook points, no-ops for now ---------------------------
@@ -171,22 +175,19 @@ def _new_id() -> str:
     return "sem_" + secrets.token_hex(6)
 
 
-def _signature(snapshot: Snapshot) -> dict[str, str]:
-    return {memory.id: memory.updated_at for memory in snapshot.memories}
+def _plan_snapshot(path: str, settings: Settings) -> tuple[Plan, Sequence[int], dict[int, str]]:
+    """The plan of a snapshot of the store at `path`, with what tells later whether it still holds
+    (see sleep_sql.changed_since). Blocking: reads and computes in the calling thread."""
+    with SnapshotReader(path) as source:
+        result = plan(source, settings, _new_id)
+        statuses = {c.id: c.status for c in source.conflicts()}
+        return result, source.marks, statuses
 
 
-def _decode_and_plan(
-    rows: sleep_sql.SnapshotRows, settings: Settings
-) -> tuple[Plan, dict[str, str], dict[int, str]]:
-    snapshot = rows.decode()
-    signature = _signature(snapshot), {c.id: c.status for c in snapshot.conflicts}
-    return plan(snapshot, settings, _new_id), *signature
-
-
-async def _plan(conn: Any, settings: Settings) -> tuple[Plan, dict[str, str], dict[int, str]]:
-    rows = await sleep_sql.read_snapshot(conn)
-    # Decoding and the pure phases are CPU work: a thread keeps the daemon answering meanwhile.
-    return await asyncio.to_thread(_decode_and_plan, rows, settings)
+async def _plan(store: Store, settings: Settings) -> tuple[Plan, Sequence[int], dict[int, str]]:
+    # Reading the snapshot and the pure phases are slow on a large store: a thread (with its own
+    # connection) keeps the daemon answering meanwhile.
+    return await asyncio.to_thread(_plan_snapshot, store.db.path, settings)
 
 
 def _reply(result: Plan, options: SleepOptions, shared: int, learned: tuple[int, int]) -> SleepReply:
@@ -206,8 +207,8 @@ async def _sleep(
 
     learned = (0, 0) if options.dry_run or options.no_learn else await learn_and_import(state, store, options)
     settings = _settings(state, store, options)
-    result, memory_sig, conflict_sig = await _plan(store.db.reader, settings)
-    await step(f"sleep: planned {len(result.live)} live memories")
+    result, marks, statuses = await _plan(store, settings)
+    await step(f"sleep: planned {result.live.count} live memories")
     planned = time.monotonic()
     if options.dry_run:
         shared = await _share_phase(state, store, options, result, dry_run=True)
@@ -217,13 +218,11 @@ async def _sleep(
     await promote_traces(store)
     await extract_facts(store)
     async with store.db.long_transaction() as conn:
-        now_sig, now_conflicts = await sleep_sql.signature(conn)
-        if any(now_sig.get(i) != u for i, u in memory_sig.items()) or any(
-            now_conflicts.get(i) != status for i, status in conflict_sig.items()
-        ):
-            # Something changed the store since the snapshot: plan again, now holding the write lock.
+        if await sleep_sql.changed_since(conn, marks, statuses):
+            # Something changed the store since the snapshot: plan again, now holding the write lock
+            # (the writer has written nothing yet, so a new snapshot sees what it sees).
             await step("sleep: the store changed meanwhile; planning again")
-            result, _, _ = await _plan(conn, settings)
+            result, _, _ = await _plan(store, settings)
         await sleep_sql.apply(conn, result, dormant_at=result.now, step=step)
         reply = _reply(result, options, 0, learned)
         await finish_compactions(store)
@@ -231,8 +230,7 @@ async def _sleep(
             await prune_ledger(conn, settings.now)
         await step("sleep: recording the run")
         results = msgspec.to_builtins(sleep_report.counts_only(reply))
-        tenants = sorted({m.tenant_id for m in result.live} | {"default"})
-        await sleep_sql.record(conn, now=result.now, results=results, tenants=tenants)
+        await sleep_sql.record(conn, now=result.now, results=results, tenants=result.live.tenants)
     run.committed = True
     written = time.monotonic()
     await _after_commit(store, result)
@@ -261,23 +259,24 @@ async def _share_phase(
     global_store: Store | None = None
     if not dry_run or os.path.isfile(os.path.join(registry.global_root, DB_NAME)):
         global_store = await registry.open(registry.global_root)
-    copied = await auto_share(store, global_store, result.live, min_score=0.6, dry_run=dry_run)
+    copied = await auto_share(store, global_store, result.live.share, min_score=0.6, dry_run=dry_run)
     return len(copied)
 
 
 async def _after_commit(store: Store, result: Plan) -> None:
     """Mirrors: changed and new memories, removed ones, dormant copies, conflicts, stats.json; then
     every mirror checked against the database."""
-    gone = [m.id for m, _ in (*result.decay.dormant, *result.decay.secret_deleted, *result.decay.deleted)]
-    gone += [d.deleted.id for d in result.duplicates] + [j.memory.id for j in result.junk_removed]
+    faded = result.faded
+    gone = [m.id for m, _ in (*faded.dormant, *faded.secret_deleted, *faded.deleted)]
+    gone += [d.deleted.id for d in result.duplicates] + [j.id for j in result.junk_removed]
     store.mirrors.deleted(gone)
     store.written([merge.semantic for merge in result.merges])
-    changed = {m.id for m in result.refreshed} | {m.id for m in result.replayed}
-    changed |= {m.id for merge in result.merges for m in merge.members} | {m.id for m, _ in result.rebased}
+    changed = {i for i, _ in result.refreshed} | {m.id for m in result.replayed}
+    changed |= {m.id for merge in result.merges for m in merge.members} | {r.id for r in result.rebased}
     changed |= set(result.conflicts.conflicts_with)
     store.mirrors.changed_ids(changed - set(gone))
     files: dict[str, str | None] = {}
-    for memory, _ in result.decay.dormant:
+    for memory, _ in faded.dormant:
         files[dormant_file(memory.id)] = render(memory)
     for memory_id, _ in result.expired:
         files[dormant_file(memory_id)] = None

@@ -24,7 +24,6 @@ from hippoctl.protocol.wording import agree, plural
 from hippod.continuity import render as layout
 from hippod.lifecycle.merge import merge_detail
 from hippod.lifecycle.sleep_plan import Plan
-from hippod.store.records import Memory
 
 DETAIL_LINES = 50
 DRY_RUN_HEADER = "Dry run — nothing was written."
@@ -52,11 +51,11 @@ def first_line(text: str, limit: int = ITEM_CHARS) -> str:
 def details(result: Plan) -> list[str]:
     """The detail lines of the full report, one per changed memory."""
     lines: list[str] = []
-    for memory, value in result.decay.dormant:
+    for memory, value in result.faded.dormant:
         lines.append(f"moved {memory.id} to dormant (strength {value:.4f} < 0.05)")
-    for memory, value in result.decay.deleted:
+    for memory, value in result.faded.deleted:
         lines.append(f"deleted {memory.id} (strength {value:.4f} < 0.05; dormant store disabled)")
-    for memory, value in result.decay.secret_deleted:
+    for memory, value in result.faded.secret_deleted:
         lines.append(f"deleted {memory.id} (strength {value:.4f} < 0.05; flagged by the secret detector)")
     for memory_id, _ in result.expired:
         lines.append(f"expired dormant {memory_id}")
@@ -66,26 +65,26 @@ def details(result: Plan) -> list[str]:
     for dup in result.duplicates:
         lines.append(f"deduped {dup.deleted.id} (overlap {dup.overlap:.2f} with {dup.kept.id})")
     for item in result.junk_removed:
-        lines.append(f"removed junk {item.memory.id} ({item.reason})")
+        lines.append(f"removed junk {item.id} ({item.reason})")
     for item in result.junk_warnings:
-        lines.append(f"junk warning {item.memory.id} ({item.reason}; kept)")
+        lines.append(f"junk warning {item.id} ({item.reason}; kept)")
     return lines
 
 
 def _conflicts(result: Plan) -> list[SleepConflict]:
-    by_id: dict[str, Memory] = {m.id: m for m in result.live}
+    texts = result.live.texts
     changes = result.conflicts
     found = [(d, True) for d in changes.insert]
     found += [(d, True) for _, d in changes.reopen] + [(d, False) for _, d in changes.refresh]
     items: list[SleepConflict] = []
     for detected, new in found:
-        a, b = by_id.get(detected.a), by_id.get(detected.b)
+        a, b = texts.get(detected.a), texts.get(detected.b)
         items.append(
             SleepConflict(
                 a=detected.a,
                 b=detected.b,
-                a_text=first_line(a.content) if a is not None else "",
-                b_text=first_line(b.content) if b is not None else "",
+                a_text=first_line(a) if a is not None else "",
+                b_text=first_line(b) if b is not None else "",
                 reason=detected.reason,
                 new=new,
                 tenant=detected.tenant,
@@ -96,17 +95,17 @@ def _conflicts(result: Plan) -> list[SleepConflict]:
 
 def build(result: Plan, *, dry_run: bool, shared: int, learned: int, agent_notes: int) -> SleepReply:
     """The reply of one sleep from its plan."""
-    decay = result.decay
+    faded = result.faded
     counts = DedupeCounts()
     for dup in result.duplicates:
         setattr(counts, dup.kind, getattr(counts, dup.kind) + 1)
     changes = result.conflicts
     return SleepReply(
         dry_run=dry_run,
-        active=sum(1 for memory in result.live if memory.kind != "archived"),
-        removed=len(decay.dormant) + len(decay.secret_deleted) + len(decay.deleted),
-        dormant_moved=len(decay.dormant),
-        secret_deleted=len(decay.secret_deleted),
+        active=result.live.active,
+        removed=faded.count,
+        dormant_moved=len(faded.dormant),
+        secret_deleted=len(faded.secret_deleted),
         dormant_expired=len(result.expired),
         merged=sum(len(merge.members) for merge in result.merges),
         semantic_created=len(result.merges),
@@ -131,7 +130,7 @@ def build(result: Plan, *, dry_run: bool, shared: int, learned: int, agent_notes
         ],
         went_dormant=[
             SleepFaded(id=m.id, text=first_line(m.content), strength=round(value, 4), tenant=m.tenant_id)
-            for m, value in decay.dormant
+            for m, value in faded.dormant
         ],
         open_conflicts=_conflicts(result),
     )

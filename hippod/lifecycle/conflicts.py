@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from hippod.lifecycle.simjoin import SetIndex, jaccard
+from hippod.lifecycle.simjoin import jaccard
+from hippod.lifecycle.wordsets import TokenColumn, pairs
 
 STOPWORDS = frozenset(
     """the and but for nor yet are was were been being has have had having does did doing with without
@@ -19,6 +20,7 @@ STOPWORDS = frozenset(
 )
 MIN_SHARED_TOKENS = 2
 MIN_JACCARD = 0.5
+MIN_STRENGTH = 0.05  # a candidate's least strength
 WINDOW_WORDS = 40
 
 _NON_WORD_ASCII = re.compile(r"[^A-Za-z0-9_]")
@@ -160,6 +162,44 @@ class Detected:
     score: float
 
 
+def judge(a: ConflictInput, b: ConflictInput) -> Detected | None:
+    """The conflict between two candidates of one tenant, if any (two traces never conflict)."""
+    if a.trace and b.trace:
+        return None
+    hit = conflict_between(a.content, b.content)
+    if hit is None:
+        return None
+    x, y = sorted((a.id, b.id))
+    return Detected(x, y, a.tenant, hit[0], hit[1])
+
+
+def sides(content: str) -> tuple[bool, bool]:
+    """(has some P phrase, has some N phrase) of any rule, for a memory's text."""
+    return _sides(window(content))
+
+
+def takes_part(tokens: AbstractSet[str], has: tuple[bool, bool]) -> bool:
+    """Whether a memory can be one side of a conflict at all: a rule needs a P phrase on one side
+    and an N phrase on the other, and the pair needs 2 shared distinctive tokens."""
+    return len(tokens) >= MIN_SHARED_TOKENS and any(has)
+
+
+def opposed_pairs(
+    column: TokenColumn,
+    rows: Iterable[int],
+    positive: Sequence[bool],
+    negative: Sequence[bool],
+    fresh: Sequence[bool],
+) -> list[tuple[int, int]]:
+    """Pairs of the numbered rows with Jaccard >= 0.5 on their distinctive tokens, one with a P
+    phrase and the other an N phrase, and at least one fresh (see `detect`)."""
+    return [
+        (i, j)
+        for i, j in pairs(column, rows, MIN_JACCARD, probe=fresh)
+        if (positive[i] and negative[j]) or (negative[i] and positive[j])
+    ]
+
+
 def detect(
     candidates: Sequence[ConflictInput],
     settled: AbstractSet[str] = frozenset(),
@@ -174,64 +214,30 @@ def detect(
     by_tenant: dict[str, list[ConflictInput]] = {}
     for item in candidates:
         by_tenant.setdefault(item.tenant, []).append(item)
+    known = list(known)
     found: list[Detected] = []
-    for tenant, items in by_tenant.items():
+    for items in by_tenant.values():
         tokens = [distinctive_tokens(i.content) for i in items]
-        windows = [window(i.content) for i in items]
-        sides = [_sides(w) for w in windows]
-        # A rule needs a P phrase on one side and an N phrase on the other, so P-side texts are
-        # looked up among N-side ones and back; texts with neither never take part.
-        keep = [k for k, t in enumerate(tokens) if len(t) >= MIN_SHARED_TOKENS and any(sides[k])]
-        positives = SetIndex([tokens[k] for k in keep], MIN_JACCARD)
-        negatives = positives.sibling()
-        fresh_positives, fresh_negatives = positives.sibling(), positives.sibling()
-        for pos, k in enumerate(keep):
-            is_p, is_n = sides[k]
-            old = items[k].id in settled
-            others = set((fresh_negatives if old else negatives).matches(pos)) if is_p else set()
-            if is_n:
-                others.update((fresh_positives if old else positives).matches(pos))
-            for other_pos in sorted(others):
-                o = keep[other_pos]
-                if items[k].trace and items[o].trace:
-                    continue
-                hit = pair_conflict(tokens[k], windows[k], tokens[o], windows[o])
-                if hit is not None:
-                    a, b = sorted((items[k].id, items[o].id))
-                    found.append(Detected(a, b, tenant, hit[0], hit[1]))
-            if is_p:
-                positives.add(pos)
-                if not old:
-                    fresh_positives.add(pos)
-            if is_n:
-                negatives.add(pos)
-                if not old:
-                    fresh_negatives.add(pos)
-        found += _confirm(items, tokens, windows, settled, known, tenant)
+        has = [sides(i.content) for i in items]
+        column = TokenColumn().extend(tokens)
+        keep = [k for k, t in enumerate(tokens) if takes_part(t, has[k])]
+        fresh = [i.id not in settled for i in items]
+        positive, negative = [p for p, _ in has], [n for _, n in has]
+        found_pairs = opposed_pairs(column, keep, positive, negative, fresh)
+        judged = [judge(items[i], items[j]) for i, j in found_pairs]
+        judged += confirm({i.id: i for i in items}, settled, known)
+        found += [d for d in judged if d is not None]
     found = list({(d.a, d.b): d for d in found}.values())
     found.sort(key=lambda d: (d.a, d.b))
     return found
 
 
-def _confirm(
-    items: Sequence[ConflictInput],
-    tokens: Sequence[frozenset[str]],
-    windows: Sequence[str],
-    settled: AbstractSet[str],
-    known: Iterable[tuple[str, str]],
-    tenant: str,
-) -> list[Detected]:
-    """Known pairs of two settled memories that still conflict (the walk skips such pairs)."""
-    where = {item.id: k for k, item in enumerate(items)}
-    found = []
-    for a, b in known:
-        i, j = where.get(a), where.get(b)
-        if i is None or j is None or a not in settled or b not in settled:
-            continue
-        if items[i].trace and items[j].trace:
-            continue
-        hit = pair_conflict(tokens[i], windows[i], tokens[j], windows[j])
-        if hit is not None:
-            x, y = sorted((a, b))
-            found.append(Detected(x, y, tenant, hit[0], hit[1]))
-    return found
+def confirm(
+    items: Mapping[str, ConflictInput], settled: AbstractSet[str], known: Iterable[tuple[str, str]]
+) -> list[Detected | None]:
+    """Known pairs of two settled candidates, judged again (the pairs `detect` skips)."""
+    return [
+        judge(items[a], items[b])
+        for a, b in known
+        if a in items and b in items and a in settled and b in settled
+    ]

@@ -140,19 +140,24 @@ def replay_eligible(memory: Memory) -> bool:
 def replay_sample(survivors: Sequence[Memory], now: datetime, count: int) -> list[Memory]:
     """Up to `count` survivors drawn by weight without replacement, PRNG seeded with now's epoch second."""
     pool = [m for m in survivors if replay_eligible(m)]
-    weights = [replay_weight(m, now, m.strength) for m in pool]
+    return [pool[i] for i in replay_picks([replay_weight(m, now, m.strength) for m in pool], now, count)]
+
+
+def replay_picks(weights: Sequence[float], now: datetime, count: int) -> list[int]:
+    """Up to `count` positions of the eligible pool drawn by weight without replacement (sleep.md §4)."""
+    left, positions = list(weights), list(range(len(weights)))
     rng = random.Random(int(now.timestamp()))
-    chosen: list[Memory] = []
-    while pool and len(chosen) < count:
-        total = sum(weights)
+    chosen: list[int] = []
+    while positions and len(chosen) < count:
+        total = sum(left)
         target = rng.random() * total
-        pick = len(pool) - 1
+        pick = len(positions) - 1
         running = 0.0
-        for index, weight in enumerate(weights):
+        for index, weight in enumerate(left):
             running += weight
             if target < running:
                 pick = index
                 break
-        chosen.append(pool.pop(pick))
-        weights.pop(pick)
+        chosen.append(positions.pop(pick))
+        left.pop(pick)
     return chosen

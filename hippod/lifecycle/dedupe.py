@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from hippod.clock import parse_iso
 from hippod.lifecycle.conflicts import STOPWORDS, conflict_between
 from hippod.lifecycle.decay import is_protected
-from hippod.lifecycle.simjoin import SetIndex
+from hippod.lifecycle.simjoin import jaccard
+from hippod.lifecycle.wordsets import TokenColumn, pairs
 from hippod.recall.tokenize import tokenize
 from hippod.store.records import Memory
 
@@ -74,27 +75,52 @@ def dedupe(rows: Sequence[Memory], settled_through: datetime | None = None) -> l
             by_tenant.setdefault(memory.tenant_id, []).append(memory)
     found: list[Duplicate] = []
     for tenant in sorted(by_tenant):
-        items = sorted(by_tenant[tenant], key=_order_key)
-        index = SetIndex([frozenset(tokenize(m.content)) for m in items], DUPLICATE_ABOVE)
-        fresh = index.sibling()  # only the surviving items newer than the last sleep
-        settled = [settled_through is not None and parse_iso(m.updated_at) < settled_through for m in items]
-        # Walking in order, an item goes when an earlier surviving item overlaps it above 0.7 (and
-        # neither rule keeps both); the same result as "each i deletes every later present j".
-        for k, b in enumerate(items):
-            keepers = [
-                i
-                for i in (fresh if settled[k] else index).matches(k, strict=True)
-                if not is_protected(b)
-                and not _related(items[i], b)
-                and not conflict_between(items[i].content, b.content)
-            ]
-            if keepers:
-                a = items[keepers[0]]
-                found.append(Duplicate(b, a, dedupe_kind(a, b), index.overlap(keepers[0], k)))
-            else:
-                index.add(k)
-                if not settled[k]:
-                    fresh.add(k)
+        items = by_tenant[tenant]
+        column = TokenColumn().extend(tokenize(m.content) for m in items)
+        fresh = [settled_through is None or parse_iso(m.updated_at) >= settled_through for m in items]
+        close = pairs(column, range(len(items)), DUPLICATE_ABOVE, strict=True, probe=fresh)
+        found += [
+            Duplicate(items[deleted], items[kept], dedupe_kind(items[kept], items[deleted]), overlap)
+            for deleted, kept, overlap in walk(dict(enumerate(items)), close)
+        ]
+    return found
+
+
+def walk(items: Mapping[int, Memory], close: Iterable[tuple[int, int]]) -> list[tuple[int, int, float]]:
+    """(deleted, kept, overlap) by dedupe's rule, from the pairs of `items` that overlap above 0.7.
+
+    Walking in dedupe order, an item goes when an earlier surviving item overlaps it (and neither
+    rule keeps both); the same result as "each i deletes every later present j". Only the items
+    of some pair need to be given. Pairs of two memories the previous sleep compared are left out
+    by the caller (see `dedupe`).
+    """
+    neighbours: dict[int, list[int]] = {}
+    for i, j in close:
+        neighbours.setdefault(i, []).append(j)
+        neighbours.setdefault(j, []).append(i)
+    order = sorted(neighbours, key=lambda k: _order_key(items[k]))
+    place = {k: at for at, k in enumerate(order)}
+    kept: set[int] = set()
+    found: list[tuple[int, int, float]] = []
+    for k in order:
+        b = items[k]
+        earlier = sorted(
+            (i for i in neighbours[k] if place[i] < place[k] and i in kept), key=place.__getitem__
+        )
+        keepers = [
+            i
+            for i in earlier
+            if not is_protected(b)
+            and not _related(items[i], b)
+            and not conflict_between(items[i].content, b.content)
+        ]
+        if keepers:
+            a = items[keepers[0]]
+            found.append(
+                (k, keepers[0], jaccard(frozenset(tokenize(a.content)), frozenset(tokenize(b.content))))
+            )
+        else:
+            kept.add(k)
     return found
 
 
@@ -128,7 +154,10 @@ def junk_warning(content: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Junk:
-    memory: Memory
+    """A row junk removal deletes, or one it only warns about."""
+
+    id: str
+    tenant: str
     reason: str
 
 
@@ -141,9 +170,9 @@ def junk(rows: Sequence[Memory]) -> tuple[list[Junk], list[Junk]]:
             continue
         reason = junk_reason(memory.content)
         if reason is not None:
-            removed.append(Junk(memory, reason))
+            removed.append(Junk(memory.id, memory.tenant_id, reason))
             continue
         warning = junk_warning(memory.content)
         if warning is not None:
-            warned.append(Junk(memory, warning))
+            warned.append(Junk(memory.id, memory.tenant_id, warning))
     return removed, warned

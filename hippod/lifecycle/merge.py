@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from hippod.clock import parse_iso
 from hippod.lifecycle.decay import net_negative
-from hippod.lifecycle.simjoin import SetIndex
 from hippod.lifecycle.strength import ERROR_HALF_LIFE_FACTOR
+from hippod.lifecycle.wordsets import TokenColumn, pairs
 from hippod.recall.tokenize import tokenize
 from hippod.store.records import Memory
 
@@ -40,9 +40,9 @@ def clusters(candidates: Sequence[Memory], settled_through: datetime | None = No
 
     `settled_through` is when the previous sleep ran. A candidate not changed since then (its
     `updated_at`: a new memory, a recall, a mark or a restore all move it) was compared with every
-    earlier candidate by that sleep and is still unmerged, so it matched none of them: it is
-    indexed as a seed without asking again. Only the others are looked up, which keeps a daily
-    sleep of a large store proportional to what changed since the last one.
+    earlier candidate by that sleep and is still unmerged, so it matched none of them: it becomes
+    a seed without asking again. Only the others are looked up, which keeps a daily sleep of a
+    large store proportional to what changed since the last one.
     """
     by_tenant: dict[str, list[Memory]] = {}
     for memory in candidates:
@@ -50,24 +50,33 @@ def clusters(candidates: Sequence[Memory], settled_through: datetime | None = No
     found: list[list[Memory]] = []
     for tenant in sorted(by_tenant):
         items = sorted(by_tenant[tenant], key=lambda m: (m.created, m.id))
-        index = SetIndex([frozenset(tokenize(m.content)) for m in items], MERGE_AT)
-        # Walking in order, an item joins the earliest earlier seed it overlaps enough, else it
-        # becomes a seed: the same clusters as "each seed takes every later unclustered match",
-        # with each pair looked at once and only seeds in the index.
-        members_of: dict[int, list[int]] = {}
-        for k in range(len(items)):
-            if settled_through is not None and parse_iso(items[k].updated_at) < settled_through:
-                members_of[k] = [k]
-                index.add(k)
-                continue
-            seeds = index.matches(k)
-            if seeds:
-                members_of[seeds[0]].append(k)
-            else:
-                members_of[k] = [k]
-                index.add(k)
-        found += [[items[k] for k in members] for members in members_of.values() if len(members) >= 2]
+        settled = [settled_through is not None and parse_iso(m.updated_at) < settled_through for m in items]
+        column = TokenColumn().extend(tokenize(m.content) for m in items)
+        found_pairs = pairs(column, range(len(items)), MERGE_AT, probe=[not s for s in settled])
+        found += [[items[k] for k in members] for members in walk(found_pairs, settled)]
     return found
+
+
+def walk(overlapping: Iterable[tuple[int, int]], settled: Sequence[bool]) -> list[list[int]]:
+    """The clusters of sleep.md §5.2 from the pairs (i, j), i < j, of walk positions that overlap
+    >= 0.35: walking in order, an item joins the earliest earlier seed it overlaps, else it is a
+    seed itself, which gives the same clusters as "each seed takes every later unclustered match".
+    A settled item is a seed without asking (see `clusters`). Clusters of >= 2, by their seed.
+    """
+    earlier: dict[int, list[int]] = {}
+    for i, j in overlapping:
+        earlier.setdefault(j, []).append(i)
+    joined: set[int] = set()
+    members_of: dict[int, list[int]] = {}
+    for j in sorted(earlier):
+        if settled[j]:
+            continue
+        seeds = [i for i in earlier[j] if i not in joined]
+        if seeds:
+            seed = min(seeds)
+            members_of.setdefault(seed, [seed]).append(j)
+            joined.add(j)
+    return [members_of[seed] for seed in sorted(members_of)]
 
 
 def merged_content(members: Sequence[Memory]) -> str:

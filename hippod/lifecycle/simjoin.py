@@ -103,3 +103,18 @@ class SetIndex:
 
     def overlap(self, i: int, j: int) -> float:
         return jaccard(self.sets[i], self.sets[j])
+
+
+def exact_pairs(
+    sets: Sequence[frozenset[str]], threshold: float, *, strict: bool = False
+) -> set[tuple[int, int]]:
+    """Every pair (i, j), i < j, with Jaccard >= threshold (> with strict), by the prefix-filter walk.
+
+    The reference the sleep join (pairjoin.py) is checked against, in the tests and the sleep bench.
+    """
+    index = SetIndex(sets, threshold)
+    found: set[tuple[int, int]] = set()
+    for k in range(len(sets)):
+        found.update((i, k) for i in index.matches(k, strict=strict))
+        index.add(k)
+    return found

@@ -1,22 +1,26 @@
-"""What one sleep will change, computed from a snapshot of the store (sleep.md §2-§7). Pure.
+"""What one sleep will change, computed from a snapshot of the store (sleep.md §2-§7).
 
-The handler reads a Snapshot, calls plan(), then hands the Plan to the store layer, which applies
-it in one transaction (or, for --dry-run, only reports it).
+The handler opens a snapshot of the store (a `Source`: store/sleep_snapshot.py), calls plan() in a
+worker thread, then hands the Plan to the store layer, which applies it in one transaction (or,
+for --dry-run, only reports it). The snapshot is read a page at a time (sleep_scan.py) and the
+phases ask again for the few rows they need whole (sleep_phases.py), so a large store is never
+held in memory at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from hippod.clock import iso, parse_iso
 from hippod.lifecycle import conflicts as rules
-from hippod.lifecycle.decay import DecayResult, average_gap_days, decay_pass, rebase, replay_sample
-from hippod.lifecycle.dedupe import Duplicate, Junk, dedupe, junk
-from hippod.lifecycle.digest import digests
-from hippod.lifecycle.merge import Merge, build_merge, clusters, merge_candidate
-from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
+from hippod.lifecycle import sleep_phases as phases
+from hippod.lifecycle.decay import average_gap_days
+from hippod.lifecycle.dedupe import Duplicate, Junk
+from hippod.lifecycle.merge import Merge, build_merge
+from hippod.lifecycle.sleep_scan import ARCHIVED, REFRESHED, Faded, Rebased, Scan, ScanSettings
 from hippod.store.records import Memory
 
 
@@ -32,14 +36,36 @@ class ConflictRow:
     resolved_by: str | None
 
 
-@dataclass(slots=True)
-class Snapshot:
-    memories: list[Memory]
-    dormant: list[tuple[str, str, str]]  # (id, tenant, dormant_at)
-    run_times: list[str]
-    rejected: set[tuple[str, str]]  # (tenant, digest)
-    conflicts: list[ConflictRow]
-    last_sleep: str | None = None  # when the previous (written) sleep ran
+class Source(Protocol):
+    """A consistent snapshot of a store, read as the plan goes."""
+
+    def pages(self) -> Iterable[list[Memory]]:
+        """Every memory, a page at a time, in storage order."""
+        ...
+
+    def fetch(self, ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories with these ids."""
+        ...
+
+    def dormant(self) -> Iterable[tuple[str, str, str]]:
+        """(id, tenant, dormant_at) of every dormant memory."""
+        ...
+
+    def run_times(self) -> list[str]:
+        """When the newest 20 sleeps ran."""
+        ...
+
+    def rejected(self) -> set[tuple[str, str]]:
+        """(tenant, digest) of every tombstone."""
+        ...
+
+    def conflicts(self) -> list[ConflictRow]:
+        """Every stored conflict."""
+        ...
+
+    def last_sleep(self) -> str | None:
+        """When the previous (written) sleep ran."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +99,21 @@ class ConflictChanges:
 
 
 @dataclass(slots=True)
+class Live:
+    """What is left after every removal, as the reply, the run record and sharing need it."""
+
+    count: int
+    active: int  # not archived
+    tenants: list[str]
+    texts: dict[str, str]  # id -> content of every memory in a detected conflict
+    share: list[Memory]  # the rows auto-share may copy, in storage order (its score decides)
+
+
+@dataclass(slots=True)
 class Plan:
     now: str
-    rebased: list[tuple[Memory, float]]
-    decay: DecayResult
+    rebased: list[Rebased]
+    faded: Faded
     expired: list[tuple[str, str]]  # (id, tenant)
     replayed: list[Memory]
     merges: list[Merge]
@@ -85,66 +122,26 @@ class Plan:
     junk_removed: list[Junk]
     junk_warnings: list[Junk]
     conflicts: ConflictChanges
-    live: list[Memory]  # what is left after every removal, for sharing and the count
-
-    @property
-    def refreshed(self) -> list[Memory]:
-        """Survivors whose strength cache changed and that no later phase deletes or rewrites."""
-        gone = {d.deleted.id for d in self.duplicates} | {j.memory.id for j in self.junk_removed}
-        gone |= {m.id for m in self.replayed} | {m.id for merge in self.merges for m in merge.members}
-        return [m for m in self.decay.refreshed if m.id not in gone]
+    refreshed: list[tuple[str, float]]  # (id, strength): caches to write, of rows no later phase rewrites
+    live: Live
 
 
-def _replay(survivors: list[Memory], settings: Settings) -> list[Memory]:
-    if settings.dry_run or settings.replay_count <= 0:
-        return []
-    chosen = replay_sample(survivors, settings.now, settings.replay_count)
-    now = iso(settings.now)
-    for memory in chosen:  # the same change memories.strengthen makes in SQL
-        memory.retrieval_count += 1
-        memory.last_retrieved = now
-        memory.half_life_days += RETRIEVAL_HALF_LIFE_BONUS
-        memory.strength = 1.0
-        if memory.confidence == "stale":
-            memory.confidence = "observed"
-    return chosen
-
-
-def _expired(dormant: Sequence[tuple[str, str, str]], settings: Settings) -> list[tuple[str, str]]:
+def _expired(dormant: Iterable[tuple[str, str, str]], settings: Settings) -> list[tuple[str, str]]:
     if settings.retention_days <= 0:
         return []
     cutoff = settings.now - timedelta(days=settings.retention_days)
     return [(i, t) for i, t, at in dormant if at and parse_iso(at) < cutoff]
 
 
-def _merges(
-    survivors: list[Memory], snapshot: Snapshot, settings: Settings, new_id: Callable[[], str]
-) -> tuple[list[Merge], int]:
-    merges: list[Merge] = []
-    rejected = 0
-    now = iso(settings.now)
-    settled_through = parse_iso(snapshot.last_sleep) if snapshot.last_sleep else None
-    for members in clusters([m for m in survivors if merge_candidate(m)], settled_through):
-        merge = build_merge(
-            members,
-            new_id=new_id(),
-            now=now,
-            default_half_life=settings.default_half_life,
-            origin_project=settings.origin_project,
-        )
-        tenant = merge.semantic.tenant_id
-        if any((tenant, d) in snapshot.rejected for d in digests(merge.semantic.content)):
-            rejected += 1
-            continue
-        merges.append(merge)
-    return merges, rejected
-
-
 def conflict_changes(
-    detected: Sequence[rules.Detected], existing: Sequence[ConflictRow], live: Sequence[Memory]
+    detected: Sequence[rules.Detected], existing: Sequence[ConflictRow], current: Mapping[str, Sequence[str]]
 ) -> ConflictChanges:
     """Upsert detected pairs as open (not those a user resolved), auto-resolve the rest, and the
-    conflicts_with lists that follow from the open set (sleep.md §7 "Persistence")."""
+    conflicts_with lists that follow from the open set (sleep.md §7 "Persistence").
+
+    `current` maps live memories to their conflicts_with now; it may leave out those that have
+    none and are in no detected pair, since nothing changes for them.
+    """
     changes = ConflictChanges()
     by_pair = {(c.a, c.b): c for c in existing}
     detected_pairs = set()
@@ -166,65 +163,66 @@ def conflict_changes(
     for a, b in open_pairs:
         peers.setdefault(a, set()).add(b)
         peers.setdefault(b, set()).add(a)
-    for memory in live:
-        wanted = sorted(peers.get(memory.id, ()))
-        if wanted != memory.conflicts_with:
-            changes.conflicts_with[memory.id] = wanted
+    for memory_id, now in current.items():
+        wanted = sorted(peers.get(memory_id, ()))
+        if wanted != list(now):
+            changes.conflicts_with[memory_id] = wanted
     return changes
 
 
-def conflict_inputs(rows: Sequence[Memory]) -> list[rules.ConflictInput]:
-    """Conflict candidates (sleep.md §7): not semantic, strength >= 0.05, not superseded, no
-    `extracted` tag; buffer and archived rows take no part either (our choice)."""
-    return [
-        rules.ConflictInput(m.id, m.tenant_id, m.content, m.layer == "trace")
-        for m in rows
-        if m.layer not in ("semantic", "buffer")
-        and m.kind != "archived"
-        and m.strength >= 0.05
-        and m.superseded_by is None
-        and "extracted" not in m.tags
-    ]
-
-
-def plan(snapshot: Snapshot, settings: Settings, new_id: Callable[[], str]) -> Plan:
-    """Phases 2-4, 6 and 8-11 on the snapshot, in order; the snapshot's Memory objects are updated."""
-    rebased = [(m, rebase(m, settings.default_half_life)) for m in snapshot.memories if m.legacy_base]
-    for memory, half_life in rebased:
-        memory.half_life_days = half_life
-        memory.legacy_base = False
-    decay = decay_pass(
-        snapshot.memories,
-        settings.now,
-        basis=settings.basis,
-        avg_gap=average_gap_days(snapshot.run_times),
-        dormant_enabled=settings.dormant_enabled,
-        loss_aversion=settings.loss_aversion,
+def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
+    """Phases 2-4, 6 and 8-11 on the snapshot, in order."""
+    last_sleep = source.last_sleep()
+    scan = Scan(
+        ScanSettings(
+            now=settings.now,
+            basis=settings.basis,
+            avg_gap=average_gap_days(source.run_times()),
+            dormant_enabled=settings.dormant_enabled,
+            loss_aversion=settings.loss_aversion,
+            default_half_life=settings.default_half_life,
+            settled_through=parse_iso(last_sleep) if last_sleep else None,
+        )
     )
-    expired = _expired(snapshot.dormant, settings)
-    replayed = _replay(decay.survivors, settings)
-    merges, merge_rejected = _merges(decay.survivors, snapshot, settings, new_id)
-    demoted = {m.id: m for merge in merges for m in merge.members}
-    for memory in demoted.values():
-        memory.strength = memory.strength_at(settings.now, settings.loss_aversion).strength
-    rows = [demoted.get(m.id, m) for m in decay.survivors] + [merge.semantic for merge in merges]
-    settled_through = parse_iso(snapshot.last_sleep) if snapshot.last_sleep else None
-    duplicates = dedupe(rows, settled_through)
-    deleted = {d.deleted.id for d in duplicates}
-    rows = [m for m in rows if m.id not in deleted]
-    junk_removed, junk_warnings = junk(rows)
-    deleted = {j.memory.id for j in junk_removed}
-    rows = [m for m in rows if m.id not in deleted]
-    settled = {m.id for m in rows if parse_iso(m.updated_at) < settled_through} if settled_through else set()
-    detected = rules.detect(conflict_inputs(rows), settled, [(c.a, c.b) for c in snapshot.conflicts])
-    changes = conflict_changes(detected, snapshot.conflicts, rows)
-    for memory in rows:
-        if memory.id in changes.conflicts_with:
-            memory.conflicts_with = changes.conflicts_with[memory.id]
+    for page in source.pages():
+        scan.add(page)
+    rows = phases.Rows(scan, source.fetch)
+    expired = _expired(source.dormant(), settings)
+    replayed = [] if settings.dry_run else phases.replay(scan, rows, settings.now, settings.replay_count)
+    now = iso(settings.now)
+
+    def build(members: list[Memory]) -> Merge:
+        return build_merge(
+            members,
+            new_id=new_id(),
+            now=now,
+            default_half_life=settings.default_half_life,
+            origin_project=settings.origin_project,
+        )
+
+    merges, merge_rejected = phases.merges(
+        scan, rows, build, source.rejected(), settings.now, settings.loss_aversion
+    )
+    duplicates, deduped = phases.duplicates(scan, rows)
+    junk_removed, junk_warnings, junked = phases.junk(scan, rows, deduped)
+    gone = deduped | junked
+    existing = source.conflicts()
+    detected, involved = phases.conflicts(scan, rows, gone, [(c.a, c.b) for c in existing])
+    live = [k for k in range(len(scan.words)) if k not in gone]
+    current = {scan.ids[k]: scan.conflicts_with[k] for k in sorted(scan.conflicts_with) if k not in gone}
+    current.update((m.id, m.conflicts_with) for m in involved.values() if m.id not in current)
+    changes = conflict_changes(detected, existing, current)
+    # A replay adds a retrieval, which can lift a row's transfer score: replayed rows are offered too.
+    offered = sorted((set(scan.share) | {k for k in rows.changed if k < len(scan)}) - gone)
+    share = [rows.changed[k] if k in rows.changed else scan.share[k] for k in offered]
+    share += [rows.changed[k] for k in live if k >= len(scan)]
+    for memory in share:
+        memory.conflicts_with = changes.conflicts_with.get(memory.id, memory.conflicts_with)
+    untouched = set(rows.changed) | gone
     return Plan(
-        now=iso(settings.now),
-        rebased=rebased,
-        decay=decay,
+        now=now,
+        rebased=scan.rebased,
+        faded=scan.faded,
         expired=expired,
         replayed=replayed,
         merges=merges,
@@ -233,5 +231,16 @@ def plan(snapshot: Snapshot, settings: Settings, new_id: Callable[[], str]) -> P
         junk_removed=junk_removed,
         junk_warnings=junk_warnings,
         conflicts=changes,
-        live=rows,
+        refreshed=[
+            (scan.ids[k], scan.strength[k])
+            for k in range(len(scan))
+            if scan.flags[k] & REFRESHED and k not in untouched
+        ],
+        live=Live(
+            count=len(live),
+            active=sum(1 for k in live if k >= len(scan) or not scan.flags[k] & ARCHIVED),
+            tenants=sorted({rows.tenant(k) for k in live} | {"default"}),
+            texts={m.id: m.content for m in involved.values()},
+            share=share,
+        ),
     )

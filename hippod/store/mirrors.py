@@ -180,12 +180,14 @@ class MirrorWriter:
             try:
                 changed = [memory for memory in pending.values() if memory is not None]
                 to_load = [memory_id for memory_id, memory in pending.items() if memory is None]
-                if to_load:
-                    changed += await self._load(to_load)
                 if pending or deleted or files or stats_due:
                     # A pass that only heals leaves stats.json as it is.
                     stats = await self._stats()
                     await asyncio.to_thread(self._write, changed, deleted, stats)
+                # Rows read back a batch at a time: a sleep can change every memory of a large store.
+                for start in range(0, len(to_load), mirror_heal.BATCH):
+                    batch = await self._load(to_load[start : start + mirror_heal.BATCH])
+                    await asyncio.to_thread(self._write, batch, [], None)
                 if files:
                     await asyncio.to_thread(self._write_files, files)
                 if heal:
@@ -228,7 +230,7 @@ class MirrorWriter:
         self._closed = True
         await self.flush_now()
 
-    def _write(self, memories: list[Memory], deleted: list[str], stats: dict[str, object]) -> None:
+    def _write(self, memories: list[Memory], deleted: list[str], stats: dict[str, object] | None) -> None:
         # One file that cannot be written (a full disk, a planted link) does not stop the rest;
         # healing writes it later.
         failures: list[str] = []
@@ -241,7 +243,10 @@ class MirrorWriter:
         for memory_id in deleted:
             for layer in MEMORY_DIRS:
                 _attempt(failures, mirror_files.remove, self.root, f"{layer}/{memory_id}.md")
-        _attempt(failures, mirror_files.write, self.root, "stats.json", json.dumps(stats, indent=2) + "\n")
+        if stats is not None:
+            _attempt(
+                failures, mirror_files.write, self.root, "stats.json", json.dumps(stats, indent=2) + "\n"
+            )
         _report(self.root, failures)
 
     def _write_files(self, files: dict[str, str | None]) -> None:

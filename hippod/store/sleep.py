@@ -2,68 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import aiosqlite
 import msgspec
 
 from hippod.lifecycle.conflicts import Detected
-from hippod.lifecycle.sleep_plan import ConflictRow, Plan, Snapshot
+from hippod.lifecycle.sleep_plan import Plan
 from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
 from hippod.store import dormant, memories
-from hippod.store.records import COLUMNS, Memory
+from hippod.store.sleep_snapshot import row_mark
 
 KEEP_RUNS = 50
-_SELECT = ", ".join(COLUMNS)
 _encode = msgspec.json.encode
 
 
-@dataclass(frozen=True, slots=True)
-class SnapshotRows:
-    """The raw rows of a snapshot, read on the connection's thread; `decode` builds the Snapshot."""
+async def changed_since(
+    conn: aiosqlite.Connection, marks: Sequence[int], statuses: Mapping[int, str]
+) -> bool:
+    """Whether a memory a snapshot read (its `row_mark`s) changed or went away since, or a stored
+    conflict's status moved; memories added since do not count."""
+    import numpy as np  # loaded with the sleep's plan already
 
-    memories: list[Any]
-    dormant: list[Any]
-    runs: list[Any]
-    rejected: list[Any]
-    conflicts: list[Any]
-    last_sleep: str | None
-
-    def decode(self) -> Snapshot:
-        """Every row as the planner needs it. CPU work on a large store: call it off the event loop."""
-        return Snapshot(
-            memories=[memories.row_to_memory(r) for r in self.memories],
-            dormant=[(str(i), str(t), str(at)) for i, t, at in self.dormant],
-            run_times=[str(r[0]) for r in self.runs],
-            rejected={(str(t), str(d)) for t, d in self.rejected},
-            conflicts=[ConflictRow(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in self.conflicts],
-            last_sleep=self.last_sleep,
-        )
-
-
-async def read_snapshot(conn: aiosqlite.Connection) -> SnapshotRows:
-    """Every memory, dormant row, sleep time, tombstone and conflict of the store, undecoded."""
-    return SnapshotRows(
-        memories=list(await conn.execute_fetchall(f"SELECT {_SELECT} FROM memories ORDER BY rowid")),
-        dormant=list(await conn.execute_fetchall("SELECT id, tenant_id, dormant_at FROM dormant_memories")),
-        runs=list(await conn.execute_fetchall("SELECT ts FROM consolidation_runs ORDER BY id DESC LIMIT 20")),
-        rejected=list(await conn.execute_fetchall("SELECT tenant_id, digest FROM rejected_values")),
-        conflicts=list(
-            await conn.execute_fetchall(
-                "SELECT id, memory_a_id, memory_b_id, tenant_id, status, resolved_by FROM memory_conflicts"
-            )
-        ),
-        last_sleep=await memories.get_meta(conn, "last_sleep"),
-    )
-
-
-async def signature(conn: aiosqlite.Connection) -> tuple[dict[str, str], dict[int, str]]:
-    """What tells whether the store changed since a snapshot: memories' updated_at, conflicts' status."""
-    rows = await conn.execute_fetchall("SELECT id, updated_at FROM memories")
-    conflicts = await conn.execute_fetchall("SELECT id, status FROM memory_conflicts")
-    return {str(i): str(u) for i, u in rows}, {int(i): str(s) for i, s in conflicts}
+    wanted = np.unique(np.asarray(marks, dtype=np.int64))
+    seen: list[Any] = []
+    cursor = await conn.execute("SELECT id, updated_at FROM memories")
+    while rows := list(await cursor.fetchmany(5000)):
+        found = np.fromiter((row_mark(str(i), str(u)) for i, u in rows), dtype=np.int64, count=len(rows))
+        seen.append(found[np.isin(found, wanted)])
+    await cursor.close()
+    still = np.unique(np.concatenate(seen)) if seen else np.empty(0, dtype=np.int64)
+    if len(still) != len(wanted):
+        return True
+    stored = await conn.execute_fetchall("SELECT id, status FROM memory_conflicts")
+    now = {int(i): str(s) for i, s in stored}
+    return any(now.get(i) != status for i, status in statuses.items())
 
 
 async def _audit(
@@ -78,11 +52,11 @@ async def _audit(
 
 
 async def _delete(
-    conn: aiosqlite.Connection, now: str, op: str, rows: Sequence[tuple[Memory, dict[str, Any]]]
+    conn: aiosqlite.Connection, now: str, op: str, rows: Sequence[tuple[str, str, dict[str, Any]]]
 ) -> None:
-    """Delete memories and audit each deletion under `op`."""
-    await conn.executemany("DELETE FROM memories WHERE id = ?", [(m.id,) for m, _ in rows])
-    await _audit(conn, now, op, ((m.tenant_id, m.id, meta) for m, meta in rows))
+    """Delete memories, given as (id, tenant, audit metadata), and audit each deletion under `op`."""
+    await conn.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i, _, _ in rows])
+    await _audit(conn, now, op, ((tenant, i, meta) for i, tenant, meta in rows))
 
 
 async def _upsert_conflicts(conn: aiosqlite.Connection, plan: Plan) -> None:
@@ -123,19 +97,24 @@ async def apply(
     await step("sleep: writing phase 3 (decay)")
     await conn.executemany(
         "UPDATE memories SET half_life_days = ?, legacy_base = 0, updated_at = ? WHERE id = ?",
-        [(hl, now, m.id) for m, hl in plan.rebased],
+        [(r.half_life, now, r.id) for r in plan.rebased],
     )
     await _audit(
-        conn, now, "half_life_rebase", ((m.tenant_id, m.id, {"half_life_days": hl}) for m, hl in plan.rebased)
+        conn,
+        now,
+        "half_life_rebase",
+        ((r.tenant, r.id, {"half_life_days": r.half_life}) for r in plan.rebased),
     )
-    decay = plan.decay
-    await dormant.copy_in(conn, [m.id for m, _ in decay.dormant], "faded", dormant_at)
+    faded = plan.faded
+    await dormant.copy_in(conn, [m.id for m, _ in faded.dormant], "faded", dormant_at)
     for op, items in (
-        ("dormant_move", decay.dormant),
-        ("decay_delete_secret", decay.secret_deleted),
-        ("decay_delete", decay.deleted),
+        ("dormant_move", faded.dormant),
+        ("decay_delete_secret", faded.secret_deleted),
+        ("decay_delete", faded.deleted),
     ):
-        await _delete(conn, now, op, [(m, {"strength": round(value, 4)}) for m, value in items])
+        await _delete(
+            conn, now, op, [(m.id, m.tenant_id, {"strength": round(value, 4)}) for m, value in items]
+        )
     await conn.executemany("DELETE FROM dormant_memories WHERE id = ?", [(i,) for i, _ in plan.expired])
     await _audit(conn, now, "dormant_expire", ((t, i, {}) for i, t in plan.expired))
     await step("sleep: writing phase 6 (replay)")
@@ -156,7 +135,10 @@ async def apply(
         conn,
         now,
         "dedupe_delete",
-        [(d.deleted, {"kept": d.kept.id, "overlap": round(d.overlap, 4)}) for d in plan.duplicates],
+        [
+            (d.deleted.id, d.deleted.tenant_id, {"kept": d.kept.id, "overlap": round(d.overlap, 4)})
+            for d in plan.duplicates
+        ],
     )
     # A deleted merged memory leaves its sources free to merge again rather than pointing at nothing.
     await conn.executemany(
@@ -164,11 +146,13 @@ async def apply(
         [(d.deleted.id,) for d in plan.duplicates],
     )
     await step("sleep: writing phase 10 (junk)")
-    await _delete(conn, now, "junk_delete", [(j.memory, {"reason": j.reason}) for j in plan.junk_removed])
+    await _delete(
+        conn, now, "junk_delete", [(j.id, j.tenant, {"reason": j.reason}) for j in plan.junk_removed]
+    )
     await step("sleep: writing phase 11 (conflicts)")
     await _upsert_conflicts(conn, plan)
     await conn.executemany(
-        "UPDATE memories SET strength = ? WHERE id = ?", [(m.strength, m.id) for m in plan.refreshed]
+        "UPDATE memories SET strength = ? WHERE id = ?", [(value, i) for i, value in plan.refreshed]
     )
 
 

@@ -108,7 +108,9 @@ def test_persistence_rules(make_memory: Callable[..., Memory]) -> None:
         make_memory(id="m2", conflicts_with=["m1"]),
         make_memory(id="m9", conflicts_with=["mA"]),
     ]
-    changes = conflict_changes([fresh, still, by_user, back], existing, live)
+    changes = conflict_changes(
+        [fresh, still, by_user, back], existing, {m.id: m.conflicts_with for m in live}
+    )
     assert changes.insert == [fresh]
     assert changes.reopen == [(3, back)]
     assert changes.refresh == [(1, still)]

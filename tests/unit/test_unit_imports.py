@@ -63,6 +63,13 @@ def test_the_daemon_loads_the_embed_extra_only_when_a_store_uses_it() -> None:
     assert loaded & {"numpy", "wordllama", "tokenizers"} == set()
 
 
+def test_the_daemon_loads_the_sleep_join_only_when_it_sleeps() -> None:
+    # numpy and scipy serve sleep's pair join alone; a daemon that has not slept does not carry them.
+    loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch, hippod.handlers.sleep")
+    assert loaded & {"numpy", "scipy"} == set()
+    assert {"numpy", "scipy"} <= _loaded_after("import hippod.lifecycle.pairjoin")
+
+
 def test_the_daemon_loads_the_asgi_stack_only_when_a_listener_opens() -> None:
     # The HTTP API costs a daemon nothing until `serve` opens it.
     loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch")

@@ -1,0 +1,255 @@
+"""Every pair of token sets whose Jaccard reaches a threshold: an exact similarity self-join.
+
+Sleep's merge (Jaccard >= 0.35), dedupe (> 0.7) and conflict (>= 0.5) phases each need all such
+pairs of a store. Two sets x, y with Jaccard >= t share at least a = ceil(t/(1+t)·(|x|+|y|)) tokens.
+The join uses three published filters, then checks every remaining pair exactly:
+
+- prefix filtering (AllPairs, Bayardo et al. 2007): with tokens ordered rarest first over the
+  collection, two sets sharing a tokens share one among the first |x| - a + 1 tokens of each;
+- the ℓ-prefix scheme (AdaptJoin, Wang, Li & Feng 2012): they share at least min(ℓ, a) tokens among
+  the first |x| - a + ℓ, so a longer prefix needs more shared tokens and far fewer pairs pass;
+- the length filter, applied per pair of size classes as PPJoin does by size order: a is computed
+  from the two sets' sizes (a row's own size and the smallest size of the other class), which keeps
+  the prefixes short where a simple prefix filter has to allow for any partner size.
+
+The shared prefix tokens of every pair of sets are counted at once as a sparse matrix product
+(scipy.sparse), class pair by class pair and in slices of rows that bound its memory. Surviving
+pairs are verified exactly: their overlap is counted on the sorted token ranks and the Jaccard
+compared with the threshold in the same floating-point expression as `simjoin.jaccard`.
+
+`probe` restricts the join to pairs with at least one probed set, so a sleep that follows another
+costs what changed since (the sets not probed were compared with each other then).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+ELL = 3  # ℓ of the ℓ-prefix scheme: 3 checked the fewest pairs for the least product work on 100k memories
+EXACT_SIZES = 64  # sets up to this size are classed by exact size; larger ones by ranges of 1/16
+PRODUCT_WORK = 1_000_000  # shared-prefix counts one product may produce (bounds its memory)
+VERIFY_ROWS = 1 << 17  # candidate pairs verified at once
+EPS = 1e-9  # keeps 0.35 × 20 = 7.000000000000001 from rounding a bound up
+
+
+@dataclass(frozen=True, slots=True)
+class TokenSets:
+    """Sets of token ids in CSR form: set k holds tokens[indptr[k]:indptr[k + 1]], each id once."""
+
+    indptr: IntArray
+    tokens: npt.NDArray[np.int32]
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1
+
+
+def token_sets(rows: list[list[int]]) -> TokenSets:
+    """TokenSets from lists of distinct token ids (tests and small callers)."""
+    sizes = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    flat = np.fromiter((t for r in rows for t in r), dtype=np.int32, count=int(indptr[-1]))
+    return TokenSets(indptr, flat)
+
+
+@dataclass(slots=True)
+class _SizeClass:
+    """Sets of sizes lo..hi: their numbers, sizes and ranks sorted ascending, padded to width hi."""
+
+    lo: int
+    hi: int
+    members: IntArray  # positions in the joined selection
+    sizes: IntArray
+    ranks: npt.NDArray[np.int32]  # (len, hi); padding is vocabulary + column, above every real rank
+    probe: BoolArray
+
+
+def _class_bounds(largest: int) -> list[tuple[int, int]]:
+    bounds: list[tuple[int, int]] = []
+    lo = 1
+    while lo <= largest:
+        hi = lo if lo <= EXACT_SIZES else lo + lo // 16
+        bounds.append((lo, hi))
+        lo = hi + 1
+    return bounds
+
+
+def _ranked(sets: TokenSets, rows: IntArray) -> tuple[IntArray, IntArray, npt.NDArray[np.int32], int]:
+    """(sizes, start offsets, ranks of every token of the selected rows in order, vocabulary size).
+
+    Ranks order tokens by how many selected sets hold them, rarest first (ties by id); an empty set
+    holds one token of its own, so two empty sets overlap 1.0 and nothing else (recall.md §3).
+    """
+    starts, ends = sets.indptr[rows], sets.indptr[rows + 1]
+    sizes = ends - starts
+    total = int(sizes.sum())
+    offsets = np.zeros(len(rows), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=offsets[1:])
+    gather = np.repeat(starts - offsets, sizes) + np.arange(total, dtype=np.int64)
+    ids = sets.tokens[gather].astype(np.int64)
+    empty = sizes == 0
+    vocabulary = int(ids.max()) + 2 if total else 1
+    if empty.any():
+        # The empty sets' token goes after the others, one per empty set.
+        ids = np.insert(ids, offsets[empty], vocabulary - 1)
+        sizes = np.where(empty, 1, sizes)
+        offsets = np.zeros(len(rows), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=offsets[1:])
+    frequency = np.bincount(ids, minlength=vocabulary)
+    order = np.lexsort((np.arange(vocabulary), frequency))
+    rank = np.empty(vocabulary, dtype=np.int32)
+    rank[order] = np.arange(vocabulary, dtype=np.int32)
+    return sizes, offsets, rank[ids], vocabulary
+
+
+def _classes(
+    sizes: IntArray, offsets: IntArray, ranks: npt.NDArray[np.int32], vocabulary: int, probe: BoolArray
+) -> list[_SizeClass]:
+    classes: list[_SizeClass] = []
+    for lo, hi in _class_bounds(int(sizes.max())):
+        members = np.flatnonzero((sizes >= lo) & (sizes <= hi))
+        if not len(members):
+            continue
+        own = sizes[members]
+        dense = np.empty((len(members), hi), dtype=np.int32)
+        dense[:] = vocabulary + np.arange(hi, dtype=np.int32)
+        before = np.cumsum(own) - own  # where each member starts among the class's tokens
+        row = np.repeat(np.arange(len(members)), own)
+        column = np.arange(len(row)) - np.repeat(before, own)
+        dense[row, column] = ranks[np.repeat(offsets[members] - before, own) + np.arange(len(row))]
+        dense.sort(axis=1)
+        classes.append(_SizeClass(lo, hi, members, own, dense, probe[members]))
+    return classes
+
+
+def _least_overlap(factor: float, a: IntArray | int, b: IntArray | int) -> IntArray:
+    """The overlap two sets of sizes a and b need (rounded down a hair, so never too strict)."""
+    total = np.asarray(a, dtype=np.int64) + np.asarray(b, dtype=np.int64)
+    need: IntArray = np.ceil(factor * total - EPS).astype(np.int64)
+    return need
+
+
+def _prefixes(group: _SizeClass, need: IntArray, keep: BoolArray, vocabulary: int) -> sp.csr_array:
+    """A 0/1 matrix of each kept row's ℓ-prefix: its first size - need + ℓ ranks (at most all)."""
+    length = np.where(keep, np.minimum(group.sizes, group.sizes - need + ELL), 0)
+    mask = np.arange(group.hi)[None, :] < length[:, None]
+    indptr = np.zeros(len(length) + 1, dtype=np.int64)
+    np.cumsum(length, out=indptr[1:])
+    data = np.ones(int(indptr[-1]), dtype=np.int32)
+    return sp.csr_array((data, group.ranks[mask], indptr), shape=(len(length), vocabulary))
+
+
+def _slices(left: sp.csr_array, right: sp.csr_array) -> list[tuple[int, int]]:
+    """Row ranges of `left` whose product with right.T makes about PRODUCT_WORK counts or fewer."""
+    holders = np.bincount(right.indices, minlength=left.shape[1]).astype(np.int64)
+    work = np.cumsum(left @ holders)
+    total = int(work[-1]) if len(work) else 0
+    cuts = np.searchsorted(work, np.arange(PRODUCT_WORK, total, PRODUCT_WORK), side="right")
+    edges = [0, *np.unique(cuts).tolist(), left.shape[0]]
+    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
+
+
+def _candidates(
+    left: _SizeClass, right: _SizeClass, factor: float, vocabulary: int, rows: BoolArray, columns: BoolArray
+) -> Iterator[tuple[IntArray, IntArray]]:
+    """(left index, right index) pairs whose ℓ-prefixes share enough tokens, among the left rows
+    in `rows` and the right rows in `columns`."""
+    need_left = _least_overlap(factor, left.sizes, right.lo)
+    need_right = _least_overlap(factor, left.lo, right.sizes)
+    keep_left = rows & (need_left <= left.sizes)
+    keep_right = columns & (need_right <= right.sizes)
+    if not keep_left.any() or not keep_right.any():
+        return
+    ours = _prefixes(left, need_left, keep_left, vocabulary)
+    theirs = _prefixes(right, need_right, keep_right, vocabulary)
+    theirs_t = theirs.T.tocsr()
+    floor = min(ELL, int(need_left[keep_left].min()), int(need_right[keep_right].min()))
+    for start, stop in _slices(ours, theirs):
+        counts = sp.csr_array(ours[start:stop] @ theirs_t)
+        hit = np.flatnonzero(counts.data >= floor)
+        if not len(hit):
+            continue
+        i = np.searchsorted(counts.indptr, hit, side="right") - 1 + start
+        j = counts.indices[hit].astype(np.int64)
+        enough = counts.data[hit] >= np.minimum(ELL, np.maximum(need_left[i], need_right[j]))
+        yield i[enough], j[enough]
+
+
+def _verify(
+    left: _SizeClass,
+    right: _SizeClass,
+    pairs: tuple[IntArray, IntArray],
+    vocabulary: int,
+    threshold: float,
+    strict: bool,
+) -> BoolArray:
+    """Which candidate pairs reach the threshold, their overlap counted exactly on sorted ranks."""
+    i, j = pairs
+    ok = np.zeros(len(i), dtype=np.bool_)
+    for start in range(0, len(i), VERIFY_ROWS):
+        a, b = i[start : start + VERIFY_ROWS], j[start : start + VERIFY_ROWS]
+        theirs = right.ranks[b]
+        # The right side's padding moves past the left's, so padding never matches padding.
+        theirs = np.where(theirs >= vocabulary, theirs + left.hi, theirs)
+        both = np.concatenate((left.ranks[a], theirs), axis=1)
+        both.sort(axis=1)
+        overlap = (both[:, 1:] == both[:, :-1]).sum(axis=1)
+        jaccard = overlap / (left.sizes[a] + right.sizes[b] - overlap)
+        ok[start : start + VERIFY_ROWS] = jaccard > threshold if strict else jaccard >= threshold
+    return ok
+
+
+def similar_pairs(
+    sets: TokenSets,
+    rows: IntArray,
+    threshold: float,
+    *,
+    strict: bool = False,
+    probe: BoolArray | None = None,
+) -> IntArray:
+    """Every pair of the sets numbered in `rows` whose Jaccard is >= threshold (> with strict).
+
+    With `probe` (a flag per set of `sets`), only pairs with at least one probed set. Returns an
+    (m, 2) array of set numbers, the smaller first, sorted.
+    """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold {threshold} is outside (0, 1]")
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) < 2:
+        return np.empty((0, 2), dtype=np.int64)
+    probed = np.ones(len(rows), dtype=np.bool_) if probe is None else np.asarray(probe, dtype=np.bool_)[rows]
+    sizes, offsets, ranks, vocabulary = _ranked(sets, rows)
+    classes = _classes(sizes, offsets, ranks, vocabulary, probed)
+    factor = threshold / (1 + threshold)
+    found: list[IntArray] = []
+    for at, left in enumerate(classes):
+        for right in classes[at:]:
+            if right.lo > left.hi / threshold + EPS:
+                break  # the length filter: every larger set is too large for these
+            everyone = np.ones(len(right.members), dtype=np.bool_)
+            if right is left:
+                # Probed rows against all; a pair of two probed rows once.
+                passes = [(left.probe, everyone)]
+            else:
+                passes = [(left.probe, everyone), (~left.probe, right.probe)]
+            for among, against in passes:
+                for i, j in _candidates(left, right, factor, vocabulary, among, against):
+                    if right is left:
+                        once = (i < j) | ~left.probe[j]
+                        i, j = i[once], j[once]
+                    ok = _verify(left, right, (i, j), vocabulary, threshold, strict)
+                    a, b = rows[left.members[i[ok]]], rows[right.members[j[ok]]]
+                    found.append(np.stack((np.minimum(a, b), np.maximum(a, b)), axis=1))
+    if not found:
+        return np.empty((0, 2), dtype=np.int64)
+    pairs = np.concatenate(found)
+    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]

@@ -1,0 +1,209 @@
+"""Phases 6 and 8-11 of a sleep on its scanned snapshot: replay, merge, dedupe, junk, conflicts.
+
+Each phase finds the pairs it cares about with the join over the scan's token numbers, then reads
+only the rows of those pairs whole (`Rows`) to apply its rules, which are the same functions the
+phases use on lists of memories (merge.py, dedupe.py, conflicts.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
+from datetime import datetime
+from typing import Protocol
+
+from hippod.clock import iso, parse_iso
+from hippod.lifecycle import conflicts as rules
+from hippod.lifecycle import decay, dedupe, merge
+from hippod.lifecycle.digest import digests
+from hippod.lifecycle.sleep_scan import (
+    COMPARED,
+    CONFLICTING,
+    MERGEABLE,
+    NEGATIVE,
+    PARTAKES,
+    POSITIVE,
+    SETTLED,
+    Scan,
+)
+from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
+from hippod.lifecycle.wordsets import pairs
+from hippod.recall.tokenize import tokenize
+from hippod.store.records import Memory
+
+
+class Fetch(Protocol):
+    """Reads memories of the snapshot by id (Source.fetch)."""
+
+    def __call__(self, ids: Sequence[str]) -> dict[str, Memory]: ...
+
+
+class Rows:
+    """Whole rows by survivor number, as the plan has made them so far.
+
+    A row the plan changed (replayed, demoted by a merge) or made (a new semantic memory, numbered
+    after the survivors) is held here; any other is read again from the snapshot when asked for.
+    """
+
+    def __init__(self, scan: Scan, fetch: Fetch) -> None:
+        self.scan = scan
+        self._fetch = fetch
+        self.changed: dict[int, Memory] = {}
+
+    def get(self, numbers: Iterable[int]) -> dict[int, Memory]:
+        wanted = sorted(set(numbers))
+        ids = self.scan.ids
+        read = self._fetch([ids[k] for k in wanted if k not in self.changed])
+        return {
+            k: self.changed[k] if k in self.changed else self.scan.prepare(k, read[ids[k]]) for k in wanted
+        }
+
+    def tenant(self, k: int) -> str:
+        return self.changed[k].tenant_id if k >= len(self.scan) else self.scan.tenant(k)
+
+    def strength(self, k: int) -> float:
+        return self.changed[k].strength if k in self.changed else self.scan.strength[k]
+
+    def fresh(self) -> list[bool]:
+        """Per row of the scan's word column: changed since the previous sleep (a merge's new and
+        demoted memories are), so the previous sleep has not compared it with the others."""
+        scan = self.scan
+        through = scan.settings.settled_through
+        flags = [not scan.flags[k] & SETTLED for k in range(len(scan))]
+        flags += [True] * (len(scan.words) - len(scan))
+        for k, memory in self.changed.items():
+            flags[k] = through is None or parse_iso(memory.updated_at) >= through
+        return flags
+
+
+def replay(scan: Scan, rows: Rows, now: datetime, count: int) -> list[Memory]:
+    """Phase 6: strengthen the sampled survivors, as memories.strengthen does in SQL."""
+    picked = [scan.replay_pool[p] for p in decay.replay_picks(scan.replay_weights, now, count)]
+    got = rows.get(picked)
+    stamp = iso(now)
+    for k in picked:
+        memory = got[k]
+        memory.retrieval_count += 1
+        memory.last_retrieved = stamp
+        memory.half_life_days += RETRIEVAL_HALF_LIFE_BONUS
+        memory.strength = 1.0
+        if memory.confidence == "stale":
+            memory.confidence = "observed"
+        rows.changed[k] = memory
+    return [got[k] for k in picked]
+
+
+def _by_tenant(rows: Rows, numbers: Iterable[int]) -> list[tuple[str, list[int]]]:
+    grouped: dict[str, list[int]] = {}
+    for k in numbers:
+        grouped.setdefault(rows.tenant(k), []).append(k)
+    return sorted(grouped.items())
+
+
+def merges(
+    scan: Scan,
+    rows: Rows,
+    build: Callable[[list[Memory]], merge.Merge],
+    rejected: AbstractSet[tuple[str, str]],
+    now: datetime,
+    loss_aversion: float,
+) -> tuple[list[merge.Merge], int]:
+    """Phase 8: the clusters of merge.clusters, merged unless the tenant rejected the digest;
+    (merges, rejected count). Members are demoted and new memories numbered after the survivors."""
+    fresh = rows.fresh()
+    clusters: list[list[int]] = []
+    for _, numbers in _by_tenant(rows, (k for k in range(len(scan)) if scan.flags[k] & MERGEABLE)):
+        order = sorted(numbers, key=lambda k: (scan.created[k], scan.ids[k]))
+        place = {k: at for at, k in enumerate(order)}
+        close = pairs(scan.words, order, merge.MERGE_AT, probe=fresh)
+        walked = merge.walk(
+            [(min(place[i], place[j]), max(place[i], place[j])) for i, j in close],
+            [not fresh[k] for k in order],
+        )
+        clusters += [[order[at] for at in members] for members in walked]
+    got = rows.get(k for members in clusters for k in members)
+    made: list[merge.Merge] = []
+    refused = 0
+    for members in clusters:
+        built = build([got[k] for k in members])
+        tenant = built.semantic.tenant_id
+        if any((tenant, d) in rejected for d in digests(built.semantic.content)):
+            refused += 1
+            continue
+        made.append(built)
+        for k, member in zip(members, built.members, strict=True):
+            member.strength = member.strength_at(now, loss_aversion).strength
+            rows.changed[k] = member
+        rows.changed[scan.words.append(tokenize(built.semantic.content))] = built.semantic
+    return made, refused
+
+
+def duplicates(scan: Scan, rows: Rows) -> tuple[list[dedupe.Duplicate], set[int]]:
+    """Phase 9: dedupe.dedupe on the scan; (duplicates, numbers deleted)."""
+    fresh = rows.fresh()
+    compared = [k for k in range(len(scan)) if scan.flags[k] & COMPARED]
+    compared += range(len(scan), len(scan.words))
+    found: list[dedupe.Duplicate] = []
+    deleted: set[int] = set()
+    for _, numbers in _by_tenant(rows, compared):
+        close = pairs(scan.words, numbers, dedupe.DUPLICATE_ABOVE, strict=True, probe=fresh)
+        got = rows.get(k for pair in close for k in pair)
+        for gone, kept, overlap in dedupe.walk(got, close):
+            found.append(
+                dedupe.Duplicate(got[gone], got[kept], dedupe.dedupe_kind(got[kept], got[gone]), overlap)
+            )
+            deleted.add(gone)
+    return found, deleted
+
+
+def junk(
+    scan: Scan, rows: Rows, gone: AbstractSet[int]
+) -> tuple[list[dedupe.Junk], list[dedupe.Junk], set[int]]:
+    """Phase 10 on what dedupe left; (removed, warnings, numbers removed)."""
+    removed: list[dedupe.Junk] = []
+    warned: list[dedupe.Junk] = []
+    numbers: set[int] = set()
+    for k in sorted(scan.junk):
+        if k in gone:
+            continue
+        to_delete, reason = scan.junk[k]
+        (removed if to_delete else warned).append(dedupe.Junk(scan.ids[k], scan.tenant(k), reason))
+        if to_delete:
+            numbers.add(k)
+    made = [k for k in range(len(scan), len(scan.words)) if k not in gone]
+    more_removed, more_warned = dedupe.junk([rows.changed[k] for k in made])
+    dropped = {j.id for j in more_removed}
+    numbers.update(k for k in made if rows.changed[k].id in dropped)
+    return removed + more_removed, warned + more_warned, numbers
+
+
+def conflicts(
+    scan: Scan, rows: Rows, gone: AbstractSet[int], known: Sequence[tuple[str, str]]
+) -> tuple[list[rules.Detected], dict[str, Memory]]:
+    """Phase 11's detection (conflicts.detect on the scan): the conflicting pairs, ordered by
+    (a, b), and each memory in one, by id."""
+    fresh = rows.fresh()[: len(scan)]
+    flags = scan.flags
+    positive = [bool(f & POSITIVE) for f in flags]
+    negative = [bool(f & NEGATIVE) for f in flags]
+    candidates = (
+        k
+        for k in range(len(scan))
+        if flags[k] & CONFLICTING and k not in gone and rows.strength(k) >= rules.MIN_STRENGTH
+    )
+    named = {i for pair in known for i in pair}
+    found: list[tuple[int, int]] = []
+    for _, numbers in _by_tenant(rows, candidates):
+        partaking = [k for k in numbers if flags[k] & PARTAKES]
+        found += rules.opposed_pairs(scan.distinct, partaking, positive, negative, fresh)
+        settled = {scan.ids[k]: k for k in numbers if scan.ids[k] in named and not fresh[k]}
+        found += [(settled[a], settled[b]) for a, b in known if a in settled and b in settled]
+    got = rows.get(k for pair in found for k in pair)
+    inputs = {
+        k: rules.ConflictInput(m.id, m.tenant_id, m.content, m.layer == "trace") for k, m in got.items()
+    }
+    judged = (rules.judge(inputs[i], inputs[j]) for i, j in found)
+    detected = list({(d.a, d.b): d for d in judged if d is not None}.values())
+    detected.sort(key=lambda d: (d.a, d.b))
+    involved = {i for d in detected for i in (d.a, d.b)}
+    return detected, {m.id: m for m in got.values() if m.id in involved}

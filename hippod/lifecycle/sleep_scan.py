@@ -1,0 +1,190 @@
+"""A sleep's first pass over its snapshot, a page at a time (sleep.md §3-§7).
+
+Each memory is rebased and decayed as it is read (phases 2-3). A faded one is kept whole, since the
+plan moves or deletes it and the reply quotes it. A survivor leaves only what the later phases ask
+of every memory: its id, tenant, strength and a few flags, its tokens as numbers (merge and dedupe)
+and its distinctive tokens (conflicts), its replay weight, and its junk verdict. The rest of its
+row is dropped with the page; the phases read the few whole rows they need again by number.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hippod.clock import parse_iso
+from hippod.lifecycle import conflicts, decay, merge, share
+from hippod.lifecycle.dedupe import junk_reason, junk_warning
+from hippod.lifecycle.wordsets import TokenColumn
+from hippod.recall.tokenize import tokenize
+from hippod.store.records import Memory
+
+# Flags of a survivor.
+SETTLED = 1  # unchanged since the previous sleep, which compared it with the others then
+MERGEABLE = 2  # a merge candidate (sleep.md §5.1)
+COMPARED = 4  # takes part in dedupe: not superseded
+PROTECTED = 8
+CONFLICTING = 16  # a conflict candidate but for its strength, which merging may still lower
+TRACE = 32
+POSITIVE = 64  # its window holds a P phrase of some conflict rule
+NEGATIVE = 128  # ... and an N phrase
+ARCHIVED = 256
+REFRESHED = 512  # its strength cache changed at four decimals
+PARTAKES = 1024  # a conflict candidate that can be one side of a conflict (conflicts.takes_part)
+
+
+@dataclass(frozen=True, slots=True)
+class Rebased:
+    """A legacy row's one-time half-life (sleep.md §3.4)."""
+
+    id: str
+    tenant: str
+    half_life: float
+
+
+@dataclass(slots=True)
+class Faded:
+    """Rows below the decay floor, with their sleep-basis strength (sleep.md §3.2)."""
+
+    dormant: list[tuple[Memory, float]] = field(default_factory=list)
+    secret_deleted: list[tuple[Memory, float]] = field(default_factory=list)
+    deleted: list[tuple[Memory, float]] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.dormant) + len(self.secret_deleted) + len(self.deleted)
+
+
+@dataclass(frozen=True, slots=True)
+class ScanSettings:
+    now: datetime
+    basis: str
+    avg_gap: float
+    dormant_enabled: bool
+    loss_aversion: float
+    default_half_life: float
+    settled_through: datetime | None
+
+
+class Scan:
+    """The survivors of one sleep's decay pass, numbered 0.. in the snapshot's order."""
+
+    def __init__(self, settings: ScanSettings) -> None:
+        self.settings = settings
+        self.rebased: list[Rebased] = []
+        self.faded = Faded()
+        self.ids: list[str] = []
+        self.tenant_names: list[str] = []
+        self._tenant_numbers: dict[str, int] = {}
+        self.tenants: array[int] = array("i")
+        self.flags: array[int] = array("H")
+        self.strength: array[float] = array("d")
+        self.created: dict[int, str] = {}  # merge candidates only: the merge walks them by created
+        self.words = TokenColumn()  # tokens (recall.md §3) of every survivor; empty when superseded
+        self.distinct = TokenColumn()  # distinctive tokens (sleep.md §7.1) of conflict candidates
+        self.junk: dict[int, tuple[bool, str]] = {}  # number -> (to delete, reason)
+        self.conflicts_with: dict[int, list[str]] = {}  # only the non-empty lists
+        self.share: dict[int, Memory] = {}  # rows scoring high enough for auto-share as read
+        self.replay_pool: array[int] = array("i")
+        self.replay_weights: list[float] = []
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def flagged(self, k: int, flag: int) -> bool:
+        return bool(self.flags[k] & flag)
+
+    def tenant(self, k: int) -> str:
+        return self.tenant_names[self.tenants[k]]
+
+    def add(self, page: list[Memory]) -> None:
+        """Rebase and decay a page of memories and keep what the later phases need of each."""
+        settings = self.settings
+        for memory in page:
+            self._rebase(memory)
+        result = decay.decay_pass(
+            page,
+            settings.now,
+            basis=settings.basis,
+            avg_gap=settings.avg_gap,
+            dormant_enabled=settings.dormant_enabled,
+            loss_aversion=settings.loss_aversion,
+        )
+        self.faded.dormant += result.dormant
+        self.faded.secret_deleted += result.secret_deleted
+        self.faded.deleted += result.deleted
+        refreshed = {id(m) for m in result.refreshed}
+        for memory in result.survivors:
+            self._keep(memory, id(memory) in refreshed)
+
+    def prepare(self, k: int, memory: Memory) -> Memory:
+        """A survivor's row read again, made what the first pass made of it (rebased, decayed)."""
+        self._rebase(memory, record=False)
+        memory.strength = self.strength[k]
+        return memory
+
+    def _rebase(self, memory: Memory, *, record: bool = True) -> None:
+        if not memory.legacy_base:
+            return
+        memory.half_life_days = decay.rebase(memory, self.settings.default_half_life)
+        memory.legacy_base = False
+        if record:
+            self.rebased.append(Rebased(memory.id, memory.tenant_id, memory.half_life_days))
+
+    def _keep(self, memory: Memory, refreshed: bool) -> None:
+        k = len(self.ids)
+        self.ids.append(memory.id)
+        tenant = self._tenant_numbers.setdefault(memory.tenant_id, len(self._tenant_numbers))
+        if tenant == len(self.tenant_names):
+            self.tenant_names.append(memory.tenant_id)
+        self.tenants.append(tenant)
+        self.strength.append(memory.strength)
+        flags = REFRESHED if refreshed else 0
+        through = self.settings.settled_through
+        if through is not None and parse_iso(memory.updated_at) < through:
+            flags |= SETTLED
+        if decay.is_protected(memory):
+            flags |= PROTECTED
+        if memory.kind == "archived":
+            flags |= ARCHIVED
+        if memory.superseded_by is None:
+            flags |= COMPARED
+            self.words.append(tokenize(memory.content))
+        else:
+            self.words.append(())
+        if merge.merge_candidate(memory):
+            flags |= MERGEABLE
+            self.created[k] = memory.created
+        flags |= self._conflict_flags(memory)
+        self.flags.append(flags)
+        if not flags & PROTECTED:
+            reason = junk_reason(memory.content)
+            warning = None if reason is not None else junk_warning(memory.content)
+            if reason is not None or warning is not None:
+                self.junk[k] = (reason is not None, reason or warning or "")
+        if memory.conflicts_with:
+            self.conflicts_with[k] = memory.conflicts_with
+        if share.transfer_score(memory) >= share.AUTO_SHARE_AT:
+            self.share[k] = memory
+        if decay.replay_eligible(memory):
+            self.replay_pool.append(k)
+            self.replay_weights.append(decay.replay_weight(memory, self.settings.now, memory.strength))
+
+    def _conflict_flags(self, memory: Memory) -> int:
+        """Conflict candidacy (sleep.md §7; strength is checked after merging) and the rule sides."""
+        candidate = (
+            memory.layer not in ("semantic", "buffer")
+            and memory.kind != "archived"
+            and memory.superseded_by is None
+            and "extracted" not in memory.tags
+        )
+        if not candidate:
+            self.distinct.append(())
+            return 0
+        tokens = conflicts.distinctive_tokens(memory.content)
+        positive, negative = conflicts.sides(memory.content)
+        takes_part = conflicts.takes_part(tokens, (positive, negative))
+        self.distinct.append(tokens if takes_part else ())
+        flags = CONFLICTING | (TRACE if memory.layer == "trace" else 0) | (PARTAKES if takes_part else 0)
+        return flags | (POSITIVE if positive else 0) | (NEGATIVE if negative else 0)

@@ -1,0 +1,61 @@
+"""Token sets stored as numbers a row at a time, and the pairs of them the sleep join finds.
+
+A sleep keeps one number per distinct token and one small integer per token of a memory, instead
+of a Python set of strings per memory: on a large store that is the difference between holding the
+snapshot's words in a few megabytes and in hundreds.
+
+Standard library only: numpy and scipy (pairjoin.py) load when a sleep first asks for pairs, so a
+daemon that has not slept yet does not carry them.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+
+
+class TokenColumn:
+    """Token sets, one row each, over a vocabulary of their own."""
+
+    def __init__(self) -> None:
+        self.vocabulary: dict[str, int] = {}
+        self.indptr: array[int] = array("q", [0])
+        self.tokens: array[int] = array("i")
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1
+
+    def append(self, tokens: Iterable[str]) -> int:
+        """Add a row holding these tokens (repeats count once); returns its number."""
+        ids = self.vocabulary
+        self.tokens.extend(ids.setdefault(t, len(ids)) for t in dict.fromkeys(tokens))
+        self.indptr.append(len(self.tokens))
+        return len(self.indptr) - 2
+
+    def extend(self, rows: Iterable[Iterable[str]]) -> TokenColumn:
+        for tokens in rows:
+            self.append(tokens)
+        return self
+
+
+def pairs(
+    column: TokenColumn,
+    rows: Iterable[int],
+    threshold: float,
+    *,
+    strict: bool = False,
+    probe: Sequence[bool] | None = None,
+) -> list[tuple[int, int]]:
+    """Every pair (i, j), i < j, of the numbered rows whose Jaccard is >= threshold (> with strict),
+    with probe[i] or probe[j] when `probe` (a flag per row of the column) is given; sorted."""
+    import numpy as np
+
+    from hippod.lifecycle import pairjoin  # numpy and scipy: loaded by the first sleep, not at startup
+
+    sets = pairjoin.TokenSets(
+        np.frombuffer(column.indptr, dtype=np.int64), np.frombuffer(column.tokens, dtype=np.int32)
+    )
+    chosen = np.fromiter(rows, dtype=np.int64)
+    flags = None if probe is None else np.fromiter(probe, dtype=np.bool_, count=len(column))
+    found = pairjoin.similar_pairs(sets, chosen, threshold, strict=strict, probe=flags)
+    return [(int(i), int(j)) for i, j in found.tolist()]

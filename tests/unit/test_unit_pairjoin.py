@@ -1,0 +1,85 @@
+"""Sleep's pair join (lifecycle/pairjoin.py) finds exactly the pairs of the exact Jaccard join."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from hippod.lifecycle.pairjoin import similar_pairs, token_sets
+from hippod.lifecycle.simjoin import exact_pairs, jaccard
+from hippod.lifecycle.wordsets import TokenColumn, pairs
+from hippod.recall.tokenize import tokenize
+
+
+def _joined(
+    sets: list[frozenset[str]], threshold: float, strict: bool, probe: list[bool] | None = None
+) -> set:
+    vocabulary: dict[str, int] = {}
+    numbered = token_sets([[vocabulary.setdefault(t, len(vocabulary)) for t in s] for s in sets])
+    flags = None if probe is None else np.array(probe, dtype=np.bool_)
+    found = similar_pairs(numbered, np.arange(len(sets)), threshold, strict=strict, probe=flags)
+    return {(int(i), int(j)) for i, j in found.tolist()}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_sets_give_the_exact_pairs(seed: int) -> None:
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(rng.choice([4, 12, 40, 150]))]
+    sizes = [0, 1, 2, 3, 5, 8, 13, 30, 70, 100]
+    sets = [
+        frozenset(rng.sample(words, min(len(words), rng.choice(sizes)))) for _ in range(rng.randint(2, 90))
+    ]
+    probe = [rng.random() < 0.3 for _ in sets]
+    for threshold, strict in ((0.35, False), (0.5, False), (0.7, True), (1.0, False), (0.05, True)):
+        expected = exact_pairs(sets, threshold, strict=strict)
+        assert _joined(sets, threshold, strict) == expected
+        assert _joined(sets, threshold, strict, probe) == {p for p in expected if probe[p[0]] or probe[p[1]]}
+
+
+def test_two_empty_sets_overlap_fully_and_nothing_else() -> None:
+    sets = [frozenset(), frozenset({"a"}), frozenset(), frozenset({"a", "b"})]
+    assert _joined(sets, 0.35, False) == {(0, 2), (1, 3)}
+    assert _joined(sets, 0.5, True) == {(0, 2)}
+
+
+def test_pairs_right_at_the_threshold() -> None:
+    # 7 of 20 tokens is exactly 0.35: kept by >= and, at 0.35, dropped by >.
+    a = frozenset(f"t{i}" for i in range(7)) | frozenset(f"a{i}" for i in range(7))
+    b = frozenset(f"t{i}" for i in range(7)) | frozenset(f"b{i}" for i in range(6))
+    assert jaccard(a, b) == 0.35
+    assert _joined([a, b], 0.35, False) == {(0, 1)}
+    assert _joined([a, b], 0.35, True) == set()
+
+
+def test_a_zipf_store_of_texts_gives_the_exact_pairs() -> None:
+    # Texts drawn from a skewed vocabulary with common glue words, as real notes are, plus edited
+    # copies, so that every threshold has pairs to find and many near misses to reject.
+    rng = random.Random(5)
+    vocabulary = [f"word{i}" for i in range(600)]
+    weights = [1 / (rank + 5) for rank in range(len(vocabulary))]
+    glue = "the to of and in for is on with when it this that not from".split()
+    texts: list[str] = []
+    for _ in range(1500):
+        words = [
+            rng.choice(glue) if rng.random() < 0.35 else w for w in rng.choices(vocabulary, weights, k=18)
+        ]
+        texts.append(" ".join(words))
+    for _ in range(150):
+        words = rng.choice(texts).split()
+        words[rng.randrange(len(words))] = rng.choice(vocabulary)
+        texts.append(" ".join(words + rng.sample(vocabulary, rng.randint(0, 6))))
+    sets = [frozenset(tokenize(t)) for t in texts]
+    column = TokenColumn().extend(tokenize(t) for t in texts)
+    for threshold, strict in ((0.35, False), (0.5, False), (0.7, True)):
+        expected = exact_pairs(sets, threshold, strict=strict)
+        assert expected, threshold
+        assert set(pairs(column, range(len(texts)), threshold, strict=strict)) == expected
+    some = list(range(0, len(texts), 3))
+    assert set(pairs(column, some, 0.35)) == {p for p in exact_pairs(sets, 0.35) if p[0] % 3 == p[1] % 3 == 0}
+
+
+def test_thresholds_outside_the_open_unit_interval_are_refused() -> None:
+    with pytest.raises(ValueError):
+        _joined([frozenset({"a"}), frozenset({"a"})], 0.0, False)

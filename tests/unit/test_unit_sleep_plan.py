@@ -1,0 +1,100 @@
+"""A sleep's plan from a real store read a page at a time (sleep_plan.plan on a SnapshotReader)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+
+from hippod.lifecycle.sleep_plan import Plan, Settings, plan
+from hippod.store import db as dbmod
+from hippod.store import memories
+from hippod.store.records import Memory
+from hippod.store.sleep_snapshot import SnapshotReader
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+RECENT = "2026-02-20T00:00:00.000Z"
+OLD = "2016-01-01T00:00:00.000Z"  # ten years unused: a 365-day memory has faded
+
+
+def _plan(path: str, page: int, replay: int = 0) -> Plan:
+    ids = itertools.count(1)
+    with SnapshotReader(path, page=page) as source:
+        return plan(source, Settings(now=NOW, replay_count=replay), lambda: f"sem_{next(ids)}")
+
+
+async def _store(database: dbmod.Database, rows: list[Memory]) -> None:
+    async with database.transaction() as conn:
+        for memory in rows:
+            assert await memories.insert(conn, memory)
+
+
+@pytest.mark.parametrize("page", [1, 2, 1000])
+async def test_every_phase_on_a_store_read_in_pages(
+    database: dbmod.Database, make_memory: Callable[..., Memory], page: int
+) -> None:
+    def fresh(text: str, at: str = RECENT, **fields: object) -> Memory:
+        return make_memory(text, created=at, updated_at=at, last_retrieved=at, **fields)
+
+    first = fresh("Deploy to staging failed because the migration was skipped", "2026-02-20T00:00:01.000Z")
+    second = fresh(
+        "Staging deploy failed: the migration step was skipped again today", "2026-02-20T00:00:02.000Z"
+    )
+    weak = fresh(
+        "Run the linter before every commit in this repository please", strength=0.5, layer="semantic"
+    )
+    strong = fresh("Run the linter before every commit in this repository", strength=0.9, layer="semantic")
+    on = fresh("The feature flag is enabled for production users", layer="trace")
+    off = fresh("The feature flag is disabled for production users", pinned=True)
+    tiny = fresh("tiny")
+    faded = fresh("A plain old fact about the build machine", OLD)
+    other = fresh("Deploy to staging failed because the migration was skipped", tenant_id="other")
+    await _store(database, [first, weak, on, tiny, second, faded, strong, off, other])
+
+    result = _plan(database.path, page)
+    assert [[m.id for m in merge.members] for merge in result.merges] == [[first.id, second.id]]
+    assert [(d.deleted.id, d.kept.id) for d in result.duplicates] == [(weak.id, strong.id)]
+    assert [(c.a, c.b) for c in result.conflicts.insert] == [tuple(sorted((on.id, off.id)))]
+    assert result.live.texts == {on.id: on.content, off.id: off.content}
+    assert [j.id for j in result.junk_removed] == [tiny.id]
+    assert [m.id for m, _ in result.faded.dormant] == [faded.id]
+    # 9 rows, one faded, a duplicate and a junk row gone, one semantic memory made.
+    assert (result.live.count, result.live.tenants) == (7, ["default", "other"])
+
+
+async def test_a_daily_plan_compares_only_what_changed(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    text = "Deploy to staging failed because the migration was skipped"
+    before, after = "2026-02-01T00:00:00.000Z", "2026-02-25T00:00:00.000Z"
+    old_a = make_memory(text, created=before, updated_at=before, last_retrieved=before)
+    old_b = make_memory(text + " again", created=before, updated_at=before, last_retrieved=before)
+    await _store(database, [old_a, old_b])
+    async with database.transaction() as conn:
+        await memories.set_meta(conn, "last_sleep", "2026-02-10T00:00:00.000Z")
+    # Both settled: the previous sleep compared them, so this one does not.
+    assert _plan(database.path, 1).merges == []
+    new = make_memory(text + " once more", created=after, updated_at=after, last_retrieved=after)
+    await _store(database, [new])
+    result = await asyncio.to_thread(_plan, database.path, 1)
+    assert [[m.id for m in merge.members] for merge in result.merges] == [[old_a.id, new.id]]
+
+
+async def test_auto_share_is_offered_the_rows_that_score_enough_after_replay(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    # 0.5 + 0.1 for an "error" tag (stale: not replayed); a third retrieval (the replay's) adds 0.1.
+    tagged = make_memory(
+        "Pip needs the --user flag on this machine", tags=["error"], last_retrieved=RECENT, confidence="stale"
+    )
+    replayed = make_memory(
+        "The build cache lives in /var/cache/build", retrieval_count=2, last_retrieved=RECENT
+    )
+    plain = make_memory("Lunch is at noon on Fridays", confidence="stale", last_retrieved=RECENT)
+    await _store(database, [tagged, replayed, plain])
+    result = _plan(database.path, 1, replay=5)
+    assert [m.id for m in result.replayed] == [replayed.id]
+    assert [(m.id, m.retrieval_count) for m in result.live.share] == [(tagged.id, 0), (replayed.id, 3)]
