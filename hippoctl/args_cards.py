@@ -9,6 +9,7 @@ from hippoctl.argcheck import UsageError, needed, refuse_options, utf8
 from hippoctl.protocol import messages_cards as mc
 from hippoctl.protocol import validate
 from hippoctl.protocol.body import Body
+from hippoctl.protocol.messages_cards import OUTCOMES, STATES
 
 ACTIONS = (
     "create",
@@ -23,8 +24,6 @@ ACTIONS = (
     "comment",
     "depend",
 )
-STATES = ("waiting", "ready", "running", "blocked", "review", "done", "shelved")
-OUTCOMES = ("success", "failure", "partial")
 _FLAGS = {
     "id": "a card number",
     "title": "--title",

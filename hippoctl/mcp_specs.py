@@ -13,6 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from hippoctl.protocol.validate import MAX_ID
+
 Budget = Annotated[int, Field(ge=0, description="Token budget for the reply (tokens = characters / 4).")]
 Scope = Annotated[
     str | None, Field(description="Also admit memories of this scope (e.g. a skill name); default: none.")
@@ -138,13 +140,12 @@ def hippo_predict_baserate(
     trace memories carrying the tag."""
 
 
-MAX_ROW = 2**63 - 1  # SQLite's largest integer
-CardId = Annotated[int, Field(ge=1, le=MAX_ROW, description="The card's number, from hippo_card_list.")]
+CardId = Annotated[int, Field(ge=1, le=MAX_ID, description="The card's number, from hippo_card_list.")]
 Run = Annotated[
     int | None,
     Field(
         ge=1,
-        le=MAX_ROW,
+        le=MAX_ID,
         description="The run you hold (from hippo_card_claim); refused when it is no longer live.",
     ),
 ]

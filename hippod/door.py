@@ -6,10 +6,6 @@ working directory no path can hold, nor a number SQLite cannot store.
 
 from __future__ import annotations
 
-import functools
-
-import msgspec
-
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippoctl.protocol.messages_cards import CARD_BODIES
@@ -17,19 +13,22 @@ from hippod.errors import HippoError
 
 # SQLite stores signed 64-bit integers; a larger number fails when it is bound to a statement.
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
-# Fields that name a row by its number, and how a message calls that number.
-_ID_FIELDS: dict[type[m.Body], tuple[str, str]] = {
-    m.Resolve: ("n", "the conflict number"),
-    m.DecideGet: ("n", "the decision number"),
-    m.DecideClose: ("n", "the decision number"),
-    m.HandoffShow: ("id", "the handoff number"),
-}
-# The numbers a card verb carries: the card's, a run's, its dependencies'.
+# Fields that name rows by their number (one, none or a list), and how a message calls each.
 _CARD_NUMBERS = {
     "id": "the card number",
     "run": "the run number",
     "depends_on": "a dependency's card number",
     "on": "a dependency's card number",
+}
+_ID_FIELDS: dict[type[m.Body], tuple[tuple[str, str], ...]] = {
+    m.Resolve: (("n", "the conflict number"),),
+    m.DecideGet: (("n", "the decision number"),),
+    m.DecideClose: (("n", "the decision number"),),
+    m.HandoffShow: (("id", "the handoff number"),),
+    **{
+        body: tuple((name, what) for name, what in _CARD_NUMBERS.items() if name in body.__struct_fields__)
+        for body in CARD_BODIES
+    },
 }
 
 
@@ -41,36 +40,17 @@ def refusal(request: m.Request) -> str | None:
         if "\x00" in name or "\x00" in value:
             return f"the environment variable {name!r} holds a NUL byte"
     body = request.body
-    id_field = _ID_FIELDS.get(type(body))
-    if id_field is not None:
-        problem = validate.id_problem(getattr(body, id_field[0]), id_field[1])
-        if problem is not None:
-            return problem
-    if isinstance(body, CARD_BODIES):
-        problem = _card_number_problem(body)
-        if problem is not None:
-            return problem
-    for name in _field_names(type(body)):
+    for name, what in _ID_FIELDS.get(type(body), ()):
         value = getattr(body, name)
-        if isinstance(value, int) and not isinstance(value, bool) and not _INT_MIN <= value <= _INT_MAX:
-            return f"{name} is out of range: {value}"
-    return None
-
-
-def _card_number_problem(body: m.Body) -> str | None:
-    for name, what in _CARD_NUMBERS.items():
-        value = getattr(body, name, None)
         for number in value if isinstance(value, list) else [value]:
             problem = None if number is None else validate.id_problem(number, what)
             if problem is not None:
                 return problem
+    for name in body.__struct_fields__:
+        value = getattr(body, name)
+        if isinstance(value, int) and not isinstance(value, bool) and not _INT_MIN <= value <= _INT_MAX:
+            return f"{name} is out of range: {value}"
     return None
-
-
-@functools.cache
-def _field_names(kind: type[m.Body]) -> tuple[str, ...]:
-    """A body type's field names, read once: msgspec builds its field descriptions on every call."""
-    return tuple(field.name for field in msgspec.structs.fields(kind))
 
 
 def check(request: m.Request) -> None:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from hippoctl.protocol.body import Body
 
+# A card's states in board order (a card moves left to right), and `complete`'s outcomes.
+STATES = ("waiting", "ready", "running", "blocked", "review", "done", "shelved")
+OUTCOMES = ("success", "failure", "partial")
+
 
 class CardCreate(Body):
     title: str

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from hippoctl.protocol.messages_cards import STATES
 from hippod.dashboard.calls import ViewCall
 from hippod.store import cards as card_sql
 
@@ -34,7 +35,7 @@ async def board(call: ViewCall) -> Board:
             BoardCard(c.id, c.title, c.repo, c.budget, c.updated_at)
             for c in await card_sql.listed(reader, call.tenant, status, PER_COLUMN)
         ]
-        for status in card_sql.STATUSES
+        for status in STATES
     }
     counts = await card_sql.counts(reader, call.tenant)
-    return Board(store.root, card_sql.STATUSES, counts, columns)
+    return Board(store.root, STATES, counts, columns)

@@ -20,7 +20,7 @@ from hippod.store.cards import Card, Run
 
 
 def _bad_state(card: Card, verb: str, run: Run | None) -> HippoError:
-    allowed = rules.MOVES[verb][0] if verb in rules.MOVES else ("running",)
+    allowed = rules.MOVES[verb][0]
     if run is None:
         ended = ""
     elif run.end_reason:
@@ -46,8 +46,7 @@ async def _held(
     if run is not None and (live is None or live.run != run):
         now_live = f"the live run is {live.run} ({live.runtime})" if live else "it has no run"
         raise HippoError("run_mismatch", f"card #{card.id}: run {run} is not its live run; {now_live}")
-    allowed = rules.MOVES[verb][0] if verb in rules.MOVES else ("running",)
-    if card.status not in allowed:
+    if card.status not in rules.MOVES[verb][0]:
         raise _bad_state(card, verb, live)
     return card, live
 
@@ -91,8 +90,8 @@ async def _end(
     async with store.db.transaction() as conn:
         card, live = await _held(conn, ctx, card_id, verb, run)
         assert live is not None
-        if not await cards.move(conn, card.id, to, now, only_from=rules.MOVES[verb][0]):
-            raise _bad_state(card, verb, live)
+        # _held checked the state in this transaction, which no other write can interleave with.
+        await cards.move(conn, card.id, to, now, only_from=rules.MOVES[verb][0])
         await cards.end_run(conn, card.id, live.run, now, to)
         if reason is not None:
             await cards.add_comment(conn, card.id, now, live.runtime, reason)
@@ -122,8 +121,7 @@ async def complete(ctx: RequestContext, body: mc.CardComplete) -> tuple[CardRepl
     readied: list[int] = []
     async with store.db.transaction() as conn:
         card, live = await _held(conn, ctx, body.id, "complete", body.run)
-        if not await cards.move(conn, card.id, to, now, only_from=rules.MOVES["complete"][0]):
-            raise _bad_state(card, "complete", live)
+        await cards.move(conn, card.id, to, now, only_from=rules.MOVES["complete"][0])
         if to == "done":
             # Every waiting card whose dependencies are now all done becomes ready.
             for child in await cards.dependents(conn, card.id):

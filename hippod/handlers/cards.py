@@ -208,8 +208,8 @@ def _show_text(reply: CardDetailReply) -> str:
 
 
 async def list_cards(ctx: RequestContext, body: mc.CardList) -> tuple[CardsReply, str]:
-    if body.status is not None and body.status not in cards.STATUSES:
-        raise HippoError("usage", f"unknown status {body.status!r}; use one of {', '.join(cards.STATUSES)}")
+    if body.status is not None and body.status not in mc.STATES:
+        raise HippoError("usage", f"unknown status {body.status!r}; use one of {', '.join(mc.STATES)}")
     if body.limit is not None and body.limit < 1:
         raise HippoError("usage", f"--limit must be 1 or more, not {body.limit}")
     store = await ctx.target_store(write=False)

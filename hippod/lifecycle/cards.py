@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-LEASE = timedelta(hours=4)
-OUTCOMES = ("success", "failure", "partial")
+from hippoctl.protocol.messages_cards import OUTCOMES as OUTCOMES  # re-exported beside the rules
 
-# verb -> (the states it moves from, the state it moves to); heartbeat and comment move nothing.
+LEASE = timedelta(hours=4)
+
+# verb -> (the states it moves from, the state it moves to); a heartbeat keeps a running card running.
 MOVES: dict[str, tuple[tuple[str, ...], str]] = {
     "claim": (("ready", "blocked"), "running"),
+    "heartbeat": (("running",), "running"),
     "block": (("running",), "blocked"),
     "review": (("running",), "review"),
     "complete": (("review",), "done"),  # or shelved: see completed_state

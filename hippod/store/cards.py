@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-# Board order: a card moves left to right.
-STATUSES = ("waiting", "ready", "running", "blocked", "review", "done", "shelved")
+from hippoctl.protocol.messages_cards import STATES
 
 _CARD_COLS = "id, title, repo, contract, budget, status, created_at, updated_at, tenant_id"
 _RUN_COLS = "card_id, run, runtime, started_at, lease_expires_at, ended_at, end_reason"
@@ -103,7 +102,7 @@ async def counts(conn: aiosqlite.Connection, tenant: str) -> dict[str, int]:
         "SELECT status, COUNT(*) FROM cards WHERE tenant_id = ? GROUP BY status", (tenant,)
     )
     found = {str(r[0]): int(r[1]) for r in rows}
-    return {s: found.get(s, 0) for s in STATUSES}
+    return {s: found.get(s, 0) for s in STATES}
 
 
 async def move(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from hippoctl.protocol import messages_cards as mc
+from hippoctl.protocol.messages_cards import STATES
 from hippoctl.protocol.replies_cards import (
     CardDetailReply,
     CardItem,
@@ -16,8 +17,6 @@ from hippoctl.protocol.replies_cards import (
 from hippod.web import wire_cards as w
 from hippod.web.errors import HttpError
 from hippod.web.routing import Call, Op, Param, json_response
-
-STATES = ("waiting", "ready", "running", "blocked", "review", "done", "shelved")
 
 
 def card(c: CardItem) -> w.Card:

@@ -6,11 +6,12 @@ from typing import Annotated
 
 import msgspec
 
+from hippoctl.protocol.validate import MAX_ID
 from hippod.web.wire import Wire
 
-_ID = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
+_ID = Annotated[int, msgspec.Meta(ge=1, le=MAX_ID)]
 _TEXT = Annotated[str, msgspec.Meta(min_length=1, max_length=10_000)]
-_RUN = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)] | None
+_RUN = Annotated[int, msgspec.Meta(ge=1, le=MAX_ID)] | None
 
 # --- requests --------------------------------------------------------------------------------------
 
@@ -19,7 +20,7 @@ class CardIn(Wire):
     title: Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
     repo: str | None = None
     contract: str | None = None
-    budget: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
+    budget: Annotated[int, msgspec.Meta(ge=0, le=MAX_ID)] | None = None
     depends_on: list[_ID] = msgspec.field(default_factory=list)
 
 
