@@ -4,6 +4,7 @@ daemon's own handlers as the local user, under the dashboard's name."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -43,6 +44,8 @@ class Stores:
     tenant: str
     roots: list[str]
     kept: dict[Any, Any] = field(default_factory=dict)
+    # Held while a view makes what it keeps, so two requests at once make it once.
+    making: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 def context_for(state: DaemonState, root: str, tenant: str, body: m.RequestBody) -> DashboardContext:

@@ -12,7 +12,7 @@ from hippod.dashboard import app
 from hippod.dashboard.calls import Stores
 from hippod.errors import HippoError
 from hippod.state import DaemonState
-from hippod.web.asgi_server import AsgiServer, bind, url
+from hippod.web.asgi_server import AsgiServer, bind, resolve, url
 
 log = logging.getLogger("hippod.dashboard")
 
@@ -52,6 +52,8 @@ class DashboardListener:
     async def open(self, port: int | None, default_port: int, store: str, tenant: str) -> DashboardReply:
         """Listen on `port` (None: the one already open, else `default_port`; 0: any free one) and
         show `store`, as the tenant asking."""
+        listen_port = default_port if port is None else port
+        found = await resolve(HOST, listen_port)
         if self.running:
             if port not in (None, 0, self.port):
                 raise HippoError(
@@ -67,7 +69,7 @@ class DashboardListener:
                 )
             self._add(store)
             return self.reply(store)
-        sock = bind(HOST, default_port if port is None else port)
+        sock = bind(HOST, listen_port, found)
         self.port = sock.getsockname()[1]
         global_root = self.state.registry.global_root
         # The global store is always one click away; the store asked for comes first.

@@ -5,6 +5,7 @@ memory's decay curve down to the dormant threshold. Pure functions of values."""
 from __future__ import annotations
 
 import sys
+import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -72,16 +73,19 @@ class Reading:
     retrievals: array[int]
     idle_days: array[float]  # days since last retrieved, at the reading's time
     orders: dict[tuple[str, str | None], array[int]] = field(default_factory=dict)
+    # Orders are made in worker threads, two requests' at once: one at a time touches `orders`.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def order(self, sort: str, layer: str | None) -> array[int]:
         """Indexes in the table's order (filtered to one layer when given), sorted once per reading."""
         key = (sort, layer)
-        found = self.orders.get(key)
-        if found is None:
-            if len(self.orders) >= KEPT_ORDERS:
-                self.orders.pop(next(iter(self.orders)))
-            found = self.orders[key] = array("l", self._sorted(sort, layer))
-        return found
+        with self._lock:
+            found = self.orders.get(key)
+            if found is None:
+                if len(self.orders) >= KEPT_ORDERS:
+                    self.orders.pop(next(iter(self.orders)))
+                found = self.orders[key] = array("l", self._sorted(sort, layer))
+            return found
 
     def _sorted(self, sort: str, layer: str | None) -> list[int]:
         ids, keep = self.ids, [i for i in range(len(self.ids)) if layer is None or self.layers[i] == layer]
@@ -125,17 +129,7 @@ def sleep_strength_after(memory: Memory, now: datetime, days: float, basis: Deca
 
 def protected_reason(memory: Memory) -> str | None:
     """Why sleep never parks this memory, or None when it can fade."""
-    if not decay.is_protected(memory):
-        return None
-    if memory.pinned:
-        return "pinned"
-    if memory.superseded_by is not None:
-        return "superseded"
-    if memory.source == "decision":
-        return "decision"
-    if memory.layer == "buffer":
-        return "buffer"
-    return "kept" if memory.compaction_id is not None else memory.kind
+    return decay.protection(memory)
 
 
 def days_to_dormant(memory: Memory, now: datetime, basis: DecayBasis) -> float | None:

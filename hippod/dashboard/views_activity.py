@@ -155,7 +155,7 @@ async def sleeps(call: ViewCall) -> Sleeps:
     runs = await reads.sleep_runs(reader, SHOWN_RUNS)
     times = [r.ts for r in runs]
     merged = await reads.merges_at(reader, call.tenant, times)
-    counts, retired = await reads.retired_at(reader, call.tenant, times, SHOWN_PER_RUN)
+    counts, retired = await reads.retired_at(reader, call.tenant, times, tuple(RETIRED_LABELS), SHOWN_PER_RUN)
     sources = [p for mem in merged for p in mem.parents[:SHOWN_PER_RUN]]
     live = await reads.memories_by_id(reader, call.tenant, sources)
     faded = await reads.dormant_contents(reader, call.tenant, [r.target for r in retired])

@@ -12,6 +12,7 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import StatusReply
 from hippod import clock
+from hippod.continuity.render import cut
 from hippod.dashboard import strength_map as sm
 from hippod.dashboard.calls import PAGE_SIZE, ViewCall, command, pages
 from hippod.dispatch import dispatch
@@ -29,7 +30,7 @@ MAX_CURVES = 12
 
 
 def snippet(text: str) -> str:
-    return text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
+    return cut(text, SNIPPET)
 
 
 class Overview(msgspec.Struct):
@@ -97,16 +98,17 @@ async def _basis(store: Store, loss_aversion: float) -> sm.DecayBasis:
 async def _reading(call: ViewCall, store: Store) -> sm.Reading:
     """The store's strengths read now, or as read less than a minute ago if nothing was written
     since: paging and sorting the map of a large store read its rows once."""
-    now = clock.now()
-    key = (id(store), await reads.data_version(store.db.reader), int(now.timestamp() // 60))
-    kept = call.stores.kept.get(("map", store.root, call.tenant))
-    if kept is not None and kept[0] == key:
-        reading: sm.Reading = kept[1]
+    async with call.stores.making:
+        now = clock.now()
+        key = (id(store), await reads.data_version(store.db.reader), int(now.timestamp() // 60))
+        kept = call.stores.kept.get(("map", store.root, call.tenant))
+        if kept is not None and kept[0] == key:
+            reading: sm.Reading = kept[1]
+            return reading
+        rows = await memories.status_rows(store.db.reader, call.tenant)
+        reading = await asyncio.to_thread(sm.read, rows, now, call.state.loss_aversion)
+        call.stores.kept[("map", store.root, call.tenant)] = (key, reading)
         return reading
-    rows = await memories.status_rows(store.db.reader, call.tenant)
-    reading = await asyncio.to_thread(sm.read, rows, now, call.state.loss_aversion)
-    call.stores.kept[("map", store.root, call.tenant)] = (key, reading)
-    return reading
 
 
 def _curves(memories: list[Memory], now: datetime, basis: sm.DecayBasis) -> Curves:

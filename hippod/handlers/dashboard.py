@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import DashboardReply
-from hippod.errors import HippoError
-from hippod.handlers.serve import first_port
+from hippod.handlers.serve import check_port, first_port
 from hippod.request import RequestContext
 
 DEFAULT_PORT = 3333
@@ -15,8 +14,7 @@ DEFAULT_PORT = 3333
 async def dashboard_start(ctx: RequestContext, body: m.DashboardStart) -> tuple[DashboardReply, str]:
     """Open the listener (or find the one open) and name the page for the request's store: the project
     store above its folder, else (or with --global) the global store."""
-    if body.port is not None and not 0 <= body.port <= 65535:
-        raise HippoError("usage", "--port must be 0 to 65535")
+    check_port(body.port)
     state = ctx.state
     if state.dashboard is None:
         # The dashboard's code and the ASGI stack load here, the first time it opens.

@@ -31,6 +31,12 @@ def first_port(*values: Any, default: int) -> int:
     return default
 
 
+def check_port(port: int | None) -> None:
+    """A port a request names is 0 (any free one) to 65535."""
+    if port is not None and not 0 <= port <= 65535:
+        raise HippoError("usage", "--port must be 0 to 65535")
+
+
 def port_setting(http: dict[str, Any]) -> int:
     """The listener's port when `serve` names none: HIPPO_PORT, else daemon.json http.port, else 6789."""
     return first_port(os.environ.get("HIPPO_PORT"), http.get("port"), default=DEFAULT_PORT)
@@ -54,8 +60,7 @@ async def serve(ctx: RequestContext, body: m.Serve) -> tuple[ServeReply, str]:
             return ServeReply(running=False), "No HTTP listener was open."
         closed = await state.http.close()
         return ServeReply(running=False), f"Stopped serving on {closed.url}"
-    if body.port is not None and not 0 <= body.port <= 65535:
-        raise HippoError("usage", "--port must be 0 to 65535")
+    check_port(body.port)
     http = state.http_config
     host = body.host or str(http.get("host") or "127.0.0.1")
     port = body.port if body.port is not None else port_setting(http)

@@ -101,7 +101,8 @@ async def _locked_run(
         try:
             return await _sleep(state, store, options, say if options.progress else None, holder[0])
         finally:
-            heap.give_back()
+            # malloc_trim walks the heap: off the loop, like the planning it tidies up after.
+            await asyncio.to_thread(heap.give_back)
 
 
 # --- phases that belong to other work: clear hook points, no-ops for now ---------------------------

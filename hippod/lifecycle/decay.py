@@ -18,17 +18,27 @@ RUNS_FOR_AVERAGE = 20
 VALENCE_WEIGHT = {"neutral": 1.0, "positive": 1.3, "negative": 1.5, "critical": 2.0}
 
 
+def protection(memory: Memory) -> str | None:
+    """Why no sleep phase removes this row (sleep.md §3.1), or None when it can fade: pinned,
+    superseded, a decision, the buffer layer, kept by a compaction, or raw (or archived raw)."""
+    if memory.pinned:
+        return "pinned"
+    if memory.superseded_by is not None:
+        return "superseded"
+    if memory.source == "decision":
+        return "decision"
+    if memory.layer == "buffer":
+        return "buffer"
+    if memory.compaction_id is not None:
+        return "kept"
+    if memory.kind in ("raw", "archived"):
+        return memory.kind
+    return None
+
+
 def is_protected(memory: Memory) -> bool:
-    """Rows no sleep phase removes: pinned, raw (or archived raw), compaction-saved, decisions,
-    superseded, and the buffer layer (sleep.md §3.1)."""
-    return (
-        memory.pinned
-        or memory.kind in ("raw", "archived")
-        or memory.compaction_id is not None
-        or memory.source == "decision"
-        or memory.superseded_by is not None
-        or memory.layer == "buffer"
-    )
+    """Rows no sleep phase removes (`protection`)."""
+    return protection(memory) is not None
 
 
 def net_negative(memory: Memory) -> bool:

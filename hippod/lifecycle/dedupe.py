@@ -10,9 +10,8 @@ from datetime import datetime
 from hippod.clock import parse_iso
 from hippod.lifecycle.conflicts import STOPWORDS, conflict_between
 from hippod.lifecycle.decay import is_protected
-from hippod.lifecycle.simjoin import jaccard
 from hippod.lifecycle.wordsets import TokenColumn, pairs
-from hippod.recall.tokenize import tokenize
+from hippod.recall.tokenize import text_overlap, tokenize
 from hippod.store.records import Memory
 
 DUPLICATE_ABOVE = 0.7
@@ -116,9 +115,7 @@ def walk(items: Mapping[int, Memory], close: Iterable[tuple[int, int]]) -> list[
         ]
         if keepers:
             a = items[keepers[0]]
-            found.append(
-                (k, keepers[0], jaccard(frozenset(tokenize(a.content)), frozenset(tokenize(b.content))))
-            )
+            found.append((k, keepers[0], text_overlap(a.content, b.content)))
         else:
             kept.add(k)
     return found

@@ -4,7 +4,7 @@ Prefix filtering (the AllPairs join): order tokens rarest first over the whole c
 with Jaccard >= t always share a token among the first |x| - ceil(t·|x|) + 1 tokens of each. Only
 sets sharing such a prefix token are candidates, and the caller checks each candidate exactly. The
 index is filled as the caller walks its items in order, so each pair is looked at once, from its
-later side (merge, dedupe and conflicts all walk in an order where that is what they need).
+later side (import's duplicate check). Sleep's joins are in pairjoin.py; `exact_pairs` is their reference.
 """
 
 from __future__ import annotations
@@ -56,25 +56,9 @@ class SetIndex:
             for token in tokens:
                 self.holders.setdefault(token, set()).add(index)
 
-    def sibling(self) -> SetIndex:
-        """An empty index over the same sets, sharing this one's precomputed prefixes and holders."""
-        twin = SetIndex.__new__(SetIndex)
-        twin.sets, twin.threshold, twin.prefixes, twin.holders = (
-            self.sets,
-            self.threshold,
-            self.prefixes,
-            self.holders,
-        )
-        twin.postings = {}
-        return twin
-
     def add(self, index: int) -> None:
         for token in self.prefixes[index]:
             self.postings.setdefault(token, []).append(index)
-
-    def add_all(self) -> None:
-        for index in range(len(self.sets)):
-            self.add(index)
 
     def matches(self, index: int, *, strict: bool = False) -> list[int]:
         """Indexed sets whose Jaccard with set `index` is >= the threshold (> with strict), ascending.
@@ -100,9 +84,6 @@ class SetIndex:
             found = [i for i, o in counts.items() if o >= least and o / (size + len(sets[i]) - o) >= t]
         found.sort()
         return found
-
-    def overlap(self, i: int, j: int) -> float:
-        return jaccard(self.sets[i], self.sets[j])
 
 
 def exact_pairs(

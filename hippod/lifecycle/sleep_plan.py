@@ -218,7 +218,7 @@ def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
     share += [rows.changed[k] for k in live if k >= len(scan)]
     for memory in share:
         memory.conflicts_with = changes.conflicts_with.get(memory.id, memory.conflicts_with)
-    untouched = set(rows.changed) | gone
+    rewritten = set(rows.changed) | gone
     return Plan(
         now=now,
         rebased=scan.rebased,
@@ -234,7 +234,7 @@ def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
         refreshed=[
             (scan.ids[k], scan.strength[k])
             for k in range(len(scan))
-            if scan.flags[k] & REFRESHED and k not in untouched
+            if scan.flags[k] & REFRESHED and k not in rewritten
         ],
         live=Live(
             count=len(live),

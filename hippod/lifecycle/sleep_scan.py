@@ -92,9 +92,6 @@ class Scan:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def flagged(self, k: int, flag: int) -> bool:
-        return bool(self.flags[k] & flag)
-
     def tenant(self, k: int) -> str:
         return self.tenant_names[self.tenants[k]]
 

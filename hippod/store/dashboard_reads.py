@@ -18,7 +18,6 @@ from hippod.store.records import COLUMNS, Memory
 _SELECT = ", ".join(COLUMNS)
 _decode = msgspec.json.Decoder(dict[str, Any]).decode
 # Audit ops by which a sleep retires a memory (hippod/store/sleep.py writes them at the run's time).
-RETIRING_OPS = ("dormant_move", "decay_delete", "decay_delete_secret", "dedupe_delete", "junk_delete")
 
 
 async def data_version(conn: aiosqlite.Connection) -> int:
@@ -121,16 +120,14 @@ class Retired:
 
 
 async def retired_at(
-    conn: aiosqlite.Connection, tenant: str, times: Sequence[str], per_op: int
+    conn: aiosqlite.Connection, tenant: str, times: Sequence[str], ops: Sequence[str], per_op: int
 ) -> tuple[dict[tuple[str, str], int], list[Retired]]:
-    """What sleeps at these times retired: (how many per (time, op), the first `per_op` of each)."""
+    """What sleeps at these times retired through the audit ops `ops`: (how many per (time, op),
+    the first `per_op` of each)."""
     if not times:
         return {}, []
-    where = (
-        f"tenant_id = ? AND op IN ({', '.join('?' * len(RETIRING_OPS))}) "
-        f"AND ts IN ({', '.join('?' * len(times))})"
-    )
-    params = [tenant, *RETIRING_OPS, *times]
+    where = f"tenant_id = ? AND op IN ({', '.join('?' * len(ops))}) AND ts IN ({', '.join('?' * len(times))})"
+    params = [tenant, *ops, *times]
     counts = await conn.execute_fetchall(
         f"SELECT ts, op, count(*) FROM audit_log WHERE {where} GROUP BY ts, op", params
     )

@@ -8,6 +8,7 @@ import contextlib
 import logging
 import socket
 from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -28,15 +29,25 @@ class _InLoopServer(uvicorn.Server):
         yield
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on host:port, bound here so a taken port is our error, not uvicorn's exit."""
+Address = tuple[int, int, int, str, tuple[Any, ...]]
+
+
+async def resolve(host: str, port: int) -> Address:
+    """The address to listen on for host:port, looked up on the loop's resolver (a host name must
+    not stall the daemon); IPv4 first when localhost gives both, as clients try it first."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        loop = asyncio.get_running_loop()
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
         raise HippoError("usage", f"cannot resolve host {host!r}: {exc.strerror}") from None
-    # localhost may resolve to both families; IPv4 first, as clients try it first.
     infos.sort(key=lambda info: info[0] != socket.AF_INET)
-    family, kind, proto, _, address = infos[0]
+    return infos[0]
+
+
+def bind(host: str, port: int, found: Address) -> socket.socket:
+    """A listening socket at `found` (resolved from host:port), bound here so a taken port is our
+    error, not uvicorn's exit. Synchronous: whoever checked that nothing listens yet binds at once."""
+    family, kind, proto, _, address = found
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

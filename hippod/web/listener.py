@@ -11,7 +11,7 @@ from hippod import clock
 from hippod.errors import HippoError
 from hippod.state import DaemonState
 from hippod.web import app
-from hippod.web.asgi_server import AsgiServer, bind, url
+from hippod.web.asgi_server import AsgiServer, bind, resolve, url
 from hippod.web.auth import Authenticator
 
 log = logging.getLogger("hippod.web")
@@ -42,6 +42,7 @@ class HttpListener:
                 f"refusing to listen on {host}: without --allow-remote only loopback "
                 "(127.0.0.1, ::1, localhost)",
             )
+        found = await resolve(host, port)
         store = project or self.state.registry.global_root
         if (
             self.running
@@ -56,7 +57,7 @@ class HttpListener:
                 f"already serving on {self.reply.url}",
                 hint="hippoctl serve --stop, then serve again",
             )
-        sock = bind(host, port)
+        sock = bind(host, port, found)
         bound_port = sock.getsockname()[1]
         asgi = app.build(self.state, Authenticator(self.state.registry, allow_remote=allow_remote))
         self.server = AsgiServer(asgi, sock, "HTTP")

@@ -80,8 +80,8 @@ async def auth_revoke(call: Call) -> Response:
 
 async def audit(call: Call) -> Response:
     body = m.AuditList(
-        op=call.query_str("op", 64) or None,
-        since=call.query_str("since", 64) or None,
+        op=call.query_text("op", 64),
+        since=call.query_text("since", 64),
         limit=call.query_int("limit", 1, MAX_AUDIT) or 100,
     )
     reply: AuditReply = await call.run(body)

@@ -42,10 +42,6 @@ def _reply(reply: CardReply, status: int = 200) -> Response:
     return json_response(w.CardReply(card=card(reply.card), run=run, readied=reply.readied), status)
 
 
-def _number(call: Call) -> int:
-    return int(call.request.path_params["n"])
-
-
 async def create(call: Call) -> Response:
     given = await call.body(w.CardIn)
     body = mc.CardCreate(
@@ -68,7 +64,7 @@ async def listed(call: Call) -> Response:
 
 
 async def show(call: Call) -> Response:
-    reply: CardDetailReply = await call.run(mc.CardShow(id=_number(call)))
+    reply: CardDetailReply = await call.run(mc.CardShow(id=call.path_number()))
     h = reply.handoff
     return json_response(
         w.CardDetail(
@@ -84,32 +80,33 @@ async def show(call: Call) -> Response:
 
 async def claim(call: Call) -> Response:
     given = await call.body(w.ClaimIn)
-    return _reply(await call.run(mc.CardClaim(id=_number(call), runtime=given.runtime)))
+    return _reply(await call.run(mc.CardClaim(id=call.path_number(), runtime=given.runtime)))
 
 
 async def heartbeat(call: Call) -> Response:
     given = await call.body(w.RunIn)
-    return _reply(await call.run(mc.CardHeartbeat(id=_number(call), run=given.run)))
+    return _reply(await call.run(mc.CardHeartbeat(id=call.path_number(), run=given.run)))
 
 
 async def block(call: Call) -> Response:
     given = await call.body(w.BlockIn)
-    return _reply(await call.run(mc.CardBlock(id=_number(call), reason=given.reason, run=given.run)))
+    return _reply(await call.run(mc.CardBlock(id=call.path_number(), reason=given.reason, run=given.run)))
 
 
 async def review(call: Call) -> Response:
     given = await call.body(w.RunIn)
-    return _reply(await call.run(mc.CardReview(id=_number(call), run=given.run)))
+    return _reply(await call.run(mc.CardReview(id=call.path_number(), run=given.run)))
 
 
 async def complete(call: Call) -> Response:
     given = await call.body(w.CompleteIn)
-    return _reply(await call.run(mc.CardComplete(id=_number(call), outcome=given.outcome, run=given.run)))
+    body = mc.CardComplete(id=call.path_number(), outcome=given.outcome, run=given.run)
+    return _reply(await call.run(body))
 
 
 async def comment(call: Call) -> Response:
     given = await call.body(w.CommentIn)
-    return _reply(await call.run(mc.CardComment(id=_number(call), body=given.body)), 201)
+    return _reply(await call.run(mc.CardComment(id=call.path_number(), body=given.body)), 201)
 
 
 async def reclaim(call: Call) -> Response:

@@ -25,12 +25,12 @@ _COUNT = {"type": "integer", "minimum": 0, "maximum": 1_000_000}
 async def context(call: Call) -> Response:
     pinned_only = call.query_flag("pinned_only")
     body = m.Context(
-        query=call.query_str("q", 1024) or None,
+        query=call.query_text("q", 1024),
         budget=call.query_int("budget", 0, 1_000_000),
         limit=call.query_int("limit", 1, 1000),
         pinned_only=pinned_only,
         include_recent=call.query_int("include_recent", 0, 1000) or 0,
-        scope=call.query_str("scope", 256) or None,
+        scope=call.query_text("scope", 256),
         cross_project=call.query_flag("cross_project"),
         format="json",
     )
@@ -91,7 +91,7 @@ async def assemble(call: Call) -> Response:
     arguments: dict[str, Any] = {"session_id": session}
     budget = call.query_int("budget", 1, 1_000_000)
     fresh = call.query_int("freshTail", 0, 1000)
-    scope = call.query_str("scope", 256) or None
+    scope = call.query_text("scope", 256)
     if budget is not None:
         arguments["budget"] = budget
     if fresh is not None:

@@ -29,10 +29,6 @@ def decision(d: DecisionItem) -> wire.Decision:
     )
 
 
-def _number(call: Call) -> int:
-    return int(call.request.path_params["n"])
-
-
 def _checked(text: str, context: str | None) -> None:
     if len(text) > MAX_TEXT or (context is not None and len(context) > MAX_TEXT):
         raise HttpError(400, "bad_request", f"text and context are at most {MAX_TEXT} characters each")
@@ -50,7 +46,7 @@ async def supersede(call: Call) -> Response:
     given = await call.body(wire.DecisionSupersedeIn)
     _checked(given.text, given.context)
     reply: DecideReply = await call.run(
-        m.Decide(text=given.text, context=given.context, supersedes_decision=_number(call))
+        m.Decide(text=given.text, context=given.context, supersedes_decision=call.path_number())
     )
     return json_response(wire.DecisionReply(decision=decision(reply.decision)), 201)
 
@@ -66,12 +62,12 @@ async def listed(call: Call) -> Response:
 
 
 async def get(call: Call) -> Response:
-    reply: DecisionsReply = await call.run(m.DecideGet(n=_number(call)))
+    reply: DecisionsReply = await call.run(m.DecideGet(n=call.path_number()))
     return json_response(wire.DecisionReply(decision=decision(reply.decisions[0])))
 
 
 async def close(call: Call) -> Response:
-    reply: DecisionsReply = await call.run(m.DecideClose(n=_number(call)))
+    reply: DecisionsReply = await call.run(m.DecideClose(n=call.path_number()))
     return json_response(wire.DecisionReply(decision=decision(reply.decisions[0])))
 
 

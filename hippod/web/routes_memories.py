@@ -136,7 +136,7 @@ async def recall(call: Call) -> Response:
             limit=limit,
             budget=call.query_int("budget", 0, 1_000_000),
             why=call.query_flag("explain"),
-            scope=call.query_str("scope", 256) or None,
+            scope=call.query_text("scope", 256),
             mode=mode,
             # Reading over HTTP ranks and remembers the batch for `POST /v1/outcome`; it does not
             # strengthen (integrations.md §9).
@@ -165,7 +165,7 @@ async def inspect(call: Call) -> Response:
 
 async def forget(call: Call) -> Response:
     archive = call.query_flag("archive")
-    reason = call.query_str("reason", 1000) or None
+    reason = call.query_text("reason", 1000)
     if archive and reason is None:
         raise HttpError(400, "bad_request", "archive=1 needs a reason")
     reply: ForgetReply = await call.run(m.Forget(id=call.path_id(), archive=archive, reason=reason))

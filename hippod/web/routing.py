@@ -25,12 +25,12 @@ from hippod.state import DaemonState
 from hippod.web.auth import Authenticator, Principal, is_loopback
 from hippod.web.errors import HttpError, error_body, from_hippo_error
 from hippod.web.guard import MAX_BODY
-from hippod.web.wire import camel
+from hippod.web.wire import ID_PATTERN, camel
 
 log = logging.getLogger("hippod.web")
 
 T = TypeVar("T")
-ID = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
+ID = re.compile(ID_PATTERN)
 ROLE_RANK = {"member": 1, "admin": 2}
 
 
@@ -83,7 +83,7 @@ def error_response(status: int, code: str, message: str, headers: dict[str, str]
     return Response(error_body(code, message), status, headers, media_type="application/json")
 
 
-def _http_error(request: Request, exc: Exception) -> Response:
+async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
         return error_response(404, "not_found", f"no route {request.method} {request.url.path}")
@@ -93,15 +93,15 @@ def _http_error(request: Request, exc: Exception) -> Response:
     return error_response(exc.status_code, "bad_request", str(exc.detail))
 
 
-def _internal(request: Request, exc: Exception) -> Response:
+async def _internal(request: Request, exc: Exception) -> Response:
     """What escaped a route (the routes catch their own failures): logged by type, answered in shape."""
     log_failure(f"{request.method} {request.url.path}", exc)
     return error_response(500, "internal", "internal error; the daemon's log has the details")
 
 
-def exception_handlers() -> dict[Any, Callable[[Request, Exception], Response]]:
+def exception_handlers() -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
     """starlette's exception handlers of every listener: routing misses and escaped failures
-    answered in the one error shape."""
+    answered in the one error shape (coroutines: starlette runs a plain function in a thread)."""
     return {HTTPException: _http_error, Exception: _internal}
 
 
@@ -126,6 +126,10 @@ class Call:
             raise HttpError(400, "bad_request", f"{name} must be 1 to 256 of A-Z a-z 0-9 _ : . -")
         return value
 
+    def path_number(self, name: str = "n") -> int:
+        """A row number from the path (its route's `{n:int}` has made it one)."""
+        return int(self.request.path_params[name])
+
     def query_str(self, name: str, max_chars: int = 4096) -> str | None:
         """A query parameter as given (None when absent; an empty one stays "", for the checks)."""
         value = self.request.query_params.get(name)
@@ -134,6 +138,10 @@ class Call:
         if len(value) > max_chars or "\x00" in value:
             raise HttpError(400, "bad_request", f"{name} must be at most {max_chars} characters, without NUL")
         return value
+
+    def query_text(self, name: str, max_chars: int = 4096) -> str | None:
+        """A free-text query parameter: None when absent or empty."""
+        return self.query_str(name, max_chars) or None
 
     def query_int(self, name: str, low: int, high: int) -> int | None:
         value = self.query_str(name, 32)

@@ -35,8 +35,9 @@ class RememberIn(Wire):
     error: bool = False
 
 
-# A memory's or key's id as the routes take it (routing.ID).
-Id = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_:.\-]{1,256}$")]
+# A memory's or key's id, in a body or a path (routing.Call.path_id).
+ID_PATTERN = r"^[A-Za-z0-9_:.\-]{1,256}$"
+Id = Annotated[str, msgspec.Meta(pattern=ID_PATTERN)]
 
 
 class SupersedeIn(Wire):

@@ -69,7 +69,10 @@ def test_every_view_draws_counts_match_status_and_fits_a_phone(
             shot = screens / f"{view}-1280.png"
             page.screenshot(path=str(shot))
             shots.append(shot)
-        assert all(s.stat().st_size > 0 for s in shots)
+        # Each is a PNG of the page at 1280x800 (the IHDR chunk's width and height).
+        assert {s.read_bytes()[16:24] for s in shots} == {
+            (1280).to_bytes(4, "big") + (800).to_bytes(4, "big")
+        }
 
         show(page, reply["url"], "map")
         assert page.locator("#view-map .scroll tbody tr").count() == 50  # one page, never the whole store

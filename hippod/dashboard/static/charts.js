@@ -33,13 +33,12 @@ function series(names, options = {}) {
 }
 
 /** Lines over a numeric x axis; `marks` are horizontal lines (value, label) drawn across. */
-export function lineChart(title, x, lines, { xLabel = "", yLabel = "", yRange = null, marks = [], dashed = [] } = {}) {
+export function lineChart(title, x, lines, { xLabel = "", yLabel = "", yRange = null, marks = [] } = {}) {
   return box(title, (width, area) => {
     const data = [x, ...lines.map((line) => line.values), ...marks.map((mark) => x.map(() => mark.value))];
     const all = [...series(lines.map((line) => line.label)), ...marks.map((mark) => ({
       label: mark.label, stroke: "#c0392b", width: 1, dash: [6, 4], points: { show: false },
     }))];
-    dashed.forEach((i) => { all[i].dash = [4, 4]; });
     return new uPlot({
       width,
       height: HEIGHT,
