@@ -114,6 +114,9 @@ class Sandbox:
     user_home: str
 
 
+SANDBOX_DIRS = ("u", "home", "run", "state", "data", "config", "cache")
+
+
 def make_sandbox(size: int, parent: str = "/tmp") -> Sandbox:
     """HOME, HIPPO_HOME, HIPPO_SOCKET and the XDG dirs under one short folder (socket paths have a length
     limit).
@@ -124,11 +127,19 @@ def make_sandbox(size: int, parent: str = "/tmp") -> Sandbox:
     installed into the user's agent settings.
     """
     base = tempfile.mkdtemp(prefix=f"hb{size}-", dir=parent)
-    names = ("u", "home", "run", "state", "data", "config", "cache")
-    dirs = {name: os.path.join(base, name) for name in names}
-    for path in dirs.values():
-        os.makedirs(path, mode=0o700)
-        os.chmod(path, 0o700)
+    for name in SANDBOX_DIRS:
+        os.makedirs(os.path.join(base, name), mode=0o700)
+        os.chmod(os.path.join(base, name), 0o700)
+    # The performance figures are those of the default, no-model recall, whether or not the
+    # embed extra is installed in this environment, and of no automatic sleep mid-run.
+    with open(os.path.join(base, "home", "config.json"), "w", encoding="utf-8") as f:
+        f.write('{"embeddings": {"enabled": false}, "autoSleep": {"enabled": false}}\n')
+    return sandbox_at(base)
+
+
+def sandbox_at(base: str) -> Sandbox:
+    """The Sandbox of a folder make_sandbox made (one a bench kept with --keep, say)."""
+    dirs = {name: os.path.join(base, name) for name in SANDBOX_DIRS}
     env = {k: v for k, v in os.environ.items() if k not in m.REQUEST_ENV and k not in AGENT_HOME_VARS}
     env.update(
         HOME=dirs["u"],
@@ -141,10 +152,6 @@ def make_sandbox(size: int, parent: str = "/tmp") -> Sandbox:
         XDG_CACHE_HOME=dirs["cache"],
         HIPPO_NO_SPAWN="1",
     )
-    # The performance figures are those of the default, no-model recall, whether or not the
-    # embed extra is installed in this environment, and of no automatic sleep mid-run.
-    with open(os.path.join(dirs["home"], "config.json"), "w", encoding="utf-8") as f:
-        f.write('{"embeddings": {"enabled": false}, "autoSleep": {"enabled": false}}\n')
     return Sandbox(base, os.path.realpath(dirs["home"]), env["HIPPO_SOCKET"], env, dirs["u"])
 
 

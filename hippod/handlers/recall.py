@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,7 +21,7 @@ from hippod.errors import HippoError
 from hippod.handlers.memory import last_batch_key
 from hippod.lifecycle import strength as st
 from hippod.recall import narrow, render, tombstones
-from hippod.recall.budget import fill_budget, tokens
+from hippod.recall.budget import LazySizes, fill_budget, tokens
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
 from hippod.recall.terms import query_terms, stem
@@ -294,22 +295,34 @@ async def recall(
     budget = body.budget if body.budget is not None else int(config.get("defaultBudget", 4000))
 
     words = tokenize(body.query)
-    items = [_item(s, body.why, words) for s in ranked]
-    blocks = [render.item_block(i, why=body.why) for i in items]
-    sizes = [tokens(b + "\n\n") for b in blocks]
+    # Items are built and rendered as the fill reaches them: past the budget, most never are.
+    items: dict[int, RecallItem] = {}
+    blocks: dict[int, str] = {}
+
+    def measure(index: int) -> int:
+        items[index] = _item(ranked[index], body.why, words)
+        blocks[index] = render.item_block(items[index], why=body.why)
+        return tokens(blocks[index] + "\n\n")
+
+    sizes = LazySizes(len(ranked), measure)
+    floors = [math.ceil((render.block_floor(s.memory.id, s.memory.content) + 2) / 4) for s in ranked]
     heading = tokens(render.reserved_heading(body.query) + "\n\n")
     min_results = max(0, body.min_results)
-    fill = fill_budget(sizes, budget, reserved=heading, min_results=min_results, limit=body.limit)
+    fill = fill_budget(
+        sizes, budget, reserved=heading, min_results=min_results, limit=body.limit, floors=floors
+    )
     if fill.skipped_budget or fill.skipped_limit:
         # Something is left out, so a cutoff line will be printed: fill again with room for it.
         reserved = heading + tokens(render.RESERVED_CUTOFF + "\n")
-        fill = fill_budget(sizes, budget, reserved=reserved, min_results=min_results, limit=body.limit)
+        fill = fill_budget(
+            sizes, budget, reserved=reserved, min_results=min_results, limit=body.limit, floors=floors
+        )
     chosen = [items[i] for i in fill.taken]
     for index in fill.taken:
         items[index].tokens = sizes[index]
     cut = None
     if fill.skipped_budget or fill.skipped_limit:
-        cut = render.cutoff(len(chosen), len(items), fill.skipped_budget, fill.skipped_limit)
+        cut = render.cutoff(len(chosen), len(ranked), fill.skipped_budget, fill.skipped_limit)
     if chosen:
         rest = render.body([blocks[i] for i in fill.taken], cut)
         total = tokens(render.reserved_heading(body.query) + "\n" + rest)
@@ -325,7 +338,7 @@ async def recall(
         query=body.query,
         budget=budget,
         tokens=total,
-        candidates=len(items),
+        candidates=len(ranked),
         skipped=Skipped(budget=fill.skipped_budget, limit=fill.skipped_limit),
         results=chosen,
         mode="hybrid" if any(s.cosine is not None for s in ranked) else "bm25",
@@ -389,7 +402,7 @@ async def _after_recall(
     def mirror() -> None:
         # The mirror pass reads these rows back as committed (a memory forgotten meanwhile is skipped).
         if strengthen:
-            store.mirrors.changed_ids(ids)
+            store.mirrors.touched(ids)
 
     # The results are chosen and strengthening cannot change them: the reply goes out first.
     skipped = await store.db.write_bookkeeping(write, mirror, after_reply=True)

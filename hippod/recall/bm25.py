@@ -20,18 +20,18 @@ def bm25_term_scores(query: Sequence[str], docs: Sequence[Sequence[str]]) -> lis
     n = len(docs)
     if n == 0:
         return []
-    avgdl = sum(len(d) for d in docs) / n or 1.0
-    counts = [Counter(d) for d in docs]
+    avgdl = sum(map(len, docs)) / n or 1.0
     repeats = Counter(query)
-    df = {t: sum(1 for c in counts if t in c) for t in repeats}
+    # Only the query's terms are counted in each doc, in query order: recall scores 200 docs per
+    # store and a doc shares one or two terms with a short query, so a Counter of every doc is waste.
+    found: list[dict[str, int]] = []
+    for doc in docs:
+        present = set(doc)
+        found.append({t: doc.count(t) for t in repeats if t in present})
+    df = Counter(t for tf_map in found for t in tf_map)
     idf = {t: math.log((n - df[t] + 0.5) / (df[t] + 0.5) + 1.0) for t in repeats}
     parts: list[dict[str, float]] = []
-    for doc, tf_map in zip(docs, counts, strict=True):
+    for doc, tf_map in zip(docs, found, strict=True):
         norm = K1 * (1.0 - B + B * len(doc) / avgdl)
-        shares: dict[str, float] = {}
-        for q, times in repeats.items():
-            tf = tf_map.get(q, 0)
-            if tf:
-                shares[q] = times * idf[q] * tf * (K1 + 1.0) / (tf + norm)
-        parts.append(shares)
+        parts.append({q: repeats[q] * idf[q] * tf * (K1 + 1.0) / (tf + norm) for q, tf in tf_map.items()})
     return parts

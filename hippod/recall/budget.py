@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 
 def tokens(text: str) -> int:
@@ -23,21 +24,57 @@ class Fill:
 
 
 def fill_budget(
-    sizes: Sequence[int], budget: int, *, reserved: int = 0, min_results: int = 0, limit: int | None = None
+    sizes: Sequence[int],
+    budget: int,
+    *,
+    reserved: int = 0,
+    min_results: int = 0,
+    limit: int | None = None,
+    floors: Sequence[int] | None = None,
 ) -> Fill:
     """Greedy fill: take an item when it fits or fewer than min_results are taken; skip it and go on.
 
-    `reserved` tokens (heading and cutoff lines) count against the budget up front.
+    `reserved` tokens (heading and cutoff lines) count against the budget up front. `floors` are
+    cheap lower bounds of the sizes: an item whose floor does not fit is skipped unmeasured, so
+    `sizes` may be a LazySizes that measures only the items that might fit.
     """
     taken: list[int] = []
     used = reserved
     skipped_budget = 0
-    for index, size in enumerate(sizes):
+    count = len(sizes)
+    for index in range(count):
         if limit is not None and len(taken) >= limit:
-            return Fill(taken, skipped_budget, len(sizes) - index, used)
+            return Fill(taken, skipped_budget, count - index, used)
+        if floors is not None and used + floors[index] > budget and len(taken) >= min_results:
+            skipped_budget += 1
+            continue
+        size = sizes[index]
         if used + size <= budget or len(taken) < min_results:
             taken.append(index)
             used += size
         else:
             skipped_budget += 1
     return Fill(taken, skipped_budget, 0, used)
+
+
+class LazySizes(Sequence[int]):
+    """The sizes of `count` items, each measured the first time it is asked for."""
+
+    def __init__(self, count: int, measure: Callable[[int], int]) -> None:
+        self._sizes: list[int | None] = [None] * count
+        self._measure = measure
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[int]: ...
+    def __getitem__(self, index: int | slice) -> int | Sequence[int]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        size = self._sizes[index]
+        if size is None:
+            size = self._sizes[index] = self._measure(index)
+        return size

@@ -72,6 +72,38 @@ def item_block(item: RecallItem, *, why: bool) -> str:
     return "\n".join(lines)
 
 
+def _smallest_block() -> str:
+    """The shortest block item_block can make: one-letter id and labels, nothing else."""
+    least = RecallItem(
+        id="x",
+        source="local",
+        layer="x",
+        confidence="x",
+        aged=False,
+        pinned=False,
+        score=0.0,
+        strength=0.0,
+        tokens=0,
+        tags=[],
+        content="",
+        created="",
+        last_retrieved="",
+        retrieval_count=0,
+        half_life_days=0.0,
+    )
+    return item_block(least, why=False)
+
+
+# Every block is at least this long plus its id's and content's lengths beyond it (--why only adds
+# lines): an item whose floor does not fit the budget's room need not be rendered to be skipped.
+SMALLEST_BLOCK = _smallest_block()
+
+
+def block_floor(memory_id: str, content: str) -> int:
+    """The fewest characters item_block can make for a memory with this id and content."""
+    return len(SMALLEST_BLOCK) - 1 + len(memory_id) + len(content)
+
+
 def body(items: list[str], cutoff_line: str | None) -> str:
     """Everything after the heading line: the cutoff line if any, a blank line, the item blocks."""
     rest = f"{cutoff_line}\n" if cutoff_line else ""

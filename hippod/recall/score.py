@@ -32,10 +32,12 @@ def decision_multiplier(tags: Sequence[str]) -> float:
 
 def path_multiplier(memory_tags: Sequence[str], cwd_path_tags: Sequence[str]) -> float:
     """1 + 0.3 x the share of path tags in common; 1.0 when either side has none."""
-    m = {t for t in memory_tags if t.startswith("path:")}
-    c = set(cwd_path_tags)
-    if not m or not c:
+    if not cwd_path_tags:
         return 1.0
+    m = {t for t in memory_tags if t.startswith("path:")}
+    if not m:
+        return 1.0
+    c = set(cwd_path_tags)
     return 1.0 + 0.3 * len(m & c) / max(len(m), len(c))
 
 
@@ -97,7 +99,8 @@ def neighbour_lift(
     before or just after it in the store), that came from the same session (both None counts as
     the same) and was created within CONTEXT_WINDOW_SECONDS of it (`created`: ISO timestamps, parsed
     only for candidates that have a neighbour, as most have none).
-    `shares` are the per-term BM25 shares of each candidate, `present` its terms. Only what the
+    `shares` are the per-term BM25 shares of each candidate, `present` its terms (or at least the
+    query's terms it holds, which is all this looks up). Only what the
     neighbour adds counts: notes that all repeat the same words lift each other by nothing.
     """
     by_row = {row: i for i, row in enumerate(rowids)}
@@ -197,17 +200,18 @@ def score_candidates(
     if rowids is None:
         near = [0.0] * len(candidates)
     else:
-        term_sets = [set(tokens) for tokens in doc_tokens]
+        # A candidate's shares hold exactly the query terms it contains.
+        held = [parts.keys() for parts in shares]
         sessions = [c.source_session_id for c in candidates]
-        near = neighbour_lift(shares, term_sets, rowids, sessions, [c.created for c in candidates])
+        near = neighbour_lift(shares, held, rowids, sessions, [c.created for c in candidates])
     lifted = [
         bm25 * context_multiplier(bm25, n) if bm25 > 0 else 0.0 for bm25, n in zip(raw, near, strict=True)
     ]
     best = max(lifted)
     sims = cosines if cosines is not None else [None] * len(candidates)
     results: list[Scored] = []
-    for memory, tokens, bm25, own, position, cosine, neighbour in zip(
-        candidates, doc_tokens, raw, lifted, positions, sims, near, strict=True
+    for memory, parts_of, bm25, own, position, cosine, neighbour in zip(
+        candidates, shares, raw, lifted, positions, sims, near, strict=True
     ):
         norm = own / best if best > 0 else 0.0
         if cosines is None:
@@ -235,8 +239,6 @@ def score_candidates(
         score = base * math.prod(multipliers.values())
         if score <= 0:
             continue
-        present = set(tokens)
-        matched = list(dict.fromkeys(q for q in query_tokens if q in present))
         results.append(
             Scored(
                 memory,
@@ -245,7 +247,7 @@ def score_candidates(
                 base,
                 strength,
                 parts.days,
-                matched,
+                list(parts_of),  # the distinct query terms it holds, in query order
                 multipliers,
                 bm25_norm=norm,
                 cosine=cosine,

@@ -32,6 +32,11 @@ def dormant_file(memory_id: str) -> str:
 
 
 COALESCE_SECONDS = 1.0
+# A recall changes only the retrieval bookkeeping of what it returned (last_retrieved,
+# retrieval_count, strength, half-life). Those mirrors are refreshed at most this often, with the
+# next other change, or at shutdown: rewriting some 50 files after every recall took as much of
+# the daemon's CPU as the recall itself, and competed with the next one.
+BOOKKEEPING_SECONDS = 60.0
 
 
 def _scalar(value: object) -> str:
@@ -98,7 +103,8 @@ class MirrorWriter:
 
     Writers hand over the Memory they just committed (`changed`), or only its id when they
     changed it in SQL (`changed_ids`); those rows are read back at the pass, as committed then.
-    Passes never overlap, so healing never sees a pass half done.
+    Ids whose only change is a recall's bookkeeping (`touched`) wait for a later pass, at most
+    BOOKKEEPING_SECONDS. Passes never overlap, so healing never sees a pass half done.
     """
 
     def __init__(
@@ -117,12 +123,14 @@ class MirrorWriter:
         self.healed = self.removed = 0
         self.healed_at: str | None = None
         self._changed: dict[str, Memory | None] = {}
+        self._touched: set[str] = set()
         self._deleted: set[str] = set()
         # Other files under the root (dormant and conflict mirrors): relative path -> text, None = remove.
         self._files: dict[str, str | None] = {}
         self._stats_due = False
         self._task: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
+        self._wake = asyncio.Event()  # write now (flush_now, close)
+        self._hurry = asyncio.Event()  # something besides bookkeeping is pending
         self._closed = False
 
     def changed(self, memories: Iterable[Memory]) -> None:
@@ -137,10 +145,16 @@ class MirrorWriter:
             self._deleted.discard(memory_id)
         self._schedule()
 
+    def touched(self, ids: Iterable[str]) -> None:
+        """Memories whose only change is a recall's bookkeeping: mirrored within BOOKKEEPING_SECONDS."""
+        self._touched.update(ids)
+        self._schedule(lazy=True)
+
     def deleted(self, ids: Iterable[str]) -> None:
         for memory_id in ids:
             self._deleted.add(memory_id)
             self._changed.pop(memory_id, None)
+            self._touched.discard(memory_id)
         self._schedule()
 
     def files(self, changes: dict[str, str | None]) -> None:
@@ -155,24 +169,44 @@ class MirrorWriter:
         self._heal_due = True
         self._schedule()
 
-    def _schedule(self) -> None:
+    def _schedule(self, *, lazy: bool = False) -> None:
+        if not lazy:
+            self._hurry.set()
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
 
+    def _pending(self) -> bool:
+        return bool(
+            self._changed
+            or self._touched
+            or self._deleted
+            or self._files
+            or self._stats_due
+            or self._heal_due
+        )
+
     async def _run(self) -> None:
         # Changes that arrive during a pass are picked up by the next turn of the loop.
-        while self._changed or self._deleted or self._files or self._stats_due or self._heal_due:
+        while self._pending():
+            if not self._hurry.is_set():
+                # Only bookkeeping is pending: it waits for another change, flush_now or the timeout.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._hurry.wait(), BOOKKEEPING_SECONDS)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), COALESCE_SECONDS)
             if not self._closed:
                 self._wake.clear()
+                self._hurry.clear()
             await self.flush()
 
     async def flush(self) -> None:
         """Write everything pending now (also called at shutdown, where healing waits for the next open)."""
         async with self._pass:
-            pending, deleted, files = dict(self._changed), list(self._deleted), dict(self._files)
+            pending: dict[str, Memory | None] = dict.fromkeys(self._touched - self._deleted)
+            pending.update(self._changed)
+            deleted, files = list(self._deleted), dict(self._files)
             self._changed.clear()
+            self._touched.clear()
             self._deleted.clear()
             self._files.clear()
             stats_due, self._stats_due = self._stats_due, False
@@ -221,6 +255,7 @@ class MirrorWriter:
         and no two passes write the same files at once.
         """
         self._wake.set()
+        self._hurry.set()
         if self._task is not None:
             await self._task
         await self.flush()

@@ -173,8 +173,11 @@ class StoreRegistry:
         The opening runs in a task of its own that every caller awaits through a shield, so a
         cancelled caller neither cancels it for the others nor leaves a half-opened store.
         """
-        root = os.path.realpath(root)
+        # Open stores are keyed by their real path: a root given as one is found without a lookup.
         store = self.stores.get(root)
+        if store is None:
+            root = os.path.realpath(root)
+            store = self.stores.get(root)
         if store is not None:
             store.touch()
             return store

@@ -1,0 +1,96 @@
+"""A recall's bookkeeping reaches the mirrors later than other changes: at most BOOKKEEPING_SECONDS
+after, with the next other change, or at shutdown; never lost."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hippod.store import db as dbmod
+from hippod.store import memories, mirrors
+from hippod.store.mirrors import MirrorWriter, render
+from hippod.store.records import Memory
+
+
+async def _writer(
+    database: dbmod.Database, make_memory: Callable[..., Memory], tmp_path: Path
+) -> tuple[MirrorWriter, list[Memory], Path]:
+    rows = [make_memory(f"memory {i} about the deploy") for i in range(3)]
+    async with database.transaction() as conn:
+        for memory in rows:
+            assert await memories.insert(conn, memory)
+
+    async def load(ids: list[str]) -> list[Memory]:
+        return await memories.get_many(database.reader, ids)
+
+    async def stats() -> dict[str, object]:
+        return {"memories": len(rows)}
+
+    root = tmp_path / "mirrors"
+    root.mkdir()
+    return MirrorWriter(str(root), load, stats, lambda: database.reader), rows, root
+
+
+def _mirror(root: Path, memory: Memory) -> Path:
+    return root / memory.layer / f"{memory.id}.md"
+
+
+async def _wait_for(path: Path, timeout: float) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        if path.exists():
+            return True
+        await asyncio.sleep(0.02)
+    return path.exists()
+
+
+async def test_bookkeeping_alone_waits_then_shutdown_writes_it(
+    database: dbmod.Database, make_memory: Callable[..., Memory], tmp_path: Path
+) -> None:
+    writer, rows, root = await _writer(database, make_memory, tmp_path)
+    writer.touched([rows[0].id])
+    # Well past the 1 s coalescing window of other changes, and nothing is written yet.
+    assert not await _wait_for(_mirror(root, rows[0]), mirrors.COALESCE_SECONDS + 1.0)
+    await writer.close()
+    assert _mirror(root, rows[0]).read_text(encoding="utf-8") == render(rows[0])
+
+
+async def test_another_change_takes_the_bookkeeping_along(
+    database: dbmod.Database, make_memory: Callable[..., Memory], tmp_path: Path
+) -> None:
+    writer, rows, root = await _writer(database, make_memory, tmp_path)
+    writer.touched([rows[0].id])
+    writer.changed_ids([rows[1].id])
+    # The real change comes out within its coalescing window, and the touched mirror with it.
+    assert await _wait_for(_mirror(root, rows[1]), 30.0)
+    assert _mirror(root, rows[0]).read_text(encoding="utf-8") == render(rows[0])
+    assert not _mirror(root, rows[2]).exists()
+    await writer.close()
+
+
+async def test_bookkeeping_is_written_after_its_own_window(
+    database: dbmod.Database,
+    make_memory: Callable[..., Memory],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(mirrors, "BOOKKEEPING_SECONDS", 0.5)
+    writer, rows, root = await _writer(database, make_memory, tmp_path)
+    writer.touched([rows[2].id])
+    assert await _wait_for(_mirror(root, rows[2]), 30.0)
+    await writer.close()
+
+
+async def test_a_deleted_memory_is_not_written_back(
+    database: dbmod.Database, make_memory: Callable[..., Memory], tmp_path: Path
+) -> None:
+    writer, rows, root = await _writer(database, make_memory, tmp_path)
+    writer.touched([rows[0].id, rows[1].id])
+    writer.deleted([rows[0].id])
+    await writer.close()
+    assert not _mirror(root, rows[0]).exists()
+    assert _mirror(root, rows[1]).exists()
