@@ -140,10 +140,12 @@ async def apply(
             for d in plan.duplicates
         ],
     )
-    # A deleted merged memory leaves its sources free to merge again rather than pointing at nothing.
+    # The sources of a deleted merged memory point at the copy dedupe kept in its place (a kept row
+    # is never deleted by dedupe), so they stay merged (sleep.md §5.1): freed, they would merge again
+    # at the next sleep and lose 70 % of their half-life each time the new merge is deduped again.
     await conn.executemany(
-        "UPDATE memories SET merged_into = NULL WHERE merged_into = ?",
-        [(d.deleted.id,) for d in plan.duplicates],
+        "UPDATE memories SET merged_into = ? WHERE merged_into = ?",
+        [(d.kept.id, d.deleted.id) for d in plan.duplicates],
     )
     await step("sleep: writing phase 10 (junk)")
     await _delete(

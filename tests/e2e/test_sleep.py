@@ -242,3 +242,38 @@ def test_merge_sources_are_demoted_not_remerged(hippo: Hippo) -> None:
     assert rows[first][1] == sem and rows[first][0] == 109.0
     assert rows[second][1] == sem and rows[second][0] == 219.0
     assert json.loads(rows[sem][2]) == [first, second] and rows[sem][0] == 730.0
+
+
+def test_sources_of_a_merge_dedupe_deleted_stay_merged(hippo: Hippo) -> None:
+    # An older merged memory that the new merge duplicates (overlap 0.86 > 0.7) and that dedupe
+    # keeps (recalled before, so it comes first): the new semantic memory is deleted by the sleep
+    # that made it. Its sources must not be merged again by every later sleep, each time losing
+    # 70 % of their half-life until they fade.
+    hippo.start(fake_now="2026-01-02T00:00:00Z")
+    folder, db = project(hippo, config={"replay": {"count": 0}})  # no replay: exact half-lives
+    hippo.stop()
+    older = make(
+        "[Consolidated from 2 related memories]\n\nThe basalt ledger service request timeout is 2363 seconds",
+        layer="semantic",
+        source="consolidation",
+        confidence="inferred",
+        retrieval_count=5,
+    )
+    plant(db, [older])
+    hippo.start(fake_now="2026-01-02T00:00:00Z")
+    new = [
+        hippo.json("remember", text, cwd=folder)["id"]
+        for text in (
+            "The basalt ledger service request timeout is 5615 seconds",
+            "The nectar signal service request timeout is 4128 seconds",
+        )
+    ]
+    data = hippo.json("sleep", "--no-share", cwd=folder)
+    assert (data["merged"], data["semantic_created"], data["deduped"]["semantic"]) == (2, 1, 1)
+    for _ in range(2):
+        again = hippo.json("sleep", "--no-share", cwd=folder)
+        assert (again["merged"], again["semantic_created"]) == (0, 0)
+    hippo.stop()
+    rows = query(db, "SELECT id, half_life_days, merged_into FROM memories WHERE layer = 'episodic'")
+    assert sorted(rows) == sorted((i, 109.0, older.id) for i in new)
+    assert query(db, "SELECT count(*) FROM audit_log WHERE op = 'dedupe_delete'") == [(1,)]
