@@ -192,7 +192,7 @@ async def _in_process(
 def _stage_table(stats: pstats.Stats, calls: int) -> list[tuple[str, float]]:
     """(stage, cumulative ms per recall) for STAGES, from the profile's function table."""
     table = stats.stats  # type: ignore[attr-defined]
-    total = {func[2]: 0.0 for _, func in STAGES}
+    total = {func: 0.0 for _, func in STAGES}
     for (_, _, name), (_, _, _, cumulative, _) in table.items():
         if name in total:
             total[name] += cumulative
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     print(_row("recall in-process, dispatch(ctx)", times))
     print("\nCPU per in-process recall, by thread (ms; the writer records the strengthening after the reply)")
     for name, value in sorted(cpu.items(), key=lambda kv: -kv[1]):
-        if value >= 0.01:
+        if value >= 1e-5:
             print(f"  {name:40s} {value * 1e3:6.2f}")
     profiled = stats.total_tt * 1e3 / len(queries)  # type: ignore[attr-defined]
     print(f"\nStages of the event loop's share under cProfile (ms per recall, of {profiled:.2f} profiled)")
