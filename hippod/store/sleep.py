@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -22,15 +23,18 @@ async def changed_since(
     conn: aiosqlite.Connection, marks: Sequence[int], statuses: Mapping[int, str]
 ) -> bool:
     """Whether a memory a snapshot read (its `row_mark`s) changed or went away since, or a stored
-    conflict's status moved; memories added since do not count."""
+    conflict's status moved; memories added since do not count.
+
+    Runs inside the sleep's write transaction; each page of rows is marked and matched on a thread,
+    so the event loop goes on answering recalls meanwhile (a million rows take seconds).
+    """
     import numpy as np  # loaded with the sleep's plan already
 
     wanted = np.unique(np.asarray(marks, dtype=np.int64))
     seen: list[Any] = []
     cursor = await conn.execute("SELECT id, updated_at FROM memories")
     while rows := list(await cursor.fetchmany(5000)):
-        found = np.fromiter((row_mark(str(i), str(u)) for i, u in rows), dtype=np.int64, count=len(rows))
-        seen.append(found[np.isin(found, wanted)])
+        seen.append(await asyncio.to_thread(_still_there, rows, wanted))
     await cursor.close()
     still = np.unique(np.concatenate(seen)) if seen else np.empty(0, dtype=np.int64)
     if len(still) != len(wanted):
@@ -38,6 +42,14 @@ async def changed_since(
     stored = await conn.execute_fetchall("SELECT id, status FROM memory_conflicts")
     now = {int(i): str(s) for i, s in stored}
     return any(now.get(i) != status for i, status in statuses.items())
+
+
+def _still_there(rows: Sequence[Any], wanted: Any) -> Any:
+    """The marks of these (id, updated_at) rows that the snapshot holds too."""
+    import numpy as np
+
+    found = np.fromiter((row_mark(str(i), str(u)) for i, u in rows), dtype=np.int64, count=len(rows))
+    return found[np.isin(found, wanted)]
 
 
 async def _audit(
