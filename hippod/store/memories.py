@@ -166,6 +166,21 @@ async def term_rows(conn: aiosqlite.Connection, terms: Sequence[str]) -> dict[st
 _TERMS_PER_STATEMENT = 500
 
 
+def ranked_sql(where: str) -> str:
+    """Recall's candidate statement: the best-ranked matches (parameters: the match, how many), then
+    those of them `where` admits, tie-broken (parameters: `where`'s, the limit). Its last column
+    counts the ranked matches, to tell a full over-fetch."""
+    return (
+        f"SELECT {_CANDIDATE_COLS}, f.fetched FROM "
+        "(SELECT rowid, score, count(*) OVER () AS fetched FROM "
+        # bm25() by name, not FTS5's rank column: the same order, and a quarter cheaper at 100k.
+        "  (SELECT rowid, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ? "
+        "   ORDER BY score LIMIT ?)) f "
+        f"JOIN memories m ON m.rowid = f.rowid WHERE {where} "
+        "ORDER BY f.score, m.updated_at DESC, m.content, m.id LIMIT ?"
+    )
+
+
 async def candidates_fts(
     conn: aiosqlite.Connection,
     tenant: str,
@@ -184,17 +199,7 @@ async def candidates_fts(
     match = fts_match_expression(list(terms))
     where, params = _admission(tenant, include_superseded, scope)
     overfetch = 2 * limit
-    rows = await _fetch(
-        conn,
-        f"SELECT {_CANDIDATE_COLS}, f.fetched FROM "
-        "(SELECT rowid, score, count(*) OVER () AS fetched FROM "
-        # bm25() by name, not FTS5's rank column: the same order, and a quarter cheaper at 100k.
-        "  (SELECT rowid, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ? "
-        "   ORDER BY score LIMIT ?)) f "
-        f"JOIN memories m ON m.rowid = f.rowid WHERE {where} "
-        "ORDER BY f.score, m.updated_at DESC, m.content, m.id LIMIT ?",
-        [match, overfetch, *params, limit],
-    )
+    rows = await _fetch(conn, ranked_sql(where), [match, overfetch, *params, limit])
     if len(rows) < limit and (not rows or rows[0][-1] == overfetch):
         rows = await _fetch(
             conn,
