@@ -62,6 +62,7 @@ from hippod.store.mirror_heal import FOLDERS
 
 PART = 100_000
 BUSY_MAX = 50_000
+IMPORT_AFTER_REMEMBER = 10_000
 REMEMBER_NEW = 5_000
 HEADING_EVERY = 49
 MIRROR_POLL_MIN = 0.2
@@ -74,6 +75,9 @@ class SizeFigures:
     size: int
     stored: int = 0
     fill_s: float = 0.0
+    fill_imported: int = 0
+    fill_remember: float = float("nan")  # --fill remember: memories/s over all the remember parts
+    fill_remember_last: float = float("nan")
     fill_rate: float = 0.0
     last_part_rate: float = 0.0
     mirrors_s: float = 0.0  # all parts: from each import's reply until its mirrors are on disk
@@ -140,28 +144,48 @@ def _import_part(sb: Sandbox, path: str) -> tuple[float, int]:
     return wall, int(reply.data["imported"]) if isinstance(reply.data, dict) else 0
 
 
-def fill(sb: Sandbox, fig: SizeFigures, corpus: Corpus, queries: list[str]) -> None:
-    busy_lines = max(100, min(BUSY_MAX, fig.size // 5))
-    quiet_lines = fig.size - busy_lines
-    chunks = [min(PART, quiet_lines - at) for at in range(0, quiet_lines, PART)] + [busy_lines]
+def fill_steps(size: int, mode: str) -> list[tuple[str, int]]:
+    """What fills a store of `size`: (how, lines) in order."""
+    if mode == "remember":
+        imports = min(IMPORT_AFTER_REMEMBER, size // 4)
+        quiet = size - 2 * imports
+        parts = [("remember", min(PART, quiet - at)) for at in range(0, quiet, PART)]
+        return [*parts, ("alone", imports), ("with recalls", imports)]
+    busy = max(100, min(BUSY_MAX, size // 5))
+    quiet = size - busy
+    return [("alone", min(PART, quiet - at)) for at in range(0, quiet, PART)] + [("with recalls", busy)]
+
+
+def fill(sb: Sandbox, fig: SizeFigures, corpus: Corpus, queries: list[str], mode: str) -> None:
+    steps = fill_steps(fig.size, mode)
     section = 0
-    for index, lines in enumerate(chunks):
+    remembered = remember_s = 0.0
+    for index, (how, lines) in enumerate(steps):
+        items = make_memories(corpus, lines, TEXT_SEED + 1000 * index)
         path = os.path.join(sb.base, "part.md")
-        section = write_markdown(path, make_memories(corpus, lines, TEXT_SEED + 1000 * index), section)
-        busy = index == len(chunks) - 1
         stop = threading.Event()
         during: list[float] = []
         recaller = threading.Thread(
             target=ingest_import._recalls, args=(sb.sock, sb.home, sb.base, queries, stop, during)
         )
-        if busy:
+        if how == "with recalls":
             recaller.start()
         before = fig.stored
-        wall, imported = _import_part(sb, path)
+        if how == "remember":
+            started = time.perf_counter()
+            remember_concurrent(sb, items, CONCURRENT_CLIENTS)
+            wall, imported = time.perf_counter() - started, lines
+            remembered += lines
+            remember_s += wall
+            fig.fill_remember_last = lines / wall
+        else:
+            section = write_markdown(path, items, section)
+            wall, imported = _import_part(sb, path)
+            os.unlink(path)
         fig.stored += imported
         busy_n = len(during)
         mirrors_s = wait_mirrors(sb.home, fig.stored)
-        if busy:
+        if how == "with recalls":
             stop.set()
             recaller.join()
             busy_times, after = during[:busy_n], during[busy_n:]
@@ -169,18 +193,18 @@ def fill(sb: Sandbox, fig: SizeFigures, corpus: Corpus, queries: list[str]) -> N
             fig.busy_p50, fig.busy_p99 = pct(busy_times, 50), pct(busy_times, 99)
             fig.busy_max, fig.busy_n = max(busy_times, default=float("nan")), busy_n
             fig.after_p99 = pct(after, 99)
-        else:
+        elif how == "alone":
             fig.fill_s += wall
+            fig.fill_imported += imported
             fig.last_part_rate = imported / wall
         fig.mirrors_s += mirrors_s
-        os.unlink(path)
-        label = "with recalls" if busy else "alone"
         fig.parts.append(
-            f"{fig.size:>9}  {before:>9}  {lines:>7}  {imported:>7}  {label:<12}  {wall:>8.2f}"
+            f"{fig.size:>9}  {before:>9}  {lines:>7}  {imported:>7}  {how:<12}  {wall:>8.2f}"
             f"  {imported / wall:>8.0f}  {mirrors_s:>9.1f}  {_load():>16}"
         )
-        log(f"size {fig.size}: part {index + 1}/{len(chunks)} {label}: {imported} in {wall:.1f} s")
-    fig.fill_rate = (fig.stored - imported) / fig.fill_s if fig.fill_s else float("nan")
+        log(f"size {fig.size}: part {index + 1}/{len(steps)} {how}: {imported} in {wall:.1f} s")
+    fig.fill_rate = fig.fill_imported / fig.fill_s if fig.fill_s else float("nan")
+    fig.fill_remember = remembered / remember_s if remember_s else float("nan")
 
 
 def count_inodes(root: str) -> int:
@@ -216,7 +240,10 @@ def git_costs(repo: str, label: str, size: int) -> str:
 def _new_repo(path: str) -> str:
     os.makedirs(os.path.join(path, ".hippo"))
     subprocess.run(["git", "init", "-q", path], check=True)
-    for key, value in (("user.email", "bench@example.invalid"), ("user.name", "bench")):
+    # No `git gc --auto` after the commit: it would pack the objects in the background while the
+    # next steps are timed (and is a cost of its own, not measured here).
+    settings = (("user.email", "bench@example.invalid"), ("user.name", "bench"), ("gc.auto", "0"))
+    for key, value in (*settings, ("maintenance.auto", "false")):
         subprocess.run(["git", "-C", path, "config", key, value], check=True)
     with open(os.path.join(path, "README.md"), "w", encoding="utf-8") as handle:
         handle.write("A project.\n")
@@ -287,7 +314,7 @@ def run_size(size: int, args: argparse.Namespace) -> SizeFigures:
     log(f"size {size}: sandbox {sb.base}, load {_load()}")
     try:
         proc = start_daemon(sb)
-        fill(sb, fig, corpus, queries)
+        fill(sb, fig, corpus, queries, args.fill)
         sleep_perf._wait_idle(proc.pid)
         fig.fill_peak_mb = proc_status_kb(proc.pid, "VmHWM") / 1024
         times, _ = socket_recalls(sb, queries)
@@ -341,7 +368,9 @@ def render(figs: list[SizeFigures]) -> str:
          lambda f: f"{_num(f.busy_p50)} / {_num(f.busy_p99)} / {_num(f.busy_max, 0)}"),
         ("recalls answered during the last import", lambda f: f"{f.busy_n:,}"),
         ("recall p99 while its mirrors are written (ms)", lambda f: _num(f.after_p99)),
-        ("import alone, whole fill (memories/s)", lambda f: _num(f.fill_rate, 0)),
+        ("remember/s during the fill, all / last part",
+         lambda f: f"{_num(f.fill_remember, 0)} / {_num(f.fill_remember_last, 0)}"),
+        ("import alone, all parts (memories/s)", lambda f: _num(f.fill_rate, 0)),
         ("import alone, last part (memories/s)", lambda f: _num(f.last_part_rate, 0)),
         ("import with recalls, last import (memories/s)", lambda f: _num(f.busy_rate, 0)),
         ("mirrors written after the imports (s)", lambda f: _num(f.mirrors_s)),
@@ -391,6 +420,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the sandboxes")
     parser.add_argument("--sleep-timeout", type=float, default=900.0, help="give up on a first sleep after")
     parser.add_argument("--git-up-to", type=int, default=1_000_000, help="git costs up to this size")
+    parser.add_argument(
+        "--fill", choices=("import", "remember"), default="import",
+        help="fill by imports, or by remembers over 4 connections and then two imports",
+    )  # fmt: skip
     parser.add_argument("--layouts", action="store_true", help="also time sharded and per-day layouts")
     parser.add_argument("--layouts-up-to", type=int, default=100_000, help="--layouts up to this size")
     args = parser.parse_args(argv)
