@@ -20,23 +20,28 @@ Then, with the daemon stopped, what the mirrors cost a project that commits them
 then: the fill's, the sleeps' semantic memories and the remembered ones): the store's mirror
 folders are hard-linked into `.hippo/` of a fresh git repo (with hippod's `.hippo/.gitignore`), and
 `git status` is timed with them untracked, then `git add` and `git commit`, then `git status` with
-them committed.
-With --layouts, the same mirror texts are also written in two other layouts (sharded folders of 256
-by id, one file per LAYOUT_DAY memories as a day's file) and the same git steps timed on each.
+them committed. With --layouts, the same mirror texts are also written in two other layouts
+(sharded folders of 256 by id, one file per LAYOUT_DAY memories as a day's file) and the same git
+steps timed on each. With --mirrors-only, no daemon runs: each size's mirrors are made up in the
+mirror format from the corpus, and only the given layouts' writing and git costs are timed.
 
 Usage: python bench/scale.py [--sizes 1000,10000,100000,1000000] [--tmpdir DIR] [--keep]
-       [--sleep-timeout 900] [--git-up-to 1000000] [--layouts] [--layouts-up-to 100000]
+       [--fill import|remember] [--sleep-timeout 900] [--git-up-to 1000000] [--layouts]
+       [--layouts-up-to 100000] [--mirrors-only flat,sharded,per-day]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +72,7 @@ REMEMBER_NEW = 5_000
 HEADING_EVERY = 49
 MIRROR_POLL_MIN = 0.2
 LAYOUT_DAY = 1_000
+LAYOUTS = ("flat", "sharded", "per-day")
 GIT_TIMEOUT = 3_600.0
 
 
@@ -272,14 +278,65 @@ def mirror_layouts(sb: Sandbox, fig: SizeFigures, layouts: bool) -> None:
                 texts.append((folder, name, handle.read()))
     texts.sort()
     shutil.rmtree(flat)
-    for label in ("flat", "sharded", "per-day"):
-        repo = _new_repo(os.path.join(sb.base, f"proj-{label}"))
+    fig.git += time_layouts(sb.base, fig.size, texts, LAYOUTS)
+
+
+def time_layouts(
+    base: str, size: int, texts: list[tuple[str, str, bytes]], labels: Sequence[str]
+) -> list[str]:
+    """Write the mirror texts in each layout into a fresh repo's `.hippo/`, then time git there."""
+    rows: list[str] = []
+    for label in labels:
+        repo = _new_repo(os.path.join(base, f"proj-{label}"))
         started = time.perf_counter()
         written = _write_layout(os.path.join(repo, ".hippo"), label, texts)
         took = time.perf_counter() - started
-        fig.git.append(git_costs(repo, label, fig.size) + f"  ({written} files written in {took:.1f} s)")
-        log(f"size {fig.size}: layout {label} done")
+        rows.append(git_costs(repo, label, size) + f"  ({written} files written in {took:.1f} s)")
+        log(f"size {size}: layout {label} done")
         shutil.rmtree(repo)
+    return rows
+
+
+MIRROR_TEMPLATE = """---
+id: {id}
+created: 2026-12-03T08:12:44.120Z
+last_retrieved: null
+retrieval_count: 0
+strength: 1.0
+half_life_days: 7
+layer: episodic
+tags: [imported, section-{section}]
+emotional_valence: neutral
+schema_fit: 0.5
+source: import
+outcome_positive: 0
+outcome_negative: 0
+conflicts_with: []
+pinned: false
+confidence: observed
+parents: []
+kind: distilled
+scope: null
+owner: null
+artifact_ref: null
+superseded_by: null
+---
+
+{content}
+"""
+
+
+def synthetic_mirrors(size: int) -> list[tuple[str, str, bytes]]:
+    """`size` episodic mirrors in the mirror format (memory-model.md §3), the corpus's texts."""
+    rng = random.Random(size)
+    items = make_memories(make_corpus(), size, TEXT_SEED + size)
+    texts = []
+    for n, (content, _) in enumerate(items):
+        memory_id = f"mem_{rng.getrandbits(48):012x}"
+        text = MIRROR_TEMPLATE.format(id=memory_id, section=n // HEADING_EVERY, content=content)
+        texts.append(("episodic", f"{memory_id}.md", text.encode()))
+    texts.sort()
+    return texts
 
 
 def _write_layout(root: str, label: str, texts: list[tuple[str, str, bytes]]) -> int:
@@ -360,6 +417,12 @@ def _num(value: float, digits: int = 1) -> str:
     return "-" if value != value else f"{value:,.{digits}f}"
 
 
+GIT_HEADER = (
+    f"{'size':>9}  {'layout':<9}  {'inodes':>9}  {'untrack1':>8}  {'untrack2':>8}  {'-uall':>8}"
+    f"  {'add':>8}  {'commit':>8}  {'commit1':>8}  {'commit2':>8}  {'.git ino':>9}"
+)
+
+
 def render(figs: list[SizeFigures]) -> str:
     rows: list[tuple[str, Any]] = [
         ("memories stored by import", lambda f: f"{f.stored:,}"),
@@ -405,12 +468,26 @@ def render(figs: list[SizeFigures]) -> str:
     git = [row for f in figs for row in f.git]
     if git:
         lines += ["", "Mirrors in a git repo's .hippo/ (seconds; status twice: first run, second run):"]
-        lines.append(
-            f"{'size':>9}  {'layout':<9}  {'inodes':>9}  {'untrack1':>8}  {'untrack2':>8}  {'-uall':>8}"
-            f"  {'add':>8}  {'commit':>8}  {'commit1':>8}  {'commit2':>8}  {'.git ino':>9}"
-        )
+        lines.append(GIT_HEADER)
         lines += git
     return "\n".join(lines)
+
+
+def mirrors_only(args: argparse.Namespace) -> int:
+    print(f"load average at the start (1, 5, 15 min): {_load()}", flush=True)
+    labels = [label for label in args.mirrors_only.split(",") if label]
+    rows: list[str] = []
+    for size in (int(s) for s in args.sizes.split(",") if s.strip()):
+        base = tempfile.mkdtemp(prefix=f"hm{size}-", dir=args.tmpdir)
+        try:
+            rows += time_layouts(base, size, synthetic_mirrors(size), labels)
+        finally:
+            if not args.keep:
+                shutil.rmtree(base, ignore_errors=True)
+    print(GIT_HEADER)
+    print("\n".join(rows))
+    print(f"load average at the end (1, 5, 15 min): {_load()}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -426,8 +503,14 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--layouts", action="store_true", help="also time sharded and per-day layouts")
     parser.add_argument("--layouts-up-to", type=int, default=100_000, help="--layouts up to this size")
+    parser.add_argument(
+        "--mirrors-only", metavar="LAYOUTS",
+        help="no daemon: write each size's synthetic mirrors in these layouts (e.g. flat,per-day), time git",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     os.makedirs(args.tmpdir, exist_ok=True)
+    if args.mirrors_only:
+        return mirrors_only(args)
     print(f"load average at the start (1, 5, 15 min): {_load()}", flush=True)
     figs: list[SizeFigures] = []
     try:
