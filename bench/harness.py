@@ -26,6 +26,7 @@ from hippod.integrations.service_render import AGENT_HOME_VARS
 from hippod.store.mirror_heal import MEMORY_DIRS
 
 MIRROR_WAIT = 30.0
+SANDBOX_DIRS = ("u", "home", "run", "state", "data", "config", "cache")
 SANDBOX_KEYS = ("HIPPO_HOME", "HIPPO_SOCKET", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_DATA_HOME")
 
 
@@ -124,11 +125,21 @@ def make_sandbox(size: int, parent: str = "/tmp") -> Sandbox:
     installed into the user's agent settings.
     """
     base = tempfile.mkdtemp(prefix=f"hb{size}-", dir=parent)
-    names = ("u", "home", "run", "state", "data", "config", "cache")
-    dirs = {name: os.path.join(base, name) for name in names}
-    for path in dirs.values():
+    for name in SANDBOX_DIRS:
+        path = os.path.join(base, name)
         os.makedirs(path, mode=0o700)
         os.chmod(path, 0o700)
+    sb = sandbox_at(base)
+    # The performance figures are those of the default, no-model recall, whether or not the
+    # embed extra is installed in this environment, and of no automatic sleep mid-run.
+    with open(os.path.join(sb.home, "config.json"), "w", encoding="utf-8") as f:
+        f.write('{"embeddings": {"enabled": false}, "autoSleep": {"enabled": false}}\n')
+    return sb
+
+
+def sandbox_at(base: str) -> Sandbox:
+    """The sandbox of a folder make_sandbox made (a kept one, to measure its store again)."""
+    dirs = {name: os.path.join(base, name) for name in SANDBOX_DIRS}
     env = {k: v for k, v in os.environ.items() if k not in m.REQUEST_ENV and k not in AGENT_HOME_VARS}
     env.update(
         HOME=dirs["u"],
@@ -141,10 +152,6 @@ def make_sandbox(size: int, parent: str = "/tmp") -> Sandbox:
         XDG_CACHE_HOME=dirs["cache"],
         HIPPO_NO_SPAWN="1",
     )
-    # The performance figures are those of the default, no-model recall, whether or not the
-    # embed extra is installed in this environment, and of no automatic sleep mid-run.
-    with open(os.path.join(dirs["home"], "config.json"), "w", encoding="utf-8") as f:
-        f.write('{"embeddings": {"enabled": false}, "autoSleep": {"enabled": false}}\n')
     return Sandbox(base, os.path.realpath(dirs["home"]), env["HIPPO_SOCKET"], env, dirs["u"])
 
 

@@ -27,7 +27,7 @@ mirror format from the corpus, and only the given layouts' writing and git costs
 
 Usage: python bench/scale.py [--sizes 1000,10000,100000,1000000] [--tmpdir DIR] [--keep]
        [--fill import|remember] [--sleep-timeout 900] [--git-up-to 1000000] [--layouts]
-       [--layouts-up-to 100000] [--mirrors-only flat,sharded,per-day]
+       [--layouts-up-to 100000] [--mirrors-only flat,sharded,per-day] [--reuse SANDBOX]
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ from harness import (
     measure_disk,
     pct,
     proc_status_kb,
+    sandbox_at,
     start_daemon,
     stop_daemon,
 )
@@ -162,12 +163,19 @@ def fill_steps(size: int, mode: str) -> list[tuple[str, int]]:
     return [("alone", min(PART, quiet - at)) for at in range(0, quiet, PART)] + [("with recalls", busy)]
 
 
-def fill(sb: Sandbox, fig: SizeFigures, corpus: Corpus, queries: list[str], mode: str) -> None:
-    steps = fill_steps(fig.size, mode)
-    section = 0
+def fill(
+    sb: Sandbox,
+    fig: SizeFigures,
+    corpus: Corpus,
+    queries: list[str],
+    steps: list[tuple[str, int]],
+    first: int = 0,
+) -> None:
+    """Run the steps (remember or import, `lines` memories each); step i's memories are corpus seed i."""
+    section = 1000 * first
     remembered = remember_s = 0.0
     for index, (how, lines) in enumerate(steps):
-        items = make_memories(corpus, lines, TEXT_SEED + 1000 * index)
+        items = make_memories(corpus, lines, TEXT_SEED + 1000 * (first + index))
         path = os.path.join(sb.base, "part.md")
         stop = threading.Event()
         during: list[float] = []
@@ -367,11 +375,14 @@ def run_size(size: int, args: argparse.Namespace) -> SizeFigures:
     fig = SizeFigures(size)
     corpus = make_corpus()
     queries = make_queries(corpus)
-    sb = make_sandbox(size, args.tmpdir)
+    sb = sandbox_at(args.reuse) if args.reuse else make_sandbox(size, args.tmpdir)
     log(f"size {size}: sandbox {sb.base}, load {_load()}")
     try:
         proc = start_daemon(sb)
-        fill(sb, fig, corpus, queries, args.fill)
+        if args.reuse:
+            fig.stored = count_mirrors(sb.home)
+        else:
+            fill(sb, fig, corpus, queries, fill_steps(size, args.fill))
         sleep_perf._wait_idle(proc.pid)
         fig.fill_peak_mb = proc_status_kb(proc.pid, "VmHWM") / 1024
         times, _ = socket_recalls(sb, queries)
@@ -402,13 +413,15 @@ def run_size(size: int, args: argparse.Namespace) -> SizeFigures:
         fig.daily_peak_mb = proc_status_kb(proc.pid, "VmHWM") / 1024
         fig.rss_end_mb = proc_status_kb(proc.pid, "VmRSS") / 1024
         log(f"size {size}: remember {fig.remember_rate:.0f}/s, daily sleep {fig.daily_s:.1f} s")
+        if args.reuse:
+            fill(sb, fig, corpus, queries, [("with recalls", IMPORT_AFTER_REMEMBER)], first=100)
         stop_daemon(proc)
         if size <= args.git_up_to:
             mirror_layouts(sb, fig, args.layouts and size <= args.layouts_up_to)
     finally:
         fig.load = _load()
         kill_all_daemons()
-        if not args.keep:
+        if not args.keep and not args.reuse:
             shutil.rmtree(sb.base, ignore_errors=True)
     return fig
 
@@ -425,7 +438,7 @@ GIT_HEADER = (
 
 def render(figs: list[SizeFigures]) -> str:
     rows: list[tuple[str, Any]] = [
-        ("memories stored by import", lambda f: f"{f.stored:,}"),
+        ("memories stored by the fill (with --reuse: mirrors found)", lambda f: f"{f.stored:,}"),
         ("recall p50 / p99, idle (ms)", lambda f: f"{_num(f.recall_p50)} / {_num(f.recall_p99)}"),
         ("recall p50 / p99 / max during the last import (ms)",
          lambda f: f"{_num(f.busy_p50)} / {_num(f.busy_p99)} / {_num(f.busy_max, 0)}"),
@@ -503,6 +516,11 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--layouts", action="store_true", help="also time sharded and per-day layouts")
     parser.add_argument("--layouts-up-to", type=int, default=100_000, help="--layouts up to this size")
+    parser.add_argument(
+        "--reuse", metavar="SANDBOX",
+        help="measure the store of a kept sandbox (one --sizes) instead of filling one; the import with"
+        " recalls comes after the daily sleep; the sandbox is kept",
+    )  # fmt: skip
     parser.add_argument(
         "--mirrors-only", metavar="LAYOUTS",
         help="no daemon: write each size's synthetic mirrors in these layouts (e.g. flat,per-day), time git",
