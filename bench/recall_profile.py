@@ -30,7 +30,8 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from clients import CONCURRENT_CLIENTS, WARMUP_RECALLS, remember_concurrent, socket_recalls
 from corpus import TEXT_SEED, make_corpus, make_memories, make_queries
@@ -81,21 +82,10 @@ def _sandbox(args: argparse.Namespace) -> tuple[Sandbox, bool]:
 
 
 def _healed_at(data: object) -> str | None:
-    """The `healed_at` of the first store's mirrors in a status reply's data, if any."""
-    if isinstance(data, dict):
-        mirrors = data.get("mirrors")
-        if isinstance(mirrors, dict) and mirrors.get("healed_at"):
-            return str(mirrors["healed_at"])
-        values: list[object] = list(data.values())
-    elif isinstance(data, list):
-        values = list(data)
-    else:
-        return None
-    for value in values:
-        found = _healed_at(value)
-        if found:
-            return found
-    return None
+    """When the store's opening mirror check finished, from a status reply's data (None: not yet)."""
+    stores = data.get("stores") if isinstance(data, dict) else None
+    mirrors = stores[0].get("mirrors") if isinstance(stores, list) and stores else None
+    return mirrors.get("healed_at") if isinstance(mirrors, dict) else None
 
 
 def _wait_healed(sb: Sandbox, timeout: float = 900.0) -> None:
@@ -121,8 +111,8 @@ def _matches(db: sqlite3.Connection, queries: Sequence[str]) -> list[str]:
     return out
 
 
-def _timed(run: object, items: Sequence[object]) -> list[float]:
-    assert callable(run)
+def _timed(run: Callable[[Any], object], items: Iterable[Any]) -> list[float]:
+    """Seconds each call of `run` took, one per item."""
     times: list[float] = []
     for item in items:
         start = time.perf_counter()

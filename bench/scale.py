@@ -21,7 +21,7 @@ then: the fill's, the sleeps' semantic memories and the remembered ones): the st
 folders are hard-linked into `.hippo/` of a fresh git repo (with hippod's `.hippo/.gitignore`), and
 `git status` is timed with them untracked, then `git add` and `git commit`, then `git status` with
 them committed. With --layouts, the same mirror texts are also written in two other layouts
-(sharded folders of 256 by id, one file per LAYOUT_DAY memories as a day's file) and the same git
+(sharded folders of 256 by id, one file per day of memories; mirror_layouts.py) and the same git
 steps timed on each. With --mirrors-only, no daemon runs: each size's mirrors are made up in the
 mirror format from the corpus, and only the given layouts' writing and git costs are timed.
 
@@ -34,18 +34,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import ingest_import
+import mirror_layouts
 import sleep_perf
 from clients import CONCURRENT_CLIENTS, remember_concurrent, socket_recalls
 from corpus import TEXT_SEED, Corpus, make_corpus, make_memories, make_queries
@@ -61,20 +59,15 @@ from harness import (
     sandbox_at,
     start_daemon,
     stop_daemon,
+    wait_for_mirrors,
 )
-
-from hippod.store.gitignore import TEXT as GITIGNORE_TEXT
-from hippod.store.mirror_heal import FOLDERS
 
 PART = 100_000
 BUSY_MAX = 50_000
 IMPORT_AFTER_REMEMBER = 10_000
 REMEMBER_NEW = 5_000
 HEADING_EVERY = 49
-MIRROR_POLL_MIN = 0.2
-LAYOUT_DAY = 1_000
-LAYOUTS = ("flat", "sharded", "per-day")
-GIT_TIMEOUT = 3_600.0
+MIRROR_TIMEOUT = 3_600.0
 
 
 @dataclass
@@ -127,21 +120,6 @@ def write_markdown(path: str, items: list[tuple[str, list[str]]], section: int) 
                 section += 1
             handle.write(f"- {text}\n")
     return section
-
-
-def wait_mirrors(home: str, expected: int, timeout: float = 3_600.0) -> float:
-    """Seconds until `expected` mirrors are on disk; polls less often when counting takes long."""
-    start = time.monotonic()
-    while True:
-        counted = time.monotonic()
-        found = count_mirrors(home)
-        took = time.monotonic() - counted
-        if found >= expected:
-            return time.monotonic() - start
-        if time.monotonic() - start > timeout:
-            log(f"{expected - found} mirrors still missing after {timeout:g} s")
-            return float("nan")
-        time.sleep(max(MIRROR_POLL_MIN, 4 * took))
 
 
 def _import_part(sb: Sandbox, path: str) -> tuple[float, int]:
@@ -198,7 +176,9 @@ def fill(
             os.unlink(path)
         fig.stored += imported
         busy_n = len(during)
-        mirrors_s = wait_mirrors(sb.home, fig.stored)
+        mirrors_s, missing = wait_for_mirrors(sb.home, fig.stored, timeout=MIRROR_TIMEOUT)
+        if missing:
+            log(f"{missing} mirrors still missing after {MIRROR_TIMEOUT:g} s")
         if how == "with recalls":
             stop.set()
             recaller.join()
@@ -221,156 +201,6 @@ def fill(
     fig.fill_remember = remembered / remember_s if remember_s else float("nan")
 
 
-def count_inodes(root: str) -> int:
-    return sum(1 + len(files) for _, _, files in os.walk(root))
-
-
-def _timed_git(repo: str, *args: str) -> float:
-    started = time.perf_counter()
-    subprocess.run(
-        ["git", "-C", repo, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        timeout=GIT_TIMEOUT,
-    )  # fmt: skip
-    return time.perf_counter() - started
-
-
-def git_costs(repo: str, label: str, size: int) -> str:
-    """`git status` untracked, `git add` + `git commit`, `git status` committed, in a repo whose
-    `.hippo/` already holds the mirrors. Two runs of each status: the first, then again."""
-    untracked = [_timed_git(repo, "status", "--porcelain") for _ in range(2)]
-    untracked_all = _timed_git(repo, "status", "--porcelain", "--untracked-files=all")
-    add = _timed_git(repo, "add", "-A")
-    commit = _timed_git(repo, "commit", "-q", "-m", "mirrors")
-    committed = [_timed_git(repo, "status", "--porcelain") for _ in range(2)]
-    git_inodes = count_inodes(os.path.join(repo, ".git"))
-    mirror_inodes = count_inodes(os.path.join(repo, ".hippo"))
-    return (
-        f"{size:>9}  {label:<9}  {mirror_inodes:>9}  {untracked[0]:>8.2f}  {untracked[1]:>8.2f}"
-        f"  {untracked_all:>8.2f}  {add:>8.1f}  {commit:>8.1f}  {committed[0]:>8.2f}  {committed[1]:>8.2f}"
-        f"  {git_inodes:>9}"
-    )
-
-
-def _new_repo(path: str) -> str:
-    os.makedirs(os.path.join(path, ".hippo"))
-    subprocess.run(["git", "init", "-q", path], check=True)
-    # No `git gc --auto` after the commit: it would pack the objects in the background while the
-    # next steps are timed (and is a cost of its own, not measured here).
-    settings = (("user.email", "bench@example.invalid"), ("user.name", "bench"), ("gc.auto", "0"))
-    for key, value in (*settings, ("maintenance.auto", "false")):
-        subprocess.run(["git", "-C", path, "config", key, value], check=True)
-    with open(os.path.join(path, "README.md"), "w", encoding="utf-8") as handle:
-        handle.write("A project.\n")
-    with open(os.path.join(path, ".hippo", ".gitignore"), "w", encoding="utf-8") as handle:
-        handle.write(GITIGNORE_TEXT)
-    subprocess.run(["git", "-C", path, "add", "-A"], check=True)
-    subprocess.run(["git", "-C", path, "commit", "-q", "-m", "start"], check=True)
-    return path
-
-
-def mirror_layouts(sb: Sandbox, fig: SizeFigures, layouts: bool) -> None:
-    """The git costs of the store's mirrors as they are, and with --layouts of two other layouts."""
-    flat = _new_repo(os.path.join(sb.base, "proj-flat"))
-    for folder in FOLDERS:
-        source = os.path.join(sb.home, folder)
-        if os.path.isdir(source):
-            subprocess.run(["cp", "-al", source, os.path.join(flat, ".hippo", folder)], check=True)
-    fig.git.append(git_costs(flat, "flat", fig.size) + "  (hard links)")
-    if not layouts:
-        return
-    texts: list[tuple[str, str, bytes]] = []
-    for folder in FOLDERS:
-        source = os.path.join(flat, ".hippo", folder)
-        for name in os.listdir(source) if os.path.isdir(source) else []:
-            with open(os.path.join(source, name), "rb") as handle:
-                texts.append((folder, name, handle.read()))
-    texts.sort()
-    shutil.rmtree(flat)
-    fig.git += time_layouts(sb.base, fig.size, texts, LAYOUTS)
-
-
-def time_layouts(
-    base: str, size: int, texts: list[tuple[str, str, bytes]], labels: Sequence[str]
-) -> list[str]:
-    """Write the mirror texts in each layout into a fresh repo's `.hippo/`, then time git there."""
-    rows: list[str] = []
-    for label in labels:
-        repo = _new_repo(os.path.join(base, f"proj-{label}"))
-        started = time.perf_counter()
-        written = _write_layout(os.path.join(repo, ".hippo"), label, texts)
-        took = time.perf_counter() - started
-        rows.append(git_costs(repo, label, size) + f"  ({written} files written in {took:.1f} s)")
-        log(f"size {size}: layout {label} done")
-        shutil.rmtree(repo)
-    return rows
-
-
-MIRROR_TEMPLATE = """---
-id: {id}
-created: 2026-12-03T08:12:44.120Z
-last_retrieved: null
-retrieval_count: 0
-strength: 1.0
-half_life_days: 7
-layer: episodic
-tags: [imported, section-{section}]
-emotional_valence: neutral
-schema_fit: 0.5
-source: import
-outcome_positive: 0
-outcome_negative: 0
-conflicts_with: []
-pinned: false
-confidence: observed
-parents: []
-kind: distilled
-scope: null
-owner: null
-artifact_ref: null
-superseded_by: null
----
-
-{content}
-"""
-
-
-def synthetic_mirrors(size: int) -> list[tuple[str, str, bytes]]:
-    """`size` episodic mirrors in the mirror format (memory-model.md §3), the corpus's texts."""
-    rng = random.Random(size)
-    items = make_memories(make_corpus(), size, TEXT_SEED + size)
-    texts = []
-    for n, (content, _) in enumerate(items):
-        memory_id = f"mem_{rng.getrandbits(48):012x}"
-        text = MIRROR_TEMPLATE.format(id=memory_id, section=n // HEADING_EVERY, content=content)
-        texts.append(("episodic", f"{memory_id}.md", text.encode()))
-    texts.sort()
-    return texts
-
-
-def _write_layout(root: str, label: str, texts: list[tuple[str, str, bytes]]) -> int:
-    """Write the mirror texts: one file each in its layer folder (flat), one each under a folder of
-    the id's first two hex digits (sharded), or LAYOUT_DAY memories a file (per-day)."""
-    written = 0
-    if label == "per-day":
-        for start in range(0, len(texts), LAYOUT_DAY):
-            day = texts[start : start + LAYOUT_DAY]
-            folder = os.path.join(root, day[0][0])
-            os.makedirs(folder, exist_ok=True)
-            with open(os.path.join(folder, f"day-{start // LAYOUT_DAY:05d}.md"), "wb") as handle:
-                handle.write(b"\n".join(text for _, _, text in day))
-            written += 1
-        return written
-    for folder, name, text in texts:
-        parts = [root, folder] + ([name.removeprefix("mem_")[:2]] if label == "sharded" else [])
-        target = os.path.join(*parts)
-        if not os.path.isdir(target):
-            os.makedirs(target)
-        with open(os.path.join(target, name), "wb") as handle:
-            handle.write(text)
-        written += 1
-    return written
-
-
 def run_size(size: int, args: argparse.Namespace) -> SizeFigures:
     fig = SizeFigures(size)
     corpus = make_corpus()
@@ -391,12 +221,11 @@ def run_size(size: int, args: argparse.Namespace) -> SizeFigures:
         disk = measure_disk(sb.home)
         fig.db_mb = (disk.db_bytes + disk.wal_bytes) / 2**20
         fig.mirror_files, fig.mirror_mb = disk.mirror_files, disk.mirror_alloc / 2**20
-        fig.inodes = count_inodes(sb.home)
+        fig.inodes = mirror_layouts.count_inodes(sb.home)
         log(f"size {size}: recall p50 {fig.recall_p50:.1f} ms, p99 {fig.recall_p99:.1f} ms")
-        sleep_perf.SLEEP_TIMEOUT = args.sleep_timeout
         sleep_perf._reset_peak(proc.pid)
         try:
-            fig.first_s, _ = sleep_perf._sleep(sb.sock, sb.home, sb.base)
+            fig.first_s, _ = sleep_perf._sleep(sb.sock, sb.home, sb.base, args.sleep_timeout)
         except TimeoutError:
             fig.first_note = f"no reply within {args.sleep_timeout:g} s"
             log(f"size {size}: first sleep: {fig.first_note}")
@@ -408,7 +237,7 @@ def run_size(size: int, args: argparse.Namespace) -> SizeFigures:
         fig.remember_rate = remember_concurrent(sb, new, CONCURRENT_CLIENTS)
         sleep_perf._wait_idle(proc.pid)
         sleep_perf._reset_peak(proc.pid)
-        fig.daily_s, _ = sleep_perf._sleep(sb.sock, sb.home, sb.base)
+        fig.daily_s, _ = sleep_perf._sleep(sb.sock, sb.home, sb.base, args.sleep_timeout)
         sleep_perf._wait_idle(proc.pid)
         fig.daily_peak_mb = proc_status_kb(proc.pid, "VmHWM") / 1024
         fig.rss_end_mb = proc_status_kb(proc.pid, "VmRSS") / 1024
@@ -417,7 +246,7 @@ def run_size(size: int, args: argparse.Namespace) -> SizeFigures:
             fill(sb, fig, corpus, queries, [("with recalls", IMPORT_AFTER_REMEMBER)], first=100)
         stop_daemon(proc)
         if size <= args.git_up_to:
-            mirror_layouts(sb, fig, args.layouts and size <= args.layouts_up_to)
+            fig.git += mirror_layouts.of_store(sb, fig.size, args.layouts and size <= args.layouts_up_to)
     finally:
         fig.load = _load()
         kill_all_daemons()
@@ -428,12 +257,6 @@ def run_size(size: int, args: argparse.Namespace) -> SizeFigures:
 
 def _num(value: float, digits: int = 1) -> str:
     return "-" if value != value else f"{value:,.{digits}f}"
-
-
-GIT_HEADER = (
-    f"{'size':>9}  {'layout':<9}  {'inodes':>9}  {'untrack1':>8}  {'untrack2':>8}  {'-uall':>8}"
-    f"  {'add':>8}  {'commit':>8}  {'commit1':>8}  {'commit2':>8}  {'.git ino':>9}"
-)
 
 
 def render(figs: list[SizeFigures]) -> str:
@@ -481,7 +304,7 @@ def render(figs: list[SizeFigures]) -> str:
     git = [row for f in figs for row in f.git]
     if git:
         lines += ["", "Mirrors in a git repo's .hippo/ (seconds; status twice: first run, second run):"]
-        lines.append(GIT_HEADER)
+        lines.append(mirror_layouts.GIT_HEADER)
         lines += git
     return "\n".join(lines)
 
@@ -493,11 +316,12 @@ def mirrors_only(args: argparse.Namespace) -> int:
     for size in (int(s) for s in args.sizes.split(",") if s.strip()):
         base = tempfile.mkdtemp(prefix=f"hm{size}-", dir=args.tmpdir)
         try:
-            rows += time_layouts(base, size, synthetic_mirrors(size), labels)
+            texts = mirror_layouts.synthetic_mirrors(size, HEADING_EVERY)
+            rows += mirror_layouts.time_layouts(base, size, texts, labels)
         finally:
             if not args.keep:
                 shutil.rmtree(base, ignore_errors=True)
-    print(GIT_HEADER)
+    print(mirror_layouts.GIT_HEADER)
     print("\n".join(rows))
     print(f"load average at the end (1, 5, 15 min): {_load()}")
     return 0

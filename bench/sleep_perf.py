@@ -51,9 +51,9 @@ COUNTERS = ("active", "merged", "semantic_created", "junk_warnings")
 IDLE_SECONDS = 3.0  # no daemon CPU for this long: the sleep's mirror pass is done
 
 
-def _sleep(sock: str, home: str, cwd: str) -> tuple[float, dict[str, Any]]:
+def _sleep(sock: str, home: str, cwd: str, timeout: float = SLEEP_TIMEOUT) -> tuple[float, dict[str, Any]]:
     start = time.perf_counter()
-    reply = call(sock, home, cwd, m.Sleep(no_share=True), timeout=SLEEP_TIMEOUT)
+    reply = call(sock, home, cwd, m.Sleep(no_share=True), timeout=timeout)
     elapsed = time.perf_counter() - start
     if not isinstance(reply, m.Result):
         raise BenchError(f"sleep failed: {reply}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -21,7 +20,7 @@ from hippod.errors import HippoError
 from hippod.handlers.memory import last_batch_key
 from hippod.lifecycle import strength as st
 from hippod.recall import narrow, render, tombstones
-from hippod.recall.budget import LazySizes, fill_budget, tokens
+from hippod.recall.budget import LazySizes, fill_budget, tokens, tokens_of
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
 from hippod.recall.terms import query_terms, stem
@@ -305,7 +304,7 @@ async def recall(
         return tokens(blocks[index] + "\n\n")
 
     sizes = LazySizes(len(ranked), measure)
-    floors = [math.ceil((render.block_floor(s.memory.id, s.memory.content) + 2) / 4) for s in ranked]
+    floors = [tokens_of(render.block_floor(s.memory.id, s.memory.content) + 2) for s in ranked]
     heading = tokens(render.reserved_heading(body.query) + "\n\n")
     min_results = max(0, body.min_results)
     fill = fill_budget(

@@ -5,12 +5,24 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import Protocol
 
 
 def tokens(text: str) -> int:
     """The token estimate used everywhere: one token per four characters, rounded up."""
-    return math.ceil(len(text) / 4)
+    return tokens_of(len(text))
+
+
+def tokens_of(characters: int) -> int:
+    """`tokens` of a text this long."""
+    return math.ceil(characters / 4)
+
+
+class Sizes(Protocol):
+    """Item sizes in rank order: a list, or a LazySizes."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int, /) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +36,7 @@ class Fill:
 
 
 def fill_budget(
-    sizes: Sequence[int],
+    sizes: Sizes,
     budget: int,
     *,
     reserved: int = 0,
@@ -57,7 +69,7 @@ def fill_budget(
     return Fill(taken, skipped_budget, 0, used)
 
 
-class LazySizes(Sequence[int]):
+class LazySizes:
     """The sizes of `count` items, each measured the first time it is asked for."""
 
     def __init__(self, count: int, measure: Callable[[int], int]) -> None:
@@ -67,13 +79,7 @@ class LazySizes(Sequence[int]):
     def __len__(self) -> int:
         return len(self._sizes)
 
-    @overload
-    def __getitem__(self, index: int) -> int: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[int]: ...
-    def __getitem__(self, index: int | slice) -> int | Sequence[int]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+    def __getitem__(self, index: int) -> int:
         size = self._sizes[index]
         if size is None:
             size = self._sizes[index] = self._measure(index)
