@@ -40,6 +40,8 @@ log = logging.getLogger("hippod.watchers")
 
 ACTOR = "daemon:watch"
 STOP_SECONDS = 5.0
+# How long a status waits for the first working-out of the roots after start.
+KNOWN_WAIT_SECONDS = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,7 @@ class AgentWatcher:
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _restart: asyncio.Event = field(default_factory=asyncio.Event)
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _known: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     def start(self) -> None:
@@ -92,7 +95,11 @@ class AgentWatcher:
         if still:
             await asyncio.wait(still, timeout=STOP_SECONDS)
 
-    def status(self) -> dict[str, list[str]]:
+    async def status(self) -> dict[str, list[str]]:
+        """The roots watched and missing. Right after start it waits, at most KNOWN_WAIT_SECONDS, for
+        the first working-out of the roots, so a status or doctor then does not report none watched."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._known.wait(), KNOWN_WAIT_SECONDS)
         return {"roots": list(self.roots), "missing": list(self.missing)}
 
     # --- what to watch ---------------------------------------------------------------------------------
@@ -139,20 +146,21 @@ class AgentWatcher:
     # --- the watch loop --------------------------------------------------------------------------------
 
     async def _watch(self) -> None:
-        try:
-            await self._reconcile()
-        except Exception:
-            log.exception("the start-up reconcile of agent notes failed")
         first = True
         while not self._stop.is_set():
             before = set(self.roots)
             try:
                 self.roots, self.missing = await self._compute_roots()
-                if not first and set(self.roots) - before:
-                    # A root that appeared may already hold notes: no event will announce them.
-                    await self._reconcile()
             except Exception:
                 log.exception("could not work out the agent-note roots")
+            self._known.set()
+            if first or set(self.roots) - before:
+                # Notes changed while the daemon was down, or a root that appeared may already hold
+                # notes: no event will announce them.
+                try:
+                    await self._reconcile()
+                except Exception:
+                    log.exception("the reconcile of agent notes failed")
             first = False
             self._restart = asyncio.Event()
             if self._stop.is_set():

@@ -69,7 +69,7 @@ async def daemon_status(ctx: RequestContext, body: m.DaemonStatus) -> tuple[Daem
         connections=state.connections,
         log=state.log_file,
         schedule=state.schedule.status() if state.schedule is not None else None,
-        watch=WatchStatus(**state.watcher.status()) if state.watcher is not None else None,
+        watch=WatchStatus(**await state.watcher.status()) if state.watcher is not None else None,
         spool=dict(zip(("pending", "failed"), spool_count(spool_root(reply_home)), strict=True)),
         http=state.http.reply.url if state.http is not None and state.http.running else None,
         dashboard=state.dashboard.reply().url if state.dashboard is not None else None,

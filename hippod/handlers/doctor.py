@@ -36,7 +36,7 @@ async def _inputs(ctx: RequestContext, command: str) -> Inputs:
         now=clock.now(),
         schedule=state.schedule.status() if state.schedule is not None else None,
         daily_log=os.path.join(os.path.dirname(state.log_file), LOG_NAME),
-        watch=WatchStatus(**state.watcher.status()) if state.watcher is not None else None,
+        watch=WatchStatus(**await state.watcher.status()) if state.watcher is not None else None,
         pid=state.pid,
         service=await services.state(os.environ),
         load_failures=dict(registry.embedder.unavailable),

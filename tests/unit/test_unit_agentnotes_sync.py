@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from hippod import watchers
 from hippod.agentnotes import sources
 from hippod.agentnotes.importer import import_project, sync_tool
 from hippod.agentnotes.sync import Outcome, _context
@@ -265,3 +267,25 @@ async def test_the_watcher_maps_changes_to_jobs_off_the_event_loop(
     await watcher._changed({str(codex.file), str(tmp_path / "elsewhere.md")})
     assert list(watcher.pending) == [(daemon.registry.global_root, "codex")]
     assert threads and threading.get_ident() not in threads
+
+
+async def test_a_status_right_after_start_waits_for_the_first_roots(
+    daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    codex = Codex(tmp_path / ".codex")
+    monkeypatch.setenv("CODEX_HOME", str(codex.home))
+    monkeypatch.setenv("HIPPO_AGENT_MEMORY_TOOLS", "codex")
+    working_out = watchers._roots
+
+    def slow_roots(tools: dict[str, str], projects: list[str]) -> tuple[list[str], list[str]]:
+        time.sleep(0.3)  # a loaded machine: the first working-out lands after the first status request
+        return working_out(tools, projects)
+
+    monkeypatch.setattr(watchers, "_roots", slow_roots)
+    watcher = AgentWatcher(daemon, debounce_ms=50, rescan_seconds=60.0)
+    watcher.start()
+    try:
+        status = await watcher.status()
+    finally:
+        await watcher.stop()
+    assert status["roots"] == [str(codex.home / "memories")]
