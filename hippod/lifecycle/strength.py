@@ -52,7 +52,9 @@ def loss_aversion_from_env(raw: str | None) -> float:
     return min(value, 2.0)
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: recall builds one per candidate, and a frozen dataclass's __init__ costs several
+# times a plain one's.
+@dataclass(slots=True)
 class StrengthParts:
     """Every term of the strength formula, for `inspect` and `--why`."""
 
