@@ -33,10 +33,16 @@ class Count:
     total: int
 
 
+class Stopped(Exception):
+    """Raised in the work, at its next tick, once the request it serves has been cancelled."""
+
+
 class Steps:
     """The step a job is on and how far it has got; safe to advance from one worker thread.
 
     A step of fewer than `least` units sends nothing: it is over before a bar would help.
+    Once `stop()` is called, the next `begin`, `tick` or `track` raises Stopped: a worker thread
+    cannot be cancelled from outside, and without this a shutdown would wait for it to finish.
     """
 
     def __init__(self, least: int = 0) -> None:
@@ -46,6 +52,7 @@ class Steps:
         self._pending: list[Count] = []
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped = False
 
     @classmethod
     def quiet(cls) -> Steps:
@@ -54,6 +61,7 @@ class Steps:
 
     def begin(self, label: str, total: int, *, shown: bool | None = None) -> None:
         """Start a step of `total` units, shown when it has `least` units or more (or as `shown` says)."""
+        self._check()
         with self._lock:
             self._finish()
             show = total >= self.least if shown is None else shown
@@ -64,6 +72,7 @@ class Steps:
 
     def tick(self, done: int) -> None:
         """The current step has done `done` units."""
+        self._check()
         with self._lock:
             current = self._current
             if current is not None and done != current.done:
@@ -76,6 +85,14 @@ class Steps:
             if done % every == 0:
                 self.tick(done)
             yield item
+
+    def stop(self) -> None:
+        """The request was cancelled: have the work end at its next tick."""
+        self._stopped = True
+
+    def _check(self) -> None:
+        if self._stopped:
+            raise Stopped("the request was cancelled")
 
     def end(self) -> None:
         """The current step is complete."""
@@ -141,6 +158,11 @@ async def reporting(ctx: RequestContext, steps: Steps) -> AsyncIterator[None]:
     task = loop.create_task(reporter.run(wake, stop))
     try:
         yield
+    except BaseException:
+        # Cancelled (a shutdown's grace ran out, the client went away) or failed: work still
+        # running in a worker thread stops at its next tick instead of running on unheard.
+        steps.stop()
+        raise
     finally:
         steps.attach(None, None)
         stop.set()

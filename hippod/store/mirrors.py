@@ -13,6 +13,7 @@ import contextlib
 import errno
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
@@ -37,6 +38,9 @@ COALESCE_SECONDS = 1.0
 # next other change, or at shutdown: rewriting some 50 files after every recall took as much of
 # the daemon's CPU as the recall itself, and competed with the next one.
 BOOKKEEPING_SECONDS = 60.0
+# At shutdown the pending mirrors are written for at most this long; the rest are stale until the
+# next open heals them. A large import just before a stop leaves ~100,000 of them (a minute or more).
+CLOSE_SECONDS = 10.0
 
 
 def _scalar(value: object) -> str:
@@ -132,6 +136,7 @@ class MirrorWriter:
         self._wake = asyncio.Event()  # write now (flush_now, close)
         self._hurry = asyncio.Event()  # something besides bookkeeping is pending
         self._closed = False
+        self._close_by: float | None = None  # time.monotonic() past which a closing pass stops
 
     def changed(self, memories: Iterable[Memory]) -> None:
         for memory in memories:
@@ -214,14 +219,28 @@ class MirrorWriter:
             try:
                 changed = [memory for memory in pending.values() if memory is not None]
                 to_load = [memory_id for memory_id, memory in pending.items() if memory is None]
+                batch = mirror_heal.BATCH
                 if pending or deleted or files or stats_due:
                     # A pass that only heals leaves stats.json as it is.
                     stats = await self._stats()
-                    await asyncio.to_thread(self._write, changed, deleted, stats)
+                    await asyncio.to_thread(self._write, changed[:batch], deleted, stats)
+                left = 0
+                for start in range(batch, len(changed), batch):
+                    if self._late():
+                        left += len(changed) - start
+                        break
+                    await asyncio.to_thread(self._write, changed[start : start + batch], [], None)
                 # Rows read back a batch at a time: a sleep can change every memory of a large store.
-                for start in range(0, len(to_load), mirror_heal.BATCH):
-                    batch = await self._load(to_load[start : start + mirror_heal.BATCH])
-                    await asyncio.to_thread(self._write, batch, [], None)
+                for start in range(0, len(to_load), batch):
+                    if self._late():
+                        left += len(to_load) - start
+                        break
+                    rows = await self._load(to_load[start : start + batch])
+                    await asyncio.to_thread(self._write, rows, [], None)
+                if left:
+                    log.info(
+                        "%d mirrors of %s left stale at shutdown; the next open heals them", left, self.root
+                    )
                 if files:
                     await asyncio.to_thread(self._write_files, files)
                 if heal:
@@ -261,9 +280,15 @@ class MirrorWriter:
         await self.flush()
 
     async def close(self) -> None:
-        """Write what is pending, before the store's database closes; later passes run at once."""
+        """Write what is pending, for at most CLOSE_SECONDS, before the store's database closes;
+        later passes run at once."""
         self._closed = True
+        self._close_by = time.monotonic() + CLOSE_SECONDS
         await self.flush_now()
+
+    def _late(self) -> bool:
+        """A closing pass has run out of time."""
+        return self._close_by is not None and time.monotonic() > self._close_by
 
     def _write(self, memories: list[Memory], deleted: list[str], stats: dict[str, object] | None) -> None:
         # One file that cannot be written (a full disk, a planted link) does not stop the rest;

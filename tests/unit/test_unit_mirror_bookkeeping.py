@@ -94,3 +94,27 @@ async def test_a_deleted_memory_is_not_written_back(
     await writer.close()
     assert not _mirror(root, rows[0]).exists()
     assert _mirror(root, rows[1]).exists()
+
+
+async def test_a_close_out_of_time_leaves_the_rest_for_the_next_heal(
+    database: dbmod.Database,
+    make_memory: Callable[..., Memory],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    writer, _, root = await _writer(database, make_memory, tmp_path)
+    monkeypatch.setattr(mirrors.mirror_heal, "BATCH", 2)
+    monkeypatch.setattr(mirrors, "CLOSE_SECONDS", 0.0)
+    many = [make_memory(f"imported note {i} on the release train") for i in range(7)]
+    async with database.transaction() as conn:
+        for memory in many:
+            assert await memories.insert(conn, memory)
+    writer.changed(many[:5])
+    writer.changed_ids([m.id for m in many[5:]])
+    await writer.close()
+    # The first batch is written however late it is; the others wait for the next open's heal.
+    written = [m for m in many if _mirror(root, m).exists()]
+    assert written == many[:2]
+    healed = await mirrors.mirror_heal.reconcile(database.reader, str(root), render)
+    assert healed.written >= 5
+    assert all(_mirror(root, m).read_text(encoding="utf-8") == render(m) for m in many)

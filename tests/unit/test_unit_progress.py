@@ -10,9 +10,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hippoctl.progress import Bar, render
 from hippoctl.protocol import messages as m
-from hippod.progress import Count, Steps, reporting
+from hippod.progress import Count, Steps, Stopped, reporting
 
 
 class _Sink:
@@ -82,6 +84,37 @@ async def test_reporting_sends_each_step_from_start_to_end_across_threads() -> N
         assert mine[0] == (label, 0, 3000) and mine[-1] == (label, 3000, 3000)
         assert [c[1] for c in mine] == sorted(c[1] for c in mine)
     assert sink.lines == []
+
+
+async def test_a_cancelled_request_stops_its_work_in_a_worker_thread_at_the_next_tick() -> None:
+    steps = Steps(least=1)
+    started, ended = threading.Event(), []
+
+    def work() -> None:
+        steps.begin("checking for duplicates", 10**9)
+        try:
+            for _ in steps.track(range(10**9)):
+                started.set()
+        except Stopped:
+            ended.append("stopped")
+
+    thread = threading.Thread(target=work)
+    ctx: Any = _Sink()
+
+    async def request() -> None:
+        async with reporting(ctx, steps):
+            thread.start()
+            await asyncio.to_thread(thread.join)
+
+    task = asyncio.get_running_loop().create_task(request())
+    await asyncio.to_thread(started.wait)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.to_thread(thread.join)  # would run for a billion items without the stop
+    assert ended == ["stopped"]
+    with pytest.raises(Stopped):
+        steps.tick(1)
 
 
 def test_render_fits_the_line_and_reads_rate_and_eta() -> None:
