@@ -60,17 +60,23 @@ def memory_values(memory: Memory) -> list[Any]:
     return values
 
 
-async def insert(conn: aiosqlite.Connection, memory: Memory) -> bool:
-    """Insert a memory unless its digest is tombstoned in its tenant; False when refused."""
+INSERT_SQL = (
+    f"INSERT INTO memories ({_SELECT}, content_digest, fts_content, fts_tags) "
+    f"SELECT {', '.join('?' * (_NCOLS + 3))} WHERE NOT EXISTS "
+    "(SELECT 1 FROM rejected_values WHERE tenant_id = ? AND digest IN (?, ?))"
+)
+
+
+def insert_row(memory: Memory) -> list[Any]:
+    """INSERT_SQL's parameters for a memory: its row, its digest and index terms, the tombstone probe."""
     digest, legacy = digests(memory.content)
     fts_content, fts_tags = fts_columns(memory.content, memory.tags)
-    placeholders = ", ".join("?" * (len(COLUMNS) + 3))
-    cursor = await conn.execute(
-        f"INSERT INTO memories ({_SELECT}, content_digest, fts_content, fts_tags) "
-        f"SELECT {placeholders} WHERE NOT EXISTS "
-        "(SELECT 1 FROM rejected_values WHERE tenant_id = ? AND digest IN (?, ?))",
-        [*memory_values(memory), digest, fts_content, fts_tags, memory.tenant_id, digest, legacy],
-    )
+    return [*memory_values(memory), digest, fts_content, fts_tags, memory.tenant_id, digest, legacy]
+
+
+async def insert(conn: aiosqlite.Connection, memory: Memory) -> bool:
+    """Insert a memory unless its digest is tombstoned in its tenant; False when refused."""
+    cursor = await conn.execute(INSERT_SQL, insert_row(memory))
     return cursor.rowcount == 1
 
 
@@ -342,11 +348,20 @@ async def audit_many(
     metadata: dict[str, Any] | None = None,
 ) -> None:
     """Append one audit row per target, in one round trip."""
+    await audit_rows(conn, [(ts, tenant, actor, op, target) for target in targets], metadata)
+
+
+async def audit_rows(
+    conn: aiosqlite.Connection,
+    rows: Sequence[tuple[str, str, str, str, str | None]],
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """Append audit rows given as (ts, tenant, actor, op, target), in one round trip."""
     meta = _json_encode(metadata or {}).decode()
     await conn.executemany(
         "INSERT INTO audit_log (ts, tenant_id, actor, op, target_id, metadata_json) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-        [(ts, tenant, actor, op, target, meta) for target in targets],
+        [(*row, meta) for row in rows],
     )
 
 
