@@ -49,14 +49,11 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
 
 def memory_values(memory: Memory) -> list[Any]:
     """The row for a Memory, in COLUMNS order."""
-    values: list[Any] = []
-    for key in COLUMNS:
-        value = getattr(memory, key)
-        if key in _JSON_LISTS:
-            value = _json_encode(value).decode()
-        elif key in _BOOLS:
-            value = int(value)
-        values.append(value)
+    values = [getattr(memory, key) for key in COLUMNS]
+    for index in _JSON_INDEXES:
+        values[index] = _json_encode(values[index]).decode()
+    for index in _BOOL_INDEXES:
+        values[index] = int(values[index])
     return values
 
 
