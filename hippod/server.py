@@ -116,7 +116,9 @@ class Server:
     async def _read(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float) -> Any:
         """Read and decode one client frame; answers framing errors itself and returns None."""
         try:
-            raw = await asyncio.wait_for(read_frame(reader, self.max_frame), timeout)
+            # A timeout scope, not wait_for: that would run the read as a task of its own.
+            async with asyncio.timeout(timeout):
+                raw = await read_frame(reader, self.max_frame)
         except TimeoutError:
             return None
         except FrameError as exc:

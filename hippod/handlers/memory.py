@@ -17,6 +17,7 @@ from hippod.lifecycle import strength as st
 from hippod.request import RequestContext
 from hippod.store import agent_links, memories
 from hippod.store.records import Memory
+from hippod.store.remembers import Remembered
 from hippod.store.stores import Store
 
 
@@ -133,12 +134,9 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
         artifact_ref=body.artifact_ref,
         kind=body.kind,
     )
-    now, half_life = memory.created, memory.half_life_days
-    async with store.db.transaction() as conn:
-        stored = await memories.insert(conn, memory)
-        op = "remember" if stored else "reject_refusal"
-        target = memory.id if stored else None
-        await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op=op, target=target)
+    half_life = memory.half_life_days
+    # Committed, with its audit row, in one transaction shared with concurrent remembers.
+    stored = await store.remembers.submit(Remembered(memory, ctx.actor))
     if not stored:
         raise HippoError(
             "rejected_value",

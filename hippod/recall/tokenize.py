@@ -18,8 +18,12 @@ def tokenize(text: str) -> list[str]:
     Runs of CJK characters become overlapping bigrams; a lone CJK character stays a token.
     Duplicates are kept, in order.
     """
+    pieces = _NON_WORD.sub(" ", text.lower()).split()
+    if not _HAS_CJK.search(text):
+        # Most texts have no CJK at all: one search over the text instead of one per word.
+        return [piece for piece in pieces if len(piece) > 1]
     tokens: list[str] = []
-    for piece in _NON_WORD.sub(" ", text.lower()).split():
+    for piece in pieces:
         if not _HAS_CJK.search(piece):
             if len(piece) > 1:
                 tokens.append(piece)

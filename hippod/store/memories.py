@@ -49,28 +49,31 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
 
 def memory_values(memory: Memory) -> list[Any]:
     """The row for a Memory, in COLUMNS order."""
-    values: list[Any] = []
-    for key in COLUMNS:
-        value = getattr(memory, key)
-        if key in _JSON_LISTS:
-            value = _json_encode(value).decode()
-        elif key in _BOOLS:
-            value = int(value)
-        values.append(value)
+    values = [getattr(memory, key) for key in COLUMNS]
+    for index in _JSON_INDEXES:
+        values[index] = _json_encode(values[index]).decode()
+    for index in _BOOL_INDEXES:
+        values[index] = int(values[index])
     return values
+
+
+INSERT_SQL = (
+    f"INSERT INTO memories ({_SELECT}, content_digest, fts_content, fts_tags) "
+    f"SELECT {', '.join('?' * (_NCOLS + 3))} WHERE NOT EXISTS "
+    "(SELECT 1 FROM rejected_values WHERE tenant_id = ? AND digest IN (?, ?))"
+)
+
+
+def insert_row(memory: Memory) -> list[Any]:
+    """INSERT_SQL's parameters for a memory: its row, its digest and index terms, the tombstone probe."""
+    digest, legacy = digests(memory.content)
+    fts_content, fts_tags = fts_columns(memory.content, memory.tags)
+    return [*memory_values(memory), digest, fts_content, fts_tags, memory.tenant_id, digest, legacy]
 
 
 async def insert(conn: aiosqlite.Connection, memory: Memory) -> bool:
     """Insert a memory unless its digest is tombstoned in its tenant; False when refused."""
-    digest, legacy = digests(memory.content)
-    fts_content, fts_tags = fts_columns(memory.content, memory.tags)
-    placeholders = ", ".join("?" * (len(COLUMNS) + 3))
-    cursor = await conn.execute(
-        f"INSERT INTO memories ({_SELECT}, content_digest, fts_content, fts_tags) "
-        f"SELECT {placeholders} WHERE NOT EXISTS "
-        "(SELECT 1 FROM rejected_values WHERE tenant_id = ? AND digest IN (?, ?))",
-        [*memory_values(memory), digest, fts_content, fts_tags, memory.tenant_id, digest, legacy],
-    )
+    cursor = await conn.execute(INSERT_SQL, insert_row(memory))
     return cursor.rowcount == 1
 
 
@@ -342,11 +345,20 @@ async def audit_many(
     metadata: dict[str, Any] | None = None,
 ) -> None:
     """Append one audit row per target, in one round trip."""
+    await audit_rows(conn, [(ts, tenant, actor, op, target) for target in targets], metadata)
+
+
+async def audit_rows(
+    conn: aiosqlite.Connection,
+    rows: Sequence[tuple[str, str, str, str, str | None]],
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """Append audit rows given as (ts, tenant, actor, op, target), in one round trip."""
     meta = _json_encode(metadata or {}).decode()
     await conn.executemany(
         "INSERT INTO audit_log (ts, tenant_id, actor, op, target_id, metadata_json) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-        [(ts, tenant, actor, op, target, meta) for target in targets],
+        [(*row, meta) for row in rows],
     )
 
 

@@ -96,8 +96,12 @@ def write_in(where: Folder, name: str, text: str) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
     handle = os.open(temp, flags, 0o600, dir_fd=fd)
     try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(text.encode("utf-8"))
+        try:
+            data = memoryview(text.encode("utf-8"))
+            while data:
+                data = data[os.write(handle, data) :]
+        finally:
+            os.close(handle)
         os.replace(temp, target, src_dir_fd=fd, dst_dir_fd=fd)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -144,16 +148,52 @@ def entries_in(where: Folder) -> list[tuple[str, bool]]:
 
 def write(root: str, relative: str, text: str) -> None:
     """Replace root/relative with text, creating its folders; see the module docstring."""
-    parent, name = os.path.split(relative)
-    with folder(root, parent) as where:
-        write_in(where, name, text)
+    with Folders(root) as folders:
+        folders.write(relative, text)
 
 
 def remove(root: str, relative: str) -> bool:
     """Remove root/relative when it is there; a missing or linked folder means nothing to remove."""
-    parent, name = os.path.split(relative)
-    try:
-        with folder(root, parent, create=False) as where:
-            return remove_in(where, name)
-    except (FileNotFoundError, LinkRefused):
-        return False
+    with Folders(root) as folders:
+        return folders.remove(relative)
+
+
+class Folders:
+    """The folders of one pass of writes under a root, each opened once for the whole pass.
+
+    Opening a folder walks it from the root without following links (a few system calls per part);
+    a pass that writes hundreds of mirrors into the same four folders opens each of them once.
+    Only folders that opened are kept: a missing or refused one is tried again at its next use.
+    """
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._open: dict[str, Folder] = {}
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> Folders:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def _folder(self, relative: str, *, create: bool) -> Folder:
+        where = self._open.get(relative)
+        if where is None:
+            where = self._stack.enter_context(folder(self.root, relative, create=create))
+            self._open[relative] = where
+        return where
+
+    def write(self, relative: str, text: str) -> None:
+        """Replace root/relative with text, creating its folders."""
+        parent, name = os.path.split(relative)
+        write_in(self._folder(parent, create=True), name, text)
+
+    def remove(self, relative: str) -> bool:
+        """Remove root/relative when it is there; a missing or linked folder means nothing to remove."""
+        parent, name = os.path.split(relative)
+        try:
+            where = self._folder(parent, create=False)
+        except (FileNotFoundError, LinkRefused):
+            return False
+        return remove_in(where, name)

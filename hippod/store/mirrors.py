@@ -294,36 +294,34 @@ class MirrorWriter:
         # One file that cannot be written (a full disk, a planted link) does not stop the rest;
         # healing writes it later.
         failures: list[str] = []
-        for memory in memories:
-            for other in MEMORY_DIRS:
-                if other != memory.layer:
-                    _attempt(failures, mirror_files.remove, self.root, f"{other}/{memory.id}.md")
-            relative = f"{memory.layer}/{memory.id}.md"
-            _attempt(failures, mirror_files.write, self.root, relative, render(memory))
-        for memory_id in deleted:
-            for layer in MEMORY_DIRS:
-                _attempt(failures, mirror_files.remove, self.root, f"{layer}/{memory_id}.md")
-        if stats is not None:
-            _attempt(
-                failures, mirror_files.write, self.root, "stats.json", json.dumps(stats, indent=2) + "\n"
-            )
+        with mirror_files.Folders(self.root) as folders:
+            for memory in memories:
+                for other in MEMORY_DIRS:
+                    if other != memory.layer:
+                        _attempt(failures, folders.remove, f"{other}/{memory.id}.md")
+                relative = f"{memory.layer}/{memory.id}.md"
+                _attempt(failures, folders.write, relative, render(memory))
+            for memory_id in deleted:
+                for layer in MEMORY_DIRS:
+                    _attempt(failures, folders.remove, f"{layer}/{memory_id}.md")
+            if stats is not None:
+                _attempt(failures, folders.write, "stats.json", json.dumps(stats, indent=2) + "\n")
         _report(self.root, failures)
 
     def _write_files(self, files: dict[str, str | None]) -> None:
         failures: list[str] = []
-        for relative, text in files.items():
-            if text is None:
-                _attempt(failures, mirror_files.remove, self.root, relative)
-            else:
-                _attempt(failures, mirror_files.write, self.root, relative, text)
+        with mirror_files.Folders(self.root) as folders:
+            for relative, text in files.items():
+                if text is None:
+                    _attempt(failures, folders.remove, relative)
+                else:
+                    _attempt(failures, folders.write, relative, text)
         _report(self.root, failures)
 
 
-def _attempt(
-    failures: list[str], action: Callable[..., object], root: str, relative: str, *text: str
-) -> None:
+def _attempt(failures: list[str], action: Callable[..., object], relative: str, *text: str) -> None:
     try:
-        action(root, relative, *text)
+        action(relative, *text)
     except OSError as exc:
         failures.append(mirror_files.describe(relative, exc))
 

@@ -17,9 +17,10 @@ from hippod.embed.queue import EmbedQueue
 from hippod.embed.service import EmbedService, Settings, settings
 from hippod.errors import HippoError
 from hippod.store import config as store_config
-from hippod.store import gitignore, memories, sqlite_errors
+from hippod.store import gitignore, memories, remembers, sqlite_errors
 from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME, Database
+from hippod.store.group_commit import GroupCommit
 from hippod.store.mirrors import MirrorWriter
 from hippod.store.records import Memory
 
@@ -66,6 +67,8 @@ class Store:
         self.config_file = store_config.ConfigFile(root)
         self.embedder = embedder
         self.embed_queue = EmbedQueue(db, self.embed_settings, embedder)
+        # Concurrent remembers share a transaction (store/group_commit.py).
+        self.remembers = GroupCommit(db, remembers.write)
         # Called after each commit that added memories; the registry shares its list with every store.
         self.listeners: list[Callable[[Store], None]] = []
 
@@ -102,6 +105,7 @@ class Store:
         }
 
     async def close(self) -> None:
+        await self.remembers.close()
         await self.embed_queue.close()
         await self.mirrors.close()
         await self.db.close()
