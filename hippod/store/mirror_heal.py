@@ -15,6 +15,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiosqlite
 
@@ -64,8 +65,8 @@ async def wanted(conn: aiosqlite.Connection) -> dict[str, set[str]]:
     return names
 
 
-async def _batches(conn: aiosqlite.Connection, table: str) -> AsyncIterator[list[Memory]]:
-    """Every row of memories or dormant_memories as Memory, a thousand at a time by rowid."""
+async def _batches(conn: aiosqlite.Connection, table: str) -> AsyncIterator[list[Any]]:
+    """Every row of memories or dormant_memories, in COLUMNS order, a thousand at a time by rowid."""
     last = 0
     while True:
         rows = list(
@@ -76,7 +77,21 @@ async def _batches(conn: aiosqlite.Connection, table: str) -> AsyncIterator[list
         if not rows:
             return
         last = int(rows[-1][-1])
-        yield [row_to_memory(row) for row in rows]
+        yield rows
+
+
+def _heal_rows(
+    root: str, rows: list[Any], folder: str | None, render: Callable[[Memory], str], healed: Healed
+) -> list[tuple[str, str]]:
+    """Render a batch of rows (in their layer's folder, or in `folder`) and write those that differ;
+    the (folder, name) of each. Run in a worker thread: decoding and rendering a large store's rows
+    on the event loop would hold up every request for seconds."""
+    texts: dict[tuple[str, str], str] = {}
+    for row in rows:
+        memory = row_to_memory(row)
+        texts[(folder or memory.layer, f"{memory.id}.md")] = render(memory)
+    _sync(root, texts, healed)
+    return list(texts)
 
 
 def _sync(root: str, texts: dict[tuple[str, str], str], healed: Healed) -> None:
@@ -145,14 +160,10 @@ async def reconcile(conn: aiosqlite.Connection, root: str, render: Callable[[Mem
     healed = Healed()
     names: dict[str, set[str]] = {folder: set() for folder in FOLDERS}
     for table in ("memories", "dormant_memories"):
-        async for batch in _batches(conn, table):
-            texts = {
-                (memory.layer if table == "memories" else DORMANT_DIR, f"{memory.id}.md"): render(memory)
-                for memory in batch
-            }
-            for folder, name in texts:
-                names.setdefault(folder, set()).add(name)
-            await asyncio.to_thread(_sync, root, texts, healed)
+        folder = None if table == "memories" else DORMANT_DIR
+        async for rows in _batches(conn, table):
+            for where, name in await asyncio.to_thread(_heal_rows, root, rows, folder, render, healed):
+                names.setdefault(where, set()).add(name)
     conflicts: dict[tuple[str, str], str] = {}
     for path, text in (await conflict_mirror.files(conn)).items():
         if text is not None:

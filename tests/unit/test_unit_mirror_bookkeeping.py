@@ -4,6 +4,7 @@ after, with the next other change, or at shutdown; never lost."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -118,3 +119,19 @@ async def test_a_close_out_of_time_leaves_the_rest_for_the_next_heal(
     healed = await mirrors.mirror_heal.reconcile(database.reader, str(root), render)
     assert healed.written >= 5
     assert all(_mirror(root, m).read_text(encoding="utf-8") == render(m) for m in many)
+
+
+async def test_healing_renders_off_the_event_loop(
+    database: dbmod.Database, make_memory: Callable[..., Memory], tmp_path: Path
+) -> None:
+    _, rows, root = await _writer(database, make_memory, tmp_path)
+    threads: list[int] = []
+
+    def spy(memory: Memory) -> str:
+        threads.append(threading.get_ident())
+        return render(memory)
+
+    healed = await mirrors.mirror_heal.reconcile(database.reader, str(root), spy)
+    assert healed.written == len(rows) == len(threads)
+    assert threading.get_ident() not in threads
+    assert all(_mirror(root, m).read_text(encoding="utf-8") == render(m) for m in rows)
