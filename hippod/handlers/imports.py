@@ -30,7 +30,7 @@ from hippod.ingest import export_doc, readers
 from hippod.ingest.chatgpt import FormatMismatch
 from hippod.ingest.chunking import FormatError
 from hippod.ingest.export_doc import ParsedExport, Record
-from hippod.ingest.import_core import overlapping, prepare, preview
+from hippod.ingest.import_core import DUPLICATE_ABOVE, overlapping, prepare, preview
 from hippod.ingest.planner import FORMAT_TAGS, Plan, plan_chunks, plan_records
 from hippod.ingest.readers import Reading, Source
 from hippod.lifecycle.digest import refused
@@ -38,6 +38,7 @@ from hippod.progress import Steps, reporting
 from hippod.request import RequestContext
 from hippod.store import imports as sql
 from hippod.store import memories
+from hippod.store.import_probe import StoredProbe
 from hippod.store.imports import ImportedFile
 from hippod.store.records import Memory
 from hippod.store.stores import Store
@@ -86,11 +87,9 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
     async with reporting(ctx, steps):
         reading = await asyncio.to_thread(_read, source, steps)
         ctx.warnings.extend(reading.warnings)
-        top, existing = await sql.live_texts(store.db.reader, ctx.tenant)
-        rejected = await sql.rejected_digests(store.db.reader, ctx.tenant)
         read = time.monotonic()
-        plan = await asyncio.to_thread(
-            _plan, ctx, store, source, reading, extra_tags, existing, rejected, not body.dry_run, steps
+        top, plan = await asyncio.to_thread(
+            _plan, ctx, store, source, reading, extra_tags, not body.dry_run, steps
         )
         planned = time.monotonic()
         if not body.dry_run:
@@ -115,12 +114,27 @@ def _plan(
     source: Source,
     reading: Reading,
     extra_tags: list[str],
-    existing: list[str],
-    rejected: set[str],
+    rows: bool,
+    steps: Steps,
+) -> tuple[int, Plan]:
+    """The import's plan, and the highest row number of the store it was checked against (blocking,
+    CPU-bound: runs in a worker thread, reading the store through a connection of its own)."""
+    with StoredProbe(store.db.path, ctx.tenant, DUPLICATE_ABOVE, fts5=store.fts5) as probe:
+        plan = _plan_against(ctx, store, source, reading, extra_tags, probe, rows, steps)
+        return probe.top, plan
+
+
+def _plan_against(
+    ctx: RequestContext,
+    store: Store,
+    source: Source,
+    reading: Reading,
+    extra_tags: list[str],
+    probe: StoredProbe,
     rows: bool,
     steps: Steps,
 ) -> Plan:
-    """The import's plan (blocking, CPU-bound: runs in a worker thread)."""
+    rejected = probe.rejected_digests()
     parsed = reading.content
     if isinstance(parsed, ParsedExport):
         now = clock.now()
@@ -138,7 +152,9 @@ def _plan(
                 loss_aversion=ctx.state.loss_aversion,
             )
 
-        return plan_records(parsed, extra_tags, existing, rejected, from_record, rows=rows, steps=steps)
+        return plan_records(
+            parsed, extra_tags, probe.duplicates, rejected, from_record, rows=rows, steps=steps
+        )
     fmt = source.fmt
     prepared = prepare(parsed, FORMAT_TAGS[fmt], extra_tags)
     if not prepared.texts and reading.empty is not None:
@@ -147,7 +163,7 @@ def _plan(
     def make(text: str, tags: list[str]) -> Memory:
         return fresh_memory(ctx, store, text, tags, source=f"import:{fmt}", confidence="observed")
 
-    return plan_chunks(prepared, existing, rejected, make, rows=rows, steps=steps)
+    return plan_chunks(prepared, probe.duplicates, rejected, make, rows=rows, steps=steps)
 
 
 async def _write(
