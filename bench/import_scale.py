@@ -121,9 +121,11 @@ def measure(store: str, lines: int, recalls: bool) -> str:
         )
         if recalls:
             recaller.start()
+        cpu = _process_cpu(proc.pid)
         started = time.perf_counter()
         reply = ingest_import._import(sb.sock, sb.home, sb.base, path)
         wall = time.perf_counter() - started
+        cpu = _process_cpu(proc.pid) - cpu
         stop.set()
         if recalls:
             recaller.join()
@@ -131,12 +133,31 @@ def measure(store: str, lines: int, recalls: bool) -> str:
         imported = int(reply.data["imported"]) if isinstance(reply.data, dict) else 0
     finally:
         stop_daemon(proc)
+        phases = _import_log(copy)
         shutil.rmtree(copy, ignore_errors=True)
     figures = f"{lines} lines, {imported} new in {wall:.2f} s: {imported / wall:.0f}/s"
+    figures += f", daemon CPU {cpu:.1f} s"
     if recalls:
         figures += f"; recall p50/p99/max {pct(during, 50):.1f}/{pct(during, 99):.1f}/{max(during):.1f} ms"
         figures += f" ({len(during)} recalls)"
-    return f"{figures}; load {load}"
+    return f"{figures}; load {load}\n{phases}"
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) the process has used, all its threads together."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _import_log(base: str) -> str:
+    """The daemon's own line on the import (its read, plan and write times), from hippod.log."""
+    for folder, _, files in os.walk(base):
+        if "hippod.log" in files:
+            with open(os.path.join(folder, "hippod.log"), encoding="utf-8") as handle:
+                lines = [line.strip() for line in handle if "import of" in line]
+            return lines[-1] if lines else ""
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -88,13 +88,13 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
         reading = await asyncio.to_thread(_read, source, steps)
         ctx.warnings.extend(reading.warnings)
         read = time.monotonic()
-        top, plan = await asyncio.to_thread(
+        top, rejected, plan = await asyncio.to_thread(
             _plan, ctx, store, source, reading, extra_tags, not body.dry_run, steps
         )
         planned = time.monotonic()
         if not body.dry_run:
             record = ImportedFile(source.digest, plan.total, clock.iso(clock.now()))
-            await _write(ctx, store, plan, top, source, record, steps)
+            await _write(ctx, store, plan, (top, rejected), source, record, steps)
     log.info(
         "import of %d chunks into %s: read %.2fs, plan %.2fs, write %.2fs",
         plan.total,
@@ -116,12 +116,14 @@ def _plan(
     extra_tags: list[str],
     rows: bool,
     steps: Steps,
-) -> tuple[int, Plan]:
-    """The import's plan, and the highest row number of the store it was checked against (blocking,
-    CPU-bound: runs in a worker thread, reading the store through a connection of its own)."""
+) -> tuple[int, set[str], Plan]:
+    """The highest row number of the store and the tombstones the import was checked against, and
+    its plan (blocking, CPU-bound: runs in a worker thread, reading the store through a connection
+    of its own)."""
     with StoredProbe(store.db.path, ctx.tenant, DUPLICATE_ABOVE, fts5=store.fts5) as probe:
-        plan = _plan_against(ctx, store, source, reading, extra_tags, probe, rows, steps)
-        return probe.top, plan
+        rejected = probe.rejected_digests()
+        plan = _plan_against(ctx, store, source, reading, extra_tags, probe, rejected, rows, steps)
+        return probe.top, rejected, plan
 
 
 def _plan_against(
@@ -131,10 +133,10 @@ def _plan_against(
     reading: Reading,
     extra_tags: list[str],
     probe: StoredProbe,
+    rejected: set[str],
     rows: bool,
     steps: Steps,
 ) -> Plan:
-    rejected = probe.rejected_digests()
     parsed = reading.content
     if isinstance(parsed, ParsedExport):
         now = clock.now()
@@ -170,14 +172,15 @@ async def _write(
     ctx: RequestContext,
     store: Store,
     plan: Plan,
-    top: int,
+    seen: tuple[int, set[str]],
     source: Source,
     record: ImportedFile,
     steps: Steps,
 ) -> None:
     """Store the plan and the file's digest in one transaction, after a last look at what changed
-    since the plan was made: memories other requests stored meanwhile (near-copies are skipped)
-    and new tombstones."""
+    since the plan was made (`seen`: the highest row number and the tombstones it was checked
+    against): memories other requests stored meanwhile (near-copies are skipped) and new tombstones."""
+    top, rejected = seen
     now = clock.iso(clock.now())
     transaction = store.db.long_transaction if plan.memories else store.db.transaction
     async with transaction() as conn:
@@ -186,9 +189,11 @@ async def _write(
             if since:
                 texts = [memory.content for memory in plan.memories]
                 plan.drop(await asyncio.to_thread(overlapping, texts, since), as_rejected=False)
-            tombstones = await sql.rejected_digests(conn, ctx.tenant)
-            late = {i for i, memory in enumerate(plan.memories) if refused(memory.content, tombstones)}
-            plan.drop(late, as_rejected=True)
+            # The plan already refused what the tombstones it saw refuse; hashing every text again
+            # on the event loop would hold up other requests for nothing.
+            tombstones = await sql.rejected_digests(conn, ctx.tenant) - rejected
+            if tombstones:
+                plan.drop(await asyncio.to_thread(_refused, plan, tombstones), as_rejected=True)
             steps.begin("writing memories", len(plan.rows))
             await sql.insert_rows(conn, plan.rows, steps.tick)
             steps.end()
@@ -202,6 +207,11 @@ async def _write(
                 metadata={"format": source.fmt},
             )
         await sql.record_file(conn, ctx.tenant, source.fmt, source.path, record)
+
+
+def _refused(plan: Plan, tombstones: set[str]) -> set[int]:
+    """Positions of the planned memories these tombstones refuse."""
+    return {i for i, memory in enumerate(plan.memories) if refused(memory.content, tombstones)}
 
 
 def _unchanged(store: Store, path: str, seen: ImportedFile, dry_run: bool) -> tuple[ImportReply, str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from hippod.lifecycle.simjoin import SetIndex
 from hippod.recall.terms import stem
@@ -101,10 +101,12 @@ class StoredProbe(ReadView):
                     found.add(i)
         return found
 
-    def _overlaps(self, x: frozenset[str], rowids: Iterable[int]) -> bool:
+    def _overlaps(self, x: frozenset[str], rowids: Collection[int]) -> bool:
         """Whether one of these rows is a live memory whose Jaccard with x is above the threshold."""
         if not x:
             return self._has_empty()
+        if not rowids:
+            return False
         t = self.threshold
         counted = Counter(stem(token) for token in x)
         stems = frozenset(counted)
@@ -135,12 +137,14 @@ class StoredProbe(ReadView):
         size = min(len(x), p + EXTRA_PROBES)
         need = size - p + 1
         rows = self._rows
-        probes = sorted(x, key=lambda t: (rows.get(stem(t), 0), t))[:size]
+        # (index rows holding its stem, token, stem) for every token, the rarest first.
+        probes = sorted([(rows[s], t, s) for t in x for s in (stem(t),)])[:size]
         # Two probe tokens with one stem both count for a row holding that stem; a stem no row
         # holds counts for none.
-        lists = [self._posting(stem(t)) for t in probes if rows.get(stem(t), 0)]
-        if len(lists) < need:
+        held = [term for n, _, term in probes if n]
+        if len(held) < need:
             return set()
+        lists = [self._posting(term) for term in held]
         # levels[j]: the rows in at least j + 1 of the lists so far, rarest first. Only rows that can
         # still reach `need` are raised: the longest lists, last, only touch the highest levels.
         levels: list[set[int]] = [set() for _ in range(need)]
