@@ -30,7 +30,7 @@ from hippod.ingest import export_doc, readers
 from hippod.ingest.chatgpt import FormatMismatch
 from hippod.ingest.chunking import FormatError
 from hippod.ingest.export_doc import ParsedExport, Record
-from hippod.ingest.import_core import overlapping, prepare, preview
+from hippod.ingest.import_core import DUPLICATE_ABOVE, overlapping, prepare, preview
 from hippod.ingest.planner import FORMAT_TAGS, Plan, plan_chunks, plan_records
 from hippod.ingest.readers import Reading, Source
 from hippod.lifecycle.digest import refused
@@ -38,6 +38,7 @@ from hippod.progress import Steps, reporting
 from hippod.request import RequestContext
 from hippod.store import imports as sql
 from hippod.store import memories
+from hippod.store.import_probe import StoredProbe
 from hippod.store.imports import ImportedFile
 from hippod.store.records import Memory
 from hippod.store.stores import Store
@@ -86,16 +87,14 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
     async with reporting(ctx, steps):
         reading = await asyncio.to_thread(_read, source, steps)
         ctx.warnings.extend(reading.warnings)
-        top, existing = await sql.live_texts(store.db.reader, ctx.tenant)
-        rejected = await sql.rejected_digests(store.db.reader, ctx.tenant)
         read = time.monotonic()
-        plan = await asyncio.to_thread(
-            _plan, ctx, store, source, reading, extra_tags, existing, rejected, not body.dry_run, steps
+        top, rejected, plan = await asyncio.to_thread(
+            _plan, ctx, store, source, reading, extra_tags, not body.dry_run, steps
         )
         planned = time.monotonic()
         if not body.dry_run:
             record = ImportedFile(source.digest, plan.total, clock.iso(clock.now()))
-            await _write(ctx, store, plan, top, source, record, steps)
+            await _write(ctx, store, plan, (top, rejected), source, record, steps)
     log.info(
         "import of %d chunks into %s: read %.2fs, plan %.2fs, write %.2fs",
         plan.total,
@@ -115,12 +114,29 @@ def _plan(
     source: Source,
     reading: Reading,
     extra_tags: list[str],
-    existing: list[str],
+    rows: bool,
+    steps: Steps,
+) -> tuple[int, set[str], Plan]:
+    """The highest row number of the store and the tombstones the import was checked against, and
+    its plan (blocking, CPU-bound: runs in a worker thread, reading the store through a connection
+    of its own)."""
+    with StoredProbe(store.db.path, ctx.tenant, DUPLICATE_ABOVE, fts5=store.fts5) as probe:
+        rejected = probe.rejected_digests()
+        plan = _plan_against(ctx, store, source, reading, extra_tags, probe, rejected, rows, steps)
+        return probe.top, rejected, plan
+
+
+def _plan_against(
+    ctx: RequestContext,
+    store: Store,
+    source: Source,
+    reading: Reading,
+    extra_tags: list[str],
+    probe: StoredProbe,
     rejected: set[str],
     rows: bool,
     steps: Steps,
 ) -> Plan:
-    """The import's plan (blocking, CPU-bound: runs in a worker thread)."""
     parsed = reading.content
     if isinstance(parsed, ParsedExport):
         now = clock.now()
@@ -138,7 +154,9 @@ def _plan(
                 loss_aversion=ctx.state.loss_aversion,
             )
 
-        return plan_records(parsed, extra_tags, existing, rejected, from_record, rows=rows, steps=steps)
+        return plan_records(
+            parsed, extra_tags, probe.duplicates, rejected, from_record, rows=rows, steps=steps
+        )
     fmt = source.fmt
     prepared = prepare(parsed, FORMAT_TAGS[fmt], extra_tags)
     if not prepared.texts and reading.empty is not None:
@@ -147,21 +165,22 @@ def _plan(
     def make(text: str, tags: list[str]) -> Memory:
         return fresh_memory(ctx, store, text, tags, source=f"import:{fmt}", confidence="observed")
 
-    return plan_chunks(prepared, existing, rejected, make, rows=rows, steps=steps)
+    return plan_chunks(prepared, probe.duplicates, rejected, make, rows=rows, steps=steps)
 
 
 async def _write(
     ctx: RequestContext,
     store: Store,
     plan: Plan,
-    top: int,
+    seen: tuple[int, set[str]],
     source: Source,
     record: ImportedFile,
     steps: Steps,
 ) -> None:
     """Store the plan and the file's digest in one transaction, after a last look at what changed
-    since the plan was made: memories other requests stored meanwhile (near-copies are skipped)
-    and new tombstones."""
+    since the plan was made (`seen`: the highest row number and the tombstones it was checked
+    against): memories other requests stored meanwhile (near-copies are skipped) and new tombstones."""
+    top, rejected = seen
     now = clock.iso(clock.now())
     transaction = store.db.long_transaction if plan.memories else store.db.transaction
     async with transaction() as conn:
@@ -170,9 +189,11 @@ async def _write(
             if since:
                 texts = [memory.content for memory in plan.memories]
                 plan.drop(await asyncio.to_thread(overlapping, texts, since), as_rejected=False)
-            tombstones = await sql.rejected_digests(conn, ctx.tenant)
-            late = {i for i, memory in enumerate(plan.memories) if refused(memory.content, tombstones)}
-            plan.drop(late, as_rejected=True)
+            # The plan already refused what the tombstones it saw refuse; hashing every text again
+            # on the event loop would hold up other requests for nothing.
+            tombstones = await sql.rejected_digests(conn, ctx.tenant) - rejected
+            if tombstones:
+                plan.drop(await asyncio.to_thread(_refused, plan, tombstones), as_rejected=True)
             steps.begin("writing memories", len(plan.rows))
             await sql.insert_rows(conn, plan.rows, steps.tick)
             steps.end()
@@ -186,6 +207,11 @@ async def _write(
                 metadata={"format": source.fmt},
             )
         await sql.record_file(conn, ctx.tenant, source.fmt, source.path, record)
+
+
+def _refused(plan: Plan, tombstones: set[str]) -> set[int]:
+    """Positions of the planned memories these tombstones refuse."""
+    return {i for i, memory in enumerate(plan.memories) if refused(memory.content, tombstones)}
 
 
 def _unchanged(store: Store, path: str, seen: ImportedFile, dry_run: bool) -> tuple[ImportReply, str]:

@@ -1,14 +1,14 @@
 """The shared import core (ingest.md §1): trim, drop, cut, then de-duplicate and check rejections.
 
-Pure functions over values, CPU-bound: the handler runs them in a worker thread. De-duplication is
-exactly `textOverlap(chunk, m) > 0.7` against every live memory of the target store and tenant and
-every chunk accepted earlier in the run, found through a prefix-filter index (lifecycle/simjoin.py)
-rather than by comparing every pair.
+CPU-bound: the handler runs them in a worker thread. De-duplication is exactly
+`textOverlap(chunk, m) > 0.7` against every live memory of the target store and tenant (asked of
+store/import_probe.py, which looks each chunk up in the FTS index) and every chunk accepted earlier
+in the run (a prefix-filter index over the run's chunks, lifecycle/simjoin.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -21,6 +21,12 @@ MIN_CHARS = 10
 MAX_CHARS = 1000
 DUPLICATE_ABOVE = 0.7
 PREVIEW_CHARS = 80
+# Texts judged between two questions to the store (and two progress ticks).
+JUDGE_BATCH = 1024
+
+# Which of the given positions of an import's token sets overlap a stored memory above
+# DUPLICATE_ABOVE (StoredProbe.duplicates, store/import_probe.py).
+StoredDuplicates = Callable[[Sequence[frozenset[str]], Sequence[int]], Collection[int]]
 
 
 class Verdict(Enum):
@@ -69,36 +75,47 @@ def token_set(text: str) -> frozenset[str]:
 def judge(
     texts: Sequence[str],
     digests: Sequence[str],
-    existing: Sequence[frozenset[str]],
+    stored: StoredDuplicates,
     rejected: Collection[str],
     *,
     check: Sequence[bool] | None = None,
     steps: Steps | None = None,
 ) -> list[Verdict]:
-    """A verdict for each text, in order: a duplicate of a live memory (token sets `existing`) or of
-    an earlier accepted text; else rejected when its digest is tombstoned; else new.
+    """A verdict for each text, in order: a duplicate of a live memory (those of its positions
+    `stored` names) or of an earlier accepted text; else rejected when its digest is tombstoned;
+    else new.
 
     Texts with `check[i]` false skip the duplicate test and never enter the index (superseded
     records of a JSON export, which follow their replacement); the rejection test still applies.
-    The current step of `steps` hears how many texts have been judged, every few hundred.
+    `stored` is asked a batch at a time, and the current step of `steps` hears how many texts have
+    been judged after each batch.
     """
-    sets = list(existing) + [token_set(t) for t in texts]
+    steps = steps or Steps.quiet()
+    sets = [token_set(t) for t in texts]
+    # Only the run's own texts go in this index; the store is `stored`'s to search.
     index = SetIndex(sets, DUPLICATE_ABOVE)
-    for i in range(len(existing)):
-        index.add(i)
     verdicts: list[Verdict] = []
-    base = len(existing)
-    for i, digest in enumerate((steps or Steps.quiet()).track(digests)):
-        checked = check is None or check[i]
-        if checked and index.matches(base + i, strict=True):
-            verdicts.append(Verdict.DUPLICATE)
-        elif digest in rejected:
-            verdicts.append(Verdict.REJECTED)
-        else:
-            if checked:
-                index.add(base + i)
-            verdicts.append(Verdict.NEW)
+    for start in range(0, len(texts), JUDGE_BATCH):
+        end = min(start + JUDGE_BATCH, len(texts))
+        checked = [i for i in range(start, end) if check is None or check[i]]
+        known = stored(sets, checked)
+        chosen = set(checked)
+        for i in range(start, end):
+            if i in chosen and (i in known or index.matches(i, strict=True)):
+                verdicts.append(Verdict.DUPLICATE)
+            elif digests[i] in rejected:
+                verdicts.append(Verdict.REJECTED)
+            else:
+                if i in chosen:
+                    index.add(i)
+                verdicts.append(Verdict.NEW)
+        steps.tick(end)
     return verdicts
+
+
+def nothing_stored(sets: Sequence[frozenset[str]], positions: Sequence[int]) -> set[int]:
+    """The StoredDuplicates of an empty store."""
+    return set()
 
 
 def overlapping(texts: Sequence[str], others: Sequence[str]) -> set[int]:

@@ -1,8 +1,9 @@
 """What an import will store: chunks or export records in, new memories and their rows out.
 
-CPU-bound and free of I/O (the handler runs it in a worker thread): the import core's verdicts,
-the memories built from them, and each row exactly as the memories table takes it (digest and
-index terms computed here, not inside the write transaction).
+CPU-bound (the handler runs it in a worker thread; its only reads are the store's answers to
+`stored`, from that thread): the import core's verdicts, the memories built from them, and each
+row exactly as the memories table takes it (digest and index terms computed here, not inside the
+write transaction).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hippod.ingest.export_doc import ParsedExport, Record
-from hippod.ingest.import_core import Prepared, Verdict, judge, merge_tags, token_set
+from hippod.ingest.import_core import Prepared, StoredDuplicates, Verdict, judge, merge_tags
 from hippod.lifecycle.digest import content_digest, refused
 from hippod.progress import Steps
 from hippod.recall.terms import fts_columns
@@ -57,28 +58,18 @@ class Plan:
             self.skipped += len(positions)
 
 
-def existing_sets(texts: Sequence[str], steps: Steps | None = None) -> list[frozenset[str]]:
-    """The token sets of the store's live memories, the other side of every duplicate test."""
-    steps = steps or Steps.quiet()
-    steps.begin("reading the store", len(texts))
-    sets = [token_set(text) for text in steps.track(texts)]
-    steps.end()
-    return sets
-
-
 def _judge(
     texts: Sequence[str],
     digests: Sequence[str],
-    existing: Sequence[str],
+    stored: StoredDuplicates,
     rejected: Collection[str],
     steps: Steps,
     check: Sequence[bool] | None = None,
 ) -> list[Verdict]:
-    sets = existing_sets(existing, steps)
     # The digests of the texts a tombstone refuses, legacy tombstones included.
     refusing = {d for t, d in zip(texts, digests, strict=True) if refused(t, rejected)}
     steps.begin("checking for duplicates", len(texts))
-    verdicts = judge(texts, digests, sets, refusing, check=check, steps=steps)
+    verdicts = judge(texts, digests, stored, refusing, check=check, steps=steps)
     steps.end()
     return verdicts
 
@@ -94,17 +85,18 @@ def _rows(plan: Plan, steps: Steps) -> None:
 
 def plan_chunks(
     prepared: Prepared,
-    existing: Sequence[str],
+    stored: StoredDuplicates,
     rejected: Collection[str],
     make: MakeMemory,
     *,
     rows: bool = True,
     steps: Steps | None = None,
 ) -> Plan:
-    """Verdicts for prepared chunks, and a new memory for each one to store."""
+    """Verdicts for prepared chunks, and a new memory for each one to store; `stored` says which
+    chunks are near-copies of a stored memory."""
     steps = steps or Steps.quiet()
     digests = [content_digest(t) for t in prepared.texts]
-    verdicts = _judge(prepared.texts, digests, existing, rejected, steps)
+    verdicts = _judge(prepared.texts, digests, stored, rejected, steps)
     plan = Plan(total=len(prepared.texts), truncated=prepared.truncated)
     for text, tags, digest, verdict in zip(prepared.texts, prepared.tags, digests, verdicts, strict=True):
         if verdict is Verdict.DUPLICATE:
@@ -139,7 +131,7 @@ def _heads(records: Sequence[Record]) -> list[int]:
 def plan_records(
     parsed: ParsedExport,
     extra_tags: Sequence[str],
-    existing: Sequence[str],
+    stored: StoredDuplicates,
     rejected: Collection[str],
     make: FromRecord,
     *,
@@ -160,7 +152,7 @@ def plan_records(
     check = [heads[i] == i for i in range(len(records))]
     texts = [r.content for r in records]
     digests = [content_digest(t) for t in texts]
-    verdicts = _judge(texts, digests, existing, rejected, steps, check)
+    verdicts = _judge(texts, digests, stored, rejected, steps, check)
     for i, head in enumerate(heads):
         if verdicts[i] is Verdict.NEW and verdicts[head] is not Verdict.NEW:
             verdicts[i] = Verdict.DUPLICATE

@@ -17,7 +17,6 @@ _INSERT = (
     f"INSERT INTO memories ({_SELECT}, content_digest, fts_content, fts_tags) "
     f"VALUES ({', '.join('?' * (len(COLUMNS) + 3))})"
 )
-_LIVE = "tenant_id = ? AND superseded_by IS NULL AND kind != 'archived'"
 
 
 async def live_texts(conn: aiosqlite.Connection, tenant: str, after_rowid: int = 0) -> tuple[int, list[str]]:
@@ -26,8 +25,12 @@ async def live_texts(conn: aiosqlite.Connection, tenant: str, after_rowid: int =
     The row number lets a later call fetch only what was stored since.
     """
     top = await conn.execute_fetchall("SELECT coalesce(max(rowid), 0) FROM memories")
+    # `+tenant_id`: the row numbers after `after_rowid` are few; through the tenant's index SQLite
+    # would visit every memory of the tenant instead (0.16 s at 100,000, inside the import's write).
     rows = await conn.execute_fetchall(
-        f"SELECT content FROM memories WHERE rowid > ? AND {_LIVE}", (after_rowid, tenant)
+        "SELECT content FROM memories WHERE rowid > ? AND +tenant_id = ? "
+        "AND superseded_by IS NULL AND kind != 'archived'",
+        (after_rowid, tenant),
     )
     return int(next(iter(top))[0]), [str(r[0]) for r in rows]
 

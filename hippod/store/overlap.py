@@ -5,8 +5,8 @@ y's. Those tokens (the longest first, which tend to be the rarest) are looked up
 and only the memories holding one of them are compared exactly. A memory's index terms are the
 stems of its tokens, so the lookup finds a superset of the memories holding each token.
 
-Used by one-at-a-time writers: `learn --git`, `watch`, agent notes. Bulk imports build an in-memory
-index instead (lifecycle/simjoin.py).
+Used by one-at-a-time writers: `learn --git`, `watch`, agent notes. Bulk imports ask the index the
+same way, a batch of chunks at a time, counting more probe tokens (store/import_probe.py).
 """
 
 from __future__ import annotations

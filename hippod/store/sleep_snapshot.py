@@ -10,13 +10,12 @@ Blocking sqlite3 code: open, use and close a SnapshotReader in one worker thread
 
 from __future__ import annotations
 
-import sqlite3
 from array import array
 from collections.abc import Iterator, Sequence
-from types import TracebackType
 
 from hippod.lifecycle.sleep_plan import ConflictRow
 from hippod.store.memories import row_to_memory
+from hippod.store.read_view import ReadView
 from hippod.store.records import COLUMNS, Memory
 
 PAGE = 1000
@@ -29,7 +28,7 @@ def row_mark(memory_id: str, updated_at: str) -> int:
     return hash((memory_id, updated_at))
 
 
-class SnapshotReader:
+class SnapshotReader(ReadView):
     """A read-only view of a store for the length of one sleep's planning.
 
     While `pages()` runs it notes every memory's `row_mark`, so the handler can tell afterwards
@@ -37,26 +36,9 @@ class SnapshotReader:
     """
 
     def __init__(self, path: str, page: int = PAGE) -> None:
+        super().__init__(path)
         self._page = page
-        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=True)
-        self._conn.execute("PRAGMA busy_timeout=5000")
-        self._conn.execute("PRAGMA query_only=ON")
-        self._conn.execute("BEGIN")
         self.marks: array[int] = array("q")
-
-    def __enter__(self) -> SnapshotReader:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        try:
-            self._conn.execute("COMMIT")
-        finally:
-            self._conn.close()
 
     def pages(self) -> Iterator[list[Memory]]:
         """Every memory, a page (PAGE unless told) at a time, by rowid."""

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
 
 from hippod.ingest.chunking import Chunk, FormatError
 from hippod.ingest.export_doc import Record, is_legacy_base, parse_export, record_memory, render_markdown
-from hippod.ingest.import_core import Verdict, judge, overlapping, prepare, preview, token_set
+from hippod.ingest.import_core import (
+    StoredDuplicates,
+    Verdict,
+    judge,
+    nothing_stored,
+    overlapping,
+    prepare,
+    preview,
+    token_set,
+)
 from hippod.ingest.planner import plan_records
 from hippod.lifecycle.digest import content_digest
+from hippod.lifecycle.simjoin import jaccard
 from hippod.recall.tokenize import text_overlap
 from hippod.store.records import Memory
 
@@ -35,6 +46,16 @@ def test_prepare_trims_drops_cuts_and_tags() -> None:
         ["imported", "claude", "sec", "extra", "mine"],
     ]
     assert len(prepare([Chunk("z" * 1000)], [], []).truncated) == 0
+
+
+def _stored(existing: list[str]) -> StoredDuplicates:
+    """The store's side of the duplicate test when the store holds these texts, pair by pair."""
+    sets = [token_set(t) for t in existing]
+
+    def found(chunks: Sequence[frozenset[str]], positions: Sequence[int]) -> set[int]:
+        return {i for i in positions if any(jaccard(chunks[i], s) > 0.7 for s in sets)}
+
+    return found
 
 
 def _brute(texts: list[str], existing: list[str], rejected: set[str]) -> list[Verdict]:
@@ -63,24 +84,24 @@ def test_judge_equals_the_exhaustive_rule_on_random_texts() -> None:
         texts = [text() for _ in range(40)]
         rejected = {content_digest(t) for t in rng.sample(texts, 5)}
         digests = [content_digest(t) for t in texts]
-        got = judge(texts, digests, [token_set(t) for t in existing], rejected)
+        got = judge(texts, digests, _stored(existing), rejected)
         assert got == _brute(texts, existing, rejected)
 
 
 def test_judge_duplicate_comes_before_rejected_and_rejected_is_not_accepted() -> None:
     texts = ["alpha beta gamma delta", "alpha beta gamma delta", "alpha beta gamma delta epsilon"]
     digests = [content_digest(t) for t in texts]
-    got = judge(texts, digests, [], {digests[0]})
+    got = judge(texts, digests, nothing_stored, {digests[0]})
     # The first is rejected, so it is not accepted: the second is rejected too, not a duplicate.
     assert got == [Verdict.REJECTED, Verdict.REJECTED, Verdict.NEW]
-    assert judge(texts[:1], digests[:1], [token_set(texts[0])], {digests[0]}) == [Verdict.DUPLICATE]
+    assert judge(texts[:1], digests[:1], _stored(texts[:1]), {digests[0]}) == [Verdict.DUPLICATE]
 
 
 def test_judge_threshold_is_strictly_above_point_seven() -> None:
     base = "one two three four five six seven eight nine ten"
     seven_of_ten = "one two three four five six seven x1 x2 x3"  # 7 / 13
     nine_of_ten = "one two three four five six seven eight nine"  # 9 / 10 = 0.9
-    got = judge([seven_of_ten, nine_of_ten], ["d1", "d2"], [token_set(base)], set())
+    got = judge([seven_of_ten, nine_of_ten], ["d1", "d2"], _stored([base]), set())
     assert got == [Verdict.NEW, Verdict.DUPLICATE]
 
 
@@ -218,7 +239,7 @@ def test_plan_records_supersede_chains_follow_their_replacement() -> None:
             original=False,
         )
 
-    plan = plan_records(parse_export(_export(records)), ["t"], [], set(), make)
+    plan = plan_records(parse_export(_export(records)), ["t"], nothing_stored, set(), make)
     assert [m.content[-2:] for m in plan.memories] == ["13", "14", "16", "ys"]
     by_end = {m.content[-2:]: m for m in plan.memories}
     assert by_end["13"].superseded_by == by_end["14"].id
@@ -228,7 +249,7 @@ def test_plan_records_supersede_chains_follow_their_replacement() -> None:
     assert len(plan.rows) == 4
     # When the replacement is already in the store, its history is skipped with it.
     again = plan_records(
-        parse_export(_export(records)), [], [m.content for m in plan.memories[2:]], set(), make
+        parse_export(_export(records)), [], _stored([m.content for m in plan.memories[2:]]), set(), make
     )
     assert (len(again.memories), again.skipped) == (0, 4)
 

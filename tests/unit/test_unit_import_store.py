@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hippod.ingest.chunking import Chunk
-from hippod.ingest.import_core import prepare
+from hippod.ingest.import_core import nothing_stored, prepare
 from hippod.ingest.planner import plan_chunks
 from hippod.store import imports as sql
 from hippod.store import memories
@@ -48,7 +48,7 @@ async def test_a_failing_row_rolls_the_whole_import_back(tmp_path: Path) -> None
         counter = [0]
         chunks = [Chunk(f"batch memory alpha{i} beta{i} gamma{i}") for i in range(50)]
         prepared = prepare(chunks, ["imported"], [])
-        plan = plan_chunks(prepared, [], set(), lambda t, tags: _memory(t, tags, counter))
+        plan = plan_chunks(prepared, nothing_stored, set(), lambda t, tags: _memory(t, tags, counter))
         assert len(plan.rows) == 50
         plan.rows[-1][2] = None  # content NOT NULL: the last insert fails
         with pytest.raises(Exception, match="NOT NULL"):

@@ -1,0 +1,185 @@
+"""Import into a large store: a store of N corpus memories written straight into its database, then a
+`import --markdown` of new corpus lines into a copy of it, with recalls sent back to back meanwhile.
+
+A measuring tool, not a test: it prints figures and asserts nothing about time. Filling a store of
+100,000 through `import` or `remember` takes many minutes; writing the rows directly (the same
+values, digests and index terms the daemon writes; no mirror files, which no import reads) takes
+seconds, and one filled store serves any number of runs: each run copies it first, so two code
+versions import into the same store.
+
+Usage: python bench/import_scale.py build --size 100000 --tmpdir /work/b/imp
+       python bench/import_scale.py measure --store <sandbox> [--lines 10000] [--no-recalls]
+`measure` runs the daemon of whichever hippod `python -m hippod` imports (PYTHONPATH picks another).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime
+
+import ingest_import
+import scale
+from corpus import TEXT_SEED, make_corpus, make_memories, make_queries
+from harness import (
+    BenchError,
+    call,
+    kill_all_daemons,
+    log,
+    make_sandbox,
+    pct,
+    sandbox_at,
+    start_daemon,
+    stop_daemon,
+)
+
+from hippoctl.protocol import messages as m
+from hippod import clock
+from hippod.ingest.export_doc import Record, record_memory
+from hippod.lifecycle.digest import content_digest
+from hippod.recall.terms import fts_columns
+from hippod.store.memories import memory_values
+from hippod.store.records import COLUMNS
+
+BATCH = 10_000
+IMPORT_SEED = TEXT_SEED + 100_000  # not a seed the fill uses: the imported lines are new
+
+
+def _row(text: str, tags: list[str], n: int, now: datetime) -> list[object]:
+    """The row the daemon would write for a new memory of this text (made as `import --json` does)."""
+    memory = record_memory(
+        Record(content=text, tags=tags, source="import:markdown"),
+        memory_id=f"m{n:09d}",
+        tenant="default",
+        now=now,
+        default_half_life=365.0,
+        project="",
+        original=False,
+    )
+    return [*memory_values(memory), content_digest(text), *fts_columns(text, tags)]
+
+
+def build(size: int, tmpdir: str) -> str:
+    """A sandbox whose global store holds `size` corpus memories; returns its folder."""
+    sb = make_sandbox(size, tmpdir)
+    proc = start_daemon(sb)
+    try:
+        # One remember makes the global store and its schema the way the daemon makes them.
+        reply = call(sb.sock, sb.home, sb.base, m.Remember(content="the store of the import bench"))
+        if isinstance(reply, m.Error):
+            raise BenchError(reply.message)
+    finally:
+        stop_daemon(proc)
+    corpus = make_corpus()
+    now = clock.now()
+    insert = (
+        f"INSERT INTO memories ({', '.join(COLUMNS)}, content_digest, fts_content, fts_tags) "
+        f"VALUES ({', '.join('?' * (len(COLUMNS) + 3))})"
+    )
+    conn = sqlite3.connect(os.path.join(sb.home, "hippo.db"), isolation_level=None)
+    try:
+        for start in range(0, size, BATCH):
+            items = make_memories(corpus, min(BATCH, size - start), TEXT_SEED + start)
+            conn.execute("BEGIN")
+            conn.executemany(insert, [_row(t, tags, start + i, now) for i, (t, tags) in enumerate(items)])
+            conn.execute("COMMIT")
+            log(f"stored {start + len(items)}")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    return sb.base
+
+
+def measure(store: str, lines: int, recalls: bool) -> str:
+    """Import `lines` new corpus lines into a copy of the sandbox `store`; a line of figures."""
+    copy = tempfile.mkdtemp(prefix="ic", dir=os.path.dirname(store))
+    os.rmdir(copy)
+    shutil.copytree(store, copy, symlinks=True)
+    sb = sandbox_at(copy)
+    for leftover in ("d.sock",):
+        if os.path.exists(os.path.join(copy, leftover)):
+            os.unlink(os.path.join(copy, leftover))
+    corpus = make_corpus()
+    queries = make_queries(corpus)
+    path = os.path.join(copy, "new.md")
+    scale.write_markdown(path, make_memories(corpus, lines, IMPORT_SEED), 900_000)
+    proc = start_daemon(sb)
+    try:
+        # Warm the store (open, first recalls) so the import's figures are the import's.
+        for query in queries[:20]:
+            call(sb.sock, sb.home, sb.base, m.Recall(query=query, limit=5))
+        stop = threading.Event()
+        during: list[float] = []
+        recaller = threading.Thread(
+            target=ingest_import._recalls, args=(sb.sock, sb.home, sb.base, queries, stop, during)
+        )
+        if recalls:
+            recaller.start()
+        cpu = _process_cpu(proc.pid)
+        started = time.perf_counter()
+        reply = ingest_import._import(sb.sock, sb.home, sb.base, path)
+        wall = time.perf_counter() - started
+        cpu = _process_cpu(proc.pid) - cpu
+        stop.set()
+        if recalls:
+            recaller.join()
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        imported = int(reply.data["imported"]) if isinstance(reply.data, dict) else 0
+    finally:
+        stop_daemon(proc)
+        phases = _import_log(copy)
+        shutil.rmtree(copy, ignore_errors=True)
+    figures = f"{lines} lines, {imported} new in {wall:.2f} s: {imported / wall:.0f}/s"
+    figures += f", daemon CPU {cpu:.1f} s"
+    if recalls:
+        figures += f"; recall p50/p99/max {pct(during, 50):.1f}/{pct(during, 99):.1f}/{max(during):.1f} ms"
+        figures += f" ({len(during)} recalls)"
+    return f"{figures}; load {load}\n{phases}"
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) the process has used, all its threads together."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _import_log(base: str) -> str:
+    """The daemon's own line on the import (its read, plan and write times), from hippod.log."""
+    for folder, _, files in os.walk(base):
+        if "hippod.log" in files:
+            with open(os.path.join(folder, "hippod.log"), encoding="utf-8") as handle:
+                lines = [line.strip() for line in handle if "import of" in line]
+            return lines[-1] if lines else ""
+    return ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True)
+    make = sub.add_parser("build", help="fill a new sandbox's store directly")
+    make.add_argument("--size", type=int, default=100_000)
+    make.add_argument("--tmpdir", default="/tmp")
+    run = sub.add_parser("measure", help="import into a copy of a built store")
+    run.add_argument("--store", required=True, help="the sandbox folder `build` printed")
+    run.add_argument("--lines", type=int, default=10_000)
+    run.add_argument("--no-recalls", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "build":
+            print(build(args.size, args.tmpdir))
+        else:
+            print(measure(args.store, args.lines, not args.no_recalls))
+    finally:
+        kill_all_daemons()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
