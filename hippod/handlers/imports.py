@@ -23,7 +23,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import MAX_FRAME
 from hippoctl.protocol.replies_imports import ExportReply, ImportEntry, ImportReply
 from hippoctl.protocol.wording import plural
-from hippod import __version__, clock
+from hippod import __version__, clock, heap
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory, given_tags, new_id
 from hippod.ingest import export_doc, readers
@@ -105,6 +105,10 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
     )
     if not body.dry_run and plan.memories:
         store.written(plan.memories)
+    if plan.total >= PROGRESS_FROM:
+        # A large import's planning caches (posting lists, stored rows' stems) are freed by now:
+        # their pages go back to the system instead of staying with the idle daemon.
+        await asyncio.to_thread(heap.give_back)
     return _reply(ctx, store, plan, body.dry_run, reading.conversations)
 
 

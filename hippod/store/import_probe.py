@@ -16,6 +16,7 @@ to `top`, the highest row number it saw.
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
@@ -48,19 +49,16 @@ def probe_size(size: int, threshold: float) -> int:
 
 
 class _Stored:
-    """A stored memory as the probe compares it: its index terms, and its tokens when needed."""
+    """A stored memory as the probe compares it: its index terms, and its tokens when needed (read
+    then: most candidates fail the bound from their terms, and an import keeps many thousands)."""
 
-    __slots__ = ("_content", "_tokens", "stems")
+    __slots__ = ("_tokens", "stems")
 
-    def __init__(self, content: str, terms: str) -> None:
-        self._content = content
+    def __init__(self, terms: str) -> None:
         self._tokens: frozenset[str] | None = None
-        self.stems = frozenset(terms.split())
-
-    def tokens(self) -> frozenset[str]:
-        if self._tokens is None:
-            self._tokens = frozenset(tokenize(self._content))
-        return self._tokens
+        # Interned: a store's rows share a few thousand stems, and a copy of each in every row
+        # would take more memory than the sets that hold them.
+        self.stems = frozenset(map(sys.intern, terms.split()))
 
 
 class StoredProbe(ReadView):
@@ -123,7 +121,7 @@ class StoredProbe(ReadView):
                 most += sum(n for term, n in more.items() if term in row.stems)
             if most / (len(x) + max(len(row.stems), most) - most) <= t:
                 continue
-            y = row.tokens()
+            y = self._tokens_of(r, row)
             shared = len(x & y)
             if shared / (len(x) + len(y) - shared) > t:
                 return True
@@ -194,10 +192,18 @@ class StoredProbe(ReadView):
             self._stored.update(dict.fromkeys(part))
             marks = ", ".join("?" * len(part))
             rows = self._conn.execute(
-                f"SELECT rowid, content, fts_content FROM memories WHERE rowid IN ({marks}) AND {_LIVE_ROW}",
+                f"SELECT rowid, fts_content FROM memories WHERE rowid IN ({marks}) AND {_LIVE_ROW}",
                 (*part, self.tenant),
             )
-            self._stored.update((int(r[0]), _Stored(str(r[1]), str(r[2]))) for r in rows)
+            self._stored.update((int(r[0]), _Stored(str(r[1]))) for r in rows)
+
+    def _tokens_of(self, rowid: int, row: _Stored) -> frozenset[str]:
+        """The row's tokens, from its content, read once."""
+        if row._tokens is None:
+            read = self._conn.execute("SELECT content FROM memories WHERE rowid = ?", (rowid,))
+            (content,) = read.fetchone()
+            row._tokens = frozenset(tokenize(str(content)))
+        return row._tokens
 
     def _has_empty(self) -> bool:
         """Whether a live memory of the tenant has no tokens (overlap 1.0 with a token-less chunk)."""
