@@ -25,10 +25,7 @@ def bm25_term_scores(query: Sequence[str], docs: Sequence[Sequence[str]]) -> lis
     # Only the query's terms are counted in each doc, in query order: recall scores 200 docs per
     # store and a doc shares one or two terms with a short query, so a Counter of every doc is waste.
     # list.count runs in C: a few of them are cheaper than a set of the doc.
-    found: list[dict[str, int]] = []
-    for doc in docs:
-        counts = {t: doc.count(t) for t in repeats}
-        found.append({t: c for t, c in counts.items() if c})
+    found = [{t: tf for t in repeats if (tf := doc.count(t))} for doc in docs]
     df = Counter(t for tf_map in found for t in tf_map)
     idf = {t: math.log((n - df[t] + 0.5) / (df[t] + 0.5) + 1.0) for t in repeats}
     parts: list[dict[str, float]] = []

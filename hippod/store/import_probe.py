@@ -23,12 +23,9 @@ from collections.abc import Collection, Iterable, Sequence
 from hippod.lifecycle.simjoin import SetIndex
 from hippod.recall.terms import stem
 from hippod.recall.tokenize import tokenize
+from hippod.store.imports import LIVE, LIVE_BY_ROW, REJECTED_DIGESTS
 from hippod.store.read_view import ReadView
 
-_LIVE = "tenant_id = ? AND superseded_by IS NULL AND kind != 'archived'"
-# For rows fetched by row number: unary + keeps SQLite from walking the tenant's index instead of
-# looking the numbers up (15 times slower at 100,000 memories).
-_LIVE_ROW = "+tenant_id = ? AND superseded_by IS NULL AND kind != 'archived'"
 _PER_STATEMENT = 500  # bound parameters, well under SQLite's limit
 # Probe tokens beyond the p that any overlap needs: each costs one more posting list to count,
 # and each cuts the rows left to compare exactly (on the bench corpus at 100k, k = 2 leaves ~50 a
@@ -52,10 +49,10 @@ class _Stored:
     """A stored memory as the probe compares it: its index terms, and its tokens when needed (read
     then: most candidates fail the bound from their terms, and an import keeps many thousands)."""
 
-    __slots__ = ("_tokens", "stems")
+    __slots__ = ("stems", "tokens")
 
     def __init__(self, terms: str) -> None:
-        self._tokens: frozenset[str] | None = None
+        self.tokens: frozenset[str] | None = None
         # Interned: a store's rows share a few thousand stems, and a copy of each in every row
         # would take more memory than the sets that hold them.
         self.stems = frozenset(map(sys.intern, terms.split()))
@@ -80,7 +77,7 @@ class StoredProbe(ReadView):
 
     def rejected_digests(self) -> set[str]:
         """Every tombstoned digest of the tenant (memory-model.md §12)."""
-        rows = self._conn.execute("SELECT digest FROM rejected_values WHERE tenant_id = ?", (self.tenant,))
+        rows = self._conn.execute(REJECTED_DIGESTS, (self.tenant,))
         return {str(r[0]) for r in rows}
 
     def duplicates(self, sets: Sequence[frozenset[str]], positions: Sequence[int]) -> set[int]:
@@ -192,25 +189,25 @@ class StoredProbe(ReadView):
             self._stored.update(dict.fromkeys(part))
             marks = ", ".join("?" * len(part))
             rows = self._conn.execute(
-                f"SELECT rowid, fts_content FROM memories WHERE rowid IN ({marks}) AND {_LIVE_ROW}",
+                f"SELECT rowid, fts_content FROM memories WHERE rowid IN ({marks}) AND {LIVE_BY_ROW}",
                 (*part, self.tenant),
             )
             self._stored.update((int(r[0]), _Stored(str(r[1]))) for r in rows)
 
     def _tokens_of(self, rowid: int, row: _Stored) -> frozenset[str]:
         """The row's tokens, from its content, read once."""
-        if row._tokens is None:
+        if row.tokens is None:
             read = self._conn.execute("SELECT content FROM memories WHERE rowid = ?", (rowid,))
             (content,) = read.fetchone()
-            row._tokens = frozenset(tokenize(str(content)))
-        return row._tokens
+            row.tokens = frozenset(tokenize(str(content)))
+        return row.tokens
 
     def _has_empty(self) -> bool:
         """Whether a live memory of the tenant has no tokens (overlap 1.0 with a token-less chunk)."""
         if self._empty is None:
             # A text's index terms are empty exactly when it has no tokens (a stem is never empty).
             row = self._conn.execute(
-                f"SELECT 1 FROM memories WHERE fts_content = '' AND {_LIVE} LIMIT 1", (self.tenant,)
+                f"SELECT 1 FROM memories WHERE fts_content = '' AND {LIVE} LIMIT 1", (self.tenant,)
             ).fetchone()
             self._empty = row is not None
         return self._empty
@@ -219,7 +216,7 @@ class StoredProbe(ReadView):
         """Without FTS5: every live memory's token set and every chunk's in one prefix-filter index
         (simjoin.py), built at the first call."""
         if self._scan is None:
-            rows = self._conn.execute(f"SELECT content FROM memories WHERE {_LIVE}", (self.tenant,))
+            rows = self._conn.execute(f"SELECT content FROM memories WHERE {LIVE}", (self.tenant,))
             stored = [frozenset(tokenize(str(r[0]))) for r in rows]
             index = SetIndex([*stored, *sets], self.threshold)
             for i in range(len(stored)):

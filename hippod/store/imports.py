@@ -18,6 +18,13 @@ _INSERT = (
     f"VALUES ({', '.join('?' * (len(COLUMNS) + 3))})"
 )
 
+# A memory of the tenant still in use (a `?` for the tenant).
+LIVE = "tenant_id = ? AND superseded_by IS NULL AND kind != 'archived'"
+# The same for rows picked by row number: unary + keeps SQLite from walking the tenant's index
+# instead of looking the numbers up (15 times slower at 100,000 memories).
+LIVE_BY_ROW = "+" + LIVE
+REJECTED_DIGESTS = "SELECT digest FROM rejected_values WHERE tenant_id = ?"
+
 
 async def live_texts(conn: aiosqlite.Connection, tenant: str, after_rowid: int = 0) -> tuple[int, list[str]]:
     """(highest row number in the table, contents of the tenant's live memories after `after_rowid`).
@@ -25,19 +32,17 @@ async def live_texts(conn: aiosqlite.Connection, tenant: str, after_rowid: int =
     The row number lets a later call fetch only what was stored since.
     """
     top = await conn.execute_fetchall("SELECT coalesce(max(rowid), 0) FROM memories")
-    # `+tenant_id`: the row numbers after `after_rowid` are few; through the tenant's index SQLite
-    # would visit every memory of the tenant instead (0.16 s at 100,000, inside the import's write).
+    # The row numbers after `after_rowid` are few (0.16 s at 100,000 through the tenant's index,
+    # inside the import's write transaction).
     rows = await conn.execute_fetchall(
-        "SELECT content FROM memories WHERE rowid > ? AND +tenant_id = ? "
-        "AND superseded_by IS NULL AND kind != 'archived'",
-        (after_rowid, tenant),
+        f"SELECT content FROM memories WHERE rowid > ? AND {LIVE_BY_ROW}", (after_rowid, tenant)
     )
     return int(next(iter(top))[0]), [str(r[0]) for r in rows]
 
 
 async def rejected_digests(conn: aiosqlite.Connection, tenant: str) -> set[str]:
     """Every tombstoned digest of the tenant (memory-model.md §12)."""
-    rows = await conn.execute_fetchall("SELECT digest FROM rejected_values WHERE tenant_id = ?", (tenant,))
+    rows = await conn.execute_fetchall(REJECTED_DIGESTS, (tenant,))
     return {str(r[0]) for r in rows}
 
 

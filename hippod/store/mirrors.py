@@ -224,23 +224,9 @@ class MirrorWriter:
                     # A pass that only heals leaves stats.json as it is.
                     stats = await self._stats()
                     await asyncio.to_thread(self._write, changed[:batch], deleted, stats)
-                left = 0
-                for start in range(batch, len(changed), batch):
-                    if self._late():
-                        left += len(changed) - start
-                        break
-                    await asyncio.to_thread(self._write, changed[start : start + batch], [], None)
-                # Rows read back a batch at a time: a sleep can change every memory of a large store.
-                for start in range(0, len(to_load), batch):
-                    if self._late():
-                        left += len(to_load) - start
-                        break
-                    rows = await self._load(to_load[start : start + batch])
-                    await asyncio.to_thread(self._write, rows, [], None)
+                left = await self._write_rest(changed[batch:], to_load)
                 if left:
-                    log.info(
-                        "%d mirrors of %s left stale at shutdown; the next open heals them", left, self.root
-                    )
+                    log.info("%d mirrors of %s not written at shutdown; the next open heals", left, self.root)
                 if files:
                     await asyncio.to_thread(self._write_files, files)
                 if heal:
@@ -259,6 +245,22 @@ class MirrorWriter:
                     log.exception("mirror pass failed for a store")
                 else:  # the request that met it set the store aside and named it
                     log.warning("mirror pass skipped for %s: its database is corrupt (%s)", self.root, exc)
+
+    async def _write_rest(self, changed: list[Memory], to_load: list[str]) -> int:
+        """Write these mirrors a batch at a time, the rows of `to_load` read back as committed now
+        (a sleep can change every memory of a large store). A closing pass stops once CLOSE_SECONDS
+        have passed; returns how many mirrors it left for the next open's heal."""
+        batch = mirror_heal.BATCH
+        for start in range(0, len(changed), batch):
+            if self._late():
+                return len(changed) - start + len(to_load)
+            await asyncio.to_thread(self._write, changed[start : start + batch], [], None)
+        for start in range(0, len(to_load), batch):
+            if self._late():
+                return len(to_load) - start
+            rows = await self._load(to_load[start : start + batch])
+            await asyncio.to_thread(self._write, rows, [], None)
+        return 0
 
     async def check(self) -> MirrorCheck:
         """Count the mirrors missing now, without waiting for a pass: a heal under way shows as
