@@ -88,9 +88,9 @@ def remaining(deadline: float | None, cap: float | None) -> float | None:
 def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPAWN_WAIT) -> socket.socket:
     """A connected socket to the daemon, starting it (bounded backoff, 5 s) when allowed.
 
-    A daemon that holds its lock but does not accept yet (its backlog full, or not listening yet)
-    is waited for, up to `patience` seconds; it is never taken for a dead one. With a `deadline`
-    (monotonic), every wait stops there too.
+    A daemon that holds its lock but does not accept yet (its backlog full, or not listening yet,
+    one this call spawned included) is waited for, up to `patience` seconds; it is never taken for
+    a dead one. With a `deadline` (monotonic), every wait stops there too.
     """
     path = socket_path()
     until = time.monotonic() + patience
@@ -112,9 +112,14 @@ def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPA
     from hippoctl import spawn as spawner
 
     spawn_at = spawner.start_daemon(deadline)
-    wait_until = time.monotonic() + SPAWN_WAIT
+    spawned = time.monotonic()
+    wait_until = spawned + SPAWN_WAIT
+    # A daemon that has taken its lock is starting, not failing (a loaded machine can take more
+    # than 5 s to load it): like a running one that is slow to accept, it gets `patience`.
+    starting_until = spawned + max(SPAWN_WAIT, patience)
     if deadline is not None:
         wait_until = min(wait_until, deadline)
+        starting_until = min(starting_until, deadline)
     attempt = 0
     while True:
         time.sleep(max(0.0, min(BACKOFF[min(attempt, len(BACKOFF) - 1)], wait_until - time.monotonic())))
@@ -127,6 +132,9 @@ def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPA
             spawner.spawn_daemon()
             spawn_at = None
         if time.monotonic() >= wait_until:
+            if wait_until < starting_until and daemon_holds_lock(path):
+                wait_until = starting_until
+                continue
             if deadline is not None and wait_until == deadline:
                 raise unreachable("hippod did not start within the time allowed")
             raise unreachable(f"hippod did not start within {SPAWN_WAIT:g} s; see {log_dir()}/hippod.log")

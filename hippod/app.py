@@ -15,6 +15,7 @@ from hippod import clock, daemon_state, spool_replay
 from hippod.auto_sleep import AutoSleep
 from hippod.handlers import serve as serve_handler
 from hippod.schedule import start_schedule
+from hippod.sd_notify import notify
 from hippod.server import Server
 from hippod.state import DaemonState
 from hippod.watchers import start_watchers
@@ -65,16 +66,6 @@ def _identity(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
-
-
-def notify(message: str) -> None:
-    """Send READY=1 / STOPPING=1 to systemd when it asked for notifications."""
-    target = os.environ.get("NOTIFY_SOCKET")
-    if not target:
-        return
-    address = "\0" + target[1:] if target.startswith("@") else target
-    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
-        sock.sendto(message.encode(), address)
 
 
 async def serve(state: DaemonState, config: dict[str, Any]) -> int:

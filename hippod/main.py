@@ -15,14 +15,14 @@ from typing import Any
 
 from hippoctl.protocol import ownership, paths
 from hippoctl.protocol.service_names import LAUNCHD_LABEL
+from hippoctl.protocol.spool import global_root
 from hippod import __version__, clock
-from hippod.app import new_state, notify, serve
 from hippod.config import LOG_LEVELS, load_daemon_config
 from hippod.lifecycle.strength import loss_aversion_from_env
 from hippod.lock import InstanceLock, LockFileError, lock_info
 from hippod.logfile import RotatingLog
 from hippod.probe import ping
-from hippod.store.stores import StoreRegistry
+from hippod.sd_notify import notify
 
 log = logging.getLogger("hippod")
 
@@ -138,8 +138,7 @@ def run(foreground: bool) -> int:
     clock.load_fake_now()
     sock = paths.socket_path()
     # daemon.json is read before logging starts because it holds the log settings.
-    registry = StoreRegistry()
-    daemon_config = load_daemon_config(registry.global_root)
+    daemon_config = load_daemon_config(global_root())
     config = daemon_config.values
     log_file = setup_logging(config["log"], foreground)
     notice = daemon_config.notice()
@@ -159,6 +158,12 @@ def run(foreground: bool) -> int:
     if running is not None:
         return already_running(running, sock)
     try:
+        # The daemon's own modules load only now that it holds the lock: a client that spawned it
+        # sees a daemon starting, and waits for it, however long a loaded machine takes to load them.
+        from hippod.app import new_state, serve
+        from hippod.store.stores import StoreRegistry
+
+        registry = StoreRegistry()
         state = new_state(
             registry, sock, log_file, loss_aversion_from_env(os.environ.get("HIPPO_LOSS_AVERSION_RATIO"))
         )

@@ -51,6 +51,44 @@ def test_client_spawns_missing_daemon(hippo: Hippo) -> None:
     assert hippo.wait_for(lambda: not hippo.pid_alive(pid), timeout=20)
 
 
+# Loaded on start-up by a daemon whose PYTHONPATH holds its folder: loading the daemon's modules
+# (after it has taken its lock) takes SLOW_LOAD_SECONDS, as on a machine busy with other work.
+SLOW_LOAD = """
+import sys, time
+
+class SlowLoad:
+    def find_spec(self, name, path=None, target=None):
+        if name == "hippod.app":
+            time.sleep({seconds})
+        return None
+
+sys.meta_path.insert(0, SlowLoad())
+"""
+SLOW_LOAD_SECONDS = 6
+
+
+def test_client_waits_for_a_spawned_daemon_that_is_slow_to_load(hippo: Hippo) -> None:
+    folder = os.path.join(hippo.root, "slow-load")
+    os.makedirs(folder)
+    Path(folder, "sitecustomize.py").write_text(SLOW_LOAD.format(seconds=SLOW_LOAD_SECONDS))
+    env = hippo.daemon_env(PYTHONPATH=folder)
+    done = hippo.ctl("remember", "Swifts sleep on the wing", env=env, timeout=60)
+    # Past the 5 s spawn window, the daemon holding its lock is waited for, not given up on.
+    assert done.returncode == 0, done.stderr
+    pid = hippo.json("daemon", "status")["pid"]
+    assert lock_pid(hippo.lock) == pid
+    results = hippo.json("recall", "swifts wing")["results"]
+    assert [r["content"] for r in results] == ["Swifts sleep on the wing"]
+
+    # A client with less time than that keeps to the spawn window.
+    hippo.ok("daemon", "stop")
+    assert hippo.wait_for(lambda: not hippo.pid_alive(pid), timeout=20)
+    done = hippo.ctl("--timeout", "3", "status", env=env, timeout=60)
+    assert done.returncode == 3, done.stderr
+    log = os.path.join(hippo.home, "logs", "hippod.log")
+    assert done.stderr.strip() == f"hippoctl: hippod did not start within 5 s; see {log}"
+
+
 def test_no_spawn_exits_3(hippo: Hippo) -> None:
     for args, env in (
         (["--no-spawn", "remember", "Heron waits by the weir"], hippo.env),
