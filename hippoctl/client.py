@@ -115,11 +115,13 @@ def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPA
     spawned = time.monotonic()
     wait_until = spawned + SPAWN_WAIT
     # A daemon that has taken its lock is starting, not failing (a loaded machine can take more
-    # than 5 s to load it): like a running one that is slow to accept, it gets `patience`.
+    # than 5 s to load it): like a running one that is slow to accept, it gets `patience`, for as
+    # long as it holds the lock.
     starting_until = spawned + max(SPAWN_WAIT, patience)
     if deadline is not None:
         wait_until = min(wait_until, deadline)
         starting_until = min(starting_until, deadline)
+    loading = False
     attempt = 0
     while True:
         time.sleep(max(0.0, min(BACKOFF[min(attempt, len(BACKOFF) - 1)], wait_until - time.monotonic())))
@@ -131,13 +133,17 @@ def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPA
             # The service manager took the request but no daemon answers yet: spawn one as well.
             spawner.spawn_daemon()
             spawn_at = None
-        if time.monotonic() >= wait_until:
-            if wait_until < starting_until and daemon_holds_lock(path):
-                wait_until = starting_until
-                continue
-            if deadline is not None and wait_until == deadline:
-                raise unreachable("hippod did not start within the time allowed")
-            raise unreachable(f"hippod did not start within {SPAWN_WAIT:g} s; see {log_dir()}/hippod.log")
+        if not loading and time.monotonic() < wait_until:
+            continue
+        if time.monotonic() < starting_until and daemon_holds_lock(path):
+            loading, wait_until = True, starting_until
+            continue
+        log = f"{log_dir()}/hippod.log"
+        if loading and time.monotonic() < starting_until:
+            raise unreachable(f"hippod exited while starting; see {log}")
+        if deadline is not None and wait_until == deadline:
+            raise unreachable("hippod did not start within the time allowed")
+        raise unreachable(f"hippod did not start within {wait_until - spawned:g} s; see {log}")
 
 
 class Silent(ClientError):

@@ -60,6 +60,7 @@ class SlowLoad:
     def find_spec(self, name, path=None, target=None):
         if name == "hippod.app":
             time.sleep({seconds})
+            {then}
         return None
 
 sys.meta_path.insert(0, SlowLoad())
@@ -70,7 +71,7 @@ SLOW_LOAD_SECONDS = 6
 def test_client_waits_for_a_spawned_daemon_that_is_slow_to_load(hippo: Hippo) -> None:
     folder = os.path.join(hippo.root, "slow-load")
     os.makedirs(folder)
-    Path(folder, "sitecustomize.py").write_text(SLOW_LOAD.format(seconds=SLOW_LOAD_SECONDS))
+    Path(folder, "sitecustomize.py").write_text(SLOW_LOAD.format(seconds=SLOW_LOAD_SECONDS, then="pass"))
     env = hippo.daemon_env(PYTHONPATH=folder)
     done = hippo.ctl("remember", "Swifts sleep on the wing", env=env, timeout=60)
     # Past the 5 s spawn window, the daemon holding its lock is waited for, not given up on.
@@ -87,6 +88,19 @@ def test_client_waits_for_a_spawned_daemon_that_is_slow_to_load(hippo: Hippo) ->
     assert done.returncode == 3, done.stderr
     log = os.path.join(hippo.home, "logs", "hippod.log")
     assert done.stderr.strip() == f"hippoctl: hippod did not start within 5 s; see {log}"
+
+
+def test_a_spawned_daemon_that_dies_while_loading_is_not_waited_for(hippo: Hippo) -> None:
+    folder = os.path.join(hippo.root, "broken-load")
+    os.makedirs(folder)
+    broken = 'raise ImportError("hippod.app is broken")'
+    Path(folder, "sitecustomize.py").write_text(SLOW_LOAD.format(seconds=SLOW_LOAD_SECONDS, then=broken))
+    # The client would wait up to its 600 s for a daemon holding its lock; this one lets go of it.
+    done = hippo.ctl("--timeout", "600", "status", env=hippo.daemon_env(PYTHONPATH=folder), timeout=120)
+    assert done.returncode == 3, done.stderr
+    log = os.path.join(hippo.home, "logs", "hippod.log")
+    assert done.stderr.strip() == f"hippoctl: hippod exited while starting; see {log}"
+    assert not hippo.answers()
 
 
 def test_no_spawn_exits_3(hippo: Hippo) -> None:
