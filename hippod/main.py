@@ -240,6 +240,15 @@ def main(argv: list[str] | None = None) -> int:
         if logging.getLogger().handlers:  # else logging's last resort would print the line again
             log.error("%s", exc)
         return 1
+    except Exception as exc:
+        # A fault of hippod's own, not of its input: the log keeps the traceback (a spawned
+        # daemon's stderr goes nowhere), the terminal gets one line.
+        if not logging.getLogger().handlers:
+            raise
+        log.exception("hippod stopped on an unexpected error")
+        where = os.path.join(paths.log_dir(), "hippod.log")
+        print(f"hippod: stopped on an unexpected error ({exc}); see {where}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -101,6 +101,10 @@ def test_a_spawned_daemon_that_dies_while_loading_is_not_waited_for(hippo: Hippo
     log = os.path.join(hippo.home, "logs", "hippod.log")
     assert done.stderr.strip() == f"hippoctl: hippod exited while starting; see {log}"
     assert not hippo.answers()
+    # The log it points to says why (a spawned daemon's stderr goes nowhere).
+    text = Path(log).read_text(encoding="utf-8")
+    assert "hippod stopped on an unexpected error" in text, text
+    assert "ImportError: hippod.app is broken" in text, text
 
 
 def test_no_spawn_exits_3(hippo: Hippo) -> None:
