@@ -37,7 +37,7 @@ from hippod.lifecycle.digest import refused
 from hippod.progress import Steps, reporting
 from hippod.request import RequestContext
 from hippod.store import imports as sql
-from hippod.store import memories
+from hippod.store import memories, rejections
 from hippod.store.import_probe import StoredProbe
 from hippod.store.imports import ImportedFile
 from hippod.store.records import Memory
@@ -195,7 +195,7 @@ async def _write(
                 plan.drop(await asyncio.to_thread(overlapping, texts, since), as_rejected=False)
             # The plan already refused what the tombstones it saw refuse; hashing every text again
             # on the event loop would hold up other requests for nothing.
-            tombstones = await sql.rejected_digests(conn, ctx.tenant) - rejected
+            tombstones = await rejections.all_digests(conn, ctx.tenant) - rejected
             if tombstones:
                 plan.drop(await asyncio.to_thread(_refused, plan, tombstones), as_rejected=True)
             steps.begin("writing memories", len(plan.rows))

@@ -13,7 +13,7 @@ from hippod.errors import HippoError
 from hippod.lifecycle import share as rules
 from hippod.lifecycle.digest import refused
 from hippod.request import RequestContext
-from hippod.store import memories, sharing
+from hippod.store import memories, rejections, sharing
 from hippod.store.records import Memory
 from hippod.store.stores import Store
 
@@ -71,7 +71,7 @@ async def auto_share(
             rejected[tenant] = (
                 set()
                 if global_store is None
-                else await sharing.rejected_digests(global_store.db.reader, tenant)
+                else await rejections.all_digests(global_store.db.reader, tenant)
             )
         key = rules.share_key(memory.content)
         if key in keys[tenant] or refused(memory.content, rejected[tenant]):
@@ -120,7 +120,7 @@ async def _to_global(
         return SharedItem(
             memory.id, present, score, already=True
         ), f"{memory.id} is already in the global store as {present}"
-    if refused(memory.content, await sharing.rejected_digests(global_store.db.reader, memory.tenant_id)):
+    if refused(memory.content, await rejections.all_digests(global_store.db.reader, memory.tenant_id)):
         raise HippoError(
             "rejected_value", "this text was rejected in the global store and cannot be copied there"
         )
@@ -211,7 +211,7 @@ async def sync(ctx: RequestContext, body: m.Sync) -> tuple[SyncReply, str]:
         )
     global_store = await ctx.global_store()
     present = set(await _keys(store, ctx.tenant))
-    rejected = await sharing.rejected_digests(store.db.reader, ctx.tenant)
+    rejected = await rejections.all_digests(store.db.reader, ctx.tenant)
     now = clock.iso(clock.now())
     copies: list[Memory] = []
     origins: list[str] = []

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from hippod.lifecycle.digest import refused
-from hippod.store import sharing
+from hippod.store import rejections
 from hippod.store.records import Memory
 from hippod.store.stores import Store
 
@@ -21,7 +21,7 @@ async def of_read(tenant: str, project: Store | None, global_: Store | None) -> 
         return frozenset()
     found: set[str] = set()
     for store in (project, global_):
-        found |= await sharing.rejected_digests(store.db.reader, tenant)
+        found |= await rejections.all_digests(store.db.reader, tenant)
     return frozenset(found)
 
 

@@ -23,8 +23,9 @@ from collections.abc import Collection, Iterable, Sequence
 from hippod.lifecycle.simjoin import SetIndex
 from hippod.recall.terms import stem
 from hippod.recall.tokenize import tokenize
-from hippod.store.imports import LIVE, LIVE_BY_ROW, REJECTED_DIGESTS
+from hippod.store.imports import LIVE, LIVE_BY_ROW
 from hippod.store.read_view import ReadView
+from hippod.store.rejections import ALL_DIGESTS
 
 _PER_STATEMENT = 500  # bound parameters, well under SQLite's limit
 # Probe tokens beyond the p that any overlap needs: each costs one more posting list to count,
@@ -77,7 +78,7 @@ class StoredProbe(ReadView):
 
     def rejected_digests(self) -> set[str]:
         """Every tombstoned digest of the tenant (memory-model.md §12)."""
-        rows = self._conn.execute(REJECTED_DIGESTS, (self.tenant,))
+        rows = self._conn.execute(ALL_DIGESTS, (self.tenant,))
         return {str(r[0]) for r in rows}
 
     def duplicates(self, sets: Sequence[frozenset[str]], positions: Sequence[int]) -> set[int]:

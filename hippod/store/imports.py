@@ -23,7 +23,6 @@ LIVE = "tenant_id = ? AND superseded_by IS NULL AND kind != 'archived'"
 # The same for rows picked by row number: unary + keeps SQLite from walking the tenant's index
 # instead of looking the numbers up (15 times slower at 100,000 memories).
 LIVE_BY_ROW = "+" + LIVE
-REJECTED_DIGESTS = "SELECT digest FROM rejected_values WHERE tenant_id = ?"
 
 
 async def live_texts(conn: aiosqlite.Connection, tenant: str, after_rowid: int = 0) -> tuple[int, list[str]]:
@@ -38,12 +37,6 @@ async def live_texts(conn: aiosqlite.Connection, tenant: str, after_rowid: int =
         f"SELECT content FROM memories WHERE rowid > ? AND {LIVE_BY_ROW}", (after_rowid, tenant)
     )
     return int(next(iter(top))[0]), [str(r[0]) for r in rows]
-
-
-async def rejected_digests(conn: aiosqlite.Connection, tenant: str) -> set[str]:
-    """Every tombstoned digest of the tenant (memory-model.md §12)."""
-    rows = await conn.execute_fetchall(REJECTED_DIGESTS, (tenant,))
-    return {str(r[0]) for r in rows}
 
 
 INSERT_BATCH = 1_000

@@ -20,6 +20,16 @@ class Rejection:
     normalized_chars: int
 
 
+# Every tombstoned digest of a tenant (a `?` for the tenant).
+ALL_DIGESTS = "SELECT digest FROM rejected_values WHERE tenant_id = ?"
+
+
+async def all_digests(conn: aiosqlite.Connection, tenant: str) -> set[str]:
+    """Every tombstoned digest of the tenant."""
+    rows = await conn.execute_fetchall(ALL_DIGESTS, (tenant,))
+    return {str(r[0]) for r in rows}
+
+
 async def add(conn: aiosqlite.Connection, tenant: str, r: Rejection) -> bool:
     """Tombstone a digest; False when it already was (the first reason stays)."""
     cursor = await conn.execute(

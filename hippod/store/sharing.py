@@ -16,11 +16,6 @@ async def contents(conn: aiosqlite.Connection, tenant: str) -> list[tuple[str, s
     return [(str(i), str(c)) for i, c in rows]
 
 
-async def rejected_digests(conn: aiosqlite.Connection, tenant: str) -> set[str]:
-    rows = await conn.execute_fetchall("SELECT digest FROM rejected_values WHERE tenant_id = ?", (tenant,))
-    return {str(r[0]) for r in rows}
-
-
 async def live_rows(conn: aiosqlite.Connection, tenant: str) -> list[Memory]:
     """Live, non-superseded memories of a tenant outside the buffer layer, oldest first."""
     rows = await conn.execute_fetchall(

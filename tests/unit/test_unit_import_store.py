@@ -10,7 +10,7 @@ from hippod.ingest.chunking import Chunk
 from hippod.ingest.import_core import nothing_stored, prepare
 from hippod.ingest.planner import plan_chunks
 from hippod.store import imports as sql
-from hippod.store import memories
+from hippod.store import memories, rejections
 from hippod.store.db import Database
 from hippod.store.records import Memory
 
@@ -79,7 +79,7 @@ async def test_rejected_digests_are_per_tenant(tmp_path: Path) -> None:
                 "INSERT INTO rejected_values (tenant_id, digest, reason, rejected_at, rejected_by, "
                 "normalized_chars) VALUES ('default', 'abc', 'r', '2026-01-01T00:00:00.000Z', 'cli', 3)"
             )
-        assert await sql.rejected_digests(db.reader, "default") == {"abc"}
-        assert await sql.rejected_digests(db.reader, "other") == set()
+        assert await rejections.all_digests(db.reader, "default") == {"abc"}
+        assert await rejections.all_digests(db.reader, "other") == set()
     finally:
         await db.close()
