@@ -63,17 +63,21 @@ class RequestContext:
         return path_tags(self.request.cwd)
 
     @staticmethod
-    async def _ready(store: Store) -> Store:
+    async def _ready(store: Store, *, settle: bool = True) -> Store:
         """The store, once its config.json parses (a request on a store whose settings cannot be read
-        fails, whether or not it would have read them: HippoError `bad_config`) and the bookkeeping
-        earlier replies left to write is in (a recall's strengthening is seen by the next request)."""
+        fails, whether or not it would have read them: HippoError `bad_config`) and, with `settle`,
+        the bookkeeping earlier replies left to write is in (a recall's strengthening is seen by the
+        next request)."""
         store.config_file.current()
-        await store.db.settled()
+        if settle:
+            await store.db.settled()
         return store
 
-    async def global_store(self) -> Store:
+    async def global_store(self, *, settle: bool = True) -> Store:
+        """The global store; `settle=False` for a caller that only queues a write (`write_soon`), which
+        the store's write lock already orders after the bookkeeping before it, so it need not wait."""
         registry = self.state.registry
-        return await self._ready(await registry.open(registry.global_root))
+        return await self._ready(await registry.open(registry.global_root), settle=settle)
 
     async def project_store(self) -> Store | None:
         root = self.state.registry.project_root_for(self.request.cwd)

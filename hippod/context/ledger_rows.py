@@ -42,7 +42,9 @@ async def queue(ctx: RequestContext, row: ledger.LedgerRow) -> None:
     """Queue `row` in the global store's ledger, stamped now; a store that cannot open drops it."""
     tenant, when = ctx.tenant, clock.now()
     try:
-        target = await ctx.global_store()
+        # Not settled: the row is queued behind the writes before it, and waiting for them here would
+        # put the recall's own strengthening, written after its reply, in front of that reply.
+        target = await ctx.global_store(settle=False)
     except HippoError:
         # Named and logged where the store was opened (a corrupt file, a full disk).
         return
