@@ -56,8 +56,13 @@ def remember_concurrent(sb: Sandbox, items: Sequence[tuple[str, list[str]]], cli
     return len(items) / elapsed
 
 
-def socket_recalls(sb: Sandbox, queries: Sequence[str]) -> tuple[list[float], list[int]]:
-    """Recall from this process through the socket: latency and results returned per query."""
+def socket_recalls(sb: Sandbox, queries: Sequence[str], gap: float = 0.0) -> tuple[list[float], list[int]]:
+    """Recall from this process through the socket: latency and results returned per query.
+
+    With `gap`, that many seconds pass after each reply, as between an agent's prompts: the write a
+    recall makes after its reply is then in before the next recall asks (back to back, the next one
+    waits for it).
+    """
     for q in queries[:WARMUP_RECALLS]:
         call(sb.sock, sb.home, sb.base, m.Recall(query=q))
     times: list[float] = []
@@ -70,6 +75,8 @@ def socket_recalls(sb: Sandbox, queries: Sequence[str]) -> tuple[list[float], li
             raise BenchError(f"recall failed: {reply.code}: {reply.message}")
         data = reply.data if isinstance(reply.data, dict) else {}
         results.append(len(data.get("results", [])))
+        if gap:
+            time.sleep(gap)
     return times, results
 
 

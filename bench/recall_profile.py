@@ -7,8 +7,9 @@ left), then measures, over the perf bench's 200 queries:
 * the floor: a socket round trip (`Ping` through the daemon), and with plain `sqlite3` on the same
   database file the bare FTS5 query (`MATCH ... ORDER BY rank LIMIT 200`, the match each recall
   makes) and the whole candidate statement recall runs (joined, filtered, tie-broken);
-* recall through the socket and in-process (`dispatch(ctx)`, the store opened here as the daemon
-  opens it), p50 / p99;
+* recall through the socket, back to back and 50 ms apart (as between prompts, so the
+  strengthening each recall writes after its reply is in before the next asks), and in-process
+  (`dispatch(ctx)`, the store opened here as the daemon opens it), p50 / p99;
 * each thread's CPU per in-process recall (the event loop, the reader, the writer that records the
   strengthening after the reply);
 * a cProfile of the in-process recalls: the stages' shares of the event loop's time, and the top
@@ -56,6 +57,10 @@ from hippod.recall import narrow
 from hippod.recall.terms import query_terms
 from hippod.recall.tokenize import fts_match_expression
 from hippod.store import memories
+
+# A pause after each socket recall, as between prompts, for the second socket figure: the strengthening
+# each recall writes after its reply is then in before the next recall asks.
+PROMPT_GAP = 0.05
 
 # The stages of a recall, each the cumulative time of the function that does it (cProfile names).
 STAGES = (
@@ -213,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         _wait_healed(sb)
         pings = _timed(lambda _: call(sb.sock, sb.home, sb.base, m.Ping()), range(300))
         via_socket, _ = socket_recalls(sb, queries)
+        spaced, _ = socket_recalls(sb, queries, gap=PROMPT_GAP)
         stop_daemon(proc)
         floor = sql_floor(sb.home, queries)
         with sandbox_environ(sb):
@@ -226,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     print(_row("floor: socket round trip (Ping, connect + hello + reply)", pings))
     for label, values in floor.items():
         print(_row(f"floor: {label}", values))
-    print(_row("recall through the socket", via_socket))
+    print(_row("recall through the socket, back to back", via_socket))
+    print(_row(f"recall through the socket, {PROMPT_GAP * 1e3:.0f} ms apart", spaced))
     print(_row("recall in-process, dispatch(ctx)", times))
     print("\nCPU per in-process recall, by thread (ms; the writer records the strengthening after the reply)")
     for name, value in sorted(cpu.items(), key=lambda kv: -kv[1]):
