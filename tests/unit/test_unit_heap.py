@@ -50,6 +50,7 @@ def _word(n: int) -> str:
             return "zq" + letters
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the RSS from /proc")
 def test_give_back_frees_the_arenas_the_stem_cache_kept() -> None:
     # Work that meets a new word now and then among many short-lived small objects, as an import
     # does: each cache entry lands in the arena of the moment, and keeps it once the rest is freed.
