@@ -15,7 +15,7 @@ from hippoctl import __version__
 from hippoctl.protocol import errors, ownership
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import FrameError, pack, recv_frame
-from hippoctl.protocol.paths import lock_path, log_dir, socket_path
+from hippoctl.protocol.paths import lock_path, log_file, socket_path
 from hippoctl.protocol.version import PROTOCOL
 
 CONNECT_TIMEOUT = 0.25
@@ -138,7 +138,7 @@ def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPA
         if time.monotonic() < starting_until and daemon_holds_lock(path):
             loading, wait_until = True, starting_until
             continue
-        log = f"{log_dir()}/hippod.log"
+        log = log_file()
         if loading and time.monotonic() < starting_until:
             raise unreachable(f"hippod exited while starting; see {log}")
         if deadline is not None and wait_until == deadline:

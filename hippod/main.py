@@ -40,9 +40,8 @@ class StartupError(Exception):
 
 def setup_logging(settings: dict[str, Any], foreground: bool) -> str:
     """Rotating hippod.log (5 MiB x 3 by default); stderr too in the foreground. Returns the log path."""
-    folder = paths.log_dir()
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    log_file = os.path.join(folder, "hippod.log")
+    log_file = paths.log_file()
+    os.makedirs(os.path.dirname(log_file), mode=0o700, exist_ok=True)
     try:
         handler: logging.Handler = RotatingLog(
             log_file, maxBytes=settings["maxBytes"], backupCount=settings["backups"], encoding="utf-8"
@@ -202,7 +201,7 @@ def detach() -> int:
             break
         time.sleep(0.05)
     print(
-        f"hippod: did not start within {DETACH_WAIT_SECONDS:g} s; see {paths.log_dir()}/hippod.log",
+        f"hippod: did not start within {DETACH_WAIT_SECONDS:g} s; see {paths.log_file()}",
         file=sys.stderr,
     )
     return 1
@@ -246,8 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         if not logging.getLogger().handlers:
             raise
         log.exception("hippod stopped on an unexpected error")
-        where = os.path.join(paths.log_dir(), "hippod.log")
-        print(f"hippod: stopped on an unexpected error ({exc}); see {where}", file=sys.stderr)
+        print(f"hippod: stopped on an unexpected error ({exc}); see {paths.log_file()}", file=sys.stderr)
         return 1
 
 

@@ -99,3 +99,8 @@ def log_dir(env: Mapping[str, str] = os.environ) -> str:
     if not state or not os.path.isabs(state):
         state = os.path.join(user, ".local", "state")
     return os.path.join(state, APP, "log")
+
+
+def log_file(env: Mapping[str, str] = os.environ) -> str:
+    """hippod.log itself, in `log_dir`: where the daemon writes and where failures point."""
+    return os.path.join(log_dir(env), "hippod.log")

@@ -98,9 +98,8 @@ async def _locked_run(
 ) -> SleepReply:
     lock = state.sleep_locks.setdefault(store.root, asyncio.Lock())
     async with lock:
-        # Before as well as after: what the work since the last sleep left pinned (the stem cache's
-        # entries among the remembers' freed objects, heap.give_back) would be the floor of its peak.
-        # malloc_trim walks the heap: off the loop, like the planning it tidies up after.
+        # Before as well as after (off the loop: malloc_trim walks the heap): what the work since the
+        # last sleep left pinned (heap.give_back) would otherwise be the floor of this one's peak.
         await asyncio.to_thread(heap.give_back)
         try:
             return await _sleep(state, store, options, say if options.progress else None, holder[0])
