@@ -27,7 +27,8 @@ from hippod.state import DaemonState
 from hippod.store import agent_links, memories, rejections
 from hippod.store import dormant as dormant_store
 from hippod.store.agent_links import Link
-from hippod.store.mirrors import dormant_file, render
+from hippod.store.mirror_text import render
+from hippod.store.mirrors import dormant_file
 from hippod.store.overlap import find_overlapping
 from hippod.store.records import Memory
 from hippod.store.stores import Store

@@ -27,7 +27,8 @@ from hippod.state import DaemonState
 from hippod.store import conflict_mirror, ledger
 from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME
-from hippod.store.mirrors import dormant_file, render
+from hippod.store.mirror_text import render
+from hippod.store.mirrors import dormant_file
 from hippod.store.sleep_snapshot import SnapshotReader
 from hippod.store.stores import Store
 

@@ -58,6 +58,7 @@ STORE_DEFAULTS: dict[str, Any] = {
         "paths": {},
     },
     "memoryValue": {"enabled": False},
+    "mirrors": {"layout": "memory"},
 }
 
 

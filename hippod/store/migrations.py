@@ -12,6 +12,7 @@ from collections.abc import Callable
 from hippod.lifecycle.digest import content_digest
 from hippod.store.migrations_cards import m011_cards
 from hippod.store.migrations_http import m010_http
+from hippod.store.migrations_mirrors import m012_mirror_days
 
 
 def m001_initial(conn: sqlite3.Connection) -> None:
@@ -366,6 +367,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m009_digest_normalisation,
     m010_http,
     m011_cards,
+    m012_mirror_days,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

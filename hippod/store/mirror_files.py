@@ -109,6 +109,30 @@ def write_in(where: Folder, name: str, text: str) -> None:
         raise
 
 
+def append_in(where: Folder, name: str, text: str, size: int) -> int | None:
+    """Append text to the regular file `name` in the folder when it is `size` bytes long now; its
+    new size, or None when it is missing, is a link or anything but a regular file, or has another
+    size (someone else changed it: the caller rewrites it whole)."""
+    path, fd = _at(where, name)
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_APPEND | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ELOOP, errno.EISDIR):
+            return None
+        raise
+    try:
+        st = os.fstat(handle)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+            return None
+        data = memoryview(text.encode("utf-8"))
+        size += len(data)
+        while data:
+            data = data[os.write(handle, data) :]
+    finally:
+        os.close(handle)
+    return size
+
+
 def read_in(where: Folder, name: str) -> str | None:
     """The text of the regular file `name` in the folder; None when it is missing, is a link or
     anything but a regular file, or is not UTF-8."""
@@ -126,13 +150,21 @@ def read_in(where: Folder, name: str) -> str | None:
             return None
 
 
-def remove_in(where: Folder, name: str) -> bool:
-    """Remove `name` from the folder (a link itself, never its target); whether it was there."""
+def remove_in(where: Folder, name: str, *, folder: bool = False) -> bool:
+    """Remove `name` from the folder (a link itself, never its target), or with `folder` the
+    subfolder `name` when it is empty; whether it went."""
     path, fd = _at(where, name)
     try:
-        os.unlink(path, dir_fd=fd)
+        if folder:
+            os.rmdir(path, dir_fd=fd)
+        else:
+            os.unlink(path, dir_fd=fd)
     except FileNotFoundError:
         return False
+    except OSError:
+        if not folder:
+            raise
+        return False  # not empty
     return True
 
 
@@ -144,6 +176,12 @@ def entries_in(where: Folder) -> list[tuple[str, bool]]:
             for entry in entries
             if not entry.is_dir(follow_symlinks=False)
         ]
+
+
+def folders_in(where: Folder) -> list[str]:
+    """The names of the folder's plain subfolders (links to folders are not listed)."""
+    with os.scandir(where) as entries:
+        return [entry.name for entry in entries if entry.is_dir(follow_symlinks=False)]
 
 
 def write(root: str, relative: str, text: str) -> None:

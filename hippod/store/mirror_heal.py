@@ -13,6 +13,7 @@ import asyncio
 import errno
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,8 @@ FOLDERS = (*MEMORY_DIRS, DORMANT_DIR, CONFLICT_DIR)
 # Continuity mirrors share buffer/ with buffer-layer memories; they are kept by their own writer.
 _CONTINUITY = ("active-task", "recent-session")
 BATCH = 1000
+_YEAR = re.compile(r"[0-9]{4}")
+_MONTH = re.compile(r"[0-9]{2}")
 _SELECT = ", ".join(COLUMNS)
 
 
@@ -53,11 +56,13 @@ def _ours(folder: str, name: str) -> bool:
     return name.endswith(".md") or name.endswith(mirror_files.TEMP_SUFFIX)
 
 
-async def wanted(conn: aiosqlite.Connection) -> dict[str, set[str]]:
-    """The mirror file names the database calls for, by folder."""
+async def wanted(conn: aiosqlite.Connection, *, memories: bool = True) -> dict[str, set[str]]:
+    """The mirror file names the database calls for, by folder (with `memories` False, only the
+    dormant and conflict ones: the day layout counts its own)."""
     names: dict[str, set[str]] = {folder: set() for folder in FOLDERS}
-    for memory_id, layer in await conn.execute_fetchall("SELECT id, layer FROM memories"):
-        names.setdefault(str(layer), set()).add(f"{memory_id}.md")
+    if memories:
+        for memory_id, layer in await conn.execute_fetchall("SELECT id, layer FROM memories"):
+            names.setdefault(str(layer), set()).add(f"{memory_id}.md")
     for (memory_id,) in await conn.execute_fetchall("SELECT id FROM dormant_memories"):
         names[DORMANT_DIR].add(f"{memory_id}.md")
     for (number,) in await conn.execute_fetchall("SELECT id FROM memory_conflicts WHERE status = 'open'"):
@@ -120,9 +125,9 @@ def _failed(healed: Healed, path: str, exc: OSError, count: int) -> None:
         healed.errors.append(mirror_files.describe(path, exc))
 
 
-def _remove_extra(root: str, names: dict[str, set[str]], healed: Healed) -> None:
-    """Remove hippod's files in the mirror folders that no row accounts for."""
-    for folder in FOLDERS:
+def remove_extra(root: str, names: dict[str, set[str]], healed: Healed, folders: tuple[str, ...]) -> None:
+    """Remove hippod's files in these mirror folders that no row accounts for."""
+    for folder in folders:
         try:
             with mirror_files.folder(root, folder, create=False) as fd:
                 for name, _ in mirror_files.entries_in(fd):
@@ -151,15 +156,48 @@ def count_missing(root: str, names: dict[str, set[str]]) -> int:
     return missing
 
 
-async def reconcile(conn: aiosqlite.Connection, root: str, render: Callable[[Memory], str]) -> Healed:
-    """Heal the mirrors of the store at root from its database (read through conn).
+def remove_day_files(root: str, folder: str, keep: set[str], healed: Healed) -> None:
+    """Remove hippod's files in the day layout's `YYYY/MM/` folders under a layer folder but those
+    in `keep` (paths relative to the layer folder), and the year and month folders left empty."""
+    try:
+        with mirror_files.folder(root, folder, create=False) as layer_fd:
+            for year in mirror_files.folders_in(layer_fd):
+                if not _YEAR.fullmatch(year):
+                    continue
+                with mirror_files.folder(root, f"{folder}/{year}", create=False) as year_fd:
+                    for month in mirror_files.folders_in(year_fd):
+                        if not _MONTH.fullmatch(month):
+                            continue
+                        with mirror_files.folder(root, f"{folder}/{year}/{month}", create=False) as fd:
+                            for name, _ in mirror_files.entries_in(fd):
+                                if _ours(folder, name) and f"{year}/{month}/{name}" not in keep:
+                                    healed.removed += mirror_files.remove_in(fd, name)
+                        mirror_files.remove_in(year_fd, month, folder=True)
+                mirror_files.remove_in(layer_fd, year, folder=True)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        _failed(healed, os.path.join(root, folder), exc, 0)
+
+
+async def reconcile(
+    conn: aiosqlite.Connection,
+    root: str,
+    render: Callable[[Memory], str],
+    *,
+    memories: bool = True,
+    healed: Healed | None = None,
+) -> Healed:
+    """Heal the mirrors of the store at root from its database (read through conn); with `memories`
+    False only the dormant and conflict ones, added to what the day layout's healing did (`healed`,
+    store/mirror_days.py).
 
     The names kept are those of the rows read here, so a file this pass writes is never taken
     for a stray; a row that changes meanwhile has its own mirror pass queued after this one.
     """
-    healed = Healed()
+    healed = healed or Healed()
     names: dict[str, set[str]] = {folder: set() for folder in FOLDERS}
-    for table in ("memories", "dormant_memories"):
+    for table in ("memories", "dormant_memories") if memories else ("dormant_memories",):
         folder = None if table == "memories" else DORMANT_DIR
         async for rows in _batches(conn, table):
             for where, name in await asyncio.to_thread(_heal_rows, root, rows, folder, render, healed):
@@ -170,7 +208,17 @@ async def reconcile(conn: aiosqlite.Connection, root: str, render: Callable[[Mem
             conflicts[(CONFLICT_DIR, os.path.basename(path))] = text
             names[CONFLICT_DIR].add(os.path.basename(path))
     await asyncio.to_thread(_sync, root, conflicts, healed)
-    await asyncio.to_thread(_remove_extra, root, names, healed)
+    folders = FOLDERS if memories else (DORMANT_DIR, CONFLICT_DIR)
+    await asyncio.to_thread(remove_extra, root, names, healed, folders)
+    if memories:  # the day layout's files, left by a store that used it
+        for folder in MEMORY_DIRS:
+            await asyncio.to_thread(remove_day_files, root, folder, set(), healed)
+    log_healed(root, healed)
+    return healed
+
+
+def log_healed(root: str, healed: Healed) -> None:
+    """One line when a healing pass changed or failed anything."""
     if healed.written or healed.removed or healed.failed:
         log.info(
             "mirrors of %s healed: %d written, %d removed, %d failed%s",
@@ -180,4 +228,3 @@ async def reconcile(conn: aiosqlite.Connection, root: str, render: Callable[[Mem
             healed.failed,
             "".join(f"; {e}" for e in healed.errors),
         )
-    return healed

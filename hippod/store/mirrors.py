@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import aiosqlite
 
 from hippod import clock
-from hippod.store import mirror_files, mirror_heal, sqlite_errors
+from hippod.store import mirror_days, mirror_files, mirror_heal, sqlite_errors
 from hippod.store.mirror_heal import MEMORY_DIRS
+from hippod.store.mirror_text import render
 from hippod.store.records import Memory
 
 log = logging.getLogger("hippod.mirrors")
@@ -41,54 +42,7 @@ BOOKKEEPING_SECONDS = 60.0
 # At shutdown the pending mirrors are written for at most this long; the rest are stale until the
 # next open heals them. A large import just before a stop leaves ~100,000 of them (a minute or more).
 CLOSE_SECONDS = 10.0
-
-
-def _scalar(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(str(v) for v in value) + "]"
-    return str(value)
-
-
-def render(memory: Memory) -> str:
-    """The mirror file: YAML front matter, a blank line, then the content verbatim."""
-    fields: list[tuple[str, object]] = [
-        ("id", memory.id),
-        ("created", memory.created),
-        ("last_retrieved", memory.last_retrieved),
-        ("retrieval_count", memory.retrieval_count),
-        ("strength", round(memory.strength, 4)),
-        ("half_life_days", _half_life(memory.half_life_days)),
-        ("layer", memory.layer),
-        ("tags", memory.tags),
-        ("emotional_valence", memory.emotional_valence),
-        ("schema_fit", memory.schema_fit),
-        ("source", memory.source),
-        ("outcome_positive", memory.outcome_positive),
-        ("outcome_negative", memory.outcome_negative),
-        ("conflicts_with", memory.conflicts_with),
-        ("pinned", memory.pinned),
-        ("confidence", memory.confidence),
-        ("parents", memory.parents),
-        ("kind", memory.kind),
-        ("scope", memory.scope),
-        ("owner", memory.owner),
-        ("artifact_ref", memory.artifact_ref),
-        ("superseded_by", memory.superseded_by),
-    ]
-    if memory.tenant_id != "default":
-        fields.append(("tenant_id", memory.tenant_id))
-    if memory.origin_project is not None:
-        fields.append(("origin_project", memory.origin_project))
-    front = "\n".join(f"{key}: {_scalar(value)}" for key, value in fields)
-    return f"---\n{front}\n---\n\n{memory.content}\n"
-
-
-def _half_life(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else value
+LAYOUTS = ("memory", "day")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +63,10 @@ class MirrorWriter:
     changed it in SQL (`changed_ids`); those rows are read back at the pass, as committed then.
     Ids whose only change is a recall's bookkeeping (`touched`) wait for a later pass, at most
     BOOKKEEPING_SECONDS. Passes never overlap, so healing never sees a pass half done.
+
+    `layout` gives the store's `mirrors.layout`, read at each pass: `memory` (a file per memory,
+    memory-model.md §2) or `day` (a file per layer and day, store/mirror_days.py). A change of
+    layout heals the folders into the new one.
     """
 
     def __init__(
@@ -117,8 +75,12 @@ class MirrorWriter:
         load: Callable[[list[str]], Awaitable[list[Memory]]],
         stats: Callable[[], Awaitable[dict[str, object]]],
         reader: Callable[[], aiosqlite.Connection],
+        layout: Callable[[], str] = lambda: "memory",
     ) -> None:
         self.root = root
+        self._layout = layout
+        self.layout: str | None = None  # as of the last pass
+        self._days = mirror_days.DayMirrors(root)
         self._load = load
         self._stats = stats
         self._reader = reader
@@ -137,6 +99,7 @@ class MirrorWriter:
         self._hurry = asyncio.Event()  # something besides bookkeeping is pending
         self._closed = False
         self._close_by: float | None = None  # time.monotonic() past which a closing pass stops
+        self._refused: object = None  # the unknown layout last warned about
 
     def changed(self, memories: Iterable[Memory]) -> None:
         for memory in memories:
@@ -151,7 +114,10 @@ class MirrorWriter:
         self._schedule()
 
     def touched(self, ids: Iterable[str]) -> None:
-        """Memories whose only change is a recall's bookkeeping: mirrored within BOOKKEEPING_SECONDS."""
+        """Memories whose only change is a recall's bookkeeping: mirrored within BOOKKEEPING_SECONDS
+        (day files leave those fields out)."""
+        if self.layout == "day":
+            return
         self._touched.update(ids)
         self._schedule(lazy=True)
 
@@ -216,7 +182,17 @@ class MirrorWriter:
             self._files.clear()
             stats_due, self._stats_due = self._stats_due, False
             heal, self._heal_due = self._heal_due and not self._closed, False
+            layout = self._current_layout()
+            if layout != self.layout:
+                if self.layout is not None:
+                    log.info("mirrors of %s: layout %s -> %s; healing", self.root, self.layout, layout)
+                self.layout = layout
+                self._days.forget()
+                heal = heal or not self._closed
             try:
+                if layout == "day":
+                    await self._day_pass(list(pending), files, stats_due or bool(pending or deleted), heal)
+                    return
                 changed = [memory for memory in pending.values() if memory is not None]
                 to_load = [memory_id for memory_id, memory in pending.items() if memory is None]
                 batch = mirror_heal.BATCH
@@ -246,6 +222,39 @@ class MirrorWriter:
                 else:  # the request that met it set the store aside and named it
                     log.warning("mirror pass skipped for %s: its database is corrupt (%s)", self.root, exc)
 
+    async def _day_pass(
+        self, ids: list[str], files: dict[str, str | None], stats_due: bool, heal: bool
+    ) -> None:
+        """A pass in the day layout: stats.json, the day files of changed memories and of the days that
+        lost one (or, when healing, all of them), then the other files."""
+        if stats_due:
+            stats = await self._stats()
+            await asyncio.to_thread(self._write, [], [], stats)
+        if files:
+            await asyncio.to_thread(self._write_files, files)
+        if self._days.mark is None and self._closed:
+            return  # never healed in this layout: the next open heals
+        if heal or self._days.mark is None:
+            healed = await self._days.reconcile(self._reader())
+            self.healed += healed.written
+            self.removed += healed.removed
+            self.healed_at = clock.iso(clock.now())
+        else:
+            await self._days.write(self._reader(), ids)
+
+    def _current_layout(self) -> str:
+        """The store's mirror layout now; an unreadable config keeps the last one."""
+        try:
+            value = self._layout()
+        except Exception:
+            return self.layout or "memory"
+        if value not in LAYOUTS:
+            if value != self._refused:
+                log.warning("mirrors of %s: unknown mirrors.layout %r; using %r", self.root, value, "memory")
+                self._refused = value
+            return "memory"
+        return value
+
     async def _write_rest(self, changed: list[Memory], to_load: list[str]) -> int:
         """Write these mirrors a batch at a time, the rows of `to_load` read back as committed now
         (a sleep can change every memory of a large store). A closing pass stops once CLOSE_SECONDS
@@ -265,7 +274,10 @@ class MirrorWriter:
     async def check(self) -> MirrorCheck:
         """Count the mirrors missing now, without waiting for a pass: a heal under way shows as
         missing files and no `healed_at` yet."""
-        names = await mirror_heal.wanted(self._reader())
+        if self._current_layout() == "day":
+            names = await mirror_days.wanted(self._reader())
+        else:
+            names = await mirror_heal.wanted(self._reader())
         missing = await asyncio.to_thread(mirror_heal.count_missing, self.root, names)
         return MirrorCheck(missing, self.healed, self.removed, self.healed_at)
 

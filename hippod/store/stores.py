@@ -63,7 +63,9 @@ class Store:
         self.fts5 = fts5
         self.project = "" if kind == "global" else os.path.basename(os.path.dirname(root))
         self.last_used = time.monotonic()
-        self.mirrors = MirrorWriter(root, self._load, self._stats, lambda: self.db.reader)
+        self.mirrors = MirrorWriter(
+            root, self._load, self._stats, lambda: self.db.reader, self._mirror_layout
+        )
         self.config_file = store_config.ConfigFile(root)
         self.embedder = embedder
         self.embed_queue = EmbedQueue(db, self.embed_settings, embedder)
@@ -76,6 +78,10 @@ class Store:
     def config(self) -> dict[str, Any]:
         """config.json over the defaults; HippoError `bad_config` while the file does not parse."""
         return self.config_file.current()
+
+    def _mirror_layout(self) -> str:
+        """config.json's `mirrors.layout` (store/mirrors.py)."""
+        return str(self.config["mirrors"]["layout"])
 
     def embed_settings(self) -> Settings:
         return settings(self.config)

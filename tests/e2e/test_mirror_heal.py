@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from e2e.sleep_support import project
 from hippoctl.protocol import messages as m
 from hippod.store.memories import row_to_memory
-from hippod.store.mirrors import dormant_file, render
+from hippod.store.mirror_text import render
+from hippod.store.mirrors import dormant_file
 from hippod.store.records import COLUMNS
 
 if TYPE_CHECKING:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from hippod.store import db as dbmod
 from hippod.store import memories, mirror_heal
-from hippod.store.mirrors import MirrorWriter, render
+from hippod.store.mirror_text import render
+from hippod.store.mirrors import MirrorWriter
 from hippod.store.records import Memory
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from hippod.store import db as dbmod
 from hippod.store import memories, mirrors
-from hippod.store.mirrors import MirrorWriter, render
+from hippod.store.mirror_text import render
+from hippod.store.mirrors import MirrorWriter
 from hippod.store.records import Memory
 
 
