@@ -184,11 +184,11 @@ class MirrorWriter:
             heal, self._heal_due = self._heal_due and not self._closed, False
             layout = self._current_layout()
             if layout != self.layout:
-                if self.layout is not None:
+                if self.layout is not None:  # not the first pass: move the folders into the new layout
                     log.info("mirrors of %s: layout %s -> %s; healing", self.root, self.layout, layout)
+                    heal = heal or not self._closed
                 self.layout = layout
                 self._days.forget()
-                heal = heal or not self._closed
             try:
                 if layout == "day":
                     await self._day_pass(list(pending), files, stats_due or bool(pending or deleted), heal)
@@ -211,12 +211,14 @@ class MirrorWriter:
                     self.removed += healed.removed
                     self.healed_at = clock.iso(clock.now())
             except OSError as exc:
+                self._days.forget()  # what it had learnt may not have reached the files: heal next
                 if exc.errno != errno.ENOSPC:
                     log.exception("mirror pass failed for a store")
                     return
                 # A full disk is the store's condition, not a fault of the pass: one line, no stack.
                 log.warning("mirror pass skipped for %s: the disk is full (%s)", self.root, exc.strerror)
             except Exception as exc:
+                self._days.forget()
                 if not sqlite_errors.is_corrupt(exc):
                     log.exception("mirror pass failed for a store")
                 else:  # the request that met it set the store aside and named it

@@ -81,7 +81,8 @@ class Store:
 
     def _mirror_layout(self) -> str:
         """config.json's `mirrors.layout` (store/mirrors.py)."""
-        return str(self.config["mirrors"]["layout"])
+        mirrors = self.config["mirrors"]
+        return str(mirrors.get("layout") if isinstance(mirrors, dict) else mirrors)
 
     def embed_settings(self) -> Settings:
         return settings(self.config)

@@ -240,3 +240,16 @@ async def test_status_counts_missing_day_files(
     assert (await writer.check()).missing == 0
     assert (root / "episodic/2026/11/2026-11-30.md").is_file()
     await writer.close()
+
+
+async def test_an_unknown_layout_is_named_and_the_default_kept(
+    database: dbmod.Database,
+    make_memory: Callable[..., Memory],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rows = [make_memory("one", created=DAY1)]
+    writer, root = await _healed(database, rows, tmp_path, Layout("weekly"))
+    assert _md_files(root) == [f"episodic/{rows[0].id}.md"]
+    assert "unknown mirrors.layout 'weekly'; using 'memory'" in caplog.text
+    await writer.close()
