@@ -63,7 +63,7 @@ def git_costs(repo: str, label: str, size: int) -> str:
     )
 
 
-def _new_repo(path: str) -> str:
+def new_repo(path: str) -> str:
     os.makedirs(os.path.join(path, ".hippo"))
     subprocess.run(["git", "init", "-q", path], check=True)
     # No `git gc --auto` after the commit: it would pack the objects in the background while the
@@ -82,7 +82,7 @@ def _new_repo(path: str) -> str:
 
 def of_store(sb: Sandbox, size: int, layouts: bool) -> list[str]:
     """The git costs of the store's mirrors as they are, and with `layouts` of the two others."""
-    flat = _new_repo(os.path.join(sb.base, "proj-flat"))
+    flat = new_repo(os.path.join(sb.base, "proj-flat"))
     for folder in FOLDERS:
         source = os.path.join(sb.home, folder)
         if os.path.isdir(source):
@@ -107,7 +107,7 @@ def time_layouts(
     """Write the mirror texts in each layout into a fresh repo's `.hippo/`, then time git there."""
     rows: list[str] = []
     for label in labels:
-        repo = _new_repo(os.path.join(base, f"proj-{label}"))
+        repo = new_repo(os.path.join(base, f"proj-{label}"))
         started = time.perf_counter()
         written = _write_layout(os.path.join(repo, ".hippo"), label, texts)
         took = time.perf_counter() - started
