@@ -17,12 +17,17 @@ from typing import Any
 from hippoctl.protocol.replies_doctor import FAIL, WARN, Check, StoreCounts
 from hippod import clock
 from hippod.doctor import Findings, hippoctl
+from hippod.errors import HippoError
 from hippod.store import sqlite_errors
+from hippod.store.config import ConfigFile
 from hippod.store.db import APPLICATION_ID, DB_NAME
 from hippod.store.migrations import SCHEMA_VERSION
 
 # A compaction row still pending this long after pre-compact never got its post-compact (ingest.md §8).
 PENDING_MINUTES = 10
+# Past this many memories, one mirror file each costs a project that commits them (bench/RESULTS.md,
+# "Mirrors: what a million files cost"): doctor suggests the day layout.
+MANY_MIRRORS = 100_000
 _SHOWN_PROBLEMS = 3
 
 
@@ -239,3 +244,20 @@ def _softer(found: Findings, facts: StoreFacts, status_cmd: str) -> None:
         )
     elif not facts.fts5_table and facts.tables > 0:
         found.add(WARN, f"{facts.db} has no full-text index yet", status_cmd)
+    memories = facts.counts.memories if facts.counts is not None else 0
+    if memories >= MANY_MIRRORS and _mirror_layout(facts.root) == "memory":
+        found.add(
+            WARN,
+            f"{memories:,} memories make as many mirror files in {facts.root}",
+            f'set "mirrors": {{"layout": "day"}} in {os.path.join(facts.root, "config.json")} for one '
+            "file per layer and day",
+        )
+
+
+def _mirror_layout(root: str) -> str | None:
+    """The store's mirrors.layout; None when its config.json does not parse (the Config check says so)."""
+    try:
+        mirrors = ConfigFile(root).current()["mirrors"]
+    except HippoError:
+        return None
+    return str(mirrors.get("layout")) if isinstance(mirrors, dict) else None

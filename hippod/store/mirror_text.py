@@ -10,7 +10,7 @@ from hippod.store.records import Memory
 # What a recall changes. The day layout leaves these out, so recalls never rewrite a day file.
 BOOKKEEPING = frozenset({"last_retrieved", "retrieval_count", "strength", "half_life_days"})
 UNDATED = "undated"
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def _scalar(value: object) -> str:

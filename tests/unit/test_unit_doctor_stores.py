@@ -183,3 +183,18 @@ def test_stale_pending_compactions_are_counted(tmp_path: Path) -> None:
 def test_counts_of_a_store_that_cannot_be_read_say_why(tmp_path: Path) -> None:
     missing = stores.counts_of(stores.inspect(str(tmp_path / "none"), "global", NOW))
     assert missing.error == "no database yet" and missing.memories == 0
+
+
+def test_a_large_store_with_a_file_per_memory_is_pointed_at_the_day_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stores, "MANY_MIRRORS", 3)
+    root = _store(tmp_path)
+    plant(os.path.join(root, dbmod.DB_NAME), [make("one"), make("two"), make("three")])
+    [check] = stores.store_check(stores.inspect(root, "global", NOW))
+    assert check.status == "warn"
+    assert f"3 memories make as many mirror files in {root}" in check.message
+    assert check.fix is not None and '"mirrors": {"layout": "day"}' in check.fix
+    Path(root, "config.json").write_text('{"mirrors": {"layout": "day"}}', encoding="utf-8")
+    [check] = stores.store_check(stores.inspect(root, "global", NOW))
+    assert check.status == "ok"
