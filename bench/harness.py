@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -284,11 +285,30 @@ class CpuMeter:
 # --- disk -----------------------------------------------------------------------------------------
 
 
+_SECTION = re.compile(rb"^## [a-z]+_[0-9a-f]+$", re.MULTILINE)
+
+
 def count_mirrors(home: str) -> int:
+    """The memories mirrored under a store root: a file each in a layer folder, or a `## <id>`
+    section each in the day layout's `YYYY/MM/` files (store/mirror_days.py)."""
     total = 0
     for layer in MEMORY_DIRS:
         with contextlib.suppress(FileNotFoundError), os.scandir(os.path.join(home, layer)) as entries:
-            total += sum(1 for e in entries if e.name.endswith(".md"))
+            for entry in entries:
+                if entry.is_dir() and entry.name.isdigit():
+                    total += _day_sections(entry.path)
+                elif entry.name.endswith(".md"):
+                    total += 1
+    return total
+
+
+def _day_sections(year: str) -> int:
+    total = 0
+    for folder, _, names in os.walk(year):
+        for name in names:
+            if name.endswith(".md"):
+                with contextlib.suppress(FileNotFoundError), open(os.path.join(folder, name), "rb") as handle:
+                    total += len(_SECTION.findall(handle.read()))
     return total
 
 

@@ -28,11 +28,13 @@ mirror format from the corpus, and only the given layouts' writing and git costs
 Usage: python bench/scale.py [--sizes 1000,10000,100000,1000000] [--tmpdir DIR] [--keep]
        [--fill import|remember] [--sleep-timeout 900] [--git-up-to 1000000] [--layouts]
        [--layouts-up-to 100000] [--mirrors-only flat,sharded,per-day] [--reuse SANDBOX]
+       [--mirror-layout memory|day]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -206,6 +208,12 @@ def run_size(size: int, args: argparse.Namespace) -> SizeFigures:
     corpus = make_corpus()
     queries = make_queries(corpus)
     sb = sandbox_at(args.reuse) if args.reuse else make_sandbox(size, args.tmpdir)
+    if args.mirror_layout != "memory":
+        with open(os.path.join(sb.home, "config.json"), encoding="utf-8") as handle:
+            config = json.load(handle)
+        config["mirrors"] = {"layout": args.mirror_layout}
+        with open(os.path.join(sb.home, "config.json"), "w", encoding="utf-8") as handle:
+            json.dump(config, handle)
     log(f"size {size}: sandbox {sb.base}, load {_load()}")
     try:
         proc = start_daemon(sb)
@@ -337,6 +345,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fill", choices=("import", "remember"), default="import",
         help="fill by imports, or by remembers over 4 connections and then two imports",
+    )  # fmt: skip
+    parser.add_argument(
+        "--mirror-layout", choices=("memory", "day"), default="memory",
+        help="the store's mirrors.layout (a file per memory, or per layer and day)",
     )  # fmt: skip
     parser.add_argument("--layouts", action="store_true", help="also time sharded and per-day layouts")
     parser.add_argument("--layouts-up-to", type=int, default=100_000, help="--layouts up to this size")
