@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,7 @@ _CHUNK = 500  # ids or rowids per IN (...) list
 _DATED = "created GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*'"
 
 Key = tuple[str, str]  # (layer, day)
+_Item = tuple[int, "Memory | Sequence[Any]"]  # (rowid, a row read back or the Memory handed over)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +63,16 @@ class DayMirrors:
         self._tails.clear()
         self.mark = None
 
-    async def write(self, conn: aiosqlite.Connection, ids: Collection[str]) -> None:
-        """Bring the day files of these changed memories, and those of the days that lost one, up to
-        date (after a heal: `mark` is set)."""
+    async def write(self, conn: aiosqlite.Connection, changed: Mapping[str, Memory | None]) -> None:
+        """Bring the day files of these changed memories (the Memory as committed, or None to read it
+        back), and those of the days that lost one, up to date (after a heal: `mark` is set)."""
         dirty: dict[Key, list[int]] = {}
-        for rowid, layer, created in await _locate(conn, ids):
+        given: dict[int, Memory] = {}
+        for rowid, memory_id, layer, created in await _locate(conn, changed):
             dirty.setdefault((str(layer), day_of(str(created))), []).append(int(rowid))
+            memory = changed[str(memory_id)]
+            if memory is not None and memory.layer == layer and memory.created == created:
+                given[int(rowid)] = memory
         rebuild = await self._lost(conn)
         appends: dict[Key, list[int]] = {}
         for key, rowids in dirty.items():
@@ -77,7 +82,7 @@ class DayMirrors:
             else:
                 appends[key] = sorted(rowids)
         for key, rowids in appends.items():
-            if not await self._append(conn, key, rowids):
+            if not await self._append(conn, key, rowids, given):
                 rebuild.add(key)  # the file changed behind our back
         by_day: dict[str, set[str]] = {}
         for layer, day in rebuild:
@@ -117,24 +122,31 @@ class DayMirrors:
             self.mark = max(int(row[0]) for row in rows)
         return {(str(layer), day_of(str(day))) for _, layer, day in rows}
 
-    async def _append(self, conn: aiosqlite.Connection, key: Key, rowids: list[int]) -> bool:
+    async def _append(
+        self, conn: aiosqlite.Connection, key: Key, rowids: list[int], given: Mapping[int, Memory]
+    ) -> bool:
         """Append these new memories (all stored after the day's last one) to the day's last part and
-        new parts after it; False when the last part is not as this writer left it."""
+        new parts after it; False when the last part is not as this writer left it. The memories
+        handed over are used as they are; only the others are read back (an import hands over
+        thousands, and reading them again would hold the reader that recalls wait for)."""
         tail = self._tails[key]
-        memories = await _memories(conn, rowids)
-        if not memories:
+        items: list[_Item] = [
+            (int(row[-1]), row) for row in await _rows(conn, [r for r in rowids if r not in given])
+        ]
+        items += [(r, given[r]) for r in rowids if r in given]
+        if not items:
             return True
-        new = await asyncio.to_thread(self._append_files, key, tail, memories)
+        new = await asyncio.to_thread(self._append_files, key, tail, items)
         if new is None:
             del self._tails[key]
             return False
         self._tails[key] = _Tail(max(rowids), *new)
         return True
 
-    def _append_files(self, key: Key, tail: _Tail, memories: list[Memory]) -> tuple[int, int, int] | None:
+    def _append_files(self, key: Key, tail: _Tail, items: list[_Item]) -> tuple[int, int, int] | None:
         """(last part, its count, its size) after appending, or None (see _append). Worker thread."""
         layer, day = key
-        texts = [section(memory) for memory in memories]
+        texts = [section(memory) for memory in _in_order(items)]
         part, count, size = tail.part, tail.count, tail.size
         room = PART - count
         if room > 0:
@@ -165,8 +177,8 @@ class DayMirrors:
             part = size = 0
             for start in range(0, len(rowids), PART):
                 part += 1
-                memories = await _memories(conn, rowids[start : start + PART])
-                size = await asyncio.to_thread(self._sync_part, layer, day, part, memories, healed)
+                rows = await _rows(conn, rowids[start : start + PART])
+                size = await asyncio.to_thread(self._sync_part, layer, day, part, rows, healed)
                 kept.append(day_file(layer, day, part))
             await asyncio.to_thread(self._drop_parts, layer, day, part + 1, healed)
             if rowids:
@@ -175,9 +187,10 @@ class DayMirrors:
                 self._tails.pop((layer, day), None)
         return kept
 
-    def _sync_part(self, layer: str, day: str, part: int, memories: list[Memory], healed: Healed) -> int:
+    def _sync_part(self, layer: str, day: str, part: int, rows: list[Sequence[Any]], healed: Healed) -> int:
         """Write one part when its text differs from the file; its size in bytes. Worker thread."""
-        text = day_header(layer, day, part) + "".join(section(memory) for memory in memories)
+        items: list[_Item] = [(int(row[-1]), row) for row in rows]
+        text = day_header(layer, day, part) + "".join(section(memory) for memory in _in_order(items))
         parent, name = os.path.split(day_file(layer, day, part))
         with mirror_files.folder(self.root, parent) as where:
             if mirror_files.read_in(where, name) != text:
@@ -230,14 +243,14 @@ async def _last_mark(conn: aiosqlite.Connection) -> int:
 
 
 async def _locate(conn: aiosqlite.Connection, ids: Collection[str]) -> list[Sequence[Any]]:
-    """(rowid, layer, created) of each of these ids still live."""
+    """(rowid, id, layer, created) of each of these ids still live."""
     found: list[Sequence[Any]] = []
     listed = list(ids)
     for start in range(0, len(listed), _CHUNK):
         chunk = listed[start : start + _CHUNK]
         marks = ", ".join("?" * len(chunk))
         found += await conn.execute_fetchall(
-            f"SELECT rowid, layer, created FROM memories WHERE id IN ({marks})", chunk
+            f"SELECT rowid, id, layer, created FROM memories WHERE id IN ({marks})", chunk
         )
     return found
 
@@ -285,8 +298,9 @@ async def _one(conn: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> A
     return rows[0][0] if rows else None
 
 
-async def _memories(conn: aiosqlite.Connection, rowids: Sequence[int]) -> list[Memory]:
-    """The memories of these rowids still live, in rowid order."""
+async def _rows(conn: aiosqlite.Connection, rowids: Sequence[int]) -> list[Sequence[Any]]:
+    """The rows (COLUMNS, then rowid) of these rowids still live. They are made into Memory objects
+    in the worker thread that renders them, not on the event loop."""
     rows: list[Sequence[Any]] = []
     for start in range(0, len(rowids), _CHUNK):
         chunk = list(rowids[start : start + _CHUNK])
@@ -294,5 +308,10 @@ async def _memories(conn: aiosqlite.Connection, rowids: Sequence[int]) -> list[M
         rows += await conn.execute_fetchall(
             f"SELECT {_SELECT}, rowid FROM memories WHERE rowid IN ({marks})", chunk
         )
-    rows.sort(key=lambda row: int(row[-1]))
-    return [row_to_memory(row) for row in rows]
+    return rows
+
+
+def _in_order(items: list[_Item]) -> list[Memory]:
+    """The memories of (rowid, row or Memory) pairs, in rowid order."""
+    items.sort(key=lambda item: item[0])
+    return [item if isinstance(item, Memory) else row_to_memory(item) for _, item in items]

@@ -191,7 +191,7 @@ class MirrorWriter:
                 self._days.forget()
             try:
                 if layout == "day":
-                    await self._day_pass(list(pending), files, stats_due or bool(pending or deleted), heal)
+                    await self._day_pass(pending, files, stats_due or bool(pending or deleted), heal)
                     return
                 changed = [memory for memory in pending.values() if memory is not None]
                 to_load = [memory_id for memory_id, memory in pending.items() if memory is None]
@@ -225,7 +225,7 @@ class MirrorWriter:
                     log.warning("mirror pass skipped for %s: its database is corrupt (%s)", self.root, exc)
 
     async def _day_pass(
-        self, ids: list[str], files: dict[str, str | None], stats_due: bool, heal: bool
+        self, pending: dict[str, Memory | None], files: dict[str, str | None], stats_due: bool, heal: bool
     ) -> None:
         """A pass in the day layout: stats.json, the day files of changed memories and of the days that
         lost one (or, when healing, all of them), then the other files."""
@@ -242,7 +242,7 @@ class MirrorWriter:
             self.removed += healed.removed
             self.healed_at = clock.iso(clock.now())
         else:
-            await self._days.write(self._reader(), ids)
+            await self._days.write(self._reader(), pending)
 
     def _current_layout(self) -> str:
         """The store's mirror layout now; an unreadable config keeps the last one."""

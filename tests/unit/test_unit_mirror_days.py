@@ -181,7 +181,9 @@ async def test_a_full_day_goes_on_in_parts(
     rows = [make_memory(f"lesson {i}", created=DAY2) for i in range(3)]
     writer, root = await _healed(database, rows, tmp_path)
     more = [make_memory(f"later lesson {i}", created=DAY2) for i in range(2)]
-    await _add(database, writer, more)
+    await _insert(database, more)
+    writer.changed_ids([m.id for m in more])  # only the ids: appended from the rows read back
+    await writer.flush_now()
     folder = root / "episodic/2026/12"
     assert sorted(os.listdir(folder)) == ["2026-12-01.md", "2026-12-01.p2.md", "2026-12-01.p3.md"]
     now = await _current(database, rows + more)
