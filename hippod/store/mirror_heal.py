@@ -213,11 +213,11 @@ async def reconcile(
     if memories:  # the day layout's files, left by a store that used it
         for folder in MEMORY_DIRS:
             await asyncio.to_thread(remove_day_files, root, folder, set(), healed)
-    log_healed(root, healed)
+    _log_healed(root, healed)
     return healed
 
 
-def log_healed(root: str, healed: Healed) -> None:
+def _log_healed(root: str, healed: Healed) -> None:
     """One line when a healing pass changed or failed anything."""
     if healed.written or healed.removed or healed.failed:
         log.info(
