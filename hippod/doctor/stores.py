@@ -19,7 +19,7 @@ from hippod import clock
 from hippod.doctor import Findings, hippoctl
 from hippod.errors import HippoError
 from hippod.store import sqlite_errors
-from hippod.store.config import ConfigFile
+from hippod.store.config import ConfigFile, mirror_layout
 from hippod.store.db import APPLICATION_ID, DB_NAME
 from hippod.store.migrations import SCHEMA_VERSION
 
@@ -244,20 +244,22 @@ def _softer(found: Findings, facts: StoreFacts, status_cmd: str) -> None:
         )
     elif not facts.fts5_table and facts.tables > 0:
         found.add(WARN, f"{facts.db} has no full-text index yet", status_cmd)
+    _mirror_advice(found, facts)
+
+
+def _mirror_advice(found: Findings, facts: StoreFacts) -> None:
+    """A store past MANY_MIRRORS memories that keeps a mirror file each: the day layout's setting."""
     memories = facts.counts.memories if facts.counts is not None else 0
-    if memories >= MANY_MIRRORS and _mirror_layout(facts.root) == "memory":
+    if memories < MANY_MIRRORS:
+        return
+    config = ConfigFile(facts.root)
+    try:
+        layout = mirror_layout(config.current())
+    except HippoError:
+        return  # a config.json that does not parse: the Config check says so
+    if layout == "memory":
         found.add(
             WARN,
             f"{memories:,} memories make as many mirror files in {facts.root}",
-            f'set "mirrors": {{"layout": "day"}} in {os.path.join(facts.root, "config.json")} for one '
-            "file per layer and day",
+            f'set "mirrors": {{"layout": "day"}} in {config.path} for one file per layer and day',
         )
-
-
-def _mirror_layout(root: str) -> str | None:
-    """The store's mirrors.layout; None when its config.json does not parse (the Config check says so)."""
-    try:
-        mirrors = ConfigFile(root).current()["mirrors"]
-    except HippoError:
-        return None
-    return str(mirrors.get("layout")) if isinstance(mirrors, dict) else None

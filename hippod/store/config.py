@@ -62,6 +62,13 @@ STORE_DEFAULTS: dict[str, Any] = {
 }
 
 
+def mirror_layout(values: dict[str, Any]) -> str:
+    """`mirrors.layout` of a store's settings (store/mirrors.py); a value that is not an object is
+    returned as it is written, for the mirror writer to name."""
+    mirrors = values["mirrors"]
+    return str(mirrors.get("layout") if isinstance(mirrors, dict) else mirrors)
+
+
 def _stamp(path: str) -> tuple[int, int, int] | None:
     try:
         st = os.stat(path)

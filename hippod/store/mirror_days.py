@@ -15,7 +15,6 @@ per-memory files: only live memories grow without bound.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,13 +39,16 @@ _Item = tuple[int, "Memory | Sequence[Any]"]  # (rowid, a row read back or the M
 
 @dataclass(frozen=True, slots=True)
 class _Tail:
-    """The last part of a (layer, day) as this writer last wrote it: new memories are appended to it
-    while it is still that long."""
+    """A (layer, day)'s files as this writer last wrote them: new memories are appended to the last
+    part while it is still that long."""
 
     rowid: int  # the highest rowid in the day's files
-    part: int
-    count: int  # memories in the last part
+    count: int  # memories in the day's files, PART a part: the last part is the count's
     size: int  # the last part's size in bytes
+
+    @property
+    def part(self) -> int:
+        return (self.count - 1) // PART + 1
 
 
 class DayMirrors:
@@ -140,30 +142,30 @@ class DayMirrors:
         if new is None:
             del self._tails[key]
             return False
-        self._tails[key] = _Tail(max(rowids), *new)
+        self._tails[key] = _Tail(max(rowids), len(items) + tail.count, new)
         return True
 
-    def _append_files(self, key: Key, tail: _Tail, items: list[_Item]) -> tuple[int, int, int] | None:
-        """(last part, its count, its size) after appending, or None (see _append). Worker thread."""
+    def _append_files(self, key: Key, tail: _Tail, items: list[_Item]) -> int | None:
+        """The last part's size after appending, or None (see _append). Worker thread."""
         layer, day = key
         texts = [section(memory) for memory in _in_order(items)]
-        part, count, size = tail.part, tail.count, tail.size
-        room = PART - count
+        part, size = tail.part, tail.size
+        room = part * PART - tail.count
         if room > 0:
             parent, name = os.path.split(day_file(layer, day, part))
             with mirror_files.folder(self.root, parent) as where:
                 grown = mirror_files.append_in(where, name, "".join(texts[:room]), size)
             if grown is None:
                 return None
-            count, size = count + len(texts[:room]), grown
+            size = grown
             texts = texts[room:]
         for start in range(0, len(texts), PART):
             part += 1
             chunk = texts[start : start + PART]
             text = day_header(layer, day, part) + "".join(chunk)
             mirror_files.write(self.root, day_file(layer, day, part), text)
-            count, size = len(chunk), len(text.encode("utf-8"))
-        return part, count, size
+            size = len(text.encode("utf-8"))
+        return size
 
     async def _rebuild(
         self, conn: aiosqlite.Connection, day: str, layers: set[str], healed: Healed
@@ -182,7 +184,7 @@ class DayMirrors:
                 kept.append(day_file(layer, day, part))
             await asyncio.to_thread(self._drop_parts, layer, day, part + 1, healed)
             if rowids:
-                self._tails[(layer, day)] = _Tail(rowids[-1], part, len(rowids) - (part - 1) * PART, size)
+                self._tails[(layer, day)] = _Tail(rowids[-1], len(rowids), size)
             else:
                 self._tails.pop((layer, day), None)
         return kept
@@ -213,11 +215,7 @@ class DayMirrors:
             part += 1
         if part > first == 1 and day != UNDATED:
             # The day is empty now: its month and year folders go with it once empty too.
-            with contextlib.suppress(FileNotFoundError, mirror_files.LinkRefused):
-                with mirror_files.folder(self.root, f"{layer}/{day[:4]}", create=False) as year:
-                    mirror_files.remove_in(year, day[5:7], folder=True)
-                with mirror_files.folder(self.root, layer, create=False) as where:
-                    mirror_files.remove_in(where, day[:4], folder=True)
+            mirror_heal.prune_day_folders(self.root, layer, day[:4], day[5:7])
 
 
 async def wanted(conn: aiosqlite.Connection) -> dict[str, set[str]]:

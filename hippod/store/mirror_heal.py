@@ -10,6 +10,7 @@ continuity files in `buffer/` and anything that is not `*.md` or a temporary fil
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 import os
@@ -160,24 +161,32 @@ def remove_day_files(root: str, folder: str, keep: set[str], healed: Healed) -> 
     """Remove hippod's files in the day layout's `YYYY/MM/` folders under a layer folder but those
     in `keep` (paths relative to the layer folder), and the year and month folders left empty."""
     try:
-        with mirror_files.folder(root, folder, create=False) as layer_fd:
-            for year in mirror_files.folders_in(layer_fd):
-                if not _YEAR.fullmatch(year):
-                    continue
-                with mirror_files.folder(root, f"{folder}/{year}", create=False) as year_fd:
-                    for month in mirror_files.folders_in(year_fd):
-                        if not _MONTH.fullmatch(month):
-                            continue
-                        with mirror_files.folder(root, f"{folder}/{year}/{month}", create=False) as fd:
-                            for name, _ in mirror_files.entries_in(fd):
-                                if _ours(folder, name) and f"{year}/{month}/{name}" not in keep:
-                                    healed.removed += mirror_files.remove_in(fd, name)
-                        mirror_files.remove_in(year_fd, month, folder=True)
-                mirror_files.remove_in(layer_fd, year, folder=True)
+        for year in _subfolders(root, folder, _YEAR):
+            for month in _subfolders(root, f"{folder}/{year}", _MONTH):
+                with mirror_files.folder(root, f"{folder}/{year}/{month}", create=False) as fd:
+                    for name, _ in mirror_files.entries_in(fd):
+                        if _ours(folder, name) and f"{year}/{month}/{name}" not in keep:
+                            healed.removed += mirror_files.remove_in(fd, name)
+                prune_day_folders(root, folder, year, month)
     except FileNotFoundError:
         return
     except OSError as exc:
         _failed(healed, os.path.join(root, folder), exc, 0)
+
+
+def _subfolders(root: str, folder: str, pattern: re.Pattern[str]) -> list[str]:
+    """The plain subfolders of root/folder whose names match the pattern."""
+    with mirror_files.folder(root, folder, create=False) as where:
+        return [name for name in mirror_files.folders_in(where) if pattern.fullmatch(name)]
+
+
+def prune_day_folders(root: str, folder: str, year: str, month: str) -> None:
+    """Remove a layer folder's `year/month` folder once empty, then its year folder once empty."""
+    with contextlib.suppress(FileNotFoundError, mirror_files.LinkRefused):
+        with mirror_files.folder(root, f"{folder}/{year}", create=False) as year_fd:
+            mirror_files.remove_in(year_fd, month, folder=True)
+        with mirror_files.folder(root, folder, create=False) as layer_fd:
+            mirror_files.remove_in(layer_fd, year, folder=True)
 
 
 async def reconcile(

@@ -81,8 +81,7 @@ class Store:
 
     def _mirror_layout(self) -> str:
         """config.json's `mirrors.layout` (store/mirrors.py)."""
-        mirrors = self.config["mirrors"]
-        return str(mirrors.get("layout") if isinstance(mirrors, dict) else mirrors)
+        return store_config.mirror_layout(self.config)
 
     def embed_settings(self) -> Settings:
         return settings(self.config)
