@@ -95,4 +95,7 @@ def test_day_files_through_the_daemon(hippo: Hippo) -> None:
         wanted = {f"{m.layer}/{m.id}.md": render(m) for m in _live(db)}
         return _on_disk(root) == wanted and not any(Path(root, "episodic").glob("[0-9]*"))
 
-    assert hippo.wait_for(per_memory, timeout=30), (sorted(_on_disk(root)), sorted(Path(root, "episodic").glob("*")))
+    assert hippo.wait_for(per_memory, timeout=30), (
+        sorted(_on_disk(root)),
+        sorted(Path(root, "episodic").glob("*")),
+    )
