@@ -1,4 +1,4 @@
-"""Where the cosine floor of hybrid recall goes: wordllama cosines of related against unrelated pairs.
+"""Where the cosine floor of hybrid recall goes: the model's cosines of related against unrelated pairs.
 
 A hybrid recall returns a memory that shares no term with the query only when their cosine reaches
 `embeddings.cosineFloor`. This bench measures, with the model and the memory texts the retrieval
@@ -21,7 +21,7 @@ short memories (turns), the kind hippod stores: the lowest multiple of 0.05 that
 the unrelated pairs with no shared term, in each dataset.
 
 Nothing here goes through the daemon: the texts are embedded in-process with the same embedder the
-daemon loads (hippod/embed/wordllama_model.py). The data is read in place.
+daemon loads (hippod/embed/minilm_model.py). The data is read in place.
 
 Usage: python bench/cosine_floor.py [--locomo PATH] [--longmemeval PATH] [--per-question N] [--seed S]
 """
@@ -244,12 +244,12 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     try:
-        from hippod.embed import wordllama_model
+        from hippod.embed import minilm_model
     except ImportError as exc:
         print(f"cosine_floor: needs the embed extra (pip install 'hippod[embed]'): {exc}", file=sys.stderr)
         return 1
     try:
-        embedder = wordllama_model.load(DEFAULT_MODEL.partition(":")[2])
+        embedder = minilm_model.load()
         datasets = [("LoCoMo dev, dialogue turns", locomo_stores(args.locomo))]
         lme_turns, lme_sessions = longmemeval_stores(args.longmemeval)
         datasets += [
@@ -259,10 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     except BenchError as exc:
         print(f"cosine_floor: {exc}", file=sys.stderr)
         return 1
-    print(
-        f"wordllama cosines ({DEFAULT_MODEL}) of question-memory pairs,"
-        " texts as the retrieval benches store them"
-    )
+    print(f"cosines of {DEFAULT_MODEL} of question-memory pairs, texts as the retrieval benches store them")
     print(f"unrelated: {args.per_question} memories of other stores per question, seed {args.seed}")
     floors: list[tuple[str, float]] = []
     for name, stores in datasets:

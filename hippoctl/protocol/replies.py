@@ -206,6 +206,8 @@ class EmbedStore(Reply):
     total: int
     added: int = 0  # vectors made by this request
     unavailable: str | None = None  # why the model could not be used
+    seconds_left: float | None = None  # for the missing vectors, at the model's speed so far
+    per_second: float | None = None  # that speed, memories a second
 
 
 class EmbedReply(Reply):

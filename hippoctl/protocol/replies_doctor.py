@@ -73,6 +73,7 @@ class StoreCounts(msgspec.Struct):
     dormant: int = 0
     conflicts_open: int = 0
     conflicts_total: int = 0
+    vectors: dict[str, int] = msgspec.field(default_factory=dict)  # embeddings per model
 
 
 class SupportBundleReply(msgspec.Struct):

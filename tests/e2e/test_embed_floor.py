@@ -38,7 +38,7 @@ DEPLOYS = [
 ]
 DISK = "production outage: disk space exhausted on the database host"
 UNRELATED = ("zebra giraffe", "quantum chromodynamics")
-FLOOR = 0.30
+FLOOR = 0.40
 
 
 def _store(hippo: Hippo, texts: list[str], config: dict[str, object] | None = None) -> tuple[str, str]:

@@ -100,7 +100,7 @@ def test_lost_daemon(hippo: Hippo) -> None:
 def test_a_memory_the_killed_daemon_never_embedded_ranks_as_if_it_had_been(hippo: Hippo) -> None:
     """The background pass that embeds a memory after its commit may not have run when the daemon
     dies. A recall must not rank that memory on BM25 alone against neighbours that have a cosine."""
-    pytest.importorskip("wordllama")
+    pytest.importorskip("onnxruntime")
     hippo.start()
     names = ["alder", "birch", "cedar", "maple", "rowan"]
     texts = {name: f"Lemming colony {name} migrates along the ridge" for name in names}

@@ -159,6 +159,15 @@ def _stop_daemon(user: Newcomer) -> None:
         terminate_pid(int(daemon["pid"]))
 
 
+def test_the_installed_package_carries_the_embedders_vocabulary(venv: Path) -> None:
+    # The embed extra brings the model's weights; its vocabulary ships inside hippod itself, so a
+    # plain install must hold it, word for word, for the extra to work once added.
+    [shipped] = venv.glob("lib/python*/site-packages/hippod/embed/data/minilm_vocab.txt")
+    source = Path(__file__).resolve().parents[2] / "hippod" / "embed" / "data" / "minilm_vocab.txt"
+    assert shipped.read_bytes() == source.read_bytes()
+    assert len(shipped.read_text(encoding="utf-8").splitlines()) == 30522
+
+
 def test_pip_install_then_init_wires_a_claude_code_project(newcomer: Newcomer) -> None:
     root, env, hippoctl = newcomer.root, newcomer.env, newcomer.hippoctl
     project = make_repo(root / "shop")

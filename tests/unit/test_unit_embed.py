@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import struct
 from typing import Any
 
@@ -33,7 +32,7 @@ def _blob(*values: float) -> bytes:
 def test_settings_follow_the_spec_defaults() -> None:
     s = settings(STORE_DEFAULTS)
     assert (s.mode, s.model, s.hybrid_weight, s.mmr, s.mmr_lambda) == ("auto", DEFAULT_MODEL, 0.6, True, 0.7)
-    assert s.cosine_floor == DEFAULT_COSINE_FLOOR == settings({}).cosine_floor == 0.3
+    assert s.cosine_floor == DEFAULT_COSINE_FLOOR == settings({}).cosine_floor == 0.4
 
 
 @pytest.mark.parametrize(
@@ -181,28 +180,41 @@ def test_hybrid_weight_comes_from_config(make_memory: Any) -> None:
 @pytest.fixture(scope="module")
 def embedder() -> Any:
     # The embed extra is part of the test dependencies, so this import must work.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from hippod.embed import wordllama_model
+    from hippod.embed import minilm_model
 
-    return wordllama_model.load("l2_supercat_256")
+    return minilm_model.load()
 
 
-def test_wordllama_loads_offline_and_returns_unit_vectors(embedder: Any) -> None:
+def test_the_model_loads_offline_and_returns_unit_vectors(embedder: Any) -> None:
     blobs = embedder.embed(["the deploy failed on friday", "cats sleep in the sun", ""])
-    assert embedder.model == DEFAULT_MODEL and embedder.dim == 256
-    assert [len(b) for b in blobs] == [1024, 1024, 1024]
-    norms = [float(np.linalg.norm(vectors.from_blob(b))) for b in blobs[:2]]
-    assert norms == pytest.approx([1.0, 1.0], abs=1e-5)
+    assert embedder.model == DEFAULT_MODEL and embedder.dim == 384
+    assert [len(b) for b in blobs] == [1536, 1536, 1536]
+    norms = [float(np.linalg.norm(vectors.from_blob(b))) for b in blobs]
+    assert norms == pytest.approx([1.0, 1.0, 1.0], abs=1e-5)
     cos = embedder.cosines("deployment failure", blobs[:2])
-    assert cos[0] > cos[1]
+    assert cos[0] is not None and cos[1] is not None and cos[0] > cos[1] + 0.2
 
 
-def test_wordllama_chunks_long_texts_close_to_whole_text_pooling(embedder: Any) -> None:
+def test_a_paraphrase_is_closer_than_an_unrelated_text(embedder: Any) -> None:
+    # What a sentence model adds over word overlap: no word in common, the meaning still matches.
+    [vpn, other] = embedder.embed(["The staging deploy needs the VPN", "My cat likes tuna for dinner"])
+    cos = embedder.cosines("connect to the private network before shipping to preprod", [vpn, other])
+    assert cos[0] is not None and cos[1] is not None and cos[0] > 0.3 > cos[1]
+
+
+def test_a_text_past_one_window_is_pooled_over_all_of_its_windows(embedder: Any) -> None:
     sentence = "the staging database ran out of disk space during the nightly migration. "
-    long_text = sentence * 100  # about 7,400 characters: four chunks
-    [whole] = embedder.embed([long_text])
-    [short] = embedder.embed([sentence])
-    assert float(vectors.from_blob(whole) @ vectors.from_blob(short)) > 0.99
+    long_text = sentence * 40  # about 520 tokens: three windows of 256
+    assert len(embedder._windows([long_text])) == 3
+    [whole, short, other] = embedder.embed([long_text, sentence, "cats sleep in the sun"])
+    assert float(np.linalg.norm(vectors.from_blob(whole))) == pytest.approx(1.0, abs=1e-5)
+    near = float(vectors.from_blob(whole) @ vectors.from_blob(short))
+    far = float(vectors.from_blob(whole) @ vectors.from_blob(other))
+    assert near > 0.6 and near > far + 0.4
+    # Batched with short texts or alone, a text gets the same vector.
+    [alone] = embedder.embed(["cats sleep in the sun"])
+    mixed = embedder.embed(["cats sleep in the sun", long_text])
+    assert float(vectors.from_blob(alone) @ vectors.from_blob(mixed[0])) == pytest.approx(1.0, abs=1e-5)
 
 
 async def test_embed_ids_returns_the_vectors_it_wrote(

