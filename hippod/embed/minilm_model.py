@@ -105,6 +105,9 @@ def load() -> MiniLMEmbedder:
     One thread per inference: the daemon embeds in the background, and its other core is the event
     loop's, so recalls never wait on a batch.
     """
+    # tokenizers would tokenize on a thread per core, and warns on stderr at every fork after that
+    # (hippod runs git); one thread, as for the model.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
