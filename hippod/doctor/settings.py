@@ -77,10 +77,8 @@ def config_check(global_root: str, stores: Sequence[StoreConfig]) -> list[Check]
 def model_dir() -> str | None:
     """Where the embeddings extra's model package is installed, found without importing anything;
     None when any package of the extra is missing."""
-    if missing_module() is not None:
-        return None
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None:  # pragma: no cover - missing_module() has just found it
+    spec = importlib.util.find_spec(MODEL_PACKAGE) if missing_module() is None else None
+    if spec is None:
         return None
     if spec.submodule_search_locations:
         return next(iter(spec.submodule_search_locations))

