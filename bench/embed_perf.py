@@ -1,11 +1,12 @@
 """What the embed extra costs: remember throughput, `embed` time, daemon RSS and recall latency.
 
-For each store size: a fresh sandbox whose global store keeps the default `embeddings.enabled: "auto"`,
-its own daemon filled through the socket by 4 concurrent clients (new memories are embedded in the
-background as they arrive), then `embed` through the socket to cover whatever the background pass
-had not reached, and the daemon's RSS. After the daemon stops, recall is timed in this process with
-`dispatch(ctx)` on the same store, once hybrid and once with embeddings turned off in the store's
-config, over the same queries (as bench/perf.py times its in-daemon recall).
+For each store size: a fresh sandbox whose global store keeps the default `embeddings.enabled:
+"auto"`, its own daemon filled through the socket by 4 concurrent clients (new memories are embedded
+in the background as they arrive), then `embed` through the socket to cover whatever the background
+pass had not reached, 20 recalls through the socket, and the daemon's RSS. After the daemon stops,
+recall is timed in this process with `dispatch(ctx)` on the same store, once hybrid and once with
+embeddings turned off in the store's config, over the same queries (as bench/perf.py times its
+in-daemon recall).
 
 Prints a table and asserts nothing about time. Usage: python bench/embed_perf.py [--sizes 1000,10000]
 """
@@ -40,6 +41,7 @@ from indaemon import _open_state, _timed_dispatch
 from hippoctl.protocol import messages as m
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
+WARM_RECALLS = 20
 
 
 async def _recall_times(sb: Sandbox, queries: Sequence[str]) -> tuple[list[float], list[float]]:
@@ -75,6 +77,12 @@ def run_size(size: int, queries: Sequence[str]) -> list[str]:
                     f"embeddings unavailable: {stores[0]['unavailable']} (install hippod[embed])"
                 )
             added = stores[0]["added"]
+            # Some recalls first, so the RSS holds what recall loads: the model, and on a store of
+            # up to 20,000 vectors the matrix of the search by meaning (embed/nearest.py).
+            for query in queries[:WARM_RECALLS]:
+                done = call(sb.sock, sb.home, sb.base, m.Recall(query=query, limit=10), timeout=60.0)
+                if isinstance(done, m.Error):
+                    raise BenchError(f"recall failed: {done.code}: {done.message}")
             rss = proc_status_kb(proc.pid, "VmRSS") / 1024
         finally:
             stop_daemon(proc)

@@ -92,8 +92,11 @@ class MiniLMEmbedder:
             self._seconds += time.perf_counter() - started
         return [vectors.to_blob(row) for row in rows]
 
-    def cosines(self, query: str, blobs: Sequence[bytes | None]) -> list[float | None]:
-        return vectors.cosines(self._vectors([query])[0], blobs)
+    def query(self, text: str) -> bytes:
+        return vectors.to_blob(self._vectors([text])[0])
+
+    def cosines(self, query: bytes, blobs: Sequence[bytes | None]) -> list[float | None]:
+        return vectors.cosines(vectors.from_blob(query), blobs)
 
     def mmr_order(self, scores: Sequence[float], blobs: Sequence[bytes | None], lam: float) -> list[int]:
         return vectors.mmr_order(scores, blobs, lam, self.dim)

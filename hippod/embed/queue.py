@@ -20,6 +20,8 @@ PAGE = 2048
 COALESCE_SECONDS = 0.2
 
 Progress = Callable[[int, int], Awaitable[None]]
+# Told (model, [(memory id, vector)]) after each commit of vectors: the store's nearest index.
+Written = Callable[[str, list[tuple[str, bytes]]], None]
 
 
 def _stale(rows: Iterable[tuple[str, str, list[str]]], have: dict[str, str]) -> list[tuple[str, str, str]]:
@@ -34,18 +36,28 @@ def _stale(rows: Iterable[tuple[str, str, list[str]]], have: dict[str, str]) -> 
 
 
 async def _embed(
-    db: Database, embedder: Embedder, todo: Sequence[tuple[str, str, str]], *, for_read: bool = False
+    db: Database,
+    embedder: Embedder,
+    todo: Sequence[tuple[str, str, str]],
+    *,
+    for_read: bool = False,
+    written: Written | None = None,
 ) -> dict[str, bytes]:
     """Embed in a worker thread, then store the vectors in one transaction; memory id -> vector.
 
     `for_read`: the vectors are for a read that is waiting on them, so a full disk only costs
-    their storing: they are returned all the same.
+    their storing: they are returned all the same. `written` is told what was committed.
     """
     blobs = await asyncio.to_thread(embedder.embed, [text for _, text, _ in todo])
     rows = [(memory_id, blob, digest) for (memory_id, _, digest), blob in zip(todo, blobs, strict=True)]
     try:
         async with db.transaction() as conn:
             await embeddings.upsert(conn, embedder.model, embedder.dim, rows)
+            if written is not None:
+                # Before the commit, so no reader sees a vector the index lacks. Should the commit
+                # fail, the index holds vectors the table does not: it only proposes candidates,
+                # and each is scored from its stored vector or embedded again.
+                written(embedder.model, [(memory_id, blob) for memory_id, blob, _ in rows])
     except HippoError as exc:
         if not (for_read and exc.code == sqlite_errors.DISK_FULL):
             raise
@@ -54,23 +66,33 @@ async def _embed(
 
 
 async def embed_ids(
-    db: Database, embedder: Embedder, ids: Sequence[str], *, for_read: bool = False
+    db: Database,
+    embedder: Embedder,
+    ids: Sequence[str],
+    *,
+    for_read: bool = False,
+    written: Written | None = None,
 ) -> dict[str, bytes]:
     """Embed those of `ids` that lack a current vector; returns the vectors made, by memory id
-    (`for_read`: see _embed)."""
+    (`for_read`, `written`: see _embed)."""
     todo = _stale(
         await embeddings.texts(db.reader, ids), await embeddings.digests(db.reader, embedder.model, ids)
     )
-    written: dict[str, bytes] = {}
+    made: dict[str, bytes] = {}
     for start in range(0, len(todo), BATCH):
-        written |= await _embed(db, embedder, todo[start : start + BATCH], for_read=for_read)
-    return written
+        made |= await _embed(db, embedder, todo[start : start + BATCH], for_read=for_read, written=written)
+    return made
 
 
 async def scan(
-    db: Database, embedder: Embedder, *, write: bool, progress: Progress | None = None
+    db: Database,
+    embedder: Embedder,
+    *,
+    write: bool,
+    progress: Progress | None = None,
+    written: Written | None = None,
 ) -> tuple[int, int]:
-    """Walk the whole store; with `write`, embed what is missing or stale.
+    """Walk the whole store; with `write`, embed what is missing or stale (`written`: see _embed).
 
     Returns (memories with a current vector before this call, all memories). Each batch commits on
     its own, so an interrupted run keeps what it finished and the next run picks up the rest.
@@ -88,7 +110,7 @@ async def scan(
             continue
         for start in range(0, len(todo), BATCH):
             chunk = todo[start : start + BATCH]
-            await _embed(db, embedder, chunk)
+            await _embed(db, embedder, chunk, written=written)
             done += len(chunk)
             if progress is not None:
                 await progress(done, total)
@@ -98,8 +120,11 @@ async def scan(
 class EmbedQueue:
     """A store's memories written since the last pass, embedded shortly after their commit."""
 
-    def __init__(self, db: Database, settings: Callable[[], Settings], service: EmbedService) -> None:
+    def __init__(
+        self, db: Database, settings: Callable[[], Settings], service: EmbedService, written: Written
+    ) -> None:
         self._db = db
+        self._written = written
         self._settings = settings
         self._service = service
         self._pending: dict[str, None] = {}
@@ -124,7 +149,7 @@ class EmbedQueue:
             try:
                 embedder = await self._service.get(self._settings())
                 if embedder is not None:
-                    await embed_ids(self._db, embedder, ids)
+                    await embed_ids(self._db, embedder, ids, written=self._written)
             except HippoError as exc:
                 # The store's config.json does not parse: its memories wait for the next pass.
                 log.warning("background embedding skipped: %s", exc.message)

@@ -45,8 +45,12 @@ class Embedder(Protocol):
         """One normalised vector blob per text."""
         ...
 
-    def cosines(self, query: str, blobs: Sequence[bytes | None]) -> list[float | None]:
-        """Cosine of the query's vector with each blob; None where there is no blob."""
+    def query(self, text: str) -> bytes:
+        """A query's vector blob (not counted in `per_second`, which is for memories)."""
+        ...
+
+    def cosines(self, query: bytes, blobs: Sequence[bytes | None]) -> list[float | None]:
+        """Cosine of a query vector (from `query`) with each blob; None where there is no blob."""
         ...
 
     def mmr_order(self, scores: Sequence[float], blobs: Sequence[bytes | None], lam: float) -> list[int]:

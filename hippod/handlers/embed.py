@@ -52,7 +52,9 @@ async def _one(ctx: RequestContext, store: Store, status_only: bool) -> EmbedSto
     async def report(done: int, seen: int) -> None:
         await ctx.say(f"{store.kind} store: embedded {done} (of {plural(seen, 'memory')} read so far)")
 
-    before, entry.total = await queue.scan(store.db, embedder, write=True, progress=report)
+    before, entry.total = await queue.scan(
+        store.db, embedder, write=True, progress=report, written=store.vectors_written
+    )
     entry.added = entry.total - before
     entry.embedded = entry.total
     return entry

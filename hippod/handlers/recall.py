@@ -65,10 +65,20 @@ async def _score_store(
                 scope=body.scope,
                 limit=CANDIDATE_LIMIT,
             )
+    by_meaning, query_vector = await _by_meaning(store, settings, body, ctx, found)
+    found += by_meaning
     candidates = [c.memory for c in found]
     terms = [c.terms for c in found]
     rowids = [c.rowid for c in found]
-    hybrid = await _cosines(store, settings, body.query, candidates, ctx, hybrid_only=body.mode == "hybrid")
+    hybrid = await _cosines(
+        store,
+        settings,
+        body.query,
+        candidates,
+        ctx,
+        hybrid_only=body.mode == "hybrid",
+        query_vector=query_vector,
+    )
     if hybrid is None:
         # Without embeddings a LIKE-only candidate always scores zero (its tokens are not the
         # query's), so the substring fallback above runs only when FTS5 itself is missing.
@@ -132,6 +142,39 @@ async def _embeddings_active(store: Store, settings: Settings) -> bool:
     return await store.embedder.get(settings) is not None
 
 
+async def _by_meaning(
+    store: Store, settings: Settings, body: m.Recall, ctx: RequestContext, found: list[memories.Candidate]
+) -> tuple[list[memories.Candidate], bytes | None]:
+    """The admitted memories nearest the query by meaning that the terms did not find (at most
+    `nearest.NEAREST`, from the cosine floor up), and the query's vector when it was made.
+
+    Only with embeddings active on a store of at most `nearest.SCAN_MAX` vectors (embed/nearest.py).
+    """
+    if not await _embeddings_active(store, settings):
+        return [], None
+    embedder = await store.embedder.get(settings)
+    if embedder is None:
+        return [], None
+    from hippod.embed.nearest import NearestIndex  # numpy, only once a store has vectors
+
+    index = store.nearest
+    if index is None or index.model != embedder.model:
+        index = store.nearest = NearestIndex(embedder.model, embedder.dim)
+    if not index.loaded:
+        await index.load(store.db.reader)
+    if not len(index):
+        return [], None
+    query = await asyncio.to_thread(embedder.query, body.query)
+    ids = index.nearest(query, settings.cosine_floor, {c.memory.id for c in found})
+    admitted = {
+        c.memory.id: c
+        for c in await memories.candidates_ids(
+            store.db.reader, ctx.tenant, ids, include_superseded=body.include_superseded, scope=body.scope
+        )
+    }
+    return [admitted[i] for i in ids if i in admitted], query
+
+
 async def _cosines(
     store: Store,
     settings: Settings,
@@ -140,10 +183,12 @@ async def _cosines(
     ctx: RequestContext,
     *,
     hybrid_only: bool = False,
+    query_vector: bytes | None = None,
 ) -> tuple[list[float | None], dict[str, bytes]] | None:
     """Each candidate's cosine with the query, and the current vectors; None when embeddings do not apply.
 
-    The query is embedded only when some candidate has a current vector (recall.md §10.4). With
+    The query is embedded only when some candidate has a current vector (recall.md §10.4), and
+    only once: `query_vector` is its vector when the search by meaning already made it. With
     `hybrid_only` (the HTTP API's mode=hybrid) a model that will not load is an error, not a warning.
     """
     if not candidates:
@@ -158,7 +203,9 @@ async def _cosines(
             # Vectors are written by a background pass after each commit. A pass that has not run
             # yet, or a daemon that died before it did, must not cost a candidate its cosine.
             missing = [c for c in candidates if c.id not in blobs]
-            blobs |= await embed_ids(store.db, embedder, [c.id for c in missing], for_read=True)
+            blobs |= await embed_ids(
+                store.db, embedder, [c.id for c in missing], for_read=True, written=store.vectors_written
+            )
             # A pass running meanwhile may have written some of them, which embed_ids then left alone.
             if left := [c for c in missing if c.id not in blobs]:
                 blobs |= await _current_vectors(store, settings.model, left)
@@ -169,9 +216,10 @@ async def _cosines(
             reason = store.embedder.reason(settings.model)
             _warn(ctx, f"(embeddings are required by config but unavailable: {reason})")
         return None
-    # A sentence model takes milliseconds for the query: off the event loop, so other requests go on.
-    cosines = await asyncio.to_thread(embedder.cosines, query, [blobs.get(c.id) for c in candidates])
-    return cosines, blobs
+    if query_vector is None:
+        # A sentence model takes milliseconds for the query: off the event loop, so other requests go on.
+        query_vector = await asyncio.to_thread(embedder.query, query)
+    return embedder.cosines(query_vector, [blobs.get(c.id) for c in candidates]), blobs
 
 
 async def _current_vectors(store: Store, model: str, candidates: list[Memory]) -> dict[str, bytes]:

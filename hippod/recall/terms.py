@@ -42,6 +42,10 @@ QUERY_STOPWORDS = frozenset(
     than that the their theirs them themselves then there these they this those through to too under until
     up very was we were what when where which while who whom why will with would you your yours yourself
     yourselves""".split()
+    # What the tokenizer leaves of contractions ("I've" -> "ve", "didn't" -> "didn"); "won" stays, a
+    # word in its own right.
+    + """ll re ve ain aren couldn didn doesn don hadn hasn haven isn mightn mustn needn shan shouldn wasn
+    weren wouldn""".split()
 )
 
 

@@ -55,6 +55,20 @@ async def vectors(conn: aiosqlite.Connection, model: str, ids: Sequence[str]) ->
     return {r[0]: (bytes(r[1]), r[2]) for r in rows}
 
 
+async def all_vectors(conn: aiosqlite.Connection, model: str) -> list[tuple[str, bytes]]:
+    """(memory id, vector blob) of every stored vector of `model`, in the order they were written."""
+    rows = await conn.execute_fetchall(
+        "SELECT memory_id, vector FROM embeddings WHERE model = ? ORDER BY rowid", (model,)
+    )
+    return [(r[0], bytes(r[1])) for r in rows]
+
+
+async def total(conn: aiosqlite.Connection) -> int:
+    """How many vectors the store holds, of any model (counted on the key's index, not the blobs)."""
+    rows = await conn.execute_fetchall("SELECT count(*) FROM embeddings")
+    return int(next(iter(rows))[0])
+
+
 async def has_any(conn: aiosqlite.Connection, model: str) -> bool:
     rows = await conn.execute_fetchall("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", (model,))
     return bool(rows)

@@ -258,6 +258,26 @@ async def candidates_oldest(
     return [Candidate(row_to_memory(r), f"{r[-3]} {r[-2]}".split(), r[-1]) for r in rows]
 
 
+async def candidates_ids(
+    conn: aiosqlite.Connection,
+    tenant: str,
+    ids: Sequence[str],
+    *,
+    include_superseded: bool,
+    scope: str | None,
+) -> list[Candidate]:
+    """The admitted memories among `ids`, as recall candidates (in no particular order)."""
+    if not ids:
+        return []
+    where, params = _admission(tenant, include_superseded, scope)
+    rows = await _fetch(
+        conn,
+        f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} AND m.id IN ({','.join('?' * len(ids))})",
+        [*params, *ids],
+    )
+    return [Candidate(row_to_memory(r), f"{r[-3]} {r[-2]}".split(), r[-1]) for r in rows]
+
+
 async def admitted(conn: aiosqlite.Connection, tenant: str, *, scope: str | None) -> list[Memory]:
     """Every memory the recall admission filter lets through (recall.md §2), for `context`'s `*` mode."""
     where, params = _admission(tenant, False, scope)

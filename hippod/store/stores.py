@@ -8,7 +8,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
@@ -23,6 +23,9 @@ from hippod.store.db import DB_NAME, Database
 from hippod.store.group_commit import GroupCommit
 from hippod.store.mirrors import MirrorWriter
 from hippod.store.records import Memory
+
+if TYPE_CHECKING:
+    from hippod.embed.nearest import NearestIndex  # numpy: loaded by the first recall that needs it
 
 log = logging.getLogger("hippod.stores")
 
@@ -68,7 +71,10 @@ class Store:
         )
         self.config_file = store_config.ConfigFile(root)
         self.embedder = embedder
-        self.embed_queue = EmbedQueue(db, self.embed_settings, embedder)
+        self.embed_queue = EmbedQueue(db, self.embed_settings, embedder, self.vectors_written)
+        # The store's vectors in memory, for recall's candidates by meaning; made by the first
+        # recall that uses it (handlers/recall.py).
+        self.nearest: NearestIndex | None = None
         # Concurrent remembers share a transaction (store/group_commit.py).
         self.remembers = GroupCommit(db, remembers.write)
         # Called after each commit that added memories; the registry shares its list with every store.
@@ -85,6 +91,11 @@ class Store:
 
     def embed_settings(self) -> Settings:
         return settings(self.config)
+
+    def vectors_written(self, model: str, rows: list[tuple[str, bytes]]) -> None:
+        """Vectors just committed: into the nearest index, when it holds that model's."""
+        if self.nearest is not None and self.nearest.model == model:
+            self.nearest.put(rows)
 
     def written(self, new: list[Memory]) -> None:
         """After a commit that added memories or changed their text: mirror them, embed them and

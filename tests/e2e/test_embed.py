@@ -7,7 +7,7 @@ import os
 import re
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -76,6 +76,43 @@ def test_new_memories_are_embedded_and_recall_is_hybrid(hippo: Hippo) -> None:
     stored = _vectors(os.path.join(project, ".hippo", "hippo.db"))
     assert sorted(r[0] for r in stored) == sorted([ids[DISK], ids[DEPLOY]])
     assert {(r[1], r[2], r[3]) for r in stored} == {(MODEL, 384, 1536)}
+
+
+RAN = [
+    "the marathon ran through the old town",
+    "she ran the weekly meeting on tuesday",
+    "the nightly script ran twice by mistake",
+]
+FULL = "the volume filled up and writes to the data partition failed"
+
+
+def _why(hippo: Hippo, project: str, query: str) -> dict[str, dict[str, Any]]:
+    """memory id -> why it was recalled, for each memory `recall --why` returns."""
+    return {r["id"]: r["why"] for r in hippo.json("recall", query, "--why", cwd=project)["results"]}
+
+
+def test_a_memory_in_other_words_comes_back_beside_the_term_matches(hippo: Hippo) -> None:
+    hippo.start()
+    project = _project(hippo)
+    ids = {text: hippo.json("remember", text, cwd=project)["id"] for text in (*RAN, DISK, CATS)}
+    hippo.ok("embed", cwd=project)
+
+    # "ran" makes the RAN memories term candidates. DISK shares no word with the query, so only the
+    # search by meaning can find it; CATS is below the cosine floor.
+    why = _why(hippo, project, "storage ran out")
+    assert {ids[text] for text in RAN} <= why.keys() and ids[CATS] not in why, why
+    assert why[ids[DISK]]["matched"] == [] and why[ids[DISK]]["cosine"] >= 0.4, why
+
+    # A memory stored after the index was read is found once its vector is written.
+    new = hippo.json("remember", FULL, cwd=project)["id"]
+    assert hippo.wait_for(lambda: "6 of 6 memories embedded" in _status_line(hippo, project), 30)
+    why = _why(hippo, project, "storage ran out")
+    assert ids[DISK] in why and why[new]["matched"] == [], why
+
+    # A forgotten memory's vector may linger in the index; the memory does not come back.
+    hippo.ok("forget", ids[DISK], cwd=project)
+    why = _why(hippo, project, "storage ran out")
+    assert new in why and ids[DISK] not in why, why
 
 
 def test_embed_fills_what_is_missing_with_progress(hippo: Hippo) -> None:

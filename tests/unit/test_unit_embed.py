@@ -191,14 +191,15 @@ def test_the_model_loads_offline_and_returns_unit_vectors(embedder: Any) -> None
     assert [len(b) for b in blobs] == [1536, 1536, 1536]
     norms = [float(np.linalg.norm(vectors.from_blob(b))) for b in blobs]
     assert norms == pytest.approx([1.0, 1.0, 1.0], abs=1e-5)
-    cos = embedder.cosines("deployment failure", blobs[:2])
+    cos = embedder.cosines(embedder.query("deployment failure"), blobs[:2])
     assert cos[0] is not None and cos[1] is not None and cos[0] > cos[1] + 0.2
 
 
 def test_a_paraphrase_is_closer_than_an_unrelated_text(embedder: Any) -> None:
     # What a sentence model adds over word overlap: no word in common, the meaning still matches.
     [vpn, other] = embedder.embed(["The staging deploy needs the VPN", "My cat likes tuna for dinner"])
-    cos = embedder.cosines("connect to the private network before shipping to preprod", [vpn, other])
+    query = embedder.query("connect to the private network before shipping to preprod")
+    cos = embedder.cosines(query, [vpn, other])
     assert cos[0] is not None and cos[1] is not None and cos[0] > 0.3 > cos[1]
 
 

@@ -30,6 +30,12 @@ def test_query_terms_leave_out_function_words() -> None:
     assert query_terms("When did the nightly exports fail?") == [stem("nightly"), "export", "fail"]
 
 
+def test_query_terms_leave_out_what_is_left_of_contractions() -> None:
+    # The tokenizer splits "I've" into "ve" and "didn't" into "didn"; "won" is a word of its own.
+    assert query_terms("I've tried, but the build didn't pass") == ["tri", "build", "pass"]
+    assert query_terms("who won the award") == ["won", "award"]
+
+
 def test_query_of_only_function_words_keeps_them() -> None:
     assert query_terms("what is this") == terms("what is this")
 
