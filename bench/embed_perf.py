@@ -67,7 +67,7 @@ def run_size(size: int, queries: Sequence[str]) -> list[str]:
         try:
             rate = remember_concurrent(sb, items, CONCURRENT_CLIENTS)
             start = time.perf_counter()
-            reply = call(sb.sock, sb.home, sb.base, m.Embed(), timeout=600.0)
+            reply = call(sb.sock, sb.home, sb.base, m.Embed(), timeout=3600.0)
             embed_seconds = time.perf_counter() - start
             if isinstance(reply, m.Error):
                 raise BenchError(f"embed failed: {reply.code}: {reply.message}")

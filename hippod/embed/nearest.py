@@ -8,9 +8,9 @@ past SCAN_MAX vectors a store keeps its term candidates alone, as the matrix wou
 daemon's memory budget and the product its recall time.
 
 The matrix is read from the embeddings table once, at the first recall that needs it; after that
-every vector the daemon writes is put in as it is committed (embed/queue.py). All of it runs on the
-event loop, so a search never sees a matrix half-changed. Vectors of memories deleted since stay
-in the matrix; recall's admission filter leaves them out.
+every vector the daemon writes is put in by the transaction that stores it (embed/queue.py). All of
+it runs on the event loop, so a search never sees a matrix half-changed. Vectors of memories deleted
+since stay in the matrix; recall's admission filter leaves them out.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class NearestIndex:
         self.loaded = True
 
     def put(self, rows: Sequence[tuple[str, bytes]]) -> None:
-        """(memory id, vector) pairs just committed: new memories, or new text for known ones."""
+        """(memory id, vector) pairs being stored: new memories, or new text for known ones."""
         if not self.too_large:
             self._add(rows)
 

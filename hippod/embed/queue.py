@@ -20,7 +20,8 @@ PAGE = 2048
 COALESCE_SECONDS = 0.2
 
 Progress = Callable[[int, int], Awaitable[None]]
-# Told (model, [(memory id, vector)]) after each commit of vectors: the store's nearest index.
+# Told (model, [(memory id, vector)]) of each batch of vectors, in the transaction that stores
+# them: the store's nearest index (Store.vectors_written).
 Written = Callable[[str, list[tuple[str, bytes]]], None]
 
 
@@ -46,7 +47,7 @@ async def _embed(
     """Embed in a worker thread, then store the vectors in one transaction; memory id -> vector.
 
     `for_read`: the vectors are for a read that is waiting on them, so a full disk only costs
-    their storing: they are returned all the same. `written` is told what was committed.
+    their storing: they are returned all the same. `written` is told what is being stored.
     """
     blobs = await asyncio.to_thread(embedder.embed, [text for _, text, _ in todo])
     rows = [(memory_id, blob, digest) for (memory_id, _, digest), blob in zip(todo, blobs, strict=True)]

@@ -93,7 +93,7 @@ class Store:
         return settings(self.config)
 
     def vectors_written(self, model: str, rows: list[tuple[str, bytes]]) -> None:
-        """Vectors just committed: into the nearest index, when it holds that model's."""
+        """Vectors being stored: into the nearest index, when it holds that model's."""
         if self.nearest is not None and self.nearest.model == model:
             self.nearest.put(rows)
 
