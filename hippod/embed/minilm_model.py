@@ -26,6 +26,9 @@ VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "minilm
 # memory is cut into windows of that size, and its vector is their mean weighted by their tokens.
 WINDOW = 256
 BATCH = 32
+# A query is embedded from its first window alone: queries are a sentence or two, and a pasted
+# 3,000-word one would otherwise cost seconds of the model's thread on every recall.
+QUERY_WINDOWS = 1
 
 
 class MiniLMEmbedder:
@@ -48,19 +51,21 @@ class MiniLMEmbedder:
         with self._lock:
             return self._texts / self._seconds if self._texts and self._seconds > 0 else None
 
-    def _windows(self, texts: Sequence[str]) -> list[tuple[int, list[int]]]:
-        """(text index, token ids with [CLS] and [SEP]) of every window of every text."""
+    def _windows(self, texts: Sequence[str], most: int | None = None) -> list[tuple[int, list[int]]]:
+        """(text index, token ids with [CLS] and [SEP]) of every window of every text (of its first
+        `most` windows, when given)."""
         pieces: list[tuple[int, list[int]]] = []
         body = WINDOW - 2
         encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
         for index, encoding in enumerate(encodings):
             ids = encoding.ids
-            for start in range(0, max(len(ids), 1), body):
+            ends = len(ids) if most is None else min(len(ids), most * body)
+            for start in range(0, max(ends, 1), body):
                 pieces.append((index, [self._cls, *ids[start : start + body], self._sep]))
         return pieces
 
-    def _vectors(self, texts: Sequence[str]) -> vectors.Vector:
-        pieces = self._windows(texts)
+    def _vectors(self, texts: Sequence[str], most: int | None = None) -> vectors.Vector:
+        pieces = self._windows(texts, most)
         pieces.sort(key=lambda p: len(p[1]))  # batches of like length pad little
         sums = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(pieces), BATCH):
@@ -93,7 +98,7 @@ class MiniLMEmbedder:
         return [vectors.to_blob(row) for row in rows]
 
     def query(self, text: str) -> bytes:
-        return vectors.to_blob(self._vectors([text])[0])
+        return vectors.to_blob(self._vectors([text], QUERY_WINDOWS)[0])
 
     def cosines(self, query: bytes, blobs: Sequence[bytes | None]) -> list[float | None]:
         return vectors.cosines(vectors.from_blob(query), blobs)

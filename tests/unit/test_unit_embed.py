@@ -218,6 +218,17 @@ def test_a_text_past_one_window_is_pooled_over_all_of_its_windows(embedder: Any)
     assert float(vectors.from_blob(alone) @ vectors.from_blob(mixed[0])) == pytest.approx(1.0, abs=1e-5)
 
 
+def test_a_query_is_embedded_from_its_first_window_alone(embedder: Any) -> None:
+    first = "the staging database ran out of disk space during the nightly migration. " * 20
+    rest = "cats sleep in the sun on the windowsill all afternoon. " * 200
+    assert len(embedder._windows([first + rest])) > 5
+    [alone] = embedder.embed([first])
+    query = vectors.from_blob(embedder.query(first + rest))
+    [whole] = embedder.embed([first + rest])
+    assert float(query @ vectors.from_blob(alone)) > 0.95
+    assert float(vectors.from_blob(whole) @ vectors.from_blob(alone)) < 0.9
+
+
 async def test_embed_ids_returns_the_vectors_it_wrote(
     embedder: Any, database: dbmod.Database, make_memory: Any
 ) -> None:
