@@ -121,8 +121,8 @@ def load() -> MiniLMEmbedder:
     options.inter_op_num_threads = 1
     # Memory, measured (bench/RESULTS.md): the graph optimiser's fused copies of the int8 weights
     # cost 117 MB of RSS at load, and the memory arena, which keeps a block for each batch shape it
-    # meets, grew to 600 MB after 2,000 memories. Without both the vectors are the same and a batch
-    # takes about 5% longer.
+    # meets, grew to 600 MB after 2,000 memories. Without both the vectors are the same; short texts
+    # take about 5% longer and full 256-token windows about 70% (hence QUERY_WINDOWS).
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.enable_cpu_mem_arena = False
     options.enable_mem_pattern = False

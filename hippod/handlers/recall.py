@@ -16,7 +16,7 @@ from hippoctl.protocol.replies import RecallItem, RecallReply, Skipped, Why
 from hippod import clock
 from hippod.context import ledger_rows
 from hippod.embed.queue import embed_ids
-from hippod.embed.service import EXTRA_HINT, Settings, embedding_text, text_digest
+from hippod.embed.service import EXTRA_HINT, Embedder, Settings, embedding_text, text_digest
 from hippod.errors import HippoError
 from hippod.handlers.memory import last_batch_key
 from hippod.lifecycle import strength as st
@@ -53,7 +53,8 @@ async def _score_store(
         )
     else:
         found = await _candidates_like(store, query, body, ctx)
-    if not found and await _embeddings_active(store, settings):
+    embedder = await _active_embedder(store, settings)
+    if not found and embedder is not None:
         # A LIKE-only or unmatched candidate can still score on its cosine (recall.md §2).
         if store.fts5:
             found = await _candidates_like(store, query, body, ctx)
@@ -65,7 +66,7 @@ async def _score_store(
                 scope=body.scope,
                 limit=CANDIDATE_LIMIT,
             )
-    by_meaning, query_vector = await _by_meaning(store, settings, body, ctx, found)
+    by_meaning, query_vector = await _by_meaning(store, embedder, settings, body, ctx, found)
     found += by_meaning
     candidates = [c.memory for c in found]
     terms = [c.terms for c in found]
@@ -135,24 +136,27 @@ async def _candidates_like(
     )
 
 
-async def _embeddings_active(store: Store, settings: Settings) -> bool:
-    """Embeddings are on, the model loads, and this store holds vectors of it."""
+async def _active_embedder(store: Store, settings: Settings) -> Embedder | None:
+    """The store's model when embeddings are on, the model loads, and the store holds vectors of it."""
     if store.embedder.missing(settings) or not await embeddings.has_any(store.db.reader, settings.model):
-        return False
-    return await store.embedder.get(settings) is not None
+        return None
+    return await store.embedder.get(settings)
 
 
 async def _by_meaning(
-    store: Store, settings: Settings, body: m.Recall, ctx: RequestContext, found: list[memories.Candidate]
+    store: Store,
+    embedder: Embedder | None,
+    settings: Settings,
+    body: m.Recall,
+    ctx: RequestContext,
+    found: list[memories.Candidate],
 ) -> tuple[list[memories.Candidate], bytes | None]:
     """The admitted memories nearest the query by meaning that the terms did not find (at most
     `nearest.NEAREST`, from the cosine floor up), and the query's vector when it was made.
 
-    Only with embeddings active on a store of at most `nearest.SCAN_MAX` vectors (embed/nearest.py).
+    Only with embeddings active (`embedder`, from _active_embedder) on a store of at most
+    `nearest.SCAN_MAX` vectors (embed/nearest.py).
     """
-    if not await _embeddings_active(store, settings):
-        return [], None
-    embedder = await store.embedder.get(settings)
     if embedder is None:
         return [], None
     from hippod.embed.nearest import NearestIndex  # numpy, only once a store has vectors

@@ -184,6 +184,11 @@ def ranked_sql(where: str) -> str:
     )
 
 
+def _candidates(rows: Iterable[Sequence[Any]]) -> list[Candidate]:
+    """Candidates from rows of _CANDIDATE_COLS: the memory's columns, its FTS columns, its rowid."""
+    return [Candidate(row_to_memory(r), f"{r[-3]} {r[-2]}".split(), r[-1]) for r in rows]
+
+
 async def candidates_fts(
     conn: aiosqlite.Connection,
     tenant: str,
@@ -242,7 +247,7 @@ async def candidates_like(
         "ORDER BY m.updated_at DESC, m.created DESC LIMIT ?",
         [*params, msgspec.json.encode(patterns).decode(), limit],
     )
-    return [Candidate(row_to_memory(r), f"{r[-3]} {r[-2]}".split(), r[-1]) for r in rows]
+    return _candidates(rows)
 
 
 async def candidates_oldest(
@@ -255,7 +260,7 @@ async def candidates_oldest(
         f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} ORDER BY m.created ASC, m.id LIMIT ?",
         [*params, limit],
     )
-    return [Candidate(row_to_memory(r), f"{r[-3]} {r[-2]}".split(), r[-1]) for r in rows]
+    return _candidates(rows)
 
 
 async def candidates_ids(
@@ -275,7 +280,7 @@ async def candidates_ids(
         f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} AND m.id IN ({','.join('?' * len(ids))})",
         [*params, *ids],
     )
-    return [Candidate(row_to_memory(r), f"{r[-3]} {r[-2]}".split(), r[-1]) for r in rows]
+    return _candidates(rows)
 
 
 async def admitted(conn: aiosqlite.Connection, tenant: str, *, scope: str | None) -> list[Memory]:
