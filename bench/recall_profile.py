@@ -132,7 +132,7 @@ def sql_floor(home: str, queries: Sequence[str]) -> dict[str, list[float]]:
     try:
         matches = _matches(db, queries)
         tenant = db.execute("SELECT tenant_id FROM memories LIMIT 1").fetchone()[0]
-        where, params = memories._admission(tenant, False, None)
+        where, params = memories.admission(tenant, False, None)
         bare = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT 200"
         full = memories.ranked_sql(where)
         _timed(lambda mt: db.execute(bare, [mt]).fetchall(), matches)  # warm the page cache

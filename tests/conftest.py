@@ -87,3 +87,38 @@ def real_dirs_guard() -> Iterator[None]:
             touched.append(f"{name} {path} was {verb} by the test run")
     if touched:
         pytest.fail("; ".join(touched), pytrace=False)
+
+
+# --- PostgreSQL, for the team store -----------------------------------------------------------------
+
+# The server the team store's tests use: any database on it will do, as each worker makes its own
+# beside it and drops it afterwards. .ci/run points this at the database it made for the run.
+PG_ADMIN_DSN = os.environ.get("HIPPO_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+@pytest.fixture(scope="session")
+def pg_dsn(worker_id: str) -> Iterator[str]:
+    """A fresh PostgreSQL database for this worker, dropped at the end of the run.
+
+    Without a server at HIPPO_TEST_PG (default: 127.0.0.1:5432, user postgres) the tests that need
+    it fail, saying so: they are never skipped.
+    """
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    try:
+        admin = psycopg.connect(PG_ADMIN_DSN, autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        pytest.fail(
+            f"the team store's tests need PostgreSQL at {PG_ADMIN_DSN} (set HIPPO_TEST_PG): {exc}",
+            pytrace=False,
+        )
+    base = str(conninfo_to_dict(PG_ADMIN_DSN).get("dbname") or "postgres")
+    name = f"{base}_{worker_id}_{os.getpid()}"[:63]
+    with admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield make_conninfo(PG_ADMIN_DSN, dbname=name)
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -20,8 +20,9 @@ from hippod.embed.service import EXTRA_HINT, Embedder, Settings, embedding_text,
 from hippod.errors import HippoError
 from hippod.handlers.memory import last_batch_key
 from hippod.lifecycle import strength as st
-from hippod.recall import narrow, render, tombstones
+from hippod.recall import render, tombstones
 from hippod.recall.budget import LazySizes, fill_budget, tokens, tokens_of
+from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
 from hippod.recall.terms import query_terms, stem
@@ -31,7 +32,6 @@ from hippod.store import embeddings, memories
 from hippod.store.records import Memory
 from hippod.store.stores import Store
 
-CANDIDATE_LIMIT = 200
 MMR_TOP = 100
 
 
@@ -43,13 +43,13 @@ async def _score_store(
     if body.mode == "hybrid" and store.embedder.missing(settings):
         raise _no_hybrid(store, settings)
     if store.fts5:
-        found = await memories.candidates_fts(
+        found = await by_terms(
+            memories,
             reader,
             ctx.tenant,
-            await _match_terms(store, query),
+            query,
             include_superseded=body.include_superseded,
             scope=body.scope,
-            limit=CANDIDATE_LIMIT,
         )
     else:
         found = await _candidates_like(store, query, body, ctx)
@@ -98,15 +98,6 @@ async def _score_store(
     for item in scored:
         item.vector = blobs.get(item.memory.id)
     return scored
-
-
-async def _match_terms(store: Store, query: list[str]) -> list[str]:
-    """The query's terms that choose candidates: on a large store, not the very common ones while
-    rarer ones carry the query (recall/narrow.py)."""
-    distinct = list(dict.fromkeys(query))
-    if len(distinct) < 2:
-        return distinct
-    return narrow.narrowed(distinct, await memories.term_rows(store.db.reader, distinct))
 
 
 def _with_mode(settings: Settings, mode: str | None) -> Settings:

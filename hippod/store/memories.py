@@ -134,15 +134,23 @@ async def _fetch(conn: aiosqlite.Connection, sql: str, params: Sequence[Any]) ->
     return list(await conn.execute_fetchall(sql, params))
 
 
-def _admission(tenant: str, include_superseded: bool, scope: str | None) -> tuple[str, list[Any]]:
-    """The recall admission filter (recall.md §2) as SQL on alias m."""
-    sql = "m.tenant_id = ? AND m.layer != 'buffer' AND m.kind != 'archived'"
+def admission(
+    tenant: str, include_superseded: bool, scope: str | None, *, mark: str = "?"
+) -> tuple[str, list[Any]]:
+    """The recall admission filter (recall.md §2) as SQL on alias m, and its parameters.
+
+    `mark` is the driver's parameter marker: "?" for SQLite, "%s" for psycopg (the team store),
+    which reads any % as the start of one, so there a literal % is written %%.
+    """
+    percent = "%%" if mark == "%s" else "%"
+    sql = f"m.tenant_id = {mark} AND m.layer != 'buffer' AND m.kind != 'archived'"
     params: list[Any] = [tenant]
     if not include_superseded:
         sql += " AND m.superseded_by IS NULL"
-    default_scope = "(m.scope IS NULL OR (m.scope != 'unknown:legacy' AND m.scope NOT LIKE '%:private:%'))"
+    private = f"'{percent}:private:{percent}'"
+    default_scope = f"(m.scope IS NULL OR (m.scope != 'unknown:legacy' AND m.scope NOT LIKE {private}))"
     if scope:
-        sql += f" AND ({default_scope} OR m.scope = ?)"
+        sql += f" AND ({default_scope} OR m.scope = {mark})"
         params.append(scope)
     else:
         sql += f" AND {default_scope}"
@@ -205,7 +213,7 @@ async def candidates_fts(
     `limit` of a full over-fetch, the exhaustive query runs instead.
     """
     match = fts_match_expression(list(terms))
-    where, params = _admission(tenant, include_superseded, scope)
+    where, params = admission(tenant, include_superseded, scope)
     overfetch = 2 * limit
     rows = await _fetch(conn, ranked_sql(where), [match, overfetch, *params, limit])
     if len(rows) < limit and (not rows or rows[0][-1] == overfetch):
@@ -233,7 +241,7 @@ async def candidates_like(
     The patterns go in as one JSON array read by json_each, so a query of any number of words is one
     statement of fixed size: an OR per word would pass SQLite's expression depth past ~500 words.
     """
-    where, params = _admission(tenant, include_superseded, scope)
+    where, params = admission(tenant, include_superseded, scope)
     patterns = [
         "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         for term in dict.fromkeys(terms)
@@ -254,7 +262,7 @@ async def candidates_oldest(
     conn: aiosqlite.Connection, tenant: str, *, include_superseded: bool, scope: str | None, limit: int = 200
 ) -> list[Candidate]:
     """The oldest admitted memories, for cosine-only ranking when no term matches (recall.md §2.3)."""
-    where, params = _admission(tenant, include_superseded, scope)
+    where, params = admission(tenant, include_superseded, scope)
     rows = await _fetch(
         conn,
         f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} ORDER BY m.created ASC, m.id LIMIT ?",
@@ -274,7 +282,7 @@ async def candidates_ids(
     """The admitted memories among `ids`, as recall candidates (in no particular order)."""
     if not ids:
         return []
-    where, params = _admission(tenant, include_superseded, scope)
+    where, params = admission(tenant, include_superseded, scope)
     rows = await _fetch(
         conn,
         f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} AND m.id IN ({','.join('?' * len(ids))})",
@@ -285,7 +293,7 @@ async def candidates_ids(
 
 async def admitted(conn: aiosqlite.Connection, tenant: str, *, scope: str | None) -> list[Memory]:
     """Every memory the recall admission filter lets through (recall.md §2), for `context`'s `*` mode."""
-    where, params = _admission(tenant, False, scope)
+    where, params = admission(tenant, False, scope)
     rows = await _fetch(
         conn, f"SELECT {_SELECT} FROM memories m WHERE {where} ORDER BY m.created, m.id", params
     )

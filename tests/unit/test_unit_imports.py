@@ -6,7 +6,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-FORBIDDEN = {"sqlite3", "_sqlite3", "aiosqlite", "watchfiles", "apscheduler", "platformdirs", "hippod"}
+FORBIDDEN = {
+    "sqlite3",
+    "_sqlite3",
+    "aiosqlite",
+    "watchfiles",
+    "apscheduler",
+    "platformdirs",
+    "hippod",
+    "psycopg",
+    "psycopg_pool",
+}
 # The MCP SDK (and what it pulls in) is for `hippoctl mcp` only; the ASGI stack is the daemon's.
 MCP_ONLY = {"mcp", "pydantic", "anyio", "starlette", "httpx", "uvicorn", "h11"}
 REPO = Path(__file__).resolve().parents[2]
@@ -88,3 +98,10 @@ def test_the_daemon_loads_the_dashboard_only_when_it_opens() -> None:
     assert {"hippod.dashboard.app", "hippod.dashboard.views_memories"} <= _modules_after(
         "import hippod.dashboard.listener"
     )
+
+
+def test_the_daemon_loads_the_postgresql_driver_only_for_a_team_store() -> None:
+    # A laptop's daemon, HTTP API and recall included, never carries psycopg.
+    loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch, hippod.web.listener")
+    assert loaded & {"psycopg", "psycopg_pool"} == set()
+    assert {"psycopg", "psycopg_pool"} <= _loaded_after("import hippod.team.memories")

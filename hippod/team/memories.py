@@ -1,0 +1,299 @@
+"""SQL for the team store's memories: the functions of `hippod.store.memories`, on PostgreSQL.
+
+Each function has the name, parameters and result of its SQLite twin, so the code above the store
+calls either. `conn` is a connection inside `TeamDatabase.tenant()`, whose row-level security
+already limits every statement to one tenant; the tenant is still named in the SQL, as in SQLite.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import msgspec
+
+from hippod.lifecycle.digest import content_digest, digests
+from hippod.recall.terms import terms as index_terms
+from hippod.store.memories import Candidate, admission, memory_values, row_to_memory
+from hippod.store.records import COLUMNS, Memory
+from hippod.team.pg import Conn
+
+_SELECT = ", ".join(COLUMNS)
+_CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.terms, m.seq"
+
+# FTS5's bm25() (sqlite's fts5_aux.c), so that both backends choose the same candidates: its k1 and b,
+# its IDF with the same floor, and its arithmetic in the same order (see `_SCORE`).
+FTS5_K1 = 1.2
+FTS5_B = 0.75
+FTS5_IDF_FLOOR = 1e-6
+
+
+def _index_terms(memory: Memory) -> list[str]:
+    """The memory's index terms as FTS5 holds them in SQLite: content terms, then tag terms."""
+    return index_terms(memory.content) + index_terms(" ".join(memory.tags))
+
+
+_INSERT = (
+    f"INSERT INTO memories ({_SELECT}, content_digest, terms, nterms) "
+    f"SELECT {', '.join(['%s'] * (len(COLUMNS) + 3))} WHERE NOT EXISTS "
+    "(SELECT 1 FROM rejected_values WHERE tenant_id = %s AND digest IN (%s, %s))"
+)
+
+
+def _insert_row(memory: Memory) -> list[Any]:
+    digest, legacy = digests(memory.content)
+    found = _index_terms(memory)
+    return [*memory_values(memory), digest, found, len(found), memory.tenant_id, digest, legacy]
+
+
+async def insert(conn: Conn, memory: Memory) -> bool:
+    """Insert a memory unless its digest is tombstoned in its tenant; False when refused."""
+    cursor = await conn.execute(_INSERT, _insert_row(memory))
+    return cursor.rowcount == 1
+
+
+async def insert_many(conn: Conn, batch: Sequence[Memory]) -> list[bool]:
+    """insert() for several memories, in order; for each, whether it was stored."""
+    return [await insert(conn, memory) for memory in batch]
+
+
+async def update(conn: Conn, memory: Memory) -> None:
+    """Rewrite every field of a stored memory (and its index terms, which follow content and tags)."""
+    found = _index_terms(memory)
+    assignments = ", ".join(f"{c} = %s" for c in COLUMNS)
+    await conn.execute(
+        f"UPDATE memories SET {assignments}, content_digest = %s, terms = %s, nterms = %s WHERE id = %s",
+        [*memory_values(memory), content_digest(memory.content), found, len(found), memory.id],
+    )
+
+
+async def mark_superseded(conn: Conn, old_id: str, new_id: str, now: str) -> bool:
+    """Point old at its replacement, only if nothing superseded it meanwhile (compare-and-set)."""
+    cursor = await conn.execute(
+        "UPDATE memories SET superseded_by = %s, updated_at = %s WHERE id = %s AND superseded_by IS NULL",
+        (new_id, now, old_id),
+    )
+    return cursor.rowcount == 1
+
+
+async def _rows(conn: Conn, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    cursor = await conn.execute(query, params)
+    return list(await cursor.fetchall())
+
+
+async def get(conn: Conn, tenant: str, memory_id: str) -> Memory | None:
+    rows = await _rows(
+        conn, f"SELECT {_SELECT} FROM memories WHERE id = %s AND tenant_id = %s", (memory_id, tenant)
+    )
+    return row_to_memory(rows[0]) if rows else None
+
+
+async def get_many(conn: Conn, ids: Sequence[str]) -> list[Memory]:
+    """Rows for these ids, in no particular order (missing ids are skipped)."""
+    if not ids:
+        return []
+    rows = await _rows(conn, f"SELECT {_SELECT} FROM memories WHERE id = ANY(%s)", (list(ids),))
+    return [row_to_memory(r) for r in rows]
+
+
+async def with_digest(conn: Conn, tenant: str, digest: str) -> list[Memory]:
+    """Every memory of the tenant whose content has this digest."""
+    rows = await _rows(
+        conn, f"SELECT {_SELECT} FROM memories WHERE tenant_id = %s AND content_digest = %s", (tenant, digest)
+    )
+    return [row_to_memory(r) for r in rows]
+
+
+async def live(conn: Conn, tenant: str) -> list[Memory]:
+    """The tenant's memories in use: not superseded, not archived."""
+    rows = await _rows(
+        conn,
+        f"SELECT {_SELECT} FROM memories WHERE tenant_id = %s AND superseded_by IS NULL "
+        "AND kind != 'archived' ORDER BY created, id COLLATE \"C\"",
+        (tenant,),
+    )
+    return [row_to_memory(r) for r in rows]
+
+
+def _admission(tenant: str, include_superseded: bool, scope: str | None) -> tuple[str, list[Any]]:
+    return admission(tenant, include_superseded, scope, mark="%s")
+
+
+async def term_rows(conn: Conn, terms: Sequence[str]) -> dict[str, int]:
+    """How many of the tenant's rows hold each of `terms` (a term in none is left out)."""
+    distinct = list(dict.fromkeys(terms))
+    rows = await _rows(
+        conn, "SELECT term, rows FROM term_stats WHERE term = ANY(%s) AND rows > 0", (distinct,)
+    )
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
+async def _corpus(conn: Conn) -> tuple[int, int]:
+    """The tenant's (rows, terms), as FTS5 counts them for its bm25()."""
+    rows = await _rows(conn, "SELECT rows, tokens FROM tenant_stats", ())
+    return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+
+
+def fts5_idf(rows: int, hits: int) -> float:
+    """FTS5's IDF of a term held by `hits` of `rows` rows, floored where it would go negative."""
+    idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return idf if idf > 0.0 else FTS5_IDF_FLOOR
+
+
+# One candidate's FTS5 score: per query term in query order, idf x f(k1+1) / (f + k1(1 - b + b D/avgdl)),
+# summed from the first term on. The operations and their order are fts5_aux.c's, so the doubles match.
+# Parameters: k1 + 1, k1, 1 - b, b, avgdl, the terms, their IDFs.
+_SCORE = (
+    "(SELECT sum(q.idf * ((f.n * %s) / (f.n + %s * (%s + %s * m.nterms::float8 / %s))) ORDER BY q.ord) "
+    "FROM unnest(%s::text[], %s::float8[]) WITH ORDINALITY AS q(term, idf, ord), "
+    "LATERAL (SELECT cardinality(array_positions(m.terms, q.term))::float8 AS n) f)"
+)
+
+
+async def candidates_fts(
+    conn: Conn,
+    tenant: str,
+    terms: Sequence[str],
+    *,
+    include_superseded: bool,
+    scope: str | None,
+    limit: int = 200,
+) -> list[Candidate]:
+    """Admitted memories holding any of `terms`, best FTS5 bm25() first, with their BM25 terms; ties go
+    as in SQLite: the most recently updated, then by content and id in byte order."""
+    distinct = list(dict.fromkeys(terms))
+    if not distinct:
+        return []
+    total_rows, total_tokens = await _corpus(conn)
+    if total_rows == 0:
+        return []
+    hits = await term_rows(conn, distinct)
+    idfs = [fts5_idf(total_rows, hits.get(t, 0)) for t in distinct]
+    avgdl = float(total_tokens) / float(total_rows)
+    score = [FTS5_K1 + 1.0, FTS5_K1, 1 - FTS5_B, FTS5_B, avgdl, distinct, idfs]
+    where, params = _admission(tenant, include_superseded, scope)
+    rows = await _rows(
+        conn,
+        f"SELECT {_CANDIDATE_COLS}, {_SCORE} AS score FROM memories m "
+        f"WHERE m.terms && %s::text[] AND {where} "
+        'ORDER BY score DESC, m.updated_at DESC, m.content COLLATE "C", m.id COLLATE "C" LIMIT %s',
+        [*score, distinct, *params, limit],
+    )
+    return [Candidate(row_to_memory(r), list(r[-3]), int(r[-2])) for r in rows]
+
+
+def _candidates(rows: Iterable[Sequence[Any]]) -> list[Candidate]:
+    """Candidates from rows of _CANDIDATE_COLS: the memory's columns, its terms, its seq."""
+    return [Candidate(row_to_memory(r), list(r[-2]), int(r[-1])) for r in rows]
+
+
+async def candidates_oldest(
+    conn: Conn, tenant: str, *, include_superseded: bool, scope: str | None, limit: int = 200
+) -> list[Candidate]:
+    """The oldest admitted memories, for cosine-only ranking when no term matches (recall.md §2.3)."""
+    where, params = _admission(tenant, include_superseded, scope)
+    rows = await _rows(
+        conn,
+        f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} "
+        'ORDER BY m.created, m.id COLLATE "C" LIMIT %s',
+        [*params, limit],
+    )
+    return _candidates(rows)
+
+
+async def candidates_ids(
+    conn: Conn, tenant: str, ids: Sequence[str], *, include_superseded: bool, scope: str | None
+) -> list[Candidate]:
+    """The admitted memories among `ids`, as recall candidates (in no particular order)."""
+    if not ids:
+        return []
+    where, params = _admission(tenant, include_superseded, scope)
+    rows = await _rows(
+        conn,
+        f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} AND m.id = ANY(%s)",
+        [*params, list(ids)],
+    )
+    return _candidates(rows)
+
+
+async def admitted(conn: Conn, tenant: str, *, scope: str | None) -> list[Memory]:
+    """Every memory the recall admission filter lets through (recall.md §2), for `context`'s `*` mode."""
+    where, params = _admission(tenant, False, scope)
+    rows = await _rows(
+        conn, f'SELECT {_SELECT} FROM memories m WHERE {where} ORDER BY m.created, m.id COLLATE "C"', params
+    )
+    return [row_to_memory(r) for r in rows]
+
+
+async def strengthen(conn: Conn, ids: Sequence[str], now: str, bonus_days: float) -> None:
+    """One strengthening retrieval for each id (memory-model.md §9.2-9.3), relative to the row as it is
+    now: none while bad marks lead or once superseded; the cached strength becomes 1.0."""
+    await conn.execute(
+        "UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved = %s, "
+        "half_life_days = half_life_days + %s, strength = 1.0, updated_at = %s, "
+        "confidence = CASE confidence WHEN 'stale' THEN 'observed' ELSE confidence END "
+        "WHERE id = ANY(%s) AND outcome_negative <= outcome_positive AND superseded_by IS NULL",
+        (now, bonus_days, now, list(ids)),
+    )
+
+
+async def update_outcome(conn: Conn, changed: Sequence[Memory]) -> None:
+    """Store the outcome fields of marked memories."""
+    async with conn.cursor() as cursor:
+        await cursor.executemany(
+            "UPDATE memories SET outcome_positive = %s, outcome_negative = %s, outcome_score = %s, "
+            "strength = %s, updated_at = %s WHERE id = %s",
+            [
+                (m.outcome_positive, m.outcome_negative, m.outcome_score, m.strength, m.updated_at, m.id)
+                for m in changed
+            ],
+        )
+
+
+async def delete(conn: Conn, tenant: str, memory_id: str) -> bool:
+    cursor = await conn.execute("DELETE FROM memories WHERE id = %s AND tenant_id = %s", (memory_id, tenant))
+    return cursor.rowcount == 1
+
+
+async def audit(
+    conn: Conn,
+    *,
+    ts: str,
+    tenant: str,
+    actor: str,
+    op: str,
+    target: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """Append one audit row; memory content never goes here."""
+    await audit_rows(conn, [(ts, tenant, actor, op, target)], metadata)
+
+
+async def audit_rows(
+    conn: Conn,
+    rows: Sequence[tuple[str, str, str, str, str | None]],
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """Append audit rows given as (ts, tenant, actor, op, target)."""
+    meta = msgspec.json.encode(metadata or {}).decode()
+    async with conn.cursor() as cursor:
+        await cursor.executemany(
+            "INSERT INTO audit_log (ts, tenant_id, actor, op, target_id, metadata_json) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            [(*row, meta) for row in rows],
+        )
+
+
+async def get_meta(conn: Conn, key: str) -> str | None:
+    rows = await _rows(conn, "SELECT value FROM meta WHERE key = %s", (key,))
+    return str(rows[0][0]) if rows else None
+
+
+async def set_meta(conn: Conn, key: str, value: str) -> None:
+    """Set a key of the transaction's tenant."""
+    await conn.execute(
+        "INSERT INTO meta (tenant_id, key, value) VALUES (current_setting('hippo.tenant'), %s, %s) "
+        "ON CONFLICT (tenant_id, key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )

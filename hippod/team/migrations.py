@@ -1,0 +1,196 @@
+"""The team store's schema as plain numbered functions, each run in its own transaction.
+
+After migration N, `schema_version.version` holds N. Add a migration by appending a function to
+MIGRATIONS; never edit one that has shipped. Two servers starting at once take turns behind an
+advisory lock, so each migration runs once.
+
+The memory columns and their types follow the SQLite store's (timestamps as ISO text, lists as JSON
+text), so both backends read a row into the same `Memory` with the same code. Two columns are the
+team store's own: `terms`, the memory's index terms (content then tags) as an array under a GIN
+index, which stands in for FTS5, and `seq`, the order memories were stored in, which stands in for
+the rowid. `term_stats` and `tenant_stats` hold what FTS5 keeps for its bm25(): how many rows hold
+each term, and the rows and terms of each tenant, kept by triggers in the same transaction.
+
+Every table is partitioned by `tenant_id` under row-level security: the server works as APP_ROLE,
+which sees only the rows of the tenant its transaction names in `hippo.tenant` (pg.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from psycopg import AsyncConnection, sql
+
+# The role every request runs as (SET LOCAL ROLE): not a superuser and not the tables' owner, so
+# row-level security applies to it whoever the server logs in as.
+APP_ROLE = "hippo_team_app"
+# Any fixed number: the key of the advisory lock migrations run behind.
+MIGRATION_LOCK = 0x4869_7070_6F64
+
+TENANT_TABLES = ("memories", "term_stats", "tenant_stats", "audit_log", "rejected_values", "meta")
+
+Migration = Callable[[AsyncConnection[tuple[object, ...]], str], Awaitable[None]]
+
+
+async def m001_initial(conn: AsyncConnection[tuple[object, ...]], role: str) -> None:
+    """Memories with their index terms, the term statistics, the audit log, tombstones and meta."""
+    for statement in (
+        """CREATE TABLE memories (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+            id TEXT NOT NULL,
+            tenant_id TEXT NOT NULL,
+            content TEXT NOT NULL,
+            layer TEXT NOT NULL DEFAULT 'episodic',
+            kind TEXT NOT NULL DEFAULT 'distilled',
+            created TEXT NOT NULL,
+            valid_from TEXT NOT NULL,
+            last_retrieved TEXT NOT NULL,
+            retrieval_count INTEGER NOT NULL DEFAULT 0,
+            half_life_days DOUBLE PRECISION NOT NULL,
+            strength DOUBLE PRECISION NOT NULL DEFAULT 1.0,
+            emotional_valence TEXT NOT NULL DEFAULT 'neutral',
+            schema_fit DOUBLE PRECISION NOT NULL DEFAULT 0.5,
+            tags TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL DEFAULT 'cli',
+            confidence TEXT NOT NULL DEFAULT 'verified',
+            pinned INTEGER NOT NULL DEFAULT 0,
+            outcome_positive INTEGER NOT NULL DEFAULT 0,
+            outcome_negative INTEGER NOT NULL DEFAULT 0,
+            outcome_score INTEGER,
+            conflicts_with TEXT NOT NULL DEFAULT '[]',
+            parents TEXT NOT NULL DEFAULT '[]',
+            merged_into TEXT,
+            superseded_by TEXT,
+            scope TEXT,
+            owner TEXT,
+            artifact_ref TEXT,
+            origin_project TEXT,
+            source_session_id TEXT,
+            compaction_id TEXT,
+            trace_outcome TEXT,
+            extracted_from TEXT,
+            legacy_base INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL,
+            content_digest TEXT NOT NULL,
+            terms TEXT[] NOT NULL,
+            nterms INTEGER NOT NULL,
+            -- Per tenant: one tenant cannot learn from a refused insert which ids another holds.
+            PRIMARY KEY (tenant_id, id)
+        )""",
+        "CREATE INDEX memories_terms ON memories USING gin (terms)",
+        "CREATE INDEX memories_digest ON memories (tenant_id, content_digest)",
+        "CREATE INDEX memories_tenant_layer ON memories (tenant_id, layer)",
+        """CREATE TABLE term_stats (
+            tenant_id TEXT NOT NULL,
+            term TEXT NOT NULL,
+            rows BIGINT NOT NULL,
+            PRIMARY KEY (tenant_id, term)
+        )""",
+        """CREATE TABLE tenant_stats (
+            tenant_id TEXT PRIMARY KEY,
+            rows BIGINT NOT NULL,
+            tokens BIGINT NOT NULL
+        )""",
+        # Terms are counted in sorted order, so two writers that share terms lock them in one order.
+        """CREATE FUNCTION hippo_count_terms(tenant TEXT, terms TEXT[], tokens INTEGER, delta INTEGER)
+        RETURNS void LANGUAGE sql AS $$
+            INSERT INTO term_stats (tenant_id, term, rows)
+                SELECT tenant, t, delta FROM (SELECT DISTINCT unnest(terms) AS t) u ORDER BY t
+                ON CONFLICT (tenant_id, term) DO UPDATE SET rows = term_stats.rows + excluded.rows;
+            INSERT INTO tenant_stats (tenant_id, rows, tokens) VALUES (tenant, delta, delta * tokens)
+                ON CONFLICT (tenant_id) DO UPDATE
+                SET rows = tenant_stats.rows + excluded.rows, tokens = tenant_stats.tokens + excluded.tokens;
+        $$""",
+        """CREATE FUNCTION hippo_memory_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP IN ('UPDATE', 'DELETE') THEN
+                PERFORM hippo_count_terms(OLD.tenant_id, OLD.terms, OLD.nterms, -1);
+            END IF;
+            IF TG_OP IN ('UPDATE', 'INSERT') THEN
+                PERFORM hippo_count_terms(NEW.tenant_id, NEW.terms, NEW.nterms, 1);
+            END IF;
+            RETURN NULL;
+        END $$""",
+        """CREATE TRIGGER memories_stats_insert AFTER INSERT ON memories
+            FOR EACH ROW EXECUTE FUNCTION hippo_memory_stats()""",
+        """CREATE TRIGGER memories_stats_delete AFTER DELETE ON memories
+            FOR EACH ROW EXECUTE FUNCTION hippo_memory_stats()""",
+        """CREATE TRIGGER memories_stats_update AFTER UPDATE OF terms, tenant_id ON memories
+            FOR EACH ROW WHEN (OLD.terms IS DISTINCT FROM NEW.terms OR OLD.tenant_id != NEW.tenant_id)
+            EXECUTE FUNCTION hippo_memory_stats()""",
+        """CREATE TABLE audit_log (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            ts TEXT NOT NULL,
+            tenant_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            op TEXT NOT NULL,
+            target_id TEXT,
+            metadata_json TEXT NOT NULL DEFAULT '{}'
+        )""",
+        "CREATE INDEX audit_log_tenant_ts ON audit_log (tenant_id, ts)",
+        """CREATE TABLE rejected_values (
+            tenant_id TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            rejected_by TEXT NOT NULL,
+            rejected_at TEXT NOT NULL,
+            source_memory_id TEXT,
+            normalized_chars INTEGER NOT NULL,
+            PRIMARY KEY (tenant_id, digest)
+        )""",
+        """CREATE TABLE meta (
+            tenant_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, key)
+        )""",
+    ):
+        await conn.execute(statement)
+    await _role(conn, role)
+    for table in TENANT_TABLES:
+        name = sql.Identifier(table)
+        await conn.execute(sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(name))
+        await conn.execute(sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(name))
+        # current_setting(..., true) is NULL when no tenant was named: such a transaction sees nothing.
+        await conn.execute(
+            sql.SQL(
+                "CREATE POLICY tenant_only ON {} USING (tenant_id = current_setting('hippo.tenant', true)) "
+                "WITH CHECK (tenant_id = current_setting('hippo.tenant', true))"
+            ).format(name)
+        )
+        await conn.execute(
+            sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(name, sql.Identifier(role))
+        )
+
+
+async def _role(conn: AsyncConnection[tuple[object, ...]], role: str) -> None:
+    """Create the application role once per cluster (roles are not per database) and let the
+    login user act as it. Several databases of one cluster share it; each grants on its own tables."""
+    await conn.execute(
+        sql.SQL(
+            "DO $$ BEGIN CREATE ROLE {} NOLOGIN; "
+            "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+        ).format(sql.Identifier(role))
+    )
+    await conn.execute(sql.SQL("GRANT {} TO CURRENT_USER").format(sql.Identifier(role)))
+
+
+MIGRATIONS: list[Migration] = [m001_initial]
+
+
+async def migrate(conn: AsyncConnection[tuple[object, ...]], role: str = APP_ROLE) -> int:
+    """Bring the database to the newest schema; the version it is at afterwards."""
+    await conn.set_autocommit(True)
+    await conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
+        await conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        row = await (await conn.execute("SELECT max(version) FROM schema_version")).fetchone()
+        version = int(row[0]) if row and row[0] is not None else 0  # type: ignore[call-overload]
+        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+            async with conn.transaction():
+                await migration(conn, role)
+                await conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (number,))
+            version = number
+        return version
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))

@@ -1,0 +1,128 @@
+"""Ranking parity: the SQLite store and the team store on PostgreSQL, filled with the same memories,
+choose the same candidates and rank the same top 10 for the benches' queries.
+
+Two sets of memories: one LoCoMo conversation as the bench stores it (a memory per dialogue turn,
+its questions as the queries), and 3,000 memories of the synthetic corpus of bench/perf.py with its
+queries, on which the commonest terms pass the narrowing limit (recall/narrow.py) and most queries
+find more than the 200 candidates kept.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from e2e.sleep_support import make
+
+from hippod.recall.candidates import by_terms
+from hippod.recall.merge import merge_results
+from hippod.recall.score import ScoreContext, score_candidates
+from hippod.recall.terms import query_terms
+from hippod.store import memories as sqlite_rows
+from hippod.store.db import Database
+from hippod.store.records import Memory
+from hippod.team import memories as pg_rows
+from hippod.team.pg import TeamDatabase
+
+REPO = Path(__file__).resolve().parents[2]
+LOCOMO = REPO / ".." / "shared" / "bench-data" / "locomo" / "locomo_dev.json"
+sys.path.insert(0, str(REPO / "bench"))
+import corpus  # noqa: E402  (bench/corpus.py: the synthetic corpus of the perf benches)
+
+START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+NOW = START + timedelta(days=60)
+
+
+def _stamp(minutes: int) -> str:
+    return (START + timedelta(minutes=minutes)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _memories(tenant: str, texts: list[tuple[str, list[str]]]) -> list[Memory]:
+    """Memories stored two minutes apart, so recency, time order and neighbours all come into play."""
+    return [
+        make(
+            text,
+            id=f"mem_{i:06d}",
+            tenant_id=tenant,
+            tags=tags,
+            created=_stamp(2 * i),
+            valid_from=_stamp(2 * i),
+            last_retrieved=_stamp(2 * i),
+            updated_at=_stamp(2 * i),
+            retrieval_count=i % 3,
+            outcome_positive=int(i % 5 == 0),
+            outcome_negative=int(i % 7 == 0),
+        )
+        for i, (text, tags) in enumerate(texts)
+    ]
+
+
+def _locomo() -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """The first LoCoMo conversation's turns as the bench stores them, and its questions."""
+    sample = json.loads(LOCOMO.read_text(encoding="utf-8"))[0]
+    conversation = sample["conversation"]
+    texts: list[tuple[str, list[str]]] = []
+    for number in range(1, 100):
+        turns = conversation.get(f"session_{number}")
+        if not isinstance(turns, list):
+            continue
+        date = conversation.get(f"session_{number}_date_time", "")
+        texts += [(f"[{date}] {t['speaker']}: {t['text']}", [f"session:{number}"]) for t in turns]
+    return texts, [str(q["question"]) for q in sample["qa"]]
+
+
+def _synthetic() -> tuple[list[tuple[str, list[str]]], list[str]]:
+    words = corpus.make_corpus()
+    return corpus.make_memories(words, 3000, seed=7), corpus.make_queries(words, 150)
+
+
+async def _fill(sqlite_db: Database, team_db: TeamDatabase, tenant: str, rows: list[Memory]) -> None:
+    async with sqlite_db.transaction() as conn:
+        for memory in rows:
+            assert await sqlite_rows.insert(conn, memory)
+
+    async def insert(conn: pg_rows.Conn) -> None:
+        for memory in rows:
+            assert await pg_rows.insert(conn, memory)
+
+    await team_db.write(tenant, insert)
+
+
+async def _compare(sqlite_db: Database, team_db: TeamDatabase, tenant: str, queries: list[str]) -> int:
+    """Assert both backends agree on every query; how many queries found anything."""
+    sc = ScoreContext(NOW, [])
+    answered = 0
+    for text in queries:
+        query = query_terms(text)
+        found = {}
+        async with team_db.tenant(tenant) as conn:
+            found["pg"] = await by_terms(pg_rows, conn, tenant, query, include_superseded=False, scope=None)
+        found["sqlite"] = await by_terms(
+            sqlite_rows, sqlite_db.reader, tenant, query, include_superseded=False, scope=None
+        )
+        ids = {name: [c.memory.id for c in got] for name, got in found.items()}
+        assert ids["pg"] == ids["sqlite"], f"candidates differ for {text!r}"
+        assert [c.terms for c in found["pg"]] == [c.terms for c in found["sqlite"]]
+        top = {}
+        for name, got in found.items():
+            scored = score_candidates(
+                query, [c.memory for c in got], [c.terms for c in got], sc, rowids=[c.rowid for c in got]
+            )
+            top[name] = [(s.memory.id, s.score) for s in merge_results(scored, [], 1.0)[:10]]
+        assert top["pg"] == top["sqlite"], f"top 10 differ for {text!r}"
+        answered += bool(top["pg"])
+    return answered
+
+
+@pytest.mark.parametrize("bench", ["locomo", "synthetic"])
+async def test_both_backends_rank_the_bench_queries_alike(
+    bench: str, sqlite_db: Database, team_db: TeamDatabase, tenant: str
+) -> None:
+    texts, queries = _locomo() if bench == "locomo" else _synthetic()
+    await _fill(sqlite_db, team_db, tenant, _memories(tenant, texts))
+    answered = await _compare(sqlite_db, team_db, tenant, queries)
+    # Most queries find something, so the comparison is not between two empty lists.
+    assert answered >= 0.8 * len(queries)
