@@ -174,10 +174,12 @@ def sandbox_environ(sb: Sandbox) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def start_daemon(sb: Sandbox) -> subprocess.Popen[bytes]:
+def start_daemon(sb: Sandbox, command: Sequence[str] = ("run",)) -> subprocess.Popen[bytes]:
+    """Start `hippod run` (or another command, e.g. a team server's `serve --team ...`) in the sandbox
+    and wait until it answers on its socket."""
     out = open(os.path.join(sb.base, "daemon.out"), "wb")  # noqa: SIM115 - lives as long as the daemon
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hippod", "run"],
+        [sys.executable, "-m", "hippod", *command],
         env=sb.env,
         cwd=sb.base,
         stdin=subprocess.DEVNULL,

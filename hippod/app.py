@@ -8,11 +8,13 @@ import logging
 import os
 import signal
 import socket
+import sys
 import time
 from typing import Any
 
 from hippod import clock, daemon_state, spool_replay
 from hippod.auto_sleep import AutoSleep
+from hippod.errors import HippoError
 from hippod.handlers import serve as serve_handler
 from hippod.schedule import start_schedule
 from hippod.sd_notify import notify
@@ -88,6 +90,15 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal)
 
+    team_dsn = config["team"].get("dsn")
+    if team_dsn:
+        # A team server: its one store is the team's database, open before any request is served.
+        try:
+            await state.registry.open_team(str(team_dsn), pool_max=int(config["team"]["poolMax"]))
+        except HippoError as exc:
+            log.error("%s", exc.message)
+            print(f"hippod: {exc.message}", file=sys.stderr)
+            return 1
     schedule = start_schedule(state, config)
     state.registry.listeners.append(AutoSleep(state).notice)
     adopted = systemd_socket()

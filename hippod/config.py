@@ -15,6 +15,8 @@ DAEMON_DEFAULTS: dict[str, Any] = {
     "watch": {"enabled": True, "debounceMs": 1600, "rescanSeconds": 60},
     "http": {"autostart": False, "host": "127.0.0.1", "port": 6789},
     "dashboard": {"port": 3333},
+    # A team server's database (`hippod serve --team`, docs/team.md); poolMax: connections per server.
+    "team": {"dsn": None, "poolMax": 10},
     "maxFrameBytes": 16 * 1024 * 1024,
     "shutdownGraceSeconds": 30,
     "storeIdleCloseMinutes": 15,
@@ -37,6 +39,7 @@ _NUMBERS: tuple[tuple[tuple[str, ...], float], ...] = (
     (("daily", "catchUpDelaySeconds"), 0),
     (("watch", "debounceMs"), 0),
     (("watch", "rescanSeconds"), 0.1),
+    (("team", "poolMax"), 1),
 )
 LOG_LEVELS = ("debug", "info", "warning")
 

@@ -47,6 +47,7 @@ from hippod.handlers import capture as capture_handler
 from hippod.handlers import context as context_handler
 from hippod.handlers import tokens as tokens_handler
 from hippod.request import RequestContext
+from hippod.tenancy import REQUEST_TENANT
 
 # Reads that merge the project and global stores: one that met a store gone corrupt since it was
 # opened runs again once that store is set aside, and answers from the other (request.read_stores).
@@ -59,6 +60,7 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
     A store found corrupt on the way is set aside and named (StoreRegistry.corrupt_error).
     """
     door.check(ctx.request)
+    REQUEST_TENANT.set(ctx.tenant)
     # At most once per store a merged read has: project, then global.
     for _ in range(2):
         try:

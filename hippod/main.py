@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from hippoctl.protocol import ownership, paths
@@ -32,6 +33,37 @@ LOCK_WAIT_SECONDS = 5.0
 LOCK_PROBE_SECONDS = 0.25
 DETACH_WAIT_SECONDS = 5.0
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class TeamServe:
+    """`hippod serve`'s options: the team's database and where the HTTP API listens."""
+
+    dsn: str | None
+    host: str | None
+    port: int | None
+    allow_remote: bool
+
+    def apply(self, config: dict[str, Any]) -> None:
+        """Into daemon.json's values: the team's database, the HTTP API opened at start, and none of a
+        laptop's own work (the daily run, the folder watchers, the card reclaim)."""
+        dsn = self.dsn or config["team"].get("dsn")
+        if not isinstance(dsn, str) or not dsn.strip():
+            raise StartupError(
+                "serve needs the team's database: --team postgresql://... or daemon.json team.dsn"
+            )
+        if self.port is not None and not 0 <= self.port <= 65535:
+            raise StartupError("--port must be 0 to 65535")
+        config["team"]["dsn"] = dsn.strip()
+        http = config["http"]
+        http["autostart"] = True
+        http["host"] = self.host or http.get("host") or "127.0.0.1"
+        if self.port is not None:
+            http["port"] = self.port
+        http["allowRemote"] = self.allow_remote or bool(http.get("allowRemote", False))
+        config["daily"]["enabled"] = False
+        config["watch"]["enabled"] = False
+        config["cardReclaimMinutes"] = 0
 
 
 class StartupError(Exception):
@@ -132,13 +164,15 @@ def already_running(pid: int, sock: str) -> int:
     return ALREADY_RUNNING
 
 
-def run(foreground: bool) -> int:
+def run(foreground: bool, team: TeamServe | None = None) -> int:
     os.umask(0o077)
     clock.load_fake_now()
     sock = paths.socket_path()
     # daemon.json is read before logging starts because it holds the log settings.
     daemon_config = load_daemon_config(global_root())
     config = daemon_config.values
+    if team is not None:
+        team.apply(config)
     log_file = setup_logging(config["log"], foreground)
     notice = daemon_config.notice()
     if notice is not None:
@@ -223,10 +257,33 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME=VALUE",
         help="set an environment variable first (for service managers that pass none, e.g. a Windows task)",
     )
+    serve_parser = sub.add_parser(
+        "serve",
+        help="run a team server: the HTTP API over the team's PostgreSQL database",
+        description="Run hippod as a team server: the HTTP API, with every tenant's memories in the "
+        "team's PostgreSQL database. Several servers may serve one database side by side.",
+    )
+    serve_parser.add_argument(
+        "--team",
+        metavar="DSN",
+        help="the database, e.g. postgresql://user@host/db (else daemon.json team.dsn)",
+    )
+    serve_parser.add_argument("--host", default=None, help="the address to listen on (default 127.0.0.1)")
+    serve_parser.add_argument("--port", type=int, default=None, help="the port (default: http.port, 6789)")
+    serve_parser.add_argument(
+        "--allow-remote", action="store_true", help="listen beyond this machine (every request needs a key)"
+    )
+    serve_parser.add_argument("--foreground", action="store_true", help="also log to stderr")
     args = parser.parse_args(argv)
-    if args.command != "run":
+    if args.command not in ("run", "serve"):
         parser.print_help()
         return 2
+    if args.command == "serve":
+        try:
+            return run(args.foreground, team=TeamServe(args.team, args.host, args.port, args.allow_remote))
+        except StartupError as exc:
+            print(f"hippod: {exc}", file=sys.stderr)
+            return 1
     for item in args.env:
         name, sep, value = item.partition("=")
         if not sep or not ENV_NAME.fullmatch(name):

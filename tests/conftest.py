@@ -122,3 +122,21 @@ def pg_dsn(worker_id: str) -> Iterator[str]:
             yield make_conninfo(PG_ADMIN_DSN, dbname=name)
         finally:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_fresh_dsn(pg_dsn: str) -> Iterator[str]:
+    """A database of the test's own beside the worker's, for a test whose tenant is fixed ("default")."""
+    import secrets
+
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = f"{conninfo_to_dict(pg_dsn)['dbname']}_{secrets.token_hex(4)}"[:63]
+    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_conninfo(PG_ADMIN_DSN, dbname=name)
+    finally:
+        with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

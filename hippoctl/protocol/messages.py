@@ -101,6 +101,9 @@ class Remember(Body):
     owner: str | None = None
     artifact_ref: str | None = None
     kind: str = "distilled"  # or "raw": an append-only receipt (the HTTP API and the webhooks)
+    # Makes a retry safe: one key stores one memory per tenant, however often it is sent (the HTTP
+    # API's Idempotency-Key header; a laptop's queue of writes for its team).
+    request_key: str | None = None
 
 
 class Recall(Body):

@@ -53,6 +53,10 @@ async def queue(ctx: RequestContext, row: ledger.LedgerRow) -> None:
         log.exception("token ledger: the global store did not open; row dropped")
         return
 
+    if target.team:
+        # The ledger is a laptop's account of what its agents were sent; a team server keeps none.
+        return
+
     async def write(conn: aiosqlite.Connection) -> None:
         await ledger.record(conn, tenant, row, when)
 

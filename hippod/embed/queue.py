@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from hippod.embed.service import Embedder, EmbedService, Settings, embedding_text, text_digest
 from hippod.errors import HippoError
 from hippod.store import embeddings, sqlite_errors
-from hippod.store.db import Database
+from hippod.store.backend import StoreDatabase
 
 log = logging.getLogger("hippod.embed")
 
@@ -37,7 +37,7 @@ def _stale(rows: Iterable[tuple[str, str, list[str]]], have: dict[str, str]) -> 
 
 
 async def _embed(
-    db: Database,
+    db: StoreDatabase,
     embedder: Embedder,
     todo: Sequence[tuple[str, str, str]],
     *,
@@ -67,7 +67,7 @@ async def _embed(
 
 
 async def embed_ids(
-    db: Database,
+    db: StoreDatabase,
     embedder: Embedder,
     ids: Sequence[str],
     *,
@@ -86,7 +86,7 @@ async def embed_ids(
 
 
 async def scan(
-    db: Database,
+    db: StoreDatabase,
     embedder: Embedder,
     *,
     write: bool,
@@ -122,7 +122,7 @@ class EmbedQueue:
     """A store's memories written since the last pass, embedded shortly after their commit."""
 
     def __init__(
-        self, db: Database, settings: Callable[[], Settings], service: EmbedService, written: Written
+        self, db: StoreDatabase, settings: Callable[[], Settings], service: EmbedService, written: Written
     ) -> None:
         self._db = db
         self._written = written

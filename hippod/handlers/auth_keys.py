@@ -14,7 +14,9 @@ from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.request import RequestContext
-from hippod.store import api_keys, memories
+from hippod.store import api_keys
+from hippod.store.stores import Store
+from hippod.tenancy import acting_as
 from hippod.web import keys
 
 ROLES = ("admin", "member")
@@ -39,6 +41,30 @@ def _tenant_problem(tenant: str) -> str | None:
     return None
 
 
+async def _insert(
+    ctx: RequestContext,
+    store: Store,
+    tenant: str,
+    key_id: str,
+    key_hash: str,
+    label: str | None,
+    role: str,
+    now: str,
+) -> api_keys.ApiKey:
+    async with store.db.transaction() as conn:
+        key = await store.keys.insert(conn, key_id, key_hash, tenant, label, role, now)
+        await store.rows.audit(
+            conn,
+            ts=now,
+            tenant=tenant,
+            actor=ctx.actor,
+            op="auth_create",
+            target=key_id,
+            metadata={"role": role, "label": label},
+        )
+    return key
+
+
 async def auth_create(ctx: RequestContext, body: m.AuthCreate) -> tuple[AuthCreatedReply, str]:
     if body.role not in ROLES:
         raise HippoError("usage", f"unknown role {body.role!r}; use admin or member")
@@ -54,17 +80,8 @@ async def auth_create(ctx: RequestContext, body: m.AuthCreate) -> tuple[AuthCrea
     key_hash = await asyncio.to_thread(keys.hash_key, plaintext)
     store = await ctx.global_store()
     now = clock.iso(clock.now())
-    async with store.db.transaction() as conn:
-        key = await api_keys.insert(conn, key_id, key_hash, tenant, label, body.role, now)
-        await memories.audit(
-            conn,
-            ts=now,
-            tenant=tenant,
-            actor=ctx.actor,
-            op="auth_create",
-            target=key_id,
-            metadata={"role": body.role, "label": label},
-        )
+    with acting_as(tenant):
+        key = await _insert(ctx, store, tenant, key_id, key_hash, label, body.role, now)
     text = "\n".join(
         [
             f"Created {body.role} key {key_id} for tenant {tenant}" + (f" ({label})" if label else ""),
@@ -82,9 +99,10 @@ async def auth_list(ctx: RequestContext, body: m.AuthList) -> tuple[AuthListRepl
     # One more than asked: whether a next page exists, without a second query.
     wanted = None if body.limit is None else body.limit + 1
     tenant = (body.tenant or "").strip() or ctx.tenant
-    found = await api_keys.listed(
-        store.db.reader, tenant, active_only=body.active_only, limit=wanted, before=body.after
-    )
+    with acting_as(tenant):
+        found = await store.keys.listed(
+            store.db.reader, tenant, active_only=body.active_only, limit=wanted, before=body.after
+        )
     more = body.limit is not None and len(found) > body.limit
     page = found[: body.limit] if more else found
     reply = AuthListReply(keys=[item(k) for k in page], next_after=page[-1].row if more else None)
@@ -104,18 +122,27 @@ async def auth_revoke(ctx: RequestContext, body: m.AuthRevoke) -> tuple[AuthRevo
     store = await ctx.global_store()
     now = clock.iso(clock.now())
     tenant = (body.tenant or "").strip() or ctx.tenant
-    async with store.db.transaction() as conn:
-        key = await api_keys.by_key_id(conn, body.key_id)
-        # Another tenant's key is answered as an unknown one: no existence leak.
-        if key is None or key.tenant != tenant:
-            raise HippoError("not_found", f"no API key {body.key_id} in tenant {tenant}")
-        already = key.revoked_at is not None
-        if not already:
-            await api_keys.revoke(conn, key.key_id, now)
-            key.revoked_at = now
-            await memories.audit(
-                conn, ts=now, tenant=key.tenant, actor=ctx.actor, op="auth_revoke", target=key.key_id
-            )
+    with acting_as(tenant):
+        key, already = await _revoke(ctx, store, tenant, body.key_id, now)
     when = key.revoked_at
     text = f"{key.key_id} was already revoked at {when}" if already else f"Revoked {key.key_id}"
     return AuthRevokedReply(key=item(key), already=already), text
+
+
+async def _revoke(
+    ctx: RequestContext, store: Store, tenant: str, key_id: str, now: str
+) -> tuple[api_keys.ApiKey, bool]:
+    """Revoke the tenant's key (once); the key, and whether it was revoked before."""
+    async with store.db.transaction() as conn:
+        key = await store.keys.by_key_id(conn, key_id)
+        # Another tenant's key is answered as an unknown one: no existence leak.
+        if key is None or key.tenant != tenant:
+            raise HippoError("not_found", f"no API key {key_id} in tenant {tenant}")
+        already = key.revoked_at is not None
+        if not already:
+            await store.keys.revoke(conn, key.key_id, now)
+            key.revoked_at = now
+            await store.rows.audit(
+                conn, ts=now, tenant=key.tenant, actor=ctx.actor, op="auth_revoke", target=key.key_id
+            )
+    return key, already

@@ -58,9 +58,9 @@ async def supersede(ctx: RequestContext, body: m.Supersede) -> tuple[SupersedeRe
     half_life = new.half_life_days
     async with store.db.transaction() as conn:
         # The new version is written first; the old one points at it only if nobody got there first.
-        if not await memories.insert(conn, new):
+        if not await store.rows.insert(conn, new):
             raise HippoError("rejected_value", "the new text was rejected earlier and cannot be stored again")
-        await _point(ctx, conn, old.id, new.id, now)
+        await _point(ctx, store, conn, old.id, new.id, now)
     store.written([new])
     store.mirrors.changed_ids([old.id])
     reply = SupersedeReply(
@@ -73,11 +73,14 @@ async def supersede(ctx: RequestContext, body: m.Supersede) -> tuple[SupersedeRe
     return reply, text
 
 
-async def _point(ctx: RequestContext, conn: aiosqlite.Connection, old_id: str, new_id: str, now: str) -> None:
-    """Old points at new, unless something superseded it meanwhile (then nothing changes)."""
-    if not await memories.mark_superseded(conn, old_id, new_id, now):
+async def _point(
+    ctx: RequestContext, store: Store, conn: aiosqlite.Connection, old_id: str, new_id: str, now: str
+) -> None:
+    """Old points at new, unless something superseded it meanwhile (then nothing changes): of two
+    members superseding one memory at once, one wins and the other gets `already_superseded`."""
+    if not await store.rows.mark_superseded(conn, old_id, new_id, now):
         raise HippoError("already_superseded", f"{old_id} was superseded meanwhile")
-    await memories.audit(
+    await store.rows.audit(
         conn,
         ts=now,
         tenant=ctx.tenant,
@@ -93,7 +96,7 @@ async def _supersede_by(ctx: RequestContext, old_id: str, new_id: str) -> tuple[
     if old_id == new_id:
         raise HippoError("usage", "a memory cannot supersede itself")
     store, old = await find_memory(ctx, old_id)
-    new = await memories.get(store.db.reader, ctx.tenant, new_id)
+    new = await store.rows.get(store.db.reader, ctx.tenant, new_id)
     if new is None:
         raise HippoError("not_found", f"no memory with id {new_id} in the store holding {old_id}")
     if old.superseded_by is not None:
@@ -102,7 +105,7 @@ async def _supersede_by(ctx: RequestContext, old_id: str, new_id: str) -> tuple[
         raise HippoError("bad_state", f"{new.id} is itself superseded by {new.superseded_by}")
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
-        await _point(ctx, conn, old.id, new.id, now)
+        await _point(ctx, store, conn, old.id, new.id, now)
     store.mirrors.changed_ids([old.id])
     reply = SupersedeReply(
         old=old.id, new=new.id, store=store.root, layer=new.layer, half_life_days=new.half_life_days
@@ -154,9 +157,11 @@ async def reject_value(
     now = clock.iso(clock.now())
     tombstone = rejections.Rejection(digest, reason, ctx.actor, now, source, len(normalize(text)))
     async with store.db.transaction() as conn:
-        deleted, archived, dormant_ids = await rejections.reject_copies(conn, ctx.tenant, tombstone, text)
+        deleted, archived, dormant_ids = await store.rejections.reject_copies(
+            conn, ctx.tenant, tombstone, text
+        )
         removed = deleted + dormant_ids
-        await memories.audit(
+        await store.rows.audit(
             conn,
             ts=now,
             tenant=ctx.tenant,
@@ -178,7 +183,7 @@ async def rejections_list(ctx: RequestContext, body: m.Rejections) -> tuple[Reje
         RejectionItem(
             r.digest, r.reason, r.rejected_by, r.rejected_at, r.source_memory_id, r.normalized_chars
         )
-        for r in await rejections.all_of(store.db.reader, ctx.tenant)
+        for r in await store.rejections.all_of(store.db.reader, ctx.tenant)
     ]
     lines = [f"{r.digest[:16]}  {r.rejected_at}  {r.rejected_by}  {r.reason}" for r in items]
     return RejectionsReply(store=store.root, rejections=items), "\n".join(lines) or "No rejected values."
@@ -191,14 +196,14 @@ async def unreject(ctx: RequestContext, body: m.Unreject) -> tuple[UnrejectReply
     store = await ctx.target_store(write=True)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
-        found = await rejections.matching(conn, ctx.tenant, prefix)
+        found = await store.rejections.matching(conn, ctx.tenant, prefix)
         if not found:
             raise HippoError("not_found", f"no rejected value starts with {prefix}")
         if len(found) > 1:
             matches = plural(len(found), "rejected value")
             raise HippoError("ambiguous_prefix", f"{prefix} matches {matches}; give more of it")
-        await rejections.remove(conn, ctx.tenant, found[0])
-        await memories.audit(
+        await store.rejections.remove(conn, ctx.tenant, found[0])
+        await store.rows.audit(
             conn,
             ts=now,
             tenant=ctx.tenant,

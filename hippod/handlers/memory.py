@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from dataclasses import asdict
 
@@ -15,7 +16,7 @@ from hippod import clock
 from hippod.errors import HippoError
 from hippod.lifecycle import strength as st
 from hippod.request import RequestContext
-from hippod.store import agent_links, memories
+from hippod.store import agent_links
 from hippod.store.records import Memory
 from hippod.store.remembers import Remembered
 from hippod.store.stores import Store
@@ -108,6 +109,7 @@ def fresh_memory(
 
 
 KINDS = ("distilled", "raw")
+MAX_REQUEST_KEY = 256
 
 
 async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply, str]:
@@ -120,6 +122,8 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
         raise HippoError("usage", f"unknown confidence {confidence!r}; use one of {tiers}")
     _check(validate.owner_problem(body.owner))
     _check(validate.artifact_ref_problem(body.artifact_ref))
+    if body.request_key is not None and not 1 <= len(body.request_key) <= MAX_REQUEST_KEY:
+        raise HippoError("usage", f"a request key must be 1 to {MAX_REQUEST_KEY} characters")
     tags = _tags(body, ctx.cwd_path_tags)
     store = await ctx.target_store(write=True)
     memory = fresh_memory(
@@ -134,16 +138,38 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
         artifact_ref=body.artifact_ref,
         kind=body.kind,
     )
-    half_life = memory.half_life_days
+    if body.request_key is not None:
+        # A retried request finds the memory its first attempt stored, under the same id.
+        memory.id = keyed_id(ctx.tenant, body.request_key)
+        earlier = await store.rows.get(store.db.reader, ctx.tenant, memory.id)
+        if earlier is not None:
+            return _remembered(earlier, store)
     # Committed, with its audit row, in one transaction shared with concurrent remembers.
     stored = await store.remembers.submit(Remembered(memory, ctx.actor))
     if not stored:
+        if body.request_key is not None and (
+            earlier := await store.rows.get(store.db.reader, ctx.tenant, memory.id)
+        ):
+            return _remembered(earlier, store)  # the same key, sent twice at once
         raise HippoError(
             "rejected_value",
             "this text was rejected earlier and cannot be stored again",
             hint="hippoctl rejections lists tombstones; hippoctl unreject <digest> lifts one",
         )
     store.written([memory])
+    return _remembered(memory, store)
+
+
+def keyed_id(tenant: str, request_key: str) -> str:
+    """The id a remember with this request key gets: the same for every retry, per tenant."""
+    digest = hashlib.sha256(f"{tenant}\0{request_key}".encode()).hexdigest()
+    return f"mem_{digest[:12]}"
+
+
+def _remembered(memory: Memory, store: Store) -> tuple[RememberReply, str]:
+    half_life = memory.half_life_days
+    confidence = memory.confidence
+    tags = memory.tags
     reply = RememberReply(
         id=memory.id,
         store=store.root,
@@ -164,10 +190,10 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
 async def find_memory(ctx: RequestContext, memory_id: str) -> tuple[Store, Memory]:
     """Look an id up in the target store, then (for a project request) the global store."""
     store = await ctx.target_store(write=False)
-    found = await memories.get(store.db.reader, ctx.tenant, memory_id)
+    found = await store.rows.get(store.db.reader, ctx.tenant, memory_id)
     if found is None and store.kind == "project":
         store = await ctx.global_store()
-        found = await memories.get(store.db.reader, ctx.tenant, memory_id)
+        found = await store.rows.get(store.db.reader, ctx.tenant, memory_id)
     if found is None:
         raise HippoError("not_found", f"no memory with id {memory_id}")
     return store, found
@@ -192,7 +218,7 @@ def strength_math(memory: Memory, ctx: RequestContext) -> StrengthMath:
 async def inspect(ctx: RequestContext, body: m.Inspect) -> tuple[InspectReply, str]:
     store, memory = await find_memory(ctx, body.id)
     math = strength_math(memory, ctx)
-    supersedes = await memories.superseded_by_chain(store.db.reader, memory.id)
+    supersedes = await store.rows.superseded_by_chain(store.db.reader, memory.id)
     fields = asdict(memory)
     reply = InspectReply(
         store=store.root,
@@ -243,17 +269,18 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
         raise HippoError("bad_state", f"--archive applies to raw rows only; {memory.id} is {memory.kind}")
     async with store.db.transaction() as conn:
         if body.archive:
-            await memories.archive_raw(conn, memory, body.reason or "", now)
-            await memories.audit(
+            await store.rows.archive_raw(conn, memory, body.reason or "", now)
+            await store.rows.audit(
                 conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="archive_raw", target=memory.id
             )
         else:
-            if not await memories.delete(conn, ctx.tenant, memory.id):
+            if not await store.rows.delete(conn, ctx.tenant, memory.id):
                 # Another request forgot it between our lookup and this transaction.
                 raise HippoError("not_found", f"no memory with id {memory.id}")
-            # A memory made from an agent's note: the unchanged note is not imported again.
-            await agent_links.suppress(conn, memory.id)
-            await memories.audit(
+            if not store.team:
+                # A memory made from an agent's note: the unchanged note is not imported again.
+                await agent_links.suppress(conn, memory.id)
+            await store.rows.audit(
                 conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=memory.id
             )
     if body.archive:
@@ -292,7 +319,7 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
         for candidate in (project, global_):
             if candidate is None:
                 continue
-            raw = await memories.get_meta(candidate.db.reader, key)
+            raw = await candidate.rows.get_meta(candidate.db.reader, key)
             recalled = recalled or raw is not None
             ids = msgspec.json.decode(raw, type=list[str]) if raw else []
             if ids:
@@ -323,7 +350,7 @@ async def mark_outcome(
     for store, ids in targets:
         async with store.db.transaction() as conn:
             marked: list[Memory] = []
-            for memory in await memories.get_many(conn, ids):
+            for memory in await store.rows.get_many(conn, ids):
                 if memory.tenant_id != ctx.tenant:
                     continue
                 if good:
@@ -334,8 +361,8 @@ async def mark_outcome(
                 memory.strength = memory.strength_at(moment, ctx.state.loss_aversion).strength
                 memory.updated_at = now
                 marked.append(memory)
-            await memories.update_outcome(conn, marked)
-            await memories.audit_many(
+            await store.rows.update_outcome(conn, marked)
+            await store.rows.audit_many(
                 conn,
                 ts=now,
                 tenant=ctx.tenant,

@@ -44,7 +44,7 @@ async def _score_store(
         raise _no_hybrid(store, settings)
     if store.fts5:
         found = await by_terms(
-            memories,
+            store.rows,
             reader,
             ctx.tenant,
             query,
@@ -59,7 +59,7 @@ async def _score_store(
         if store.fts5:
             found = await _candidates_like(store, query, body, ctx)
         if not found:
-            found = await memories.candidates_oldest(
+            found = await store.rows.candidates_oldest(
                 reader,
                 ctx.tenant,
                 include_superseded=body.include_superseded,
@@ -163,7 +163,7 @@ async def _by_meaning(
     ids = index.nearest(query, settings.cosine_floor, {c.memory.id for c in found})
     admitted = {
         c.memory.id: c
-        for c in await memories.candidates_ids(
+        for c in await store.rows.candidates_ids(
             store.db.reader, ctx.tenant, ids, include_superseded=body.include_superseded, scope=body.scope
         )
     }
@@ -432,9 +432,9 @@ async def _after_recall(
 
     async def write(conn: aiosqlite.Connection) -> None:
         if ids and strengthen:
-            await memories.strengthen(conn, ids, now, st.RETRIEVAL_HALF_LIFE_BONUS)
-        await memories.set_meta(conn, batch_key, msgspec.json.encode(ids).decode())
-        await memories.audit(
+            await store.rows.strengthen(conn, ids, now, st.RETRIEVAL_HALF_LIFE_BONUS)
+        await store.rows.set_meta(conn, batch_key, msgspec.json.encode(ids).decode())
+        await store.rows.audit(
             conn,
             ts=now,
             tenant=tenant,

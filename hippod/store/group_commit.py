@@ -17,11 +17,14 @@ import asyncio
 import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import aiosqlite
 
-from hippod.store.db import COMMIT_POINT, CommitPoint, Database
+from hippod.store.db import COMMIT_POINT, CommitPoint
+
+if TYPE_CHECKING:
+    from hippod.store.backend import StoreDatabase
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -47,7 +50,7 @@ class GroupCommit(Generic[Item, Result]):
     """
 
     def __init__(
-        self, db: Database, write: Callable[[aiosqlite.Connection, list[Item]], Awaitable[list[Result]]]
+        self, db: StoreDatabase, write: Callable[[aiosqlite.Connection, list[Item]], Awaitable[list[Result]]]
     ) -> None:
         self._db = db
         self._write = write
@@ -135,3 +138,22 @@ def _fail(waiting: _Waiting[Item, Result], exception: Exception) -> None:
 def _consume(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()
+
+
+class DirectCommit(Generic[Item, Result]):
+    """GroupCommit's interface, one item per transaction in the requester's own task: for the team
+    store, where each transaction belongs to the tenant of the request that makes it."""
+
+    def __init__(
+        self, db: StoreDatabase, write: Callable[[Any, list[Item]], Awaitable[list[Result]]]
+    ) -> None:
+        self._db = db
+        self._write = write
+
+    async def submit(self, item: Item) -> Result:
+        async with self._db.transaction() as conn:
+            [result] = await self._write(conn, [item])
+        return result
+
+    async def close(self) -> None:
+        """Nothing is queued: each write ended with its request."""

@@ -76,8 +76,12 @@ class MirrorWriter:
         stats: Callable[[], Awaitable[dict[str, object]]],
         reader: Callable[[], aiosqlite.Connection],
         layout: Callable[[], str] = lambda: "memory",
+        *,
+        enabled: bool = True,
     ) -> None:
         self.root = root
+        # A store without files beside it (the team store) keeps nothing for a pass.
+        self.enabled = enabled
         self._layout = layout
         self.layout: str | None = None  # as of the last pass
         self._days = mirror_days.DayMirrors(root)
@@ -141,6 +145,13 @@ class MirrorWriter:
         self._schedule()
 
     def _schedule(self, *, lazy: bool = False) -> None:
+        if not self.enabled:
+            self._changed.clear()
+            self._touched.clear()
+            self._deleted.clear()
+            self._files.clear()
+            self._stats_due = self._heal_due = False
+            return
         if not lazy:
             self._hurry.set()
         if self._task is None or self._task.done():

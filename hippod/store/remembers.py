@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
 from hippod.store import memories
 from hippod.store.records import Memory
+
+if TYPE_CHECKING:
+    from hippod.store.backend import MemoryRows
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,17 +22,19 @@ class Remembered:
     actor: str
 
 
-async def write(conn: aiosqlite.Connection, items: list[Remembered]) -> list[bool]:
+async def write(conn: Any, items: list[Remembered], rows: MemoryRows = memories) -> list[bool]:
     """Insert each memory unless its text is tombstoned, with its audit row; which were stored.
 
     One request alone takes the one-row statements (one round trip fewer than a batch needs).
+    Batches come from a SQLite store's group commit; the team store writes each request alone
+    (`DirectCommit`), through its own `rows`.
     """
     if len(items) == 1:
         [item] = items
-        stored = [await memories.insert(conn, item.memory)]
+        stored = [await rows.insert(conn, item.memory)]
     else:
         stored = await insert_many(conn, [item.memory for item in items])
-    await memories.audit_rows(
+    await rows.audit_rows(
         conn,
         [
             (

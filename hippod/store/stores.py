@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import logging
 import os
 import sqlite3
@@ -16,16 +18,18 @@ from hippoctl.protocol.paths import home_override
 from hippod.embed.queue import EmbedQueue
 from hippod.embed.service import EmbedService, Settings, settings
 from hippod.errors import HippoError
+from hippod.store import api_keys, gitignore, memories, rejections, remembers, sqlite_errors
 from hippod.store import config as store_config
-from hippod.store import gitignore, memories, remembers, sqlite_errors
 from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME, Database
-from hippod.store.group_commit import GroupCommit
+from hippod.store.group_commit import DirectCommit, GroupCommit
 from hippod.store.mirrors import MirrorWriter
 from hippod.store.records import Memory
+from hippod.store.remembers import Remembered
 
 if TYPE_CHECKING:
     from hippod.embed.nearest import NearestIndex  # numpy: loaded by the first recall that needs it
+    from hippod.store.backend import KeyRows, MemoryRows, RejectionRows, StoreDatabase
 
 log = logging.getLogger("hippod.stores")
 
@@ -57,17 +61,34 @@ class Store:
     """One open store: its database, config, mirrors and identity."""
 
     def __init__(
-        self, root: str, kind: str, db: Database, schema: int, fts5: bool, embedder: EmbedService
+        self,
+        root: str,
+        kind: str,
+        db: StoreDatabase,
+        schema: int,
+        fts5: bool,
+        embedder: EmbedService,
+        *,
+        rows: MemoryRows = memories,
+        keys: KeyRows = api_keys,
+        tombstones: RejectionRows = rejections,
+        team: bool = False,
     ) -> None:
         self.root = root
         self.kind = kind
         self.db = db
+        # The memory rows' functions of this store's backend (store/backend.py).
+        self.rows = rows
+        self.keys = keys
+        self.rejections = tombstones
+        # The team store on PostgreSQL (team/store.py): no files beside it, no model, no ledger.
+        self.team = team
         self.schema = schema
         self.fts5 = fts5
         self.project = "" if kind == "global" else os.path.basename(os.path.dirname(root))
         self.last_used = time.monotonic()
         self.mirrors = MirrorWriter(
-            root, self._load, self._stats, lambda: self.db.reader, self._mirror_layout
+            root, self._load, self._stats, lambda: self.db.reader, self._mirror_layout, enabled=not team
         )
         self.config_file = store_config.ConfigFile(root)
         self.embedder = embedder
@@ -75,8 +96,13 @@ class Store:
         # The store's vectors in memory, for recall's candidates by meaning; made by the first
         # recall that uses it (handlers/recall.py).
         self.nearest: NearestIndex | None = None
-        # Concurrent remembers share a transaction (store/group_commit.py).
-        self.remembers = GroupCommit(db, remembers.write)
+        # Concurrent remembers share a transaction (store/group_commit.py); on the team store each
+        # is its own, as the tenant of its request.
+        self.remembers: GroupCommit[Remembered, bool] | DirectCommit[Remembered, bool] = (
+            DirectCommit(db, functools.partial(remembers.write, rows=rows))
+            if team
+            else GroupCommit(db, remembers.write)
+        )
         # Called after each commit that added memories; the registry shares its list with every store.
         self.listeners: list[Callable[[Store], None]] = []
 
@@ -90,7 +116,9 @@ class Store:
         return store_config.mirror_layout(self.config)
 
     def embed_settings(self) -> Settings:
-        return settings(self.config)
+        # The team store keeps no vectors: its recall is the word search alone.
+        found = settings(self.config)
+        return dataclasses.replace(found, mode="off") if self.team else found
 
     def vectors_written(self, model: str, rows: list[tuple[str, bytes]]) -> None:
         """Vectors being stored: into the nearest index, when it holds that model's."""
@@ -168,6 +196,8 @@ class StoreRegistry:
         self.listeners: list[Callable[[Store], None]] = []
         # Every store opened since the daemon started (the scheduled card reclaim visits them).
         self.opened: set[str] = set()
+        # A team server's one store, on PostgreSQL (open_team); None on a laptop.
+        self.team: Store | None = None
 
         # root -> (the file's identity when it was found corrupt, the error it raised)
         self._set_aside: dict[str, tuple[tuple[int, int, int, int] | None, HippoError]] = {}
@@ -186,7 +216,19 @@ class StoreRegistry:
         return HippoError(error.code, error.message, hint=error.hint, details=error.details)
 
     def project_root_for(self, cwd: str) -> str | None:
+        if self.team is not None:
+            return None
         return find_project_root(cwd, self.global_root)
+
+    async def open_team(self, dsn: str, *, pool_max: int) -> Store:
+        """Serve the team's database as the only store (a team server): every request, whatever its
+        folder, reads and writes it, as its own tenant."""
+        from hippod.team.store import open_team_store  # psycopg: a team server's alone
+
+        self.team = await open_team_store(
+            dsn, os.path.join(self.global_root, "team"), self.embedder, pool_max=pool_max
+        )
+        return self.team
 
     async def open(self, root: str) -> Store:
         """Open (creating when needed) the store at root, or return it if already open.
@@ -194,6 +236,8 @@ class StoreRegistry:
         The opening runs in a task of its own that every caller awaits through a shield, so a
         cancelled caller neither cancels it for the others nor leaves a half-opened store.
         """
+        if self.team is not None:
+            return self.team
         # Open stores are keyed by their real path: a root given as one is found without a lookup.
         store = self.stores.get(root)
         if store is None:
@@ -266,6 +310,8 @@ class StoreRegistry:
 
     async def settled(self) -> None:
         """Wait for the bookkeeping writes that replies left in every open store (Database.settled)."""
+        if self.team is not None:
+            await self.team.db.settled()
         for store in list(self.stores.values()):
             await store.db.settled()
 
@@ -278,6 +324,8 @@ class StoreRegistry:
                 await _close_logged(store)
 
     async def close_all(self) -> None:
+        if self.team is not None:
+            await _close_logged(self.team)
         for root in list(self.stores):
             await _close_logged(self.stores.pop(root))
         while self._quarantined:

@@ -1,14 +1,16 @@
 """SQL for the team store's memories: the functions of `hippod.store.memories`, on PostgreSQL.
 
 Each function has the name, parameters and result of its SQLite twin, so the code above the store
-calls either. `conn` is a connection inside `TeamDatabase.tenant()`, whose row-level security
-already limits every statement to one tenant; the tenant is still named in the SQL, as in SQLite.
+calls either (store/backend.py `MemoryRows`). `conn` is a connection inside a transaction of
+`TeamDatabase`, whose row-level security already limits every statement to one tenant (the tenant
+is still named in the SQL, as in SQLite); a read function also takes `TeamDatabase.reader`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import msgspec
@@ -17,7 +19,10 @@ from hippod.lifecycle.digest import content_digest, digests
 from hippod.recall.terms import terms as index_terms
 from hippod.store.memories import Candidate, admission, memory_values, row_to_memory
 from hippod.store.records import COLUMNS, Memory
-from hippod.team.pg import Conn
+from hippod.team.pg import Conn, TeamReader, current_tenant
+
+# What a read function reads through: a connection in a transaction, or the database's reader.
+Source = Conn | TeamReader
 
 _SELECT = ", ".join(COLUMNS)
 _CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.terms, m.seq"
@@ -37,7 +42,9 @@ def _index_terms(memory: Memory) -> list[str]:
 _INSERT = (
     f"INSERT INTO memories ({_SELECT}, content_digest, terms, nterms) "
     f"SELECT {', '.join(['%s'] * (len(COLUMNS) + 3))} WHERE NOT EXISTS "
-    "(SELECT 1 FROM rejected_values WHERE tenant_id = %s AND digest IN (%s, %s))"
+    "(SELECT 1 FROM rejected_values WHERE tenant_id = %s AND digest IN (%s, %s)) "
+    # The same id twice is one memory (a retried write, handlers/memory.py `keyed_id`).
+    "ON CONFLICT (tenant_id, id) DO NOTHING"
 )
 
 
@@ -48,7 +55,8 @@ def _insert_row(memory: Memory) -> list[Any]:
 
 
 async def insert(conn: Conn, memory: Memory) -> bool:
-    """Insert a memory unless its digest is tombstoned in its tenant; False when refused."""
+    """Insert a memory unless its digest is tombstoned in its tenant or its id is taken; False when
+    refused."""
     cursor = await conn.execute(_INSERT, _insert_row(memory))
     return cursor.rowcount == 1
 
@@ -77,37 +85,47 @@ async def mark_superseded(conn: Conn, old_id: str, new_id: str, now: str) -> boo
     return cursor.rowcount == 1
 
 
-async def _rows(conn: Conn, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+def _reading(conn: Source) -> AbstractAsyncContextManager[Conn]:
+    """One transaction for several reads: the reader's own, or the one `conn` is in already."""
+    if isinstance(conn, TeamReader):
+        return conn.db.tenant(current_tenant())
+    return nullcontext(conn)
+
+
+async def fetch(conn: Source, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The rows of one statement, through a connection or the database's reader."""
+    if isinstance(conn, TeamReader):
+        return await conn.fetch(query, params)
     cursor = await conn.execute(query, params)
     return list(await cursor.fetchall())
 
 
-async def get(conn: Conn, tenant: str, memory_id: str) -> Memory | None:
-    rows = await _rows(
+async def get(conn: Source, tenant: str, memory_id: str) -> Memory | None:
+    rows = await fetch(
         conn, f"SELECT {_SELECT} FROM memories WHERE id = %s AND tenant_id = %s", (memory_id, tenant)
     )
     return row_to_memory(rows[0]) if rows else None
 
 
-async def get_many(conn: Conn, ids: Sequence[str]) -> list[Memory]:
+async def get_many(conn: Source, ids: Sequence[str]) -> list[Memory]:
     """Rows for these ids, in no particular order (missing ids are skipped)."""
     if not ids:
         return []
-    rows = await _rows(conn, f"SELECT {_SELECT} FROM memories WHERE id = ANY(%s)", (list(ids),))
+    rows = await fetch(conn, f"SELECT {_SELECT} FROM memories WHERE id = ANY(%s)", (list(ids),))
     return [row_to_memory(r) for r in rows]
 
 
-async def with_digest(conn: Conn, tenant: str, digest: str) -> list[Memory]:
+async def with_digest(conn: Source, tenant: str, digest: str) -> list[Memory]:
     """Every memory of the tenant whose content has this digest."""
-    rows = await _rows(
+    rows = await fetch(
         conn, f"SELECT {_SELECT} FROM memories WHERE tenant_id = %s AND content_digest = %s", (tenant, digest)
     )
     return [row_to_memory(r) for r in rows]
 
 
-async def live(conn: Conn, tenant: str) -> list[Memory]:
+async def live(conn: Source, tenant: str) -> list[Memory]:
     """The tenant's memories in use: not superseded, not archived."""
-    rows = await _rows(
+    rows = await fetch(
         conn,
         f"SELECT {_SELECT} FROM memories WHERE tenant_id = %s AND superseded_by IS NULL "
         "AND kind != 'archived' ORDER BY created, id COLLATE \"C\"",
@@ -120,18 +138,18 @@ def _admission(tenant: str, include_superseded: bool, scope: str | None) -> tupl
     return admission(tenant, include_superseded, scope, mark="%s")
 
 
-async def term_rows(conn: Conn, terms: Sequence[str]) -> dict[str, int]:
+async def term_rows(conn: Source, terms: Sequence[str]) -> dict[str, int]:
     """How many of the tenant's rows hold each of `terms` (a term in none is left out)."""
     distinct = list(dict.fromkeys(terms))
-    rows = await _rows(
+    rows = await fetch(
         conn, "SELECT term, rows FROM term_stats WHERE term = ANY(%s) AND rows > 0", (distinct,)
     )
     return {str(r[0]): int(r[1]) for r in rows}
 
 
-async def _corpus(conn: Conn) -> tuple[int, int]:
+async def _corpus(conn: Source) -> tuple[int, int]:
     """The tenant's (rows, terms), as FTS5 counts them for its bm25()."""
-    rows = await _rows(conn, "SELECT rows, tokens FROM tenant_stats", ())
+    rows = await fetch(conn, "SELECT rows, tokens FROM tenant_stats", ())
     return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
 
 
@@ -152,7 +170,7 @@ _SCORE = (
 
 
 async def candidates_fts(
-    conn: Conn,
+    conn: Source,
     tenant: str,
     terms: Sequence[str],
     *,
@@ -165,21 +183,22 @@ async def candidates_fts(
     distinct = list(dict.fromkeys(terms))
     if not distinct:
         return []
-    total_rows, total_tokens = await _corpus(conn)
-    if total_rows == 0:
-        return []
-    hits = await term_rows(conn, distinct)
-    idfs = [fts5_idf(total_rows, hits.get(t, 0)) for t in distinct]
-    avgdl = float(total_tokens) / float(total_rows)
-    score = [FTS5_K1 + 1.0, FTS5_K1, 1 - FTS5_B, FTS5_B, avgdl, distinct, idfs]
-    where, params = _admission(tenant, include_superseded, scope)
-    rows = await _rows(
-        conn,
-        f"SELECT {_CANDIDATE_COLS}, {_SCORE} AS score FROM memories m "
-        f"WHERE m.terms && %s::text[] AND {where} "
-        'ORDER BY score DESC, m.updated_at DESC, m.content COLLATE "C", m.id COLLATE "C" LIMIT %s',
-        [*score, distinct, *params, limit],
-    )
+    async with _reading(conn) as tx:
+        total_rows, total_tokens = await _corpus(tx)
+        if total_rows == 0:
+            return []
+        hits = await term_rows(tx, distinct)
+        idfs = [fts5_idf(total_rows, hits.get(t, 0)) for t in distinct]
+        avgdl = float(total_tokens) / float(total_rows)
+        score = [FTS5_K1 + 1.0, FTS5_K1, 1 - FTS5_B, FTS5_B, avgdl, distinct, idfs]
+        where, params = _admission(tenant, include_superseded, scope)
+        rows = await fetch(
+            tx,
+            f"SELECT {_CANDIDATE_COLS}, {_SCORE} AS score FROM memories m "
+            f"WHERE m.terms && %s::text[] AND {where} "
+            'ORDER BY score DESC, m.updated_at DESC, m.content COLLATE "C", m.id COLLATE "C" LIMIT %s',
+            [*score, distinct, *params, limit],
+        )
     return [Candidate(row_to_memory(r), list(r[-3]), int(r[-2])) for r in rows]
 
 
@@ -189,11 +208,11 @@ def _candidates(rows: Iterable[Sequence[Any]]) -> list[Candidate]:
 
 
 async def candidates_oldest(
-    conn: Conn, tenant: str, *, include_superseded: bool, scope: str | None, limit: int = 200
+    conn: Source, tenant: str, *, include_superseded: bool, scope: str | None, limit: int = 200
 ) -> list[Candidate]:
     """The oldest admitted memories, for cosine-only ranking when no term matches (recall.md §2.3)."""
     where, params = _admission(tenant, include_superseded, scope)
-    rows = await _rows(
+    rows = await fetch(
         conn,
         f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} "
         'ORDER BY m.created, m.id COLLATE "C" LIMIT %s',
@@ -203,13 +222,13 @@ async def candidates_oldest(
 
 
 async def candidates_ids(
-    conn: Conn, tenant: str, ids: Sequence[str], *, include_superseded: bool, scope: str | None
+    conn: Source, tenant: str, ids: Sequence[str], *, include_superseded: bool, scope: str | None
 ) -> list[Candidate]:
     """The admitted memories among `ids`, as recall candidates (in no particular order)."""
     if not ids:
         return []
     where, params = _admission(tenant, include_superseded, scope)
-    rows = await _rows(
+    rows = await fetch(
         conn,
         f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} AND m.id = ANY(%s)",
         [*params, list(ids)],
@@ -217,10 +236,10 @@ async def candidates_ids(
     return _candidates(rows)
 
 
-async def admitted(conn: Conn, tenant: str, *, scope: str | None) -> list[Memory]:
+async def admitted(conn: Source, tenant: str, *, scope: str | None) -> list[Memory]:
     """Every memory the recall admission filter lets through (recall.md §2), for `context`'s `*` mode."""
     where, params = _admission(tenant, False, scope)
-    rows = await _rows(
+    rows = await fetch(
         conn, f'SELECT {_SELECT} FROM memories m WHERE {where} ORDER BY m.created, m.id COLLATE "C"', params
     )
     return [row_to_memory(r) for r in rows]
@@ -270,6 +289,20 @@ async def audit(
     await audit_rows(conn, [(ts, tenant, actor, op, target)], metadata)
 
 
+async def audit_many(
+    conn: Conn,
+    *,
+    ts: str,
+    tenant: str,
+    actor: str,
+    op: str,
+    targets: Sequence[str | None],
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """Append one audit row per target."""
+    await audit_rows(conn, [(ts, tenant, actor, op, target) for target in targets], metadata)
+
+
 async def audit_rows(
     conn: Conn,
     rows: Sequence[tuple[str, str, str, str, str | None]],
@@ -285,8 +318,8 @@ async def audit_rows(
         )
 
 
-async def get_meta(conn: Conn, key: str) -> str | None:
-    rows = await _rows(conn, "SELECT value FROM meta WHERE key = %s", (key,))
+async def get_meta(conn: Source, key: str) -> str | None:
+    rows = await fetch(conn, "SELECT value FROM meta WHERE key = %s", (key,))
     return str(rows[0][0]) if rows else None
 
 
@@ -297,3 +330,28 @@ async def set_meta(conn: Conn, key: str, value: str) -> None:
         "ON CONFLICT (tenant_id, key) DO UPDATE SET value = excluded.value",
         (key, value),
     )
+
+
+async def archive_raw(conn: Conn, memory: Memory, reason: str, now: str) -> None:
+    """Keep a raw row's metadata (never its content) and take it out of use, its text blanked."""
+    metadata = {k: v for k, v in zip(COLUMNS, memory_values(memory), strict=True) if k != "content"}
+    await conn.execute(
+        "INSERT INTO raw_archive (memory_id, tenant_id, archived_at, reason, metadata_json) "
+        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id, memory_id) DO UPDATE SET "
+        "archived_at = excluded.archived_at, reason = excluded.reason, "
+        "metadata_json = excluded.metadata_json",
+        (memory.id, memory.tenant_id, now, reason, msgspec.json.encode(metadata).decode()),
+    )
+    # The tags' terms stay, as in SQLite, where archiving blanks the content's index column alone.
+    tag_terms = index_terms(" ".join(memory.tags))
+    await conn.execute(
+        "UPDATE memories SET kind = 'archived', updated_at = %s, content = '', terms = %s, nterms = %s "
+        "WHERE id = %s AND tenant_id = %s",
+        (now, tag_terms, len(tag_terms), memory.id, memory.tenant_id),
+    )
+
+
+async def superseded_by_chain(conn: Source, memory_id: str) -> list[str]:
+    """Ids that point at this memory as their replacement (what it superseded)."""
+    rows = await fetch(conn, "SELECT id FROM memories WHERE superseded_by = %s", (memory_id,))
+    return [str(r[0]) for r in rows]

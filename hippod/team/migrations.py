@@ -27,8 +27,6 @@ APP_ROLE = "hippo_team_app"
 # Any fixed number: the key of the advisory lock migrations run behind.
 MIGRATION_LOCK = 0x4869_7070_6F64
 
-TENANT_TABLES = ("memories", "term_stats", "tenant_stats", "audit_log", "rejected_values", "meta")
-
 Migration = Callable[[AsyncConnection[tuple[object, ...]], str], Awaitable[None]]
 
 
@@ -147,20 +145,25 @@ async def m001_initial(conn: AsyncConnection[tuple[object, ...]], role: str) -> 
     ):
         await conn.execute(statement)
     await _role(conn, role)
-    for table in TENANT_TABLES:
-        name = sql.Identifier(table)
-        await conn.execute(sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(name))
-        await conn.execute(sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(name))
-        # current_setting(..., true) is NULL when no tenant was named: such a transaction sees nothing.
-        await conn.execute(
-            sql.SQL(
-                "CREATE POLICY tenant_only ON {} USING (tenant_id = current_setting('hippo.tenant', true)) "
-                "WITH CHECK (tenant_id = current_setting('hippo.tenant', true))"
-            ).format(name)
-        )
-        await conn.execute(
-            sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(name, sql.Identifier(role))
-        )
+    for table in ("memories", "term_stats", "tenant_stats", "audit_log", "rejected_values", "meta"):
+        await _tenant_only(conn, table, role)
+
+
+async def _tenant_only(conn: AsyncConnection[tuple[object, ...]], table: str, role: str) -> None:
+    """Row-level security on a table with a tenant_id, forced on its owner too; the role may use it."""
+    name = sql.Identifier(table)
+    await conn.execute(sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(name))
+    await conn.execute(sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(name))
+    # current_setting(..., true) is NULL when no tenant was named: such a transaction sees nothing.
+    await conn.execute(
+        sql.SQL(
+            "CREATE POLICY tenant_only ON {} USING (tenant_id = current_setting('hippo.tenant', true)) "
+            "WITH CHECK (tenant_id = current_setting('hippo.tenant', true))"
+        ).format(name)
+    )
+    await conn.execute(
+        sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(name, sql.Identifier(role))
+    )
 
 
 async def _role(conn: AsyncConnection[tuple[object, ...]], role: str) -> None:
@@ -175,7 +178,55 @@ async def _role(conn: AsyncConnection[tuple[object, ...]], role: str) -> None:
     await conn.execute(sql.SQL("GRANT {} TO CURRENT_USER").format(sql.Identifier(role)))
 
 
-MIGRATIONS: list[Migration] = [m001_initial]
+async def m002_keys_and_archive(conn: AsyncConnection[tuple[object, ...]], role: str) -> None:
+    """The HTTP API's keys, per tenant, and the one lookup that crosses tenants: a key by its id;
+    the archive of raw rows.
+
+    A request's tenant is known only once its key is, so `hippo_api_key(key_id)` finds the key's row
+    whatever the tenant, as the tables' owner (SECURITY DEFINER). Row-level security is on for
+    the application role (not forced on the owner), so nothing else reads another tenant's keys.
+    """
+    for statement in (
+        """CREATE TABLE api_keys (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            key_id TEXT NOT NULL UNIQUE,
+            key_hash TEXT NOT NULL,
+            tenant_id TEXT NOT NULL,
+            label TEXT,
+            role TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        )""",
+        "CREATE INDEX api_keys_tenant ON api_keys (tenant_id, id)",
+        "ALTER TABLE api_keys ENABLE ROW LEVEL SECURITY",
+        "CREATE POLICY tenant_only ON api_keys USING (tenant_id = current_setting('hippo.tenant', true)) "
+        "WITH CHECK (tenant_id = current_setting('hippo.tenant', true))",
+        """CREATE FUNCTION hippo_api_key(wanted TEXT)
+        RETURNS TABLE (id BIGINT, key_id TEXT, key_hash TEXT, tenant_id TEXT, label TEXT, role TEXT,
+                       created_at TEXT, revoked_at TEXT)
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+            SELECT id, key_id, key_hash, tenant_id, label, role, created_at, revoked_at
+            FROM api_keys WHERE key_id = wanted
+        $$""",
+        "REVOKE ALL ON FUNCTION hippo_api_key(TEXT) FROM PUBLIC",
+        # An archived raw row's metadata (never its content), as in the SQLite store.
+        """CREATE TABLE raw_archive (
+            memory_id TEXT NOT NULL,
+            tenant_id TEXT NOT NULL,
+            archived_at TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            metadata_json TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, memory_id)
+        )""",
+    ):
+        await conn.execute(statement)
+    await _tenant_only(conn, "raw_archive", role)
+    who = sql.Identifier(role)
+    await conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION hippo_api_key(TEXT) TO {}").format(who))
+    await conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON api_keys TO {}").format(who))
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_keys_and_archive]
 
 
 async def migrate(conn: AsyncConnection[tuple[object, ...]], role: str = APP_ROLE) -> int:

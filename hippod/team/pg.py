@@ -3,49 +3,76 @@
 Each transaction begins by taking the application role and naming its tenant, both with
 `set_config(..., true)`, which lasts to the end of the transaction alone. So nothing outlives it
 on a pooled connection, and a transaction-mode pooler (PgBouncer) in front of the database works.
+
+`TeamDatabase` is a `StoreDatabase` (store/backend.py): handlers use it as they use a SQLite
+store's, and it takes the tenant from the request being served (hippod/tenancy.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from typing import TypeVar
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import AsyncConnection, errors
 from psycopg_pool import AsyncConnectionPool
 
+from hippod.errors import HippoError
 from hippod.team.migrations import APP_ROLE, migrate
+from hippod.tenancy import REQUEST_TENANT
+
+log = logging.getLogger("hippod.team")
 
 T = TypeVar("T")
 Conn = AsyncConnection[tuple[object, ...]]
 
 # A write that lost a deadlock or a serialization check is run again from the start, this many times.
 WRITE_ATTEMPTS = 5
+# Seconds to wait for the server when connecting (else an unreachable host waits on TCP).
+CONNECT_TIMEOUT = 10
 _RETRYABLE = (errors.DeadlockDetected, errors.SerializationFailure)
 
 
 class TeamDatabase:
     """A pool of connections to the team's database, opened after migrating it."""
 
-    def __init__(self, pool: AsyncConnectionPool[Conn], role: str) -> None:
+    def __init__(self, pool: AsyncConnectionPool[Conn], role: str, path: str) -> None:
         self.pool = pool
         self.role = role
+        self.path = path
+        self.reader = TeamReader(self)
+        # Bookkeeping writes made after their reply (recall's strengthening), which the next request
+        # of the same server waits for.
+        self._after_reply: set[asyncio.Task[None]] = set()
+        self._deferred: set[asyncio.Task[None]] = set()
 
     @classmethod
     async def open(
         cls, dsn: str, *, min_size: int = 1, max_size: int = 10, role: str = APP_ROLE, timeout: float = 30.0
     ) -> TeamDatabase:
         """Migrate the database, then open a pool of `min_size` to `max_size` connections."""
-        async with await psycopg.AsyncConnection.connect(dsn) as conn:
+        async with await psycopg.AsyncConnection.connect(dsn, connect_timeout=CONNECT_TIMEOUT) as conn:
             await migrate(conn, role)
         pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
-            dsn, min_size=min_size, max_size=max_size, open=False, timeout=timeout
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            open=False,
+            timeout=timeout,
+            kwargs={"connect_timeout": CONNECT_TIMEOUT},
+            # A connection is checked as it leaves the pool (one round trip), so one the server
+            # dropped (a restart, a failover) is replaced instead of failing a request.
+            check=AsyncConnectionPool.check_connection,
         )
         await pool.open(wait=True, timeout=timeout)
-        return cls(pool, role)
+        return cls(pool, role, describe(dsn))
 
     async def close(self) -> None:
+        while self._deferred:
+            await asyncio.gather(*self._deferred, return_exceptions=True)
         await self.pool.close()
 
     @asynccontextmanager
@@ -70,3 +97,101 @@ class TeamDatabase:
                 if attempt == WRITE_ATTEMPTS:
                     raise
         raise AssertionError("unreachable")
+
+    # --- the StoreDatabase interface (store/backend.py), as the request's tenant -------------------
+
+    def transaction(self) -> AbstractAsyncContextManager[Conn]:
+        """One transaction of the tenant being served."""
+        return self.tenant(current_tenant())
+
+    def long_transaction(self) -> AbstractAsyncContextManager[Conn]:
+        # Writers do not queue behind one another here: a long write is an ordinary transaction.
+        return self.transaction()
+
+    async def write_bookkeeping(
+        self,
+        write: Callable[[Conn], Awaitable[None]],
+        after: Callable[[], None] | None = None,
+        *,
+        after_reply: bool = False,
+    ) -> HippoError | None:
+        """A read's bookkeeping write, in its own transaction; with `after_reply`, made once the reply
+        has gone (the task keeps the request's tenant), and waited for by the next request."""
+
+        if not after_reply:
+            async with self.transaction() as conn:
+                await write(conn)
+            if after is not None:
+                after()
+            return None
+        task = self.write_soon(write, after)
+        self._after_reply.add(task)
+        task.add_done_callback(self._after_reply.discard)
+        return None
+
+    def write_soon(
+        self, write: Callable[[Conn], Awaitable[None]], after: Callable[[], None] | None = None
+    ) -> asyncio.Task[None]:
+        """Run `write` in its own transaction in the background (as the request's tenant, which the
+        task inherits), then `after`; close() waits for it."""
+
+        async def run() -> None:
+            try:
+                async with self.transaction() as conn:
+                    await write(conn)
+            except Exception:
+                log.exception("a deferred write to %s failed", self.path)
+                return
+            if after is not None:
+                after()
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._deferred.add(task)
+        task.add_done_callback(self._deferred.discard)
+        return task
+
+    async def settled(self) -> None:
+        if self._after_reply:
+            await asyncio.gather(*list(self._after_reply), return_exceptions=True)
+
+    def checkpoint_soon(self) -> None:
+        """Nothing to do: PostgreSQL's own VACUUM reclaims what removals leave."""
+
+
+def current_tenant() -> str:
+    """The tenant of the request being served; an error when none is (a bug, never a default)."""
+    tenant = REQUEST_TENANT.get()
+    if not tenant:
+        raise HippoError("internal", "the team store was used outside a request's tenant")
+    return tenant
+
+
+class TeamReader:
+    """`TeamDatabase.reader`: the rows' read functions take it in place of a connection, and run
+    their statement in a short transaction of the tenant being served (team/memories.py `_rows`)."""
+
+    def __init__(self, db: TeamDatabase) -> None:
+        self.db = db
+
+    async def fetch(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        async with self.db.tenant(current_tenant()) as conn:
+            cursor = await conn.execute(query, params)
+            return list(await cursor.fetchall())
+
+    async def fetch_untenanted(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """A statement in a transaction that names no tenant: it sees no tenant's rows, so only a
+        function made to cross tenants (an API key by its id) finds anything."""
+        async with self.db.pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT set_config('role', %s, true)", (self.db.role,))
+            cursor = await conn.execute(query, params)
+            return list(await cursor.fetchall())
+
+
+def describe(dsn: str) -> str:
+    """The database a DSN names, without its password, for messages: postgresql://host:port/name."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    parts = conninfo_to_dict(dsn)
+    host = parts.get("host") or "localhost"
+    port = parts.get("port") or 5432
+    return f"postgresql://{host}:{port}/{parts.get('dbname') or ''}"

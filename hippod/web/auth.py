@@ -10,7 +10,6 @@ import os
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from hippod.store import api_keys
 from hippod.store.stores import StoreRegistry
 from hippod.web import keys
 from hippod.web.errors import HttpError
@@ -91,7 +90,7 @@ class Authenticator:
             )
         key_id = keys.key_id_of(token)
         store = await self.registry.open(self.registry.global_root)
-        row = await api_keys.by_key_id(store.db.reader, key_id) if key_id else None
+        row = await store.keys.by_key_id(store.db.reader, key_id) if key_id else None
         digest = hashlib.sha256(token.encode()).digest()
         known = self._verified.get(digest)
         if known is not None and row is not None and known == row.key_id:

@@ -57,8 +57,14 @@ def memory_of(fields: dict[str, Any]) -> wire.Memory:
 async def remember(call: Call) -> Response:
     given = await call.body(wire.RememberIn)
     kind = given.kind or "distilled"
+    # Our addition: a client that retries a write it got no answer to sends the same key each time,
+    # and the memory is stored once.
+    request_key = call.request.headers.get("idempotency-key")
+    if request_key is not None and not 1 <= len(request_key) <= 256:
+        raise HttpError(400, "bad_request", "Idempotency-Key must be 1 to 256 characters")
     reply: RememberReply = await call.run(
         m.Remember(
+            request_key=request_key,
             content=given.content,
             tags=given.tags or [],
             error=given.error,

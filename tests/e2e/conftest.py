@@ -24,3 +24,16 @@ def hippo(request: pytest.FixtureRequest) -> Iterator[Hippo]:
     finally:
         instance.cleanup()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def api_url(request: pytest.FixtureRequest, hippo: Hippo) -> str:
+    """The HTTP API of `hippo` over each backend: its daemon on its SQLite store (`hippoctl serve`), or
+    a team server over a PostgreSQL database of the test's own (`hippod serve --team`); its URL."""
+    from team.support import start_server
+
+    from e2e.http_support import serve
+
+    if request.param == "sqlite":
+        return serve(hippo)
+    return start_server(hippo, request.getfixturevalue("pg_fresh_dsn"))

@@ -257,13 +257,16 @@ class Hippo:
         return env
 
     # daemon
-    def spawn(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-        """Popen `python -m hippod run`, output to files in the instance folder; no waiting."""
+    def spawn(
+        self, *args: str, env: dict[str, str] | None = None, command: str = "run"
+    ) -> subprocess.Popen[str]:
+        """Popen `python -m hippod run` (or another `command`, e.g. serve), output to files in the
+        instance folder; no waiting."""
         self._outputs += 1
         out = open(os.path.join(self.root, f"daemon{self._outputs}.out"), "w+", encoding="utf-8")  # noqa: SIM115
         err = open(os.path.join(self.root, f"daemon{self._outputs}.err"), "w+", encoding="utf-8")  # noqa: SIM115
         proc = subprocess.Popen(
-            [sys.executable, "-m", "hippod", "run", *args],
+            [sys.executable, "-m", "hippod", command, *args],
             env=self.env if env is None else env,
             cwd=self.root,
             stdin=subprocess.DEVNULL,
@@ -301,11 +304,15 @@ class Hippo:
         env: dict[str, str] | None = None,
         fake_now: str | None = None,
         socket_path: str | None = None,
+        serve: tuple[str, ...] | None = None,
     ) -> int:
-        """Start a daemon (clock fixed at `fake_now` if given) and wait until it answers; returns its pid."""
+        """Start a daemon (clock fixed at `fake_now` if given) and wait until it answers; returns its pid.
+
+        With `serve`, the daemon is a team server: `hippod serve` with those arguments.
+        """
         if fake_now is not None:
             env = dict(self.env if env is None else env, HIPPO_FAKE_NOW=fake_now)
-        proc = self.spawn(env=env)
+        proc = self.spawn(env=env) if serve is None else self.spawn(*serve, env=env, command="serve")
         self.proc = proc
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:

@@ -25,9 +25,9 @@ def project(hippo: Hippo) -> str:
     return folder
 
 
-def test_memory_calls_round_trip(hippo: Hippo) -> None:
-    url = serve(hippo)
-    with HippoSync(base_url=url) as client:
+def test_memory_calls_round_trip(hippo: Hippo, api_url: str) -> None:
+    # The same calls on either backend: the daemon's SQLite store, or a team server on PostgreSQL.
+    with HippoSync(base_url=api_url) as client:
         health = client.health()
         assert health.ok and health.pid == hippo.proc.pid  # type: ignore[union-attr]
         made = client.remember(
@@ -208,3 +208,43 @@ def test_hybrid_recall_through_the_sdk(hippo: Hippo) -> None:
         found = client.recall(q="database disk full", mode="hybrid")
         assert found.model_extra["mode"] == "hybrid"  # type: ignore[index]
         assert found.results[0].id == made.id
+
+
+def test_a_write_retried_with_its_idempotency_key_is_stored_once(hippo: Hippo, api_url: str) -> None:
+    import httpx
+
+    with httpx.Client(base_url=api_url) as client:
+        sent = [
+            client.post("/v1/memories", json={"content": text}, headers={"Idempotency-Key": key})
+            for text, key in (
+                ("The cache key changed", "k1"),
+                ("The cache key changed", "k1"),
+                ("Other", "k2"),
+            )
+        ]
+        assert [r.status_code for r in sent] == [201, 201, 201]
+        ids = [r.json()["id"] for r in sent]
+        assert ids[0] == ids[1] != ids[2]
+        found = client.get("/v1/memories", params={"q": "cache key changed"}).json()["results"]
+        assert [r["id"] for r in found] == [ids[0]]
+        too_long = client.post(
+            "/v1/memories", json={"content": "x y"}, headers={"Idempotency-Key": "k" * 257}
+        )
+        assert too_long.status_code == 400 and "Idempotency-Key" in too_long.text
+
+
+def test_a_rejected_value_leaves_recall_and_is_refused_on_either_backend(hippo: Hippo, api_url: str) -> None:
+    with HippoSync(base_url=api_url) as client:
+        wrong = client.remember(content="The API listens on port 8080")
+        kept = client.remember(content="The API docs live in the wiki")
+        rejected = hippo.json("reject", wrong.id, "--reason", "it is 9090")
+        assert rejected["removed"] == [wrong.id]
+        assert [r.id for r in client.recall(q="api port docs").results] == [kept.id]
+        with pytest.raises(HippoError) as refused:
+            client.remember(content="the api listens on PORT 8080.")
+        assert refused.value.status_code in (409, 422) and "rejected" in str(refused.value)
+        digest = rejected["digest"]
+        listed = hippo.json("rejections")
+        assert [r["digest"] for r in listed["rejections"]] == [digest]
+        hippo.ok("unreject", digest[:8])
+        assert client.remember(content="The API listens on port 8080").id

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from e2e.conftest import hippo  # noqa: F401  (the e2e tests' isolated instance, for team servers)
 
 from hippod.store.db import Database
 from hippod.team.pg import TeamDatabase

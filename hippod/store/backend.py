@@ -1,0 +1,161 @@
+"""The store interface with two implementations: a store's database, its memory rows and its keys.
+
+`Database` (store/db.py, SQLite) and `TeamDatabase` (team/pg.py, PostgreSQL) are both a
+`StoreDatabase`; the modules `hippod.store.memories` and `hippod.team.memories` are both
+`MemoryRows`, `hippod.store.api_keys` and `hippod.team.api_keys` both `KeyRows`, and
+`hippod.store.rejections` and `hippod.team.rejections` both `RejectionRows`. A handler
+reaches rows as `store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`, with
+the connection it yields, and so runs unchanged on either backend.
+A connection is typed Any here: each backend's rows take its own kind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from hippod.errors import HippoError
+from hippod.store.api_keys import ApiKey
+from hippod.store.memories import Candidate
+from hippod.store.records import Memory
+from hippod.store.rejections import Rejection
+
+Write = Callable[[Any], Awaitable[None]]
+
+
+class StoreDatabase(Protocol):
+    """A store's database as handlers use it."""
+
+    @property
+    def path(self) -> str:
+        """Where the store's data lives, for messages and logs."""
+        ...
+
+    @property
+    def reader(self) -> Any:
+        """What the rows' read functions take to read committed rows."""
+        ...
+
+    def transaction(self) -> AbstractAsyncContextManager[Any]:
+        """One write transaction: its connection, committed when the block ends."""
+        ...
+
+    def long_transaction(self) -> AbstractAsyncContextManager[Any]:
+        """transaction() for a write that holds the store for seconds."""
+        ...
+
+    async def write_bookkeeping(
+        self, write: Write, after: Callable[[], None] | None = None, *, after_reply: bool = False
+    ) -> HippoError | None:
+        """A read's bookkeeping write; its error, when the disk is full, instead of raising it."""
+        ...
+
+    def write_soon(self, write: Write, after: Callable[[], None] | None = None) -> asyncio.Task[None]:
+        """Run `write` in its own transaction in the background, then `after`."""
+        ...
+
+    async def settled(self) -> None:
+        """Wait for the bookkeeping earlier replies left to write."""
+        ...
+
+    def checkpoint_soon(self) -> None:
+        """Drop what a removal left behind in the database's files, in the background."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class MemoryRows(Protocol):
+    """The memory rows' functions the shared handlers call (hippod.store.memories has them all)."""
+
+    async def insert(self, conn: Any, memory: Memory, /) -> bool: ...
+    async def update(self, conn: Any, memory: Memory, /) -> None: ...
+    async def mark_superseded(self, conn: Any, old_id: str, new_id: str, now: str, /) -> bool: ...
+    async def get(self, conn: Any, tenant: str, memory_id: str, /) -> Memory | None: ...
+    async def get_many(self, conn: Any, ids: Sequence[str], /) -> list[Memory]: ...
+    async def with_digest(self, conn: Any, tenant: str, digest: str, /) -> list[Memory]: ...
+    async def live(self, conn: Any, tenant: str, /) -> list[Memory]: ...
+    async def term_rows(self, conn: Any, terms: Sequence[str], /) -> dict[str, int]: ...
+    async def candidates_fts(
+        self,
+        conn: Any,
+        tenant: str,
+        terms: Sequence[str],
+        /,
+        *,
+        include_superseded: bool,
+        scope: str | None,
+        limit: int = ...,
+    ) -> list[Candidate]: ...
+    async def candidates_ids(
+        self, conn: Any, tenant: str, ids: Sequence[str], /, *, include_superseded: bool, scope: str | None
+    ) -> list[Candidate]: ...
+    async def candidates_oldest(
+        self, conn: Any, tenant: str, /, *, include_superseded: bool, scope: str | None, limit: int = ...
+    ) -> list[Candidate]: ...
+    async def admitted(self, conn: Any, tenant: str, /, *, scope: str | None) -> list[Memory]: ...
+    async def strengthen(self, conn: Any, ids: Sequence[str], now: str, bonus_days: float, /) -> None: ...
+    async def update_outcome(self, conn: Any, changed: Sequence[Memory], /) -> None: ...
+    async def delete(self, conn: Any, tenant: str, memory_id: str, /) -> bool: ...
+    async def archive_raw(self, conn: Any, memory: Memory, reason: str, now: str, /) -> None: ...
+    async def superseded_by_chain(self, conn: Any, memory_id: str, /) -> list[str]: ...
+    async def audit(
+        self,
+        conn: Any,
+        /,
+        *,
+        ts: str,
+        tenant: str,
+        actor: str,
+        op: str,
+        target: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None: ...
+    async def audit_many(
+        self,
+        conn: Any,
+        /,
+        *,
+        ts: str,
+        tenant: str,
+        actor: str,
+        op: str,
+        targets: Sequence[str | None],
+        metadata: dict[str, Any] | None = None,
+    ) -> None: ...
+    async def audit_rows(
+        self,
+        conn: Any,
+        rows: Sequence[tuple[str, str, str, str, str | None]],
+        metadata: dict[str, Any] | None = None,
+        /,
+    ) -> None: ...
+    async def get_meta(self, conn: Any, key: str, /) -> str | None: ...
+    async def set_meta(self, conn: Any, key: str, value: str, /) -> None: ...
+
+
+class KeyRows(Protocol):
+    """The HTTP API's keys (hippod.store.api_keys has them all)."""
+
+    async def insert(
+        self, conn: Any, key_id: str, key_hash: str, tenant: str, label: str | None, role: str, now: str, /
+    ) -> ApiKey: ...
+    async def by_key_id(self, conn: Any, key_id: str, /) -> ApiKey | None: ...
+    async def listed(
+        self, conn: Any, tenant: str, /, *, active_only: bool, limit: int | None, before: int | None
+    ) -> list[ApiKey]: ...
+    async def revoke(self, conn: Any, key_id: str, now: str, /) -> None: ...
+
+
+class RejectionRows(Protocol):
+    """Tombstoned values (hippod.store.rejections has them all)."""
+
+    async def all_digests(self, conn: Any, tenant: str, /) -> set[str]: ...
+    async def all_of(self, conn: Any, tenant: str, /) -> list[Rejection]: ...
+    async def matching(self, conn: Any, tenant: str, prefix: str, /) -> list[str]: ...
+    async def remove(self, conn: Any, tenant: str, digest: str, /) -> bool: ...
+    async def reject_copies(
+        self, conn: Any, tenant: str, tombstone: Rejection, value: str, /
+    ) -> tuple[list[str], list[str], list[str]]: ...

@@ -1,0 +1,50 @@
+"""The team store: a `Store` whose rows live in the team's PostgreSQL database.
+
+A team server (`hippod serve --team`) serves it as its only store, to every tenant. Its folder holds
+no memories, only the server's `config.json` (recall's settings); there are no mirror files, no
+vectors and no token ledger.
+"""
+
+from __future__ import annotations
+
+import os
+
+import psycopg
+
+from hippod.embed.service import EmbedService
+from hippod.errors import HippoError
+from hippod.store.backend import KeyRows, MemoryRows, RejectionRows
+from hippod.store.stores import Store
+from hippod.team import api_keys, memories, rejections
+from hippod.team.migrations import MIGRATIONS
+from hippod.team.pg import TeamDatabase, describe
+
+# Connections each server process keeps to the database (a pooler in front may share them further).
+POOL_MAX = 10
+
+
+async def open_team_store(dsn: str, root: str, embedder: EmbedService, *, pool_max: int = POOL_MAX) -> Store:
+    """Migrate the team's database, open a pool to it, and wrap it as a store whose folder is `root`."""
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    try:
+        db = await TeamDatabase.open(dsn, min_size=1, max_size=pool_max)
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise HippoError(
+            "team_unreachable", f"the team database {describe(dsn)} cannot be used: {reason}"
+        ) from None
+    rows: MemoryRows = memories
+    keys: KeyRows = api_keys
+    tombstones: RejectionRows = rejections
+    return Store(
+        root,
+        "global",
+        db,
+        len(MIGRATIONS),
+        True,
+        embedder,
+        rows=rows,
+        keys=keys,
+        tombstones=tombstones,
+        team=True,
+    )
