@@ -49,6 +49,19 @@ def add_verbs(verb: AddVerb) -> None:
     p.add_argument("--stop", action="store_true", help="close the dashboard")
 
     p = verb(
+        "team",
+        "share with a team server: join <url> --key <key>, leave, status",
+        "hippoctl team join https://hippo.example.com --key hk_abc.def",
+        "hippoctl team status",
+        "hippoctl team leave",
+    )
+    p.add_argument(
+        "action", choices=["join", "leave", "status"], help="join a team server, leave it, or status"
+    )
+    p.add_argument("url", nargs="?", help="with join: the team server's base URL")
+    p.add_argument("--key", help="with join: your API key on that server (from its operator)")
+
+    p = verb(
         "auth",
         "the HTTP API's keys: create (shown once), list, revoke",
         "hippoctl auth create --role member --label ci",
@@ -133,8 +146,19 @@ def _github(args: argparse.Namespace) -> m.Body:
     return m.DeadLetters(source="github")
 
 
+def _team(args: argparse.Namespace) -> m.Body:
+    if args.action != "join":
+        if args.url is not None or args.key is not None:
+            raise UsageError(f"team {args.action} takes no URL or --key")
+        return m.TeamLeave() if args.action == "leave" else m.TeamStatus()
+    if args.url is None or not args.key:
+        raise UsageError("team join needs the server's URL and --key")
+    return m.TeamJoin(url=args.url, key=args.key)
+
+
 BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
     "serve": _serve,
+    "team": _team,
     "dashboard": _dashboard,
     "auth": _auth,
     "slack": _slack,

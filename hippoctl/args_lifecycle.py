@@ -168,8 +168,10 @@ def add_verbs(verb: AddVerb) -> None:
         "copy a memory to the global store with its transfer score, or --auto",
         "hippoctl share mem_0123456789ab",
         "hippoctl share --auto --min-score 0.7 --dry-run",
+        "hippoctl share --team mem_0123456789ab mem_ba9876543210",
     )
-    p.add_argument("id", nargs="?", help="the memory to share")
+    p.add_argument("id", nargs="*", help="the memory to share (with --team, one or more)")
+    p.add_argument("--team", action="store_true", help="queue them for the team server (see: hippoctl team)")
     p.add_argument("--force", action="store_true", help="share even below the transfer score threshold")
     p.add_argument("--auto", action="store_true", help="share every memory that scores high enough")
     p.add_argument(
@@ -296,10 +298,18 @@ def _resolve(args: argparse.Namespace) -> m.Body:
 
 
 def _share(args: argparse.Namespace) -> m.Body:
-    if args.auto == (args.id is not None):
-        raise UsageError("share takes a memory id or --auto, not both")
+    if args.team:
+        if args.auto or args.force or args.dry_run or not args.id:
+            raise UsageError("share --team takes memory ids, and none of --auto, --force or --dry-run")
+        return m.TeamShare(ids=list(args.id))
+    if args.auto == bool(args.id) or len(args.id) > 1:
+        raise UsageError("share takes one memory id or --auto, not both")
     return m.Share(
-        id=args.id, force=args.force, auto=args.auto, min_score=args.min_score, dry_run=args.dry_run
+        id=args.id[0] if args.id else None,
+        force=args.force,
+        auto=args.auto,
+        min_score=args.min_score,
+        dry_run=args.dry_run,
     )
 
 

@@ -20,6 +20,7 @@ from hippod.schedule import start_schedule
 from hippod.sd_notify import notify
 from hippod.server import Server
 from hippod.state import DaemonState
+from hippod.teamlink.sender import TeamSender
 from hippod.watchers import start_watchers
 
 log = logging.getLogger("hippod.app")
@@ -117,6 +118,10 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     log.info("listening on %s (pid %d)", state.socket, state.pid)
     notify("READY=1")
     state.watcher = start_watchers(state, config)
+    if not team_dsn:
+        # A laptop: what it queued for its team server goes out from now on (a team server has none).
+        state.team_sender = TeamSender(state)
+        state.team_sender.start()
     # After binding, so hook verbs arriving meanwhile are served live (daemon.md §4.10).
     spool = spool_replay.start(state, config)
     await serve_handler.autostart(state)
@@ -134,6 +139,8 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     if state.dashboard is not None:
         await state.dashboard.close()
     schedule.stop()
+    if state.team_sender is not None:
+        await state.team_sender.stop()
     if state.watcher is not None:
         await state.watcher.stop()
     # A replay under way finishes; files not yet replayed stay in the spool for the next start,

@@ -40,6 +40,7 @@ from hippod.handlers import (
     sharing,
     slack,
     sleep,
+    team,
     watch,
     working_memory,
 )
@@ -143,6 +144,14 @@ async def _route(ctx: RequestContext) -> tuple[Any, str]:
             return await sharing.peers(ctx, body)
         case m.Sync() as body:
             return await sharing.sync(ctx, body)
+        case m.TeamJoin() as body:
+            return await team.team_join(ctx, body)
+        case m.TeamLeave() as body:
+            return await team.team_leave(ctx, body)
+        case m.TeamStatus() as body:
+            return await team.team_status(ctx, body)
+        case m.TeamShare() as body:
+            return await team.team_share(ctx, body)
         case m.Workspaces() as body:
             return await daily.workspaces(ctx, body)
         case m.DailyRunner() as body:

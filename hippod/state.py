@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from hippod.daily_run import DailyRunner
     from hippod.dashboard.listener import DashboardListener
     from hippod.schedule import Schedule
+    from hippod.teamlink.sender import TeamSender
     from hippod.watchers import AgentWatcher
     from hippod.web.listener import HttpListener
 
@@ -59,3 +60,5 @@ class DaemonState:
     dashboard: DashboardListener | None = None
     # daemon.json's `dashboard` section (port), read at start.
     dashboard_config: dict[str, Any] = field(default_factory=dict)
+    # Delivers the writes queued for this user's team server (teamlink/sender.py); set up by app.serve.
+    team_sender: TeamSender | None = None

@@ -264,6 +264,27 @@ class Share(Body):
     dry_run: bool = False
 
 
+class TeamJoin(Body):
+    """`team join <url> --key <k>`: share with a team server from now on."""
+
+    url: str
+    key: str
+
+
+class TeamLeave(Body):
+    """`team leave`: stop; the writes still queued for the team are dropped."""
+
+
+class TeamStatus(Body):
+    """`team status`: the team server, whether it answers, and the queue of writes for it."""
+
+
+class TeamShare(Body):
+    """`share --team <id>...`: queue copies of these memories for the team server, in this order."""
+
+    ids: list[str]
+
+
 class Peers(Body):
     pass
 
@@ -637,6 +658,10 @@ RequestBody = (
     | Promote
     | Share
     | Peers
+    | TeamJoin
+    | TeamLeave
+    | TeamStatus
+    | TeamShare
     | Sync
     | Workspaces
     | DailyRunner

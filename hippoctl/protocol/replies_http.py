@@ -78,3 +78,23 @@ class BackfillReply(Reply):
     duplicates: int
     skipped: int
     latest_ts: str | None = None
+
+
+class TeamReply(Reply):
+    """`team join|leave|status`: the membership and the queue of writes for the team server."""
+
+    joined: bool
+    url: str | None = None
+    reachable: bool | None = None  # None: not asked (leave), or not joined
+    queued: int = 0  # writes waiting to be sent
+    failed: int = 0  # writes the server refused (kept, with their error, until `team leave`)
+    sent: int = 0  # writes the server acknowledged since the daemon started
+    last_error: str | None = None
+    dropped: int = 0  # leave: queued writes dropped
+
+
+class TeamShareReply(Reply):
+    """`share --team`: the memories queued for the team server, each once."""
+
+    queued: list[str]
+    already: list[str] = []  # queued or sent before: not queued again

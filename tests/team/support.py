@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import socket
+
 from e2e.harness import Hippo
 
 
-def start_server(hippo: Hippo, dsn: str) -> str:
-    """Start a team server of its own instance over `dsn`, its HTTP API on a free port; its URL."""
+def start_server(hippo: Hippo, dsn: str, port: int = 0) -> str:
+    """Start a team server of its own instance over `dsn`, its HTTP API on `port` (0: a free one);
+    its URL."""
     hippo.env["HIPPO_V1_RPS"] = "0"  # no rate limit: the tests make many calls in a row
-    hippo.start(serve=("--team", dsn, "--port", "0"))
-    reply = hippo.json("serve", "--port", "0")
+    hippo.start(serve=("--team", dsn, "--port", str(port)))
+    reply = hippo.json("serve", "--port", str(port))
     assert reply["running"] is True, reply
     return str(reply["url"])
 
@@ -18,3 +21,10 @@ def create_key(hippo: Hippo, tenant: str, role: str = "member") -> str:
     """A new key of `tenant`, minted on the team server through its socket, as its operator does."""
     made = hippo.json("auth", "create", "--tenant", tenant, "--role", role, "--label", "test")
     return str(made["plaintext"])
+
+
+def free_port() -> int:
+    """A port nothing listens on now, for a server that must come back on the same URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

@@ -1,0 +1,135 @@
+"""`team join|leave|status` and `share --team`: this user's link to a team server (docs/team.md).
+
+Joining checks the server and the key, then keeps both in the global store's `team.json`. Shares go
+into the global store's `team_outbox` in one transaction and the sender (teamlink/sender.py)
+delivers them; a memory is queued for its team once, whatever the number of shares.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies_http import TeamReply, TeamShareReply
+from hippoctl.protocol.wording import plural
+from hippod import clock
+from hippod.errors import HippoError
+from hippod.handlers.memory import find_memory
+from hippod.request import RequestContext
+from hippod.store import team_outbox
+from hippod.store.records import Memory
+from hippod.teamlink import calls, membership
+
+MAX_SHARE_IDS = 10_000
+_JOIN_HINT = "hippoctl team join <url> --key <key>"
+
+
+def _wake(ctx: RequestContext) -> None:
+    if ctx.state.team_sender is not None:
+        ctx.state.team_sender.wake()
+
+
+async def team_join(ctx: RequestContext, body: m.TeamJoin) -> tuple[TeamReply, str]:
+    url = body.url.strip().rstrip("/")
+    problem = calls.url_problem(url)
+    if problem is not None:
+        raise HippoError("usage", problem)
+    if not body.key.startswith("hk_") or "." not in body.key:
+        raise HippoError("usage", "--key takes a key as `hippoctl auth create` prints it: hk_<id>.<secret>")
+    health = await asyncio.to_thread(calls.health, url)
+    if health.status != 200:
+        reason = health.message() if health.reached else health.body
+        raise HippoError("team_unreachable", f"{url} does not answer as a team server: {reason}")
+    checked = await asyncio.to_thread(calls.check_key, url, body.key)
+    if checked.status in (401, 403):
+        raise HippoError("team_key_refused", f"{url} refused the key: {checked.message()}")
+    if checked.status != 200:
+        raise HippoError("team_unreachable", f"{url} answered {checked.status}: {checked.message()}")
+    root = ctx.state.registry.global_root
+    await asyncio.to_thread(
+        membership.write, root, membership.Membership(url, body.key, clock.iso(clock.now()))
+    )
+    _wake(ctx)
+    reply = await _status(ctx, reachable=True)
+    return (
+        reply,
+        f"Joined the team at {url}; shares go there from now on ({plural(reply.queued, 'write')} queued)",
+    )
+
+
+async def team_leave(ctx: RequestContext, body: m.TeamLeave) -> tuple[TeamReply, str]:
+    root = ctx.state.registry.global_root
+    if not await asyncio.to_thread(membership.remove, root):
+        return TeamReply(joined=False), "Not in a team."
+    store = await ctx.global_store()
+    async with store.db.transaction() as conn:
+        dropped = await team_outbox.clear(conn)
+    text = "Left the team"
+    if dropped:
+        text += f"; {plural(dropped, 'queued write')} dropped"
+    return TeamReply(joined=False, dropped=dropped), text
+
+
+async def _status(ctx: RequestContext, *, reachable: bool | None) -> TeamReply:
+    joined = membership.read(ctx.state.registry.global_root)
+    store = await ctx.global_store()
+    counts = await team_outbox.counts(store.db.reader)
+    sender = ctx.state.team_sender
+    return TeamReply(
+        joined=joined is not None,
+        url=joined.url if joined else None,
+        reachable=reachable,
+        queued=counts[team_outbox.QUEUED],
+        failed=counts[team_outbox.FAILED],
+        sent=sender.sent if sender else 0,
+        last_error=sender.last_error if sender else None,
+    )
+
+
+async def team_status(ctx: RequestContext, body: m.TeamStatus) -> tuple[TeamReply, str]:
+    joined = membership.read(ctx.state.registry.global_root)
+    if joined is None:
+        return await _status(ctx, reachable=None), f"Not in a team (join one: {_JOIN_HINT})."
+    answer = await asyncio.to_thread(calls.health, joined.url)
+    if answer.status == 200:
+        _wake(ctx)  # the server answers: what is queued goes now
+    reply = await _status(ctx, reachable=answer.status == 200)
+    lines = [
+        f"team: {joined.url} ({'reachable' if reply.reachable else 'unreachable'})",
+        f"queued: {reply.queued}  failed: {reply.failed}  sent since start: {reply.sent}",
+    ]
+    if reply.last_error:
+        lines.append(f"last error: {reply.last_error}")
+    if not reply.reachable:
+        ctx.exit_code = 1
+    return reply, "\n".join(lines)
+
+
+def _shared_body(memory: Memory) -> bytes:
+    """The memory as a team server's `POST /v1/memories` takes it; this laptop's folder tags left out."""
+    tags = [t for t in memory.tags if not t.startswith("path:")]
+    return msgspec.json.encode({"content": memory.content, "tags": tags})
+
+
+async def team_share(ctx: RequestContext, body: m.TeamShare) -> tuple[TeamShareReply, str]:
+    if membership.read(ctx.state.registry.global_root) is None:
+        raise HippoError("not_in_team", "this hippod is not in a team", hint=_JOIN_HINT)
+    if not body.ids:
+        raise HippoError("usage", "share --team takes one or more memory ids")
+    if len(body.ids) > MAX_SHARE_IDS:
+        raise HippoError("usage", f"at most {MAX_SHARE_IDS} ids at once")
+    # Every id is looked up before any is queued, so an unknown one queues nothing.
+    found = [(await find_memory(ctx, memory_id))[1] for memory_id in dict.fromkeys(body.ids)]
+    rows = [(f"share:{memory.id}", _shared_body(memory).decode()) for memory in found]
+    store = await ctx.global_store()
+    async with store.db.transaction() as conn:
+        added = await team_outbox.enqueue(conn, rows, clock.iso(clock.now()))
+    _wake(ctx)
+    queued = [memory.id for memory, new in zip(found, added, strict=True) if new]
+    already = [memory.id for memory, new in zip(found, added, strict=True) if not new]
+    text = f"Queued {plural(len(queued), 'memory')} for the team"
+    if already:
+        text += f" ({len(already)} already shared)"
+    return TeamShareReply(queued=queued, already=already), text

@@ -1,0 +1,25 @@
+"""Migration 13: the writes a laptop queues for its team server (store/team_outbox.py), kept apart
+from migrations.py for size."""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+def m013_team_outbox(conn: sqlite3.Connection) -> None:
+    """`team_outbox`: each write for the team server, in the order it was made, until the server has
+    it. `request_key` is unique, so a memory is queued for its team once, and is sent as the
+    request's Idempotency-Key, so a write sent twice (its answer lost) is stored once. Sent rows stay,
+    marked, as the record of what was shared."""
+    conn.execute(
+        """CREATE TABLE team_outbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            request_key TEXT NOT NULL UNIQUE,
+            body TEXT NOT NULL,
+            queued_at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'queued',
+            error TEXT,
+            done_at TEXT
+        )"""
+    )
+    conn.execute("CREATE INDEX team_outbox_status ON team_outbox (status, seq)")

@@ -1,0 +1,99 @@
+"""The sender: delivers the writes queued for the team server, one at a time in the order they were
+made, each exactly once.
+
+A write leaves the queue only once the server has answered it. Each is sent with its request key as
+the Idempotency-Key, so one sent again after its answer was lost (the daemon or the connection
+died) is stored once. While the server cannot be reached, the sender waits, RETRY_MIN doubling up
+to RETRY_MAX seconds, and starts again at once when woken (a new write, `team status`, `team join`).
+A write the server refuses (a rejected value, a revoked key) is marked failed with the server's
+message and the next one goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from hippod import clock
+from hippod.store import team_outbox
+from hippod.teamlink import calls, membership
+
+if TYPE_CHECKING:
+    from hippod.state import DaemonState
+
+log = logging.getLogger("hippod.team")
+
+BATCH = 50
+RETRY_MIN = 0.5
+RETRY_MAX = 15.0
+
+
+class TeamSender:
+    def __init__(self, state: DaemonState) -> None:
+        self.state = state
+        self.sent = 0
+        self.reachable: bool | None = None
+        self.last_error: str | None = None
+        self._misses = 0
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Run in the background; the first pass sends what an earlier run left queued."""
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._wake.set()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        delay = 0.0
+        while True:
+            if delay:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), delay)
+            else:
+                await self._wake.wait()
+            self._wake.clear()
+            try:
+                delay = await self.flush()
+            except Exception:
+                log.exception("team: sending queued writes failed")
+                delay = RETRY_MAX
+
+    async def flush(self) -> float:
+        """Send what is queued, in order; the seconds to wait before trying again (0: all sent)."""
+        registry = self.state.registry
+        joined = membership.read(registry.global_root)
+        if joined is None:
+            return 0.0
+        store = await registry.open(registry.global_root)
+        while batch := await team_outbox.next_queued(store.db.reader, BATCH):
+            for item in batch:
+                answer = await asyncio.to_thread(
+                    calls.post_memory, joined.url, joined.key, item.body.encode(), item.request_key
+                )
+                if answer.retry:
+                    self.reachable = answer.reached
+                    self.last_error = answer.message() if answer.reached else f"unreachable: {answer.body}"
+                    self._misses += 1
+                    return min(RETRY_MAX, RETRY_MIN * float(2 ** min(self._misses, 8)))
+                self.reachable, self._misses = True, 0
+                ok = answer.status in (200, 201)
+                error = None if ok else f"{answer.status}: {answer.message()}"
+                if not ok:
+                    self.last_error = error
+                    log.warning("team: the server refused a queued write (%s)", error)
+                status = team_outbox.SENT if ok else team_outbox.FAILED
+                async with store.db.transaction() as conn:
+                    await team_outbox.mark(conn, item.seq, status, clock.iso(clock.now()), error)
+                self.sent += ok
+        return 0.0
