@@ -25,6 +25,7 @@ from clients import WARMUP_RECALLS
 from harness import BenchError, Sandbox, sandbox_environ
 
 import hippod.handlers.recall as recall_handler
+import hippod.handlers.recall_store as recall_store
 import hippod.store.memories as memories_module
 import hippod.store.mirrors as mirrors_module
 from hippoctl.protocol import messages as m
@@ -124,7 +125,7 @@ async def _instrumented(state: DaemonState, sb: Sandbox, queries: Sequence[str])
 
     orig_candidates = memories_module.candidates_fts
     orig_row = memories_module.row_to_memory
-    orig_score = recall_handler.score_candidates  # type: ignore[attr-defined]
+    orig_score = recall_store.score_candidates  # type: ignore[attr-defined]
     orig_after = recall_handler._after_recall
     orig_fetchall = reader.execute_fetchall
     orig_flush = mirrors_module.MirrorWriter.flush
@@ -181,7 +182,7 @@ async def _instrumented(state: DaemonState, sb: Sandbox, queries: Sequence[str])
     patches = (
         _patched(memories_module, "candidates_fts", candidates),
         _patched(memories_module, "row_to_memory", row_to_memory),
-        _patched(recall_handler, "score_candidates", score),
+        _patched(recall_store, "score_candidates", score),
         _patched(recall_handler, "_after_recall", after),
         _patched(reader, "execute_fetchall", fetchall),
         _patched(mirrors_module.MirrorWriter, "flush", flush),

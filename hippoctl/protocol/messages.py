@@ -285,6 +285,13 @@ class TeamShare(Body):
     ids: list[str]
 
 
+class TeamChanges(Body):
+    """A team server's memories written since a member's cursor, a page at a time (team/changes.py)."""
+
+    after: str | None = None
+    limit: int = 500
+
+
 class Peers(Body):
     pass
 
@@ -662,6 +669,7 @@ RequestBody = (
     | TeamLeave
     | TeamStatus
     | TeamShare
+    | TeamChanges
     | Sync
     | Workspaces
     | DailyRunner

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from hippoctl.protocol.replies import Reply
@@ -91,6 +93,8 @@ class TeamReply(Reply):
     sent: int = 0  # writes the server acknowledged since the daemon started
     last_error: str | None = None
     dropped: int = 0  # leave: queued writes dropped
+    cached: int = 0  # the team's memories in this laptop's copy
+    synced_at: str | None = None  # when the copy last caught up with the server
 
 
 class TeamShareReply(Reply):
@@ -98,3 +102,12 @@ class TeamShareReply(Reply):
 
     queued: list[str]
     already: list[str] = []  # queued or sent before: not queued again
+
+
+class TeamChangesReply(Reply):
+    """One page of a team server's changes: whole memory records, deleted ids, and the cursors."""
+
+    memories: list[dict[str, Any]]
+    deleted: list[str]
+    next: str | None
+    horizon: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippod import clock
-from hippod.handlers.recall import _score_store as score_store
+from hippod.handlers.recall_store import score_store
 from hippod.lifecycle.digest import refused
 from hippod.recall import pinned_block as pb
 from hippod.recall import tombstones

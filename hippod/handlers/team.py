@@ -18,8 +18,9 @@ from hippod import clock
 from hippod.errors import HippoError
 from hippod.handlers.memory import find_memory
 from hippod.request import RequestContext
-from hippod.store import team_outbox
+from hippod.store import team_cache, team_outbox
 from hippod.store.records import Memory
+from hippod.teamlink import cache as team_copy
 from hippod.teamlink import calls, membership
 
 MAX_SHARE_IDS = 10_000
@@ -66,6 +67,7 @@ async def team_leave(ctx: RequestContext, body: m.TeamLeave) -> tuple[TeamReply,
     store = await ctx.global_store()
     async with store.db.transaction() as conn:
         dropped = await team_outbox.clear(conn)
+    await team_copy.drop(ctx.state.registry)
     text = "Left the team"
     if dropped:
         text += f"; {plural(dropped, 'queued write')} dropped"
@@ -77,7 +79,11 @@ async def _status(ctx: RequestContext, *, reachable: bool | None) -> TeamReply:
     store = await ctx.global_store()
     counts = await team_outbox.counts(store.db.reader)
     sender = ctx.state.team_sender
+    copy = await team_copy.open_cache(ctx.state.registry, create=False)
+    cached = await team_cache.count(copy.db.reader) if copy is not None else 0
     return TeamReply(
+        cached=cached,
+        synced_at=sender.synced_at if sender else None,
         joined=joined is not None,
         url=joined.url if joined else None,
         reachable=reachable,
@@ -99,6 +105,7 @@ async def team_status(ctx: RequestContext, body: m.TeamStatus) -> tuple[TeamRepl
     lines = [
         f"team: {joined.url} ({'reachable' if reply.reachable else 'unreachable'})",
         f"queued: {reply.queued}  failed: {reply.failed}  sent since start: {reply.sent}",
+        f"team memories here: {reply.cached} (synced {reply.synced_at or 'not yet since start'})",
     ]
     if reply.last_error:
         lines.append(f"last error: {reply.last_error}")

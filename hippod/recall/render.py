@@ -40,10 +40,8 @@ def item_block(item: RecallItem, *, why: bool) -> str:
     labels = [f"[{item.layer}]", f"[{item.confidence}]"]
     if item.aged:
         labels.append("[aged]")
-    if why:
+    if why or item.source in ("global", "team"):
         labels.append(f"[{item.source}]")
-    elif item.source == "global":
-        labels.append("[global]")
     if item.superseded_by:
         labels.append(f"[superseded → {item.superseded_by}]")
     header = f"--- {item.id} {' '.join(labels)} score={item.score:.3f} strength={item.strength:.2f}"

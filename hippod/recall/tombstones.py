@@ -19,8 +19,13 @@ async def of_read(tenant: str, project: Store | None, global_: Store | None) -> 
     (its own copies went when the value was rejected)."""
     if project is None or global_ is None:
         return frozenset()
+    return await of_stores(tenant, [project, global_])
+
+
+async def of_stores(tenant: str, stores: Sequence[Store]) -> frozenset[str]:
+    """The tombstoned digests of these stores together."""
     found: set[str] = set()
-    for store in (project, global_):
+    for store in stores:
         found |= await rejections.all_digests(store.db.reader, tenant)
     return frozenset(found)
 

@@ -94,7 +94,7 @@ class Store:
         self.embedder = embedder
         self.embed_queue = EmbedQueue(db, self.embed_settings, embedder, self.vectors_written)
         # The store's vectors in memory, for recall's candidates by meaning; made by the first
-        # recall that uses it (handlers/recall.py).
+        # recall that uses it (handlers/recall_store.py).
         self.nearest: NearestIndex | None = None
         # Concurrent remembers share a transaction (store/group_commit.py); on the team store each
         # is its own, as the tenant of its request.
@@ -322,6 +322,12 @@ class StoreRegistry:
             if store.kind == "project" and store.last_used < cutoff:
                 del self.stores[root]
                 await _close_logged(store)
+
+    async def close(self, root: str) -> None:
+        """Close the store at root if it is open (before its folder is removed)."""
+        store = self.stores.pop(os.path.realpath(root), None)
+        if store is not None:
+            await _close_logged(store)
 
     async def close_all(self) -> None:
         if self.team is not None:

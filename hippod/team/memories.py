@@ -85,7 +85,7 @@ async def mark_superseded(conn: Conn, old_id: str, new_id: str, now: str) -> boo
     return cursor.rowcount == 1
 
 
-def _reading(conn: Source) -> AbstractAsyncContextManager[Conn]:
+def reading(conn: Source) -> AbstractAsyncContextManager[Conn]:
     """One transaction for several reads: the reader's own, or the one `conn` is in already."""
     if isinstance(conn, TeamReader):
         return conn.db.tenant(current_tenant())
@@ -183,7 +183,7 @@ async def candidates_fts(
     distinct = list(dict.fromkeys(terms))
     if not distinct:
         return []
-    async with _reading(conn) as tx:
+    async with reading(conn) as tx:
         total_rows, total_tokens = await _corpus(tx)
         if total_rows == 0:
             return []

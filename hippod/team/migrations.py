@@ -226,7 +226,44 @@ async def m002_keys_and_archive(conn: AsyncConnection[tuple[object, ...]], role:
     await conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON api_keys TO {}").format(who))
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_keys_and_archive]
+async def m003_changes(conn: AsyncConnection[tuple[object, ...]], role: str) -> None:
+    """What changed since a member's last sync (team/changes.py): each memory row carries the id of the
+    transaction that last wrote it, and a deleted row leaves its id in `memory_deletions`, stamped
+    the same way. Transaction ids, unlike a sequence, tell a reader which writes might still commit
+    behind it: every one older than its snapshot's xmin has."""
+    for statement in (
+        "ALTER TABLE memories ADD COLUMN changed_xid xid8 NOT NULL DEFAULT pg_current_xact_id()",
+        "CREATE INDEX memories_changes ON memories (tenant_id, changed_xid, id)",
+        """CREATE TABLE memory_deletions (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            deleted_xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+            PRIMARY KEY (tenant_id, id)
+        )""",
+        "CREATE INDEX memory_deletions_changes ON memory_deletions (tenant_id, deleted_xid)",
+        """CREATE FUNCTION hippo_memory_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'DELETE' THEN
+                INSERT INTO memory_deletions (tenant_id, id) VALUES (OLD.tenant_id, OLD.id)
+                    ON CONFLICT (tenant_id, id) DO UPDATE SET deleted_xid = pg_current_xact_id();
+                RETURN OLD;
+            END IF;
+            IF TG_OP = 'INSERT' THEN
+                DELETE FROM memory_deletions WHERE tenant_id = NEW.tenant_id AND id = NEW.id;
+            END IF;
+            NEW.changed_xid := pg_current_xact_id();
+            RETURN NEW;
+        END $$""",
+        """CREATE TRIGGER memories_changed BEFORE INSERT OR UPDATE ON memories
+            FOR EACH ROW EXECUTE FUNCTION hippo_memory_changed()""",
+        """CREATE TRIGGER memories_deleted AFTER DELETE ON memories
+            FOR EACH ROW EXECUTE FUNCTION hippo_memory_changed()""",
+    ):
+        await conn.execute(statement)
+    await _tenant_only(conn, "memory_deletions", role)
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_keys_and_archive, m003_changes]
 
 
 async def migrate(conn: AsyncConnection[tuple[object, ...]], role: str = APP_ROLE) -> int:

@@ -79,6 +79,10 @@ def _call(
         return Answer(0, str(reason))
 
 
+def get(url: str, key: str, path: str) -> Answer:
+    return _call(url, "GET", path, key)
+
+
 def health(url: str) -> Answer:
     return _call(url, "GET", "/health", None)
 

@@ -1,5 +1,6 @@
-"""The sender: delivers the writes queued for the team server, one at a time in the order they were
-made, each exactly once.
+"""The team link: delivers the writes queued for the team server, one at a time in the order they
+were made, each exactly once; then brings the laptop's copy of the team's memories up to date
+(teamlink/cache.py), at once and every PULL_SECONDS.
 
 A write leaves the queue only once the server has answered it. Each is sent with its request key as
 the Idempotency-Key, so one sent again after its answer was lost (the daemon or the connection
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from hippod import clock
 from hippod.store import team_outbox
-from hippod.teamlink import calls, membership
+from hippod.teamlink import cache, calls, membership
 
 if TYPE_CHECKING:
     from hippod.state import DaemonState
@@ -28,6 +29,8 @@ log = logging.getLogger("hippod.team")
 BATCH = 50
 RETRY_MIN = 0.5
 RETRY_MAX = 15.0
+# How often the copy of the team's memories asks the server what changed.
+PULL_SECONDS = 30.0
 
 
 class TeamSender:
@@ -36,6 +39,7 @@ class TeamSender:
         self.sent = 0
         self.reachable: bool | None = None
         self.last_error: str | None = None
+        self.synced_at: str | None = None
         self._misses = 0
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -55,19 +59,39 @@ class TeamSender:
                 await self._task
 
     async def _run(self) -> None:
-        delay = 0.0
+        delay: float | None = 0.0
         while True:
-            if delay:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), delay)
-            else:
-                await self._wake.wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), delay or None)
             self._wake.clear()
             try:
-                delay = await self.flush()
+                delay = await self.round()
             except Exception:
-                log.exception("team: sending queued writes failed")
+                log.exception("team: a round of sending and syncing failed")
                 delay = RETRY_MAX
+
+    async def round(self) -> float | None:
+        """Send what is queued, then sync the copy; seconds until the next round (None: not in a team,
+        so only a wake starts one)."""
+        joined = membership.read(self.state.registry.global_root)
+        if joined is None:
+            return None
+        delay = await self.flush()
+        if delay:
+            return delay
+        answer = await cache.pull(self.state.registry, joined)
+        if answer.status != 200:
+            return self._missed(answer)
+        self.reachable, self._misses = True, 0
+        self.synced_at = clock.iso(clock.now())
+        return PULL_SECONDS
+
+    def _missed(self, answer: calls.Answer) -> float:
+        """Note an answer that calls for a later try; the seconds to wait."""
+        self.reachable = answer.reached
+        self.last_error = answer.message() if answer.reached else f"unreachable: {answer.body}"
+        self._misses += 1
+        return min(RETRY_MAX, RETRY_MIN * float(2 ** min(self._misses, 8)))
 
     async def flush(self) -> float:
         """Send what is queued, in order; the seconds to wait before trying again (0: all sent)."""
@@ -82,10 +106,7 @@ class TeamSender:
                     calls.post_memory, joined.url, joined.key, item.body.encode(), item.request_key
                 )
                 if answer.retry:
-                    self.reachable = answer.reached
-                    self.last_error = answer.message() if answer.reached else f"unreachable: {answer.body}"
-                    self._misses += 1
-                    return min(RETRY_MAX, RETRY_MIN * float(2 ** min(self._misses, 8)))
+                    return self._missed(answer)
                 self.reachable, self._misses = True, 0
                 ok = answer.status in (200, 201)
                 error = None if ok else f"{answer.status}: {answer.message()}"

@@ -19,6 +19,7 @@ from hippod.web import (
     routes_context,
     routes_decisions,
     routes_memories,
+    routes_team,
     webhooks,
 )
 from hippod.web.auth import Authenticator
@@ -41,6 +42,7 @@ OPS: tuple[Op, ...] = (
     *routes_context.OPS,
     *routes_decisions.OPS,
     *routes_cards.OPS,
+    *routes_team.OPS,
     *webhooks.OPS,
 )
 

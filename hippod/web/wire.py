@@ -332,3 +332,13 @@ class Challenge(msgspec.Struct):
 
 class Pong(msgspec.Struct):
     pong: bool
+
+
+class TeamChanges(Wire):
+    """`GET /v1/team/changes`: one page of the tenant's memories written since a cursor (whole records,
+    in snake_case as the store keeps them), the ids deleted since, and where to go on from."""
+
+    memories: list[dict[str, Any]]
+    deleted: list[str]
+    next: str | None
+    horizon: str

@@ -35,16 +35,16 @@ def _status(laptop: Hippo) -> dict[str, object]:
     return reply
 
 
-def _sent(laptop: Hippo, count: int, timeout: float = 60) -> dict[str, object]:
-    """Wait until the laptop's queue is empty and `count` writes were sent; the last status."""
+def _until(laptop: Hippo, **wanted: object) -> dict[str, object]:
+    """Wait until the laptop's `team status` shows these values (each status also wakes its link)."""
     last: dict[str, object] = {}
 
     def done() -> bool:
         nonlocal last
         last = _status(laptop)
-        return last["queued"] == 0 and last["sent"] == count
+        return all(last[name] == value for name, value in wanted.items())
 
-    assert laptop.wait_for(done, timeout, interval=0.5), last
+    assert laptop.wait_for(done, 120, interval=0.5), (wanted, last)
     return last
 
 
@@ -61,7 +61,7 @@ def test_join_share_status_and_leave(hippo: Hippo, server: Hippo, pg_fresh_dsn: 
     second = hippo.json("remember", "Releases are cut on Tuesdays", "--global")["id"]
     shared = hippo.json("share", "--team", first, second)
     assert shared["queued"] == [first, second]
-    _sent(hippo, 2)
+    _until(hippo, queued=0, sent=2)
     with HippoSync(base_url=url, api_key=key) as member:
         assert [r.content for r in member.recall(q="staging deploy vpn").results] == [
             "The staging deploy needs the VPN"
@@ -95,7 +95,42 @@ def test_an_offline_laptop_queues_a_thousand_shares_that_arrive_once_in_order(
     # The laptop's own recall goes on meanwhile.
     assert "lesson number 7 " in hippo.ok("recall", "lesson number 7", "--global").stdout
     start_server(server, pg_fresh_dsn, port)
-    _sent(hippo, 1000, timeout=120)
+    _until(hippo, queued=0, sent=1000)
     with psycopg.connect(pg_fresh_dsn) as conn:
         stored = [c for (c,) in conn.execute("SELECT content FROM memories ORDER BY seq").fetchall()]
     assert stored == [r.content for r in rows]
+
+
+def test_team_memories_are_recalled_offline_and_a_team_reject_reaches_the_copy(
+    hippo: Hippo, server: Hippo, pg_fresh_dsn: str
+) -> None:
+    port = free_port()
+    url = start_server(server, pg_fresh_dsn, port)
+    key = create_key(server, "acme")
+    with HippoSync(base_url=url, api_key=create_key(server, "acme")) as colleague:
+        vpn = colleague.remember(content="The staging deploy needs the VPN")
+        colleague.remember(content="Releases are cut on Tuesdays")
+    with HippoSync(base_url=url, api_key=create_key(server, "other")) as stranger:
+        stranger.remember(content="The staging deploy of another company")
+    hippo.start()
+    hippo.ok("team", "join", url, "--key", key)
+    _until(hippo, cached=2)
+    hippo.ok("remember", "Our own note: staging has two nodes", "--global")
+    recalled = hippo.ok("recall", "staging deploy vpn", "--global").stdout
+    assert "[team]" in recalled and "The staging deploy needs the VPN" in recalled
+    assert "another company" not in recalled
+    found = hippo.json("recall", "staging deploy vpn", "--global")
+    assert {r["source"] for r in found["results"]} == {"team", "global"}
+
+    server.stop()
+    offline = hippo.ok("recall", "staging deploy vpn", "--global").stdout
+    assert "The staging deploy needs the VPN" in offline
+
+    start_server(server, pg_fresh_dsn, port)
+    server.env["HIPPO_TENANT"] = "acme"  # the operator acts for the team's tenant
+    server.ok("reject", vpn.id, "--reason", "the VPN is gone")
+    _until(hippo, cached=1)
+    after = hippo.ok("recall", "staging deploy vpn", "--global").stdout
+    assert "needs the VPN" not in after
+    assert hippo.json("team", "leave")["joined"] is False
+    assert "[team]" not in hippo.ok("recall", "releases tuesdays", "--global").stdout

@@ -1,0 +1,222 @@
+"""Recall over one store: its candidates (by terms, and by meaning with embeddings on), scored
+(recall.md §2-§5, §10). handlers/recall.py merges the stores' results."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from hippoctl.protocol import messages as m
+from hippod.embed.queue import embed_ids
+from hippod.embed.service import EXTRA_HINT, Embedder, Settings, embedding_text, text_digest
+from hippod.errors import HippoError
+from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
+from hippod.recall.score import ScoreContext, Scored, score_candidates
+from hippod.request import RequestContext
+from hippod.store import embeddings, memories
+from hippod.store.records import Memory
+from hippod.store.stores import Store
+
+
+async def score_store(
+    store: Store,
+    query: list[str],
+    body: m.Recall,
+    ctx: RequestContext,
+    sc: ScoreContext,
+    tenant: str | None = None,
+) -> list[Scored]:
+    """One store's candidates, scored; as `tenant` (the team's copy keeps its own), else the request's."""
+    tenant = tenant or ctx.tenant
+    reader = store.db.reader
+    settings = _with_mode(store.embed_settings(), body.mode)
+    if body.mode == "hybrid" and store.embedder.missing(settings):
+        raise _no_hybrid(store, settings)
+    if store.fts5:
+        found = await by_terms(
+            store.rows,
+            reader,
+            tenant,
+            query,
+            include_superseded=body.include_superseded,
+            scope=body.scope,
+        )
+    else:
+        found = await _candidates_like(store, query, body, tenant)
+    embedder = await _active_embedder(store, settings)
+    if not found and embedder is not None:
+        # A LIKE-only or unmatched candidate can still score on its cosine (recall.md §2).
+        if store.fts5:
+            found = await _candidates_like(store, query, body, tenant)
+        if not found:
+            found = await store.rows.candidates_oldest(
+                reader,
+                tenant,
+                include_superseded=body.include_superseded,
+                scope=body.scope,
+                limit=CANDIDATE_LIMIT,
+            )
+    by_meaning, query_vector = await _by_meaning(store, embedder, settings, body, tenant, found)
+    found += by_meaning
+    candidates = [c.memory for c in found]
+    terms = [c.terms for c in found]
+    rowids = [c.rowid for c in found]
+    hybrid = await _cosines(
+        store,
+        settings,
+        body.query,
+        candidates,
+        ctx,
+        hybrid_only=body.mode == "hybrid",
+        query_vector=query_vector,
+    )
+    if hybrid is None:
+        # Without embeddings a LIKE-only candidate always scores zero (its tokens are not the
+        # query's), so the substring fallback above runs only when FTS5 itself is missing.
+        return score_candidates(query, candidates, terms, sc, rowids=rowids)
+    cosines, blobs = hybrid
+    scored = score_candidates(
+        query,
+        candidates,
+        terms,
+        sc,
+        cosines=cosines,
+        hybrid_weight=settings.hybrid_weight,
+        cosine_floor=settings.cosine_floor,
+        rowids=rowids,
+    )
+    for item in scored:
+        item.vector = blobs.get(item.memory.id)
+    return scored
+
+
+def _with_mode(settings: Settings, mode: str | None) -> Settings:
+    """The store's settings under the HTTP API's `mode`: bm25 leaves the model out, hybrid needs it."""
+    if mode == "bm25":
+        return dataclasses.replace(settings, mode="off")
+    if mode == "hybrid" and settings.mode != "off":
+        return dataclasses.replace(settings, mode="required")
+    return settings
+
+
+def _no_hybrid(store: Store, settings: Settings) -> HippoError:
+    reason = store.embedder.reason(settings.model) or f"embeddings are off; {EXTRA_HINT} and turn them on"
+    return HippoError("mode_not_available", f"hybrid recall is not available: {reason}", hint="use mode=bm25")
+
+
+async def _candidates_like(
+    store: Store, query: list[str], body: m.Recall, tenant: str
+) -> list[memories.Candidate]:
+    return await memories.candidates_like(
+        store.db.reader,
+        tenant,
+        query,
+        include_superseded=body.include_superseded,
+        scope=body.scope,
+        limit=CANDIDATE_LIMIT,
+    )
+
+
+async def _active_embedder(store: Store, settings: Settings) -> Embedder | None:
+    """The store's model when embeddings are on, the model loads, and the store holds vectors of it."""
+    if store.embedder.missing(settings) or not await embeddings.has_any(store.db.reader, settings.model):
+        return None
+    return await store.embedder.get(settings)
+
+
+async def _by_meaning(
+    store: Store,
+    embedder: Embedder | None,
+    settings: Settings,
+    body: m.Recall,
+    tenant: str,
+    found: list[memories.Candidate],
+) -> tuple[list[memories.Candidate], bytes | None]:
+    """The admitted memories nearest the query by meaning that the terms did not find (at most
+    `nearest.NEAREST`, from the cosine floor up), and the query's vector when it was made.
+
+    Only with embeddings active (`embedder`, from _active_embedder) on a store of at most
+    `nearest.SCAN_MAX` vectors (embed/nearest.py).
+    """
+    if embedder is None:
+        return [], None
+    from hippod.embed.nearest import NearestIndex  # numpy, only once a store has vectors
+
+    index = store.nearest
+    if index is None or index.model != embedder.model:
+        index = store.nearest = NearestIndex(embedder.model, embedder.dim)
+    if not index.loaded:
+        await index.load(store.db.reader)
+    if not len(index):
+        return [], None
+    query = await asyncio.to_thread(embedder.query, body.query)
+    ids = index.nearest(query, settings.cosine_floor, {c.memory.id for c in found})
+    admitted = {
+        c.memory.id: c
+        for c in await store.rows.candidates_ids(
+            store.db.reader, tenant, ids, include_superseded=body.include_superseded, scope=body.scope
+        )
+    }
+    return [admitted[i] for i in ids if i in admitted], query
+
+
+async def _cosines(
+    store: Store,
+    settings: Settings,
+    query: str,
+    candidates: list[Memory],
+    ctx: RequestContext,
+    *,
+    hybrid_only: bool = False,
+    query_vector: bytes | None = None,
+) -> tuple[list[float | None], dict[str, bytes]] | None:
+    """Each candidate's cosine with the query, and the current vectors; None when embeddings do not apply.
+
+    The query is embedded only when some candidate has a current vector (recall.md §10.4), and
+    only once: `query_vector` is its vector when the search by meaning already made it. With
+    `hybrid_only` (the HTTP API's mode=hybrid) a model that will not load is an error, not a warning.
+    """
+    if not candidates:
+        return None
+    embedder, blobs = None, {}
+    if not store.embedder.missing(settings):
+        blobs = await _current_vectors(store, settings.model, candidates)
+        if not blobs:
+            return None
+        embedder = await store.embedder.get(settings)
+        if embedder is not None and len(blobs) < len(candidates):
+            # Vectors are written by a background pass after each commit. A pass that has not run
+            # yet, or a daemon that died before it did, must not cost a candidate its cosine.
+            missing = [c for c in candidates if c.id not in blobs]
+            blobs |= await embed_ids(
+                store.db, embedder, [c.id for c in missing], for_read=True, written=store.vectors_written
+            )
+            # A pass running meanwhile may have written some of them, which embed_ids then left alone.
+            if left := [c for c in missing if c.id not in blobs]:
+                blobs |= await _current_vectors(store, settings.model, left)
+    if embedder is None:
+        if hybrid_only:
+            raise _no_hybrid(store, settings)
+        if settings.mode == "required":
+            reason = store.embedder.reason(settings.model)
+            warn(ctx, f"(embeddings are required by config but unavailable: {reason})")
+        return None
+    if query_vector is None:
+        # A sentence model takes milliseconds for the query: off the event loop, so other requests go on.
+        query_vector = await asyncio.to_thread(embedder.query, query)
+    return embedder.cosines(query_vector, [blobs.get(c.id) for c in candidates]), blobs
+
+
+async def _current_vectors(store: Store, model: str, candidates: list[Memory]) -> dict[str, bytes]:
+    """memory id -> its stored vector of `model`, for the candidates whose vector matches their text."""
+    stored = await embeddings.vectors(store.db.reader, model, [c.id for c in candidates])
+    return {
+        c.id: stored[c.id][0]
+        for c in candidates
+        if c.id in stored and stored[c.id][1] == text_digest(embedding_text(c.content, c.tags))
+    }
+
+
+def warn(ctx: RequestContext, line: str) -> None:
+    if line not in ctx.warnings:
+        ctx.warnings.append(line)
