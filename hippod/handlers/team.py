@@ -49,11 +49,10 @@ async def team_join(ctx: RequestContext, body: m.TeamJoin) -> tuple[TeamReply, s
     if checked.status != 200:
         raise HippoError("team_unreachable", f"{url} answered {checked.status}: {checked.message()}")
     root = ctx.state.registry.global_root
-    await asyncio.to_thread(
-        membership.write, root, membership.Membership(url, body.key, clock.iso(clock.now()))
-    )
+    joined = membership.Membership(url, body.key, clock.iso(clock.now()))
+    await asyncio.to_thread(membership.write, root, joined)
     _wake(ctx)
-    reply = await _status(ctx, reachable=True)
+    reply = await _status(ctx, joined, reachable=True)
     return (
         reply,
         f"Joined the team at {url}; shares go there from now on ({plural(reply.queued, 'write')} queued)",
@@ -74,8 +73,9 @@ async def team_leave(ctx: RequestContext, body: m.TeamLeave) -> tuple[TeamReply,
     return TeamReply(joined=False, dropped=dropped), text
 
 
-async def _status(ctx: RequestContext, *, reachable: bool | None) -> TeamReply:
-    joined = membership.read(ctx.state.registry.global_root)
+async def _status(
+    ctx: RequestContext, joined: membership.Membership | None, *, reachable: bool | None
+) -> TeamReply:
     store = await ctx.global_store()
     counts = await team_outbox.counts(store.db.reader)
     sender = ctx.state.team_sender
@@ -97,11 +97,11 @@ async def _status(ctx: RequestContext, *, reachable: bool | None) -> TeamReply:
 async def team_status(ctx: RequestContext, body: m.TeamStatus) -> tuple[TeamReply, str]:
     joined = membership.read(ctx.state.registry.global_root)
     if joined is None:
-        return await _status(ctx, reachable=None), f"Not in a team (join one: {_JOIN_HINT})."
+        return await _status(ctx, None, reachable=None), f"Not in a team (join one: {_JOIN_HINT})."
     answer = await asyncio.to_thread(calls.health, joined.url)
     if answer.status == 200:
         _wake(ctx)  # the server answers: what is queued goes now
-    reply = await _status(ctx, reachable=answer.status == 200)
+    reply = await _status(ctx, joined, reachable=answer.status == 200)
     lines = [
         f"team: {joined.url} ({'reachable' if reply.reachable else 'unreachable'})",
         f"queued: {reply.queued}  failed: {reply.failed}  sent since start: {reply.sent}",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from hippod.store.api_keys import ApiKey
+from hippod.team.memories import fetch
 from hippod.team.pg import Conn, TeamReader
 
 _COLS = "id, key_id, key_hash, tenant_id, label, role, created_at, revoked_at"
@@ -56,11 +57,7 @@ async def listed(
     if limit is not None:
         query += " LIMIT %s"
         params.append(limit)
-    if isinstance(conn, TeamReader):
-        rows = await conn.fetch(query, params)
-    else:
-        rows = list(await (await conn.execute(query, params)).fetchall())
-    return [_key(r) for r in rows]
+    return [_key(r) for r in await fetch(conn, query, params)]
 
 
 async def revoke(conn: Conn, key_id: str, now: str) -> None:

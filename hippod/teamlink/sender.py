@@ -76,7 +76,7 @@ class TeamSender:
         joined = membership.read(self.state.registry.global_root)
         if joined is None:
             return None
-        delay = await self.flush()
+        delay = await self.flush(joined)
         if delay:
             return delay
         answer = await cache.pull(self.state.registry, joined)
@@ -93,12 +93,9 @@ class TeamSender:
         self._misses += 1
         return min(RETRY_MAX, RETRY_MIN * float(2 ** min(self._misses, 8)))
 
-    async def flush(self) -> float:
+    async def flush(self, joined: membership.Membership) -> float:
         """Send what is queued, in order; the seconds to wait before trying again (0: all sent)."""
         registry = self.state.registry
-        joined = membership.read(registry.global_root)
-        if joined is None:
-            return 0.0
         store = await registry.open(registry.global_root)
         while batch := await team_outbox.next_queued(store.db.reader, BATCH):
             for item in batch:
