@@ -11,7 +11,6 @@ from hippoctl.protocol.replies_lifecycle import AuditItem, AuditPruneReply, Audi
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.request import RequestContext
-from hippod.store import auditlog, memories
 
 MAX_LIMIT = 10_000
 
@@ -26,7 +25,9 @@ async def audit_list(ctx: RequestContext, body: m.AuditList) -> tuple[AuditReply
         except ValueError:
             raise HippoError("usage", f"--since {body.since!r} is not an ISO date or time") from None
     store = await ctx.target_store(write=False)
-    entries = await auditlog.newest(store.db.reader, ctx.tenant, op=body.op, since=since, limit=body.limit)
+    entries = await store.audit_log.newest(
+        store.db.reader, ctx.tenant, op=body.op, since=since, limit=body.limit
+    )
     items = [AuditItem(e.id, e.ts, e.tenant, e.actor, e.op, e.target, e.metadata) for e in entries]
     lines = [
         f"{i.ts} {i.op} {i.target or '-'} {i.actor}"
@@ -44,8 +45,8 @@ async def audit_prune(ctx: RequestContext, body: m.AuditPrune) -> tuple[AuditPru
     before = clock.iso(moment - timedelta(days=body.days))
     now = clock.iso(moment)
     async with store.db.transaction() as conn:
-        deleted = await auditlog.prune(conn, before)
-        await memories.audit(
+        deleted = await store.audit_log.prune(conn, before)
+        await store.rows.audit(
             conn,
             ts=now,
             tenant=ctx.tenant,

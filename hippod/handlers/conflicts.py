@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import aiosqlite
+from typing import Any
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import ConflictItem, ConflictSide, ConflictsReply, ResolveReply
@@ -10,11 +10,11 @@ from hippod import clock
 from hippod.errors import HippoError
 from hippod.lifecycle.digest import content_digest, normalize
 from hippod.request import RequestContext
-from hippod.store import conflict_mirror, memories, rejections
-from hippod.store import conflicts as sql
+from hippod.store import conflict_mirror, rejections
 from hippod.store.conflicts import ConflictRecord
 from hippod.store.mirrors import dormant_file
 from hippod.store.records import Memory
+from hippod.store.stores import Store
 
 
 def _item(conflict: ConflictRecord, texts: dict[str, str]) -> ConflictItem:
@@ -47,6 +47,7 @@ async def conflicts(ctx: RequestContext, body: m.Conflicts) -> tuple[ConflictsRe
     if body.status not in ("open", "resolved", "all"):
         raise HippoError("usage", f"unknown status {body.status!r}; use open, resolved or all")
     store = await ctx.target_store(write=False)
+    sql = store.conflicts
     rows = await sql.listing(store.db.reader, ctx.tenant, body.status)
     texts = await sql.contents(
         store.db.reader, sorted({i for c in rows for i in (c.memory_a_id, c.memory_b_id)})
@@ -65,6 +66,7 @@ async def resolve(ctx: RequestContext, body: m.Resolve) -> tuple[ResolveReply, s
     if (body.forget or body.reject_loser) and body.keep is None:
         raise HippoError("usage", "--forget and --reject-loser need --keep <mem-id>")
     store = await ctx.target_store(write=body.keep is not None)
+    sql = store.conflicts
     conflict = await sql.get(store.db.reader, ctx.tenant, body.n)
     if conflict is None:
         raise HippoError("not_found", f"no conflict #{body.n}")
@@ -91,25 +93,26 @@ async def resolve(ctx: RequestContext, body: m.Resolve) -> tuple[ResolveReply, s
         current = await sql.get(conn, ctx.tenant, conflict.id)
         if current is None or current.status != "open":
             raise HippoError("already_resolved", f"conflict #{conflict.id} is already resolved")
-        winner = await memories.get(conn, ctx.tenant, body.keep)
-        loser = await memories.get(conn, ctx.tenant, loser_id)
+        winner = await store.rows.get(conn, ctx.tenant, body.keep)
+        loser = await store.rows.get(conn, ctx.tenant, loser_id)
         await sql.mark_user_resolved(conn, conflict.id, now)
         if winner is not None and loser_id in winner.conflicts_with:
             winner.conflicts_with = [i for i in winner.conflicts_with if i != loser_id]
             await sql.set_conflicts_with(conn, winner, now)
             changed.append(winner.id)
         if loser is not None:
-            deleted, more, dormant = await _settle_loser(ctx, conn, loser, body, action)
+            deleted, more, dormant = await _settle_loser(ctx, store, conn, loser, body, action)
             changed += more
-        await memories.audit(
+        await store.rows.audit(
             conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="conflict_resolve", target=str(conflict.id),
             metadata={"kept": body.keep, "loser": loser_id, "action": action},
         )  # fmt: skip
-    store.mirrors.deleted(deleted)
-    store.mirrors.changed_ids([i for i in changed if i not in deleted])
-    files = await conflict_mirror.files(store.db.reader)
-    files.update({dormant_file(i): None for i in dormant})
-    store.mirrors.files(files)
+    if not store.team:  # a team store has no mirror files
+        store.mirrors.deleted(deleted)
+        store.mirrors.changed_ids([i for i in changed if i not in deleted])
+        files = await conflict_mirror.files(store.db.reader)
+        files.update({dormant_file(i): None for i in dormant})
+        store.mirrors.files(files)
     resolved = await sql.get(store.db.reader, ctx.tenant, conflict.id)
     item = _item(resolved or conflict, texts)
     verbs = {
@@ -122,7 +125,7 @@ async def resolve(ctx: RequestContext, body: m.Resolve) -> tuple[ResolveReply, s
 
 
 async def _settle_loser(
-    ctx: RequestContext, conn: aiosqlite.Connection, loser: Memory, body: m.Resolve, action: str
+    ctx: RequestContext, store: Store, conn: Any, loser: Memory, body: m.Resolve, action: str
 ) -> tuple[list[str], list[str], list[str]]:
     """Weaken, forget or reject the losing memory; returns (deleted, changed, dormant-deleted) ids."""
     now = clock.iso(clock.now())
@@ -130,13 +133,13 @@ async def _settle_loser(
         loser.half_life_days = max(1.0, loser.half_life_days / 2)
         loser.conflicts_with = [i for i in loser.conflicts_with if i != body.keep]
         loser.strength = loser.strength_at(clock.now(), ctx.state.loss_aversion).strength
-        await sql.halve_half_life(conn, loser, now)
+        await store.conflicts.halve_half_life(conn, loser, now)
         return [], [loser.id], []
     if action == "forgotten":
         if loser.kind == "raw":
             raise HippoError("raw_append_only", f"{loser.id} is a raw receipt and cannot be deleted")
-        await memories.delete(conn, ctx.tenant, loser.id)
-        await memories.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=loser.id)
+        await store.rows.delete(conn, ctx.tenant, loser.id)
+        await store.rows.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=loser.id)
         return [loser.id], [], []
     digest = content_digest(loser.content)
     tombstone = rejections.Rejection(
@@ -147,8 +150,10 @@ async def _settle_loser(
         loser.id,
         len(normalize(loser.content)),
     )
-    deleted, archived, dormant = await rejections.reject_copies(conn, ctx.tenant, tombstone, loser.content)
-    await memories.audit(
+    deleted, archived, dormant = await store.rejections.reject_copies(
+        conn, ctx.tenant, tombstone, loser.content
+    )
+    await store.rows.audit(
         conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="reject_value", target=loser.id,
         metadata={"digest": digest, "deleted": len(deleted) + len(dormant), "archived": len(archived)},
     )  # fmt: skip

@@ -9,8 +9,7 @@ from hippod.errors import HippoError
 from hippod.lifecycle import strength as st
 from hippod.recall.tokenize import tokenize
 from hippod.request import RequestContext
-from hippod.store import agent_links, memories
-from hippod.store import dormant as dormant_store
+from hippod.store import agent_links
 from hippod.store.dormant import DormantMemory
 from hippod.store.mirrors import dormant_file
 
@@ -25,7 +24,7 @@ async def dormant(ctx: RequestContext, body: m.Dormant) -> tuple[DormantReply, s
     if body.limit < 1:
         raise HippoError("usage", "--limit must be 1 or more")
     store = await ctx.target_store(write=False)
-    rows = await dormant_store.newest(store.db.reader, ctx.tenant)
+    rows = await store.dormant.newest(store.db.reader, ctx.tenant)
     if body.query is not None and body.query.strip():
         words = tokenize(body.query)
         if not words:
@@ -46,7 +45,7 @@ async def restore(ctx: RequestContext, body: m.DormantRestore) -> tuple[DormantM
     store = await ctx.target_store(write=True)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
-        found = await dormant_store.get(conn, ctx.tenant, body.id)
+        found = await store.dormant.get(conn, ctx.tenant, body.id)
         if found is None:
             raise HippoError("not_found", f"no dormant memory with id {body.id}")
         memory = found.memory
@@ -57,11 +56,12 @@ async def restore(ctx: RequestContext, body: m.DormantRestore) -> tuple[DormantM
             memory.half_life_days += st.RETRIEVAL_HALF_LIFE_BONUS
         memory.strength = 1.0
         memory.updated_at = now
-        await dormant_store.move_out(conn, memory.id)
-        # Restored by hand: the memory no longer follows an agent's note.
-        await agent_links.detach(conn, memory.id)
-        await memories.update(conn, memory)
-        await memories.audit(
+        await store.dormant.move_out(conn, memory.id)
+        if not store.team:
+            # Restored by hand: the memory no longer follows an agent's note.
+            await agent_links.detach(conn, memory.id)
+        await store.rows.update(conn, memory)
+        await store.rows.audit(
             conn,
             ts=now,
             tenant=ctx.tenant,
@@ -79,9 +79,9 @@ async def forget(ctx: RequestContext, body: m.DormantForget) -> tuple[DormantMov
     store = await ctx.target_store(write=True)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
-        if not await dormant_store.delete(conn, ctx.tenant, body.id):
+        if not await store.dormant.delete(conn, ctx.tenant, body.id):
             raise HippoError("not_found", f"no dormant memory with id {body.id}")
-        await memories.audit(
+        await store.rows.audit(
             conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="dormant_forget", target=body.id
         )
     store.mirrors.files({dormant_file(body.id): None})

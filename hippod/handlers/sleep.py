@@ -7,7 +7,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,16 +21,15 @@ from hippod.agentnotes.importer import import_store
 from hippod.handlers import sleep_report
 from hippod.handlers.sharing import auto_share
 from hippod.ingest.gitrun import learn_from_git
-from hippod.lifecycle.sleep_plan import Plan, Settings, plan
+from hippod.lifecycle.sleep_plan import Plan, Settings
 from hippod.request import RequestContext
 from hippod.state import DaemonState
 from hippod.store import conflict_mirror, ledger
-from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME
 from hippod.store.mirror_text import render
 from hippod.store.mirrors import dormant_file
-from hippod.store.sleep_snapshot import SnapshotReader
 from hippod.store.stores import Store
+from hippod.tenancy import REQUEST_TENANT
 
 log = logging.getLogger("hippod.sleep")
 
@@ -64,6 +63,11 @@ class _Run:
     committed: bool = False
 
 
+def _sleep_key(store: Store) -> str:
+    """What one sleep covers: a store, or on the team store one tenant of it."""
+    return f"{store.root}#{REQUEST_TENANT.get()}" if store.team else store.root
+
+
 async def sleep_store(
     state: DaemonState, store: Store, options: SleepOptions, say: Say | None = None
 ) -> SleepReply:
@@ -74,7 +78,7 @@ async def sleep_store(
     when nobody else waits for it.
     """
     runs: dict[tuple[str, bool], _Run] = state.sleep_runs
-    key = (store.root, options.join_key)
+    key = (_sleep_key(store), options.join_key)
     run = runs.get(key)
     if run is None:
         holder: list[_Run] = []
@@ -97,7 +101,7 @@ async def sleep_store(
 async def _locked_run(
     state: DaemonState, store: Store, options: SleepOptions, say: Say | None, holder: list[_Run]
 ) -> SleepReply:
-    lock = state.sleep_locks.setdefault(store.root, asyncio.Lock())
+    lock = state.sleep_locks.setdefault(_sleep_key(store), asyncio.Lock())
     async with lock:
         # Before as well as after (off the loop: malloc_trim walks the heap): what the work since the
         # last sleep left pinned (heap.give_back) would otherwise be the floor of this one's peak.
@@ -179,21 +183,6 @@ def _new_id() -> str:
     return "sem_" + secrets.token_hex(6)
 
 
-def _plan_snapshot(path: str, settings: Settings) -> tuple[Plan, Sequence[int], dict[int, str]]:
-    """The plan of a snapshot of the store at `path`, with what tells later whether it still holds
-    (see sleep_sql.changed_since). Blocking: reads and computes in the calling thread."""
-    with SnapshotReader(path) as source:
-        result = plan(source, settings, _new_id)
-        statuses = {c.id: c.status for c in source.conflicts()}
-        return result, source.marks, statuses
-
-
-async def _plan(store: Store, settings: Settings) -> tuple[Plan, Sequence[int], dict[int, str]]:
-    # Reading the snapshot and the pure phases are slow on a large store: a thread (with its own
-    # connection) keeps the daemon answering meanwhile.
-    return await asyncio.to_thread(_plan_snapshot, store.db.path, settings)
-
-
 def _reply(result: Plan, options: SleepOptions, shared: int, learned: tuple[int, int]) -> SleepReply:
     return sleep_report.build(
         result, dry_run=options.dry_run, shared=shared, learned=learned[0], agent_notes=learned[1]
@@ -209,9 +198,12 @@ async def _sleep(
         if say is not None:
             await say(line)
 
-    learned = (0, 0) if options.dry_run or options.no_learn else await learn_and_import(state, store, options)
+    # A team store has no project folder or agent notes to learn from.
+    skip_learn = options.dry_run or options.no_learn or store.team
+    learned = (0, 0) if skip_learn else await learn_and_import(state, store, options)
     settings = _settings(state, store, options)
-    result, marks, statuses = await _plan(store, settings)
+    rows = store.sleeps
+    result, marks, statuses = await rows.planned(store.db, settings, _new_id)
     await step(f"sleep: planned {result.live.count} live memories")
     planned = time.monotonic()
     if options.dry_run:
@@ -222,26 +214,27 @@ async def _sleep(
     await promote_traces(store)
     await extract_facts(store)
     async with store.db.long_transaction() as conn:
-        if await sleep_sql.changed_since(conn, marks, statuses):
+        if await rows.changed_since(conn, marks, statuses):
             # Something changed the store since the snapshot: plan again, now holding the write lock
             # (the writer has written nothing yet, so a new snapshot sees what it sees).
             await step("sleep: the store changed meanwhile; planning again")
-            result, _, _ = await _plan(store, settings)
-        await sleep_sql.apply(conn, result, dormant_at=result.now, step=step)
+            result, _, _ = await rows.planned(store.db, settings, _new_id, conn)
+        await rows.apply(conn, result, dormant_at=result.now, step=step)
         reply = _reply(result, options, 0, learned)
         await finish_compactions(store)
-        if store.kind == "global":
+        if store.kind == "global" and not store.team:  # the token ledger is a laptop's
             await prune_ledger(conn, settings.now)
         await step("sleep: recording the run")
         results = msgspec.to_builtins(sleep_report.counts_only(reply))
-        await sleep_sql.record(conn, now=result.now, results=results, tenants=result.live.tenants)
+        await rows.record(conn, now=result.now, results=results, tenants=result.live.tenants)
     run.committed = True
     written = time.monotonic()
-    await _after_commit(store, result)
+    if not store.team:  # a team store has no mirror files
+        await _after_commit(store, result)
     reply.shared = await _share_phase(state, store, options, result, dry_run=False)
     if reply.shared:
         async with store.db.transaction() as conn:
-            await sleep_sql.set_shared(conn, reply.shared)
+            await rows.set_shared(conn, reply.shared)
     log.info(
         "sleep of %s: %d live memories; plan %.2fs, write %.2fs, share %.2fs",
         store.root,
@@ -257,7 +250,12 @@ async def _share_phase(
     state: DaemonState, store: Store, options: SleepOptions, result: Plan, *, dry_run: bool
 ) -> int:
     """Phase 12, after the project commit (the global store is another database)."""
-    if options.no_share or store.kind == "global" or not store.config.get("autoShareOnSleep", True):
+    if (
+        options.no_share
+        or store.kind == "global"
+        or store.team
+        or not store.config.get("autoShareOnSleep", True)
+    ):
         return 0
     registry = state.registry
     global_store: Store | None = None

@@ -11,6 +11,11 @@ import msgspec
 _decode = msgspec.json.Decoder(dict[str, Any])
 
 
+def decode_metadata(raw: str | bytes) -> dict[str, Any]:
+    """An entry's metadata_json as a dict."""
+    return _decode.decode(raw)
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     id: int
@@ -38,7 +43,7 @@ async def newest(
         "ORDER BY id DESC LIMIT ?",
         [*params, limit],
     )
-    return [Entry(r[0], r[1], r[2], r[3], r[4], r[5], _decode.decode(r[6])) for r in rows]
+    return [Entry(r[0], r[1], r[2], r[3], r[4], r[5], decode_metadata(r[6])) for r in rows]
 
 
 async def prune(conn: aiosqlite.Connection, before: str) -> int:

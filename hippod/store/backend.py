@@ -2,25 +2,32 @@
 
 `Database` (store/db.py, SQLite) and `TeamDatabase` (team/pg.py, PostgreSQL) are both a
 `StoreDatabase`; the modules `hippod.store.memories` and `hippod.team.memories` are both
-`MemoryRows`, `hippod.store.api_keys` and `hippod.team.api_keys` both `KeyRows`, and
-`hippod.store.rejections` and `hippod.team.rejections` both `RejectionRows`. A handler
-reaches rows as `store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`, with
-the connection it yields, and so runs unchanged on either backend.
+`MemoryRows`, and so on for each pair of same-named modules: `KeyRows` (api_keys),
+`RejectionRows` (rejections), `AuditRows` (auditlog), `ConflictRows` (conflicts), `DormantRows`
+(dormant) and `SleepRows` (sleep); a Store holds its backend's as `rows`, `keys`, `rejections`,
+`audit_log`, `conflicts`, `dormant` and `sleeps`. A handler reaches rows as
+`store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`, with the connection it
+yields, and so runs unchanged on either backend.
 A connection is typed Any here: each backend's rows take its own kind.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 from hippod.errors import HippoError
+from hippod.lifecycle.sleep_plan import Plan, Settings
 from hippod.store.api_keys import ApiKey
+from hippod.store.auditlog import Entry
+from hippod.store.conflicts import ConflictRecord
+from hippod.store.dormant import DormantMemory
 from hippod.store.memories import Candidate
 from hippod.store.records import Memory
 from hippod.store.rejections import Rejection
+from hippod.store.sleep import Planned
 
 Write = Callable[[Any], Awaitable[None]]
 
@@ -159,3 +166,51 @@ class RejectionRows(Protocol):
     async def reject_copies(
         self, conn: Any, tenant: str, tombstone: Rejection, value: str, /
     ) -> tuple[list[str], list[str], list[str]]: ...
+
+
+class ConflictRows(Protocol):
+    """Conflicts between memories (hippod.store.conflicts has them all)."""
+
+    async def listing(self, conn: Any, tenant: str | None, status: str, /) -> list[ConflictRecord]: ...
+    async def get(self, conn: Any, tenant: str, number: int, /) -> ConflictRecord | None: ...
+    async def mark_user_resolved(self, conn: Any, number: int, now: str, /) -> None: ...
+    async def set_conflicts_with(self, conn: Any, memory: Memory, now: str, /) -> None: ...
+    async def halve_half_life(self, conn: Any, memory: Memory, now: str, /) -> None: ...
+    async def contents(self, conn: Any, ids: list[str], /) -> dict[str, str]: ...
+
+
+class DormantRows(Protocol):
+    """The dormant store (hippod.store.dormant has them all)."""
+
+    async def move_out(self, conn: Any, memory_id: str, /) -> bool: ...
+    async def get(self, conn: Any, tenant: str, memory_id: str, /) -> DormantMemory | None: ...
+    async def newest(self, conn: Any, tenant: str, /) -> list[DormantMemory]: ...
+    async def delete(self, conn: Any, tenant: str, memory_id: str, /) -> bool: ...
+    async def count(self, conn: Any, tenant: str, /) -> int: ...
+
+
+class SleepRows(Protocol):
+    """A sleep's plan and its writes (hippod.store.sleep has them all)."""
+
+    async def planned(
+        self, db: Any, settings: Settings, new_id: Callable[[], str], conn: Any = ..., /
+    ) -> Planned: ...
+    async def changed_since(
+        self, conn: Any, marks: Sequence[int], statuses: Mapping[int, str], /
+    ) -> bool: ...
+    async def apply(
+        self, conn: Any, plan: Plan, /, *, dormant_at: str, step: Callable[[str], Awaitable[None]]
+    ) -> None: ...
+    async def record(
+        self, conn: Any, /, *, now: str, results: dict[str, Any], tenants: Sequence[str]
+    ) -> None: ...
+    async def set_shared(self, conn: Any, shared: int, /) -> None: ...
+
+
+class AuditRows(Protocol):
+    """Reading and trimming the audit log (hippod.store.auditlog has them all)."""
+
+    async def newest(
+        self, conn: Any, tenant: str, /, *, op: str | None, since: str | None, limit: int
+    ) -> list[Entry]: ...
+    async def prune(self, conn: Any, before: str, /) -> int: ...

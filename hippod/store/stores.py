@@ -18,7 +18,17 @@ from hippoctl.protocol.paths import home_override
 from hippod.embed.queue import EmbedQueue
 from hippod.embed.service import EmbedService, Settings, settings
 from hippod.errors import HippoError
-from hippod.store import api_keys, gitignore, memories, rejections, remembers, sqlite_errors
+from hippod.store import (
+    api_keys,
+    auditlog,
+    conflicts,
+    dormant,
+    gitignore,
+    memories,
+    rejections,
+    remembers,
+    sqlite_errors,
+)
 from hippod.store import config as store_config
 from hippod.store import sleep as sleep_sql
 from hippod.store.db import DB_NAME, Database
@@ -29,7 +39,16 @@ from hippod.store.remembers import Remembered
 
 if TYPE_CHECKING:
     from hippod.embed.nearest import NearestIndex  # numpy: loaded by the first recall that needs it
-    from hippod.store.backend import KeyRows, MemoryRows, RejectionRows, StoreDatabase
+    from hippod.store.backend import (
+        AuditRows,
+        ConflictRows,
+        DormantRows,
+        KeyRows,
+        MemoryRows,
+        RejectionRows,
+        SleepRows,
+        StoreDatabase,
+    )
 
 log = logging.getLogger("hippod.stores")
 
@@ -72,6 +91,10 @@ class Store:
         rows: MemoryRows = memories,
         keys: KeyRows = api_keys,
         tombstones: RejectionRows = rejections,
+        conflict_rows: ConflictRows = conflicts,
+        dormant_rows: DormantRows = dormant,
+        sleep_rows: SleepRows = sleep_sql,
+        audit_rows: AuditRows = auditlog,
         team: bool = False,
     ) -> None:
         self.root = root
@@ -81,6 +104,10 @@ class Store:
         self.rows = rows
         self.keys = keys
         self.rejections = tombstones
+        self.conflicts = conflict_rows
+        self.dormant = dormant_rows
+        self.sleeps = sleep_rows
+        self.audit_log = audit_rows
         # The team store on PostgreSQL (team/store.py): no files beside it, no model, no ledger.
         self.team = team
         self.schema = schema

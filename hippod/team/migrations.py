@@ -263,7 +263,48 @@ async def m003_changes(conn: AsyncConnection[tuple[object, ...]], role: str) -> 
     await _tenant_only(conn, "memory_deletions", role)
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_keys_and_archive, m003_changes]
+async def m004_sleep(conn: AsyncConnection[tuple[object, ...]], role: str) -> None:
+    """What sleep keeps beside the memories: conflicts between them, the dormant store (a memory row
+    moved whole, its index terms with it, so a restore puts it back as it was) and each run's results."""
+    for statement in (
+        """CREATE TABLE memory_conflicts (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tenant_id TEXT NOT NULL,
+            memory_a_id TEXT NOT NULL,
+            memory_b_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            score DOUBLE PRECISION NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open',
+            resolved_by TEXT,
+            detected_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (tenant_id, memory_a_id, memory_b_id),
+            -- In byte order, as Python compares the two ids.
+            CHECK (memory_a_id < memory_b_id COLLATE "C")
+        )""",
+        """CREATE TABLE dormant_memories (
+            LIKE memories INCLUDING DEFAULTS EXCLUDING IDENTITY,
+            dormant_at TEXT NOT NULL,
+            dormant_reason TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, id)
+        )""",
+        # The dormant copy keeps its place in the memories' order, not a place of its own.
+        "ALTER TABLE dormant_memories ALTER COLUMN seq DROP NOT NULL",
+        "CREATE INDEX dormant_digest ON dormant_memories (tenant_id, content_digest)",
+        """CREATE TABLE consolidation_runs (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tenant_id TEXT NOT NULL,
+            ts TEXT NOT NULL,
+            results_json TEXT NOT NULL
+        )""",
+        "CREATE INDEX consolidation_runs_tenant ON consolidation_runs (tenant_id, id)",
+    ):
+        await conn.execute(statement)
+    for table in ("memory_conflicts", "dormant_memories", "consolidation_runs"):
+        await _tenant_only(conn, table, role)
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_keys_and_archive, m003_changes, m004_sleep]
 
 
 async def migrate(conn: AsyncConnection[tuple[object, ...]], role: str = APP_ROLE) -> int:

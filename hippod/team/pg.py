@@ -39,10 +39,12 @@ _RETRYABLE = (errors.DeadlockDetected, errors.SerializationFailure)
 class TeamDatabase:
     """A pool of connections to the team's database, opened after migrating it."""
 
-    def __init__(self, pool: AsyncConnectionPool[Conn], role: str, path: str) -> None:
+    def __init__(self, pool: AsyncConnectionPool[Conn], role: str, dsn: str) -> None:
         self.pool = pool
+        # For a connection of its own outside the pool (a sleep's planning thread).
+        self.conninfo = dsn
         self.role = role
-        self.path = path
+        self.path = describe(dsn)
         self.reader = TeamReader(self)
         # Bookkeeping writes made after their reply (recall's strengthening), which the next request
         # of the same server waits for.
@@ -68,7 +70,7 @@ class TeamDatabase:
             check=AsyncConnectionPool.check_connection,
         )
         await pool.open(wait=True, timeout=timeout)
-        return cls(pool, role, describe(dsn))
+        return cls(pool, role, dsn)
 
     async def close(self) -> None:
         while self._deferred:

@@ -1,15 +1,15 @@
 """SQL for the team store's tombstones: the functions of `hippod.store.rejections`, on PostgreSQL.
 
-The team store holds memories and their archive alone (no dormant rows, decisions, compactions or
+The team store holds memories, their dormant copies and their archive (no decisions, compactions or
 working memory, which stay on each laptop), so rejecting a value there tombstones its digest,
-deletes its live copies and archives its raw ones. Each member's cache drops the copies it holds
-at its next sync.
+deletes its live and dormant copies and archives its raw ones. Each member's cache drops the copies
+it holds at its next sync.
 """
 
 from __future__ import annotations
 
 from hippod.store.rejections import Rejection
-from hippod.team import memories
+from hippod.team import dormant, memories
 from hippod.team.memories import Source, fetch
 from hippod.team.pg import Conn
 
@@ -64,7 +64,7 @@ async def reject_copies(
     conn: Conn, tenant: str, tombstone: Rejection, value: str
 ) -> tuple[list[str], list[str], list[str]]:
     """Tombstone a value inside the caller's transaction and remove every copy of its text: live ones
-    deleted, raw ones archived without their text. Returns (deleted, archived, dormant ids: none)."""
+    deleted, raw ones archived without their text. Returns (deleted, archived, dormant ids)."""
     await add(conn, tenant, tombstone)
     deleted: list[str] = []
     archived: list[str] = []
@@ -75,4 +75,4 @@ async def reject_copies(
         elif copy.kind != "archived":
             await memories.delete(conn, tenant, copy.id)
             deleted.append(copy.id)
-    return deleted, archived, []
+    return deleted, archived, await dormant.delete_digest(conn, tenant, tombstone.digest)

@@ -13,9 +13,8 @@ import psycopg
 
 from hippod.embed.service import EmbedService
 from hippod.errors import HippoError
-from hippod.store.backend import KeyRows, MemoryRows, RejectionRows
 from hippod.store.stores import Store
-from hippod.team import api_keys, memories, rejections
+from hippod.team import api_keys, auditlog, conflicts, dormant, memories, rejections, sleep
 from hippod.team.migrations import MIGRATIONS
 from hippod.team.pg import TeamDatabase, describe
 
@@ -33,9 +32,7 @@ async def open_team_store(dsn: str, root: str, embedder: EmbedService, *, pool_m
         raise HippoError(
             "team_unreachable", f"the team database {describe(dsn)} cannot be used: {reason}"
         ) from None
-    rows: MemoryRows = memories
-    keys: KeyRows = api_keys
-    tombstones: RejectionRows = rejections
+    # Each module is checked against its interface (store/backend.py) as Store's parameters.
     return Store(
         root,
         "global",
@@ -43,8 +40,12 @@ async def open_team_store(dsn: str, root: str, embedder: EmbedService, *, pool_m
         len(MIGRATIONS),
         True,
         embedder,
-        rows=rows,
-        keys=keys,
-        tombstones=tombstones,
+        rows=memories,
+        keys=api_keys,
+        tombstones=rejections,
+        conflict_rows=conflicts,
+        dormant_rows=dormant,
+        sleep_rows=sleep,
+        audit_rows=auditlog,
         team=True,
     )

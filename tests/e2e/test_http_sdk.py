@@ -248,3 +248,28 @@ def test_a_rejected_value_leaves_recall_and_is_refused_on_either_backend(hippo: 
         assert [r["digest"] for r in listed["rejections"]] == [digest]
         hippo.ok("unreject", digest[:8])
         assert client.remember(content="The API listens on port 8080").id
+
+
+def test_sleep_conflicts_and_the_audit_on_either_backend(hippo: Hippo, api_url: str) -> None:
+    flag_on = "The feature flag is enabled for production users"
+    with HippoSync(base_url=api_url) as client:
+        for text in (DEPLOY, f"{DEPLOY} again", f"{DEPLOY} again today", flag_on):
+            client.remember(content=text)
+        key = client.auth_create(label="ana", role="member")
+        with HippoSync(base_url=api_url, api_key=key.plaintext) as member:
+            off = member.remember(content="The feature flag is disabled for production users")
+        dry = client.sleep(dry_run=True)
+        assert dry.dry_run and dry.merged_episodic == 5 and dry.new_semantic == 2
+        slept = client.sleep(no_share=True)
+        assert not slept.dry_run and slept.merged_episodic == 5
+        assert slept.model_extra["openConflicts"] == 1  # type: ignore[index]
+        stored = client.audit(limit=100)
+        by_op = {(e.op, e.actor) for e in stored}
+        assert ("remember", f"api_key:{key.key_id}") in by_op and ("consolidate", "daemon") in by_op
+        assert [e.target_id for e in stored if e.actor == f"api_key:{key.key_id}"] == [off.id]
+    # The operator's verbs reach the same store through the server's socket.
+    [conflict] = hippo.json("conflicts", "--global")["conflicts"]
+    assert off.id in (conflict["a"]["id"], conflict["b"]["id"])
+    done = hippo.json("resolve", str(conflict["id"]), "--keep", off.id, "--global")
+    assert done["action"] == "weakened"
+    assert hippo.json("conflicts", "--global")["conflicts"] == []
