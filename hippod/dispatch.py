@@ -153,6 +153,8 @@ async def _route(ctx: RequestContext) -> tuple[Any, str]:
             return await team.team_status(ctx, body)
         case m.TeamShare() as body:
             return await team.team_share(ctx, body)
+        case m.TeamMarks() as body:
+            return await team_feed.team_marks(ctx, body)
         case m.TeamChanges() as body:
             return await team_feed.team_changes(ctx, body)
         case m.Workspaces() as body:

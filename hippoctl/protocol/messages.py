@@ -292,6 +292,14 @@ class TeamChanges(Body):
     limit: int = 500
 
 
+class TeamMarks(Body):
+    """A member's batch of retrievals and outcome marks of team memories (`POST /v1/team/marks`)."""
+
+    retrieved: list[str] = []
+    good: list[str] = []
+    bad: list[str] = []
+
+
 class Peers(Body):
     pass
 
@@ -670,6 +678,7 @@ RequestBody = (
     | TeamStatus
     | TeamShare
     | TeamChanges
+    | TeamMarks
     | Sync
     | Workspaces
     | DailyRunner

@@ -95,6 +95,8 @@ class TeamReply(Reply):
     dropped: int = 0  # leave: queued writes dropped
     cached: int = 0  # the team's memories in this laptop's copy
     synced_at: str | None = None  # when the copy last caught up with the server
+    marks_queued: int = 0  # retrievals and outcome marks of team memories waiting to be sent
+    marks_sent: int = 0  # marks the server took since the daemon started
 
 
 class TeamShareReply(Reply):
@@ -102,6 +104,14 @@ class TeamShareReply(Reply):
 
     queued: list[str]
     already: list[str] = []  # queued or sent before: not queued again
+
+
+class TeamMarksReply(Reply):
+    """How many of a batch's marks found their memory on the team server (the others were gone)."""
+
+    retrieved: int
+    good: int
+    bad: int
 
 
 class TeamChangesReply(Reply):

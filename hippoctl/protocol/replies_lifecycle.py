@@ -78,6 +78,8 @@ class SleepReply(Reply):
     junk_warnings: int = 0
     conflicts: ConflictCounts = msgspec.field(default_factory=ConflictCounts)
     shared: int = 0
+    # Memories queued for the team server (config autoShareToTeam, in a team).
+    shared_team: int = 0
     learned: int = 0
     agent_notes: int = 0
     rejected: int = 0

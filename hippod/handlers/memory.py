@@ -20,6 +20,7 @@ from hippod.store import agent_links
 from hippod.store.records import Memory
 from hippod.store.remembers import Remembered
 from hippod.store.stores import Store
+from hippod.teamlink import marks as team_marks
 
 
 def _check(problem: str | None) -> None:
@@ -300,18 +301,24 @@ MAX_OUTCOME_IDS = 1000
 
 async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, str]:
     targets: list[tuple[Store, list[str]]] = []
-    if body.ids is not None:
-        if len(body.ids) > MAX_OUTCOME_IDS:
+    # Team memories (in this laptop's copy): their marks go to the team server (teamlink/marks.py).
+    team: list[str] = []
+    if body.ids is not None or body.id is not None:
+        ids = body.ids if body.ids is not None else [body.id or ""]
+        if len(ids) > MAX_OUTCOME_IDS:
             raise HippoError("usage", f"at most {MAX_OUTCOME_IDS} ids at once")
         # Every id is looked up before any is marked, so an unknown one changes nothing.
         by_store: dict[str, tuple[Store, list[str]]] = {}
-        for memory_id in dict.fromkeys(body.ids):
-            store, memory = await find_memory(ctx, memory_id)
+        for memory_id in dict.fromkeys(ids):
+            try:
+                store, memory = await find_memory(ctx, memory_id)
+            except HippoError as exc:
+                if exc.code != "not_found" or not await team_marks.in_copy(ctx.state.registry, memory_id):
+                    raise
+                team.append(memory_id)
+                continue
             by_store.setdefault(store.root, (store, []))[1].append(memory.id)
         targets.extend(by_store.values())
-    elif body.id is not None:
-        store, memory = await find_memory(ctx, body.id)
-        targets.append((store, [memory.id]))
     else:
         project, global_ = await ctx.read_stores()
         key = last_batch_key(ctx.tenant, ctx.session_key)
@@ -324,9 +331,17 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
             ids = msgspec.json.decode(raw, type=list[str]) if raw else []
             if ids:
                 targets.append((candidate, ids))
-        if not targets:
+        if global_ is not None and team_marks.joined(ctx.state.registry):
+            team = await team_marks.last_batch(global_, ctx.tenant, ctx.session_key) or []
+        if not targets and not team:
             raise nothing_to_mark(recalled, "this session", "run hippoctl recall first", "--id <memory id>")
-    return await mark_outcome(ctx, targets, body.good)
+    reply, text = await mark_outcome(ctx, targets, body.good)
+    if team:
+        await team_marks.queue_outcome(await ctx.global_store(), team, body.good)
+        reply.applied += len(team)
+        reply.ids += team
+        text += f" ({plural(len(team), 'team memory', 'team memories')}: the mark goes to the team)"
+    return reply, text
 
 
 def nothing_to_mark(recalled: bool, where: str, recall_first: str, ids: str) -> HippoError:

@@ -27,6 +27,7 @@ from hippod.request import RequestContext
 from hippod.store.records import Memory
 from hippod.store.stores import Store
 from hippod.teamlink import cache as team_copy
+from hippod.teamlink import marks as team_marks
 from hippod.teamlink import membership
 
 MMR_TOP = 100
@@ -220,11 +221,17 @@ async def after_recall(
     strengthen: bool = True,
 ) -> None:
     """The side effects of recall.md §12 in each store the returned memories came from; without
-    `strengthen`, only the last batch and the audit row."""
+    `strengthen`, only the last batch and the audit row. Team memories are marked for the team
+    server instead (teamlink/marks.py)."""
     for store, source in ((ranking.project, "local"), (ranking.global_, "global")):
         if store is not None:
             picked = [s for s in returned if s.source == source]
             await _after_recall(store, picked, query, ctx, ranking.moment, mode, strengthen)
+    if ranking.global_ is not None and team_marks.joined(ctx.state.registry):
+        team = [s.memory.id for s in returned if s.source == "team"]
+        await team_marks.after_recall(
+            ranking.global_, team, ctx.tenant, ctx.session_key, strengthen=strengthen
+        )
 
 
 async def _after_recall(

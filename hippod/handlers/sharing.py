@@ -48,6 +48,11 @@ async def _copy_in(
     return stored
 
 
+def team_share_eligible(memory: Memory, min_score: float) -> bool:
+    """Whether phase 12 would share this memory, whatever the global store holds."""
+    return rules.transfer_score(memory) >= min_score and rules.auto_share_eligible(memory)
+
+
 async def auto_share(
     project: Store, global_store: Store | None, rows: Sequence[Memory], *, min_score: float, dry_run: bool
 ) -> list[tuple[Memory, float]]:

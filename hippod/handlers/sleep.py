@@ -19,7 +19,8 @@ from hippoctl.protocol.replies_lifecycle import SleepReply
 from hippod import clock, heap
 from hippod.agentnotes.importer import import_store
 from hippod.handlers import sleep_report
-from hippod.handlers.sharing import auto_share
+from hippod.handlers.sharing import auto_share, team_share_eligible
+from hippod.handlers.team import in_team, queue_shares
 from hippod.ingest.gitrun import learn_from_git
 from hippod.lifecycle.sleep_plan import Plan, Settings
 from hippod.request import RequestContext
@@ -34,6 +35,8 @@ from hippod.tenancy import REQUEST_TENANT
 log = logging.getLogger("hippod.sleep")
 
 Say = Callable[[str], Awaitable[None]]
+# Phase 12's threshold on transfer_score (sleep.md §8).
+AUTO_SHARE_MIN = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,8 +210,9 @@ async def _sleep(
     await step(f"sleep: planned {result.live.count} live memories")
     planned = time.monotonic()
     if options.dry_run:
-        shared = await _share_phase(state, store, options, result, dry_run=True)
+        shared, queued = await _share_phase(state, store, options, result, dry_run=True)
         reply = _reply(result, options, shared, learned)
+        reply.shared_team = queued
         log.info("sleep (dry run) of %s: plan %.2fs", store.root, planned - started)
         return reply
     await promote_traces(store)
@@ -231,7 +235,7 @@ async def _sleep(
     written = time.monotonic()
     if not store.team:  # a team store has no mirror files
         await _after_commit(store, result)
-    reply.shared = await _share_phase(state, store, options, result, dry_run=False)
+    reply.shared, reply.shared_team = await _share_phase(state, store, options, result, dry_run=False)
     if reply.shared:
         async with store.db.transaction() as conn:
             await rows.set_shared(conn, reply.shared)
@@ -248,21 +252,30 @@ async def _sleep(
 
 async def _share_phase(
     state: DaemonState, store: Store, options: SleepOptions, result: Plan, *, dry_run: bool
-) -> int:
-    """Phase 12, after the project commit (the global store is another database)."""
+) -> tuple[int, int]:
+    """Phase 12, after the project commit (the global store is another database): (copied to the
+    global store, queued for the team server)."""
     if (
         options.no_share
         or store.kind == "global"
         or store.team
         or not store.config.get("autoShareOnSleep", True)
     ):
-        return 0
+        return 0, 0
     registry = state.registry
     global_store: Store | None = None
     if not dry_run or os.path.isfile(os.path.join(registry.global_root, DB_NAME)):
         global_store = await registry.open(registry.global_root)
-    copied = await auto_share(store, global_store, result.live.share, min_score=0.6, dry_run=dry_run)
-    return len(copied)
+    copied = await auto_share(
+        store, global_store, result.live.share, min_score=AUTO_SHARE_MIN, dry_run=dry_run
+    )
+    queued = 0
+    if global_store is not None and store.config.get("autoShareToTeam", False) and in_team(state):
+        # The same choice as for the global store, but each memory once whatever the global store
+        # holds already: the team may not have what this user shared before joining it.
+        eligible = [m for m in result.live.share if team_share_eligible(m, AUTO_SHARE_MIN)]
+        queued = sum(await queue_shares(state, eligible, dry_run=dry_run))
+    return len(copied), queued
 
 
 async def _after_commit(store: Store, result: Plan) -> None:

@@ -185,6 +185,7 @@ def _also(reply: SleepReply) -> str | None:
         ("learned {} from git", reply.learned, "lesson"),
         ("imported {}", reply.agent_notes, "agent note"),
         ("shared {} with the global store", reply.shared, "memory"),
+        ("queued {} for the team", reply.shared_team, "memory"),
     ]
     parts = [f"removed {_and(gone)}"] if gone else []
     parts += [form.format(plural(n, one)) for form, n, one in others if n]
@@ -266,6 +267,8 @@ def render(reply: SleepReply) -> str:
         f"Open conflicts: {c.open} ({c.new} new, {c.auto_resolved} auto-resolved)",
         f"Auto-shared {plural(reply.shared, 'memory')} to the global store",
     ]
+    if reply.shared_team:
+        lines.append(f"Queued {plural(reply.shared_team, 'memory')} for the team")
     if reply.details:
         lines.append("Details:")
         lines += [f"  {line}" for line in reply.details]

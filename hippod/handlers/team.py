@@ -8,6 +8,7 @@ delivers them; a memory is queued for its team once, whatever the number of shar
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import msgspec
 
@@ -18,7 +19,8 @@ from hippod import clock
 from hippod.errors import HippoError
 from hippod.handlers.memory import find_memory
 from hippod.request import RequestContext
-from hippod.store import team_cache, team_outbox
+from hippod.state import DaemonState
+from hippod.store import team_cache, team_marks, team_outbox
 from hippod.store.records import Memory
 from hippod.teamlink import cache as team_copy
 from hippod.teamlink import calls, membership
@@ -66,6 +68,7 @@ async def team_leave(ctx: RequestContext, body: m.TeamLeave) -> tuple[TeamReply,
     store = await ctx.global_store()
     async with store.db.transaction() as conn:
         dropped = await team_outbox.clear(conn)
+        await team_marks.clear(conn)
     await team_copy.drop(ctx.state.registry)
     text = "Left the team"
     if dropped:
@@ -78,6 +81,7 @@ async def _status(
 ) -> TeamReply:
     store = await ctx.global_store()
     counts = await team_outbox.counts(store.db.reader)
+    marks = await team_marks.count(store.db.reader)
     sender = ctx.state.team_sender
     copy = await team_copy.open_cache(ctx.state.registry, create=False)
     cached = await team_cache.count(copy.db.reader) if copy is not None else 0
@@ -91,6 +95,8 @@ async def _status(
         failed=counts[team_outbox.FAILED],
         sent=sender.sent if sender else 0,
         last_error=sender.last_error if sender else None,
+        marks_queued=marks,
+        marks_sent=sender.marks_sent if sender else 0,
     )
 
 
@@ -105,6 +111,7 @@ async def team_status(ctx: RequestContext, body: m.TeamStatus) -> tuple[TeamRepl
     lines = [
         f"team: {joined.url} ({'reachable' if reply.reachable else 'unreachable'})",
         f"queued: {reply.queued}  failed: {reply.failed}  sent since start: {reply.sent}",
+        f"marks of team memories queued: {reply.marks_queued}  sent since start: {reply.marks_sent}",
         f"team memories here: {reply.cached} (synced {reply.synced_at or 'not yet since start'})",
     ]
     if reply.last_error:
@@ -120,6 +127,31 @@ def _shared_body(memory: Memory) -> bytes:
     return msgspec.json.encode({"content": memory.content, "tags": tags})
 
 
+def in_team(state: DaemonState) -> bool:
+    return membership.read(state.registry.global_root) is not None
+
+
+async def queue_shares(state: DaemonState, found: Sequence[Memory], *, dry_run: bool = False) -> list[bool]:
+    """Queue copies of these memories for the team server, in order, in one transaction, and wake the
+    sender; for each, whether it was new (a memory is queued for its team once). A dry run only
+    tells."""
+    rows = [(_share_key(memory), _shared_body(memory).decode()) for memory in found]
+    registry = state.registry
+    store = await registry.open(registry.global_root)
+    if dry_run:
+        known = await team_outbox.known(store.db.reader, [key for key, _ in rows])
+        return [key not in known for key, _ in rows]
+    async with store.db.transaction() as conn:
+        added = await team_outbox.enqueue(conn, rows, clock.iso(clock.now()))
+    if state.team_sender is not None:
+        state.team_sender.wake()
+    return added
+
+
+def _share_key(memory: Memory) -> str:
+    return f"share:{memory.id}"
+
+
 async def team_share(ctx: RequestContext, body: m.TeamShare) -> tuple[TeamShareReply, str]:
     if membership.read(ctx.state.registry.global_root) is None:
         raise HippoError("not_in_team", "this hippod is not in a team", hint=_JOIN_HINT)
@@ -129,11 +161,7 @@ async def team_share(ctx: RequestContext, body: m.TeamShare) -> tuple[TeamShareR
         raise HippoError("usage", f"at most {MAX_SHARE_IDS} ids at once")
     # Every id is looked up before any is queued, so an unknown one queues nothing.
     found = [(await find_memory(ctx, memory_id))[1] for memory_id in dict.fromkeys(body.ids)]
-    rows = [(f"share:{memory.id}", _shared_body(memory).decode()) for memory in found]
-    store = await ctx.global_store()
-    async with store.db.transaction() as conn:
-        added = await team_outbox.enqueue(conn, rows, clock.iso(clock.now()))
-    _wake(ctx)
+    added = await queue_shares(ctx.state, found)
     queued = [memory.id for memory, new in zip(found, added, strict=True) if new]
     already = [memory.id for memory, new in zip(found, added, strict=True) if not new]
     text = f"Queued {plural(len(queued), 'memory')} for the team"

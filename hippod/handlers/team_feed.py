@@ -1,23 +1,77 @@
-"""`GET /v1/team/changes` on a team server: what a member's cache has to apply (team/changes.py)."""
+"""A team server's side of its members' link: `GET /v1/team/changes`, what a member's cache has to
+apply (team/changes.py), and `POST /v1/team/marks`, the retrievals and outcome marks a member's
+recalls made of team memories, in batches."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies_http import TeamChangesReply
+from hippoctl.protocol.replies_http import TeamChangesReply, TeamMarksReply
+from hippod import clock
 from hippod.errors import HippoError
+from hippod.handlers.memory import mark_outcome
+from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
 from hippod.request import RequestContext
+from hippod.store.stores import Store
 
 MAX_PAGE = 1000
+# Ids in one batch of marks, all kinds together.
+MAX_MARKS = 1000
+
+
+async def _team_store(ctx: RequestContext) -> Store:
+    store = await ctx.global_store()
+    if not store.team:
+        raise HippoError("not_implemented", "this hippod is not a team server (see: hippod serve --team)")
+    return store
+
+
+def _rounds(ids: list[str]) -> list[list[str]]:
+    """Ids split so that none is twice in one round: an id marked three times is in three rounds, so
+    each mark counts, as it would have one request at a time."""
+    rounds: list[list[str]] = []
+    seen: dict[str, int] = {}
+    for memory_id in ids:
+        n = seen.get(memory_id, 0)
+        seen[memory_id] = n + 1
+        if n == len(rounds):
+            rounds.append([])
+        rounds[n].append(memory_id)
+    return rounds
+
+
+async def team_marks(ctx: RequestContext, body: m.TeamMarks) -> tuple[TeamMarksReply, str]:
+    """Strengthen each retrieved memory once per mark, as the member's own recall would have, then
+    apply the good and bad marks as `outcome` does; ids no longer stored are passed over."""
+    if len(body.retrieved) + len(body.good) + len(body.bad) > MAX_MARKS:
+        raise HippoError("usage", f"at most {MAX_MARKS} marks in one batch")
+    store = await _team_store(ctx)
+    now = clock.iso(clock.now())
+    retrieved = 0
+    if body.retrieved:
+        async with store.db.transaction() as conn:
+            present = {m.id for m in await store.rows.get_many(conn, list(set(body.retrieved)))}
+            for ids in _rounds([i for i in body.retrieved if i in present]):
+                await store.rows.strengthen(conn, ids, now, RETRIEVAL_HALF_LIFE_BONUS)
+                retrieved += len(ids)
+            await store.rows.audit(
+                conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="team_retrievals",
+                metadata={"retrievals": retrieved, "memories": len(present)},
+            )  # fmt: skip
+    applied = {True: 0, False: 0}
+    for good, marked in ((True, body.good), (False, body.bad)):
+        for ids in _rounds(marked):
+            reply, _ = await mark_outcome(ctx, [(store, ids)], good)
+            applied[good] += reply.applied
+    text = f"{retrieved} retrievals, {applied[True]} good and {applied[False]} bad marks applied"
+    return TeamMarksReply(retrieved=retrieved, good=applied[True], bad=applied[False]), text
 
 
 async def team_changes(ctx: RequestContext, body: m.TeamChanges) -> tuple[TeamChangesReply, str]:
     if not 1 <= body.limit <= MAX_PAGE:
         raise HippoError("usage", f"limit must be 1 to {MAX_PAGE}")
-    store = await ctx.global_store()
-    if not store.team:
-        raise HippoError("not_implemented", "this hippod is not a team server (see: hippod serve --team)")
+    store = await _team_store(ctx)
     from hippod.team import changes  # psycopg: a team server's alone
 
     try:

@@ -16,6 +16,8 @@ STORE_DEFAULTS: dict[str, Any] = {
     "decayBasis": "adaptive",
     "autoLearnOnSleep": True,
     "autoShareOnSleep": True,
+    # Phase 12 also queues what it shares for the team server, when this hippod is in a team.
+    "autoShareToTeam": False,
     "autoSleep": {"enabled": True, "threshold": 50},
     "global": {"enabled": True},
     "gitLearnPatterns": [

@@ -13,7 +13,7 @@ from hippod.lifecycle.digest import content_digest
 from hippod.store.migrations_cards import m011_cards
 from hippod.store.migrations_http import m010_http
 from hippod.store.migrations_mirrors import m012_mirror_days
-from hippod.store.migrations_team import m013_team_outbox
+from hippod.store.migrations_team import m013_team_outbox, m014_team_marks
 
 
 def m001_initial(conn: sqlite3.Connection) -> None:
@@ -370,6 +370,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m011_cards,
     m012_mirror_days,
     m013_team_outbox,
+    m014_team_marks,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

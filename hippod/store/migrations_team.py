@@ -1,5 +1,5 @@
-"""Migration 13: the writes a laptop queues for its team server (store/team_outbox.py), kept apart
-from migrations.py for size."""
+"""Migrations 13-14: what a laptop queues for its team server (store/team_outbox.py,
+store/team_marks.py), kept apart from migrations.py for size."""
 
 from __future__ import annotations
 
@@ -23,3 +23,16 @@ def m013_team_outbox(conn: sqlite3.Connection) -> None:
         )"""
     )
     conn.execute("CREATE INDEX team_outbox_status ON team_outbox (status, seq)")
+
+
+def m014_team_marks(conn: sqlite3.Connection) -> None:
+    """`team_marks`: each retrieval of a team memory this laptop's recall returned, and each outcome
+    mark on one, until the sender has delivered them to the team server in a batch."""
+    conn.execute(
+        """CREATE TABLE team_marks (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL CHECK (kind IN ('retrieved', 'good', 'bad')),
+            memory_id TEXT NOT NULL,
+            at TEXT NOT NULL
+        )"""
+    )

@@ -30,6 +30,19 @@ async def enqueue(conn: aiosqlite.Connection, rows: Sequence[tuple[str, str]], n
     return added
 
 
+async def known(conn: aiosqlite.Connection, keys: Sequence[str]) -> set[str]:
+    """Which of these request keys were queued before (sent or not)."""
+    found: set[str] = set()
+    for start in range(0, len(keys), 500):
+        chunk = list(keys[start : start + 500])
+        marks = ", ".join("?" * len(chunk))
+        rows = await conn.execute_fetchall(
+            f"SELECT request_key FROM team_outbox WHERE request_key IN ({marks})", chunk
+        )
+        found |= {str(r[0]) for r in rows}
+    return found
+
+
 async def next_queued(conn: aiosqlite.Connection, limit: int) -> list[Outgoing]:
     """The oldest queued writes, in the order they were made."""
     rows = await conn.execute_fetchall(

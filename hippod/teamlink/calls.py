@@ -95,3 +95,8 @@ def check_key(url: str, key: str) -> Answer:
 def post_memory(url: str, key: str, body: bytes, request_key: str) -> Answer:
     """POST /v1/memories with the write's Idempotency-Key: sent twice, stored once."""
     return _call(url, "POST", "/v1/memories", key, body, {"Idempotency-Key": request_key})
+
+
+def post_marks(url: str, key: str, body: bytes) -> Answer:
+    """POST /v1/team/marks: one batch of retrievals and outcome marks."""
+    return _call(url, "POST", "/v1/team/marks", key, body)

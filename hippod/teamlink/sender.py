@@ -1,6 +1,7 @@
 """The team link: delivers the writes queued for the team server, one at a time in the order they
 were made, each exactly once; then brings the laptop's copy of the team's memories up to date
-(teamlink/cache.py), at once and every PULL_SECONDS.
+(teamlink/cache.py), at once and every PULL_SECONDS. Retrievals and outcome marks of team memories
+(teamlink/marks.py) go between the two, up to MARK_BATCH in one request.
 
 A write leaves the queue only once the server has answered it. Each is sent with its request key as
 the Idempotency-Key, so one sent again after its answer was lost (the daemon or the connection
@@ -17,8 +18,10 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from hippod import clock
-from hippod.store import team_outbox
+from hippod.store import team_marks, team_outbox
 from hippod.teamlink import cache, calls, membership
 
 if TYPE_CHECKING:
@@ -27,6 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("hippod.team")
 
 BATCH = 50
+# Marks in one `POST /v1/team/marks` (the server takes 1000 at most).
+MARK_BATCH = 1000
 RETRY_MIN = 0.5
 RETRY_MAX = 15.0
 # How often the copy of the team's memories asks the server what changed.
@@ -37,6 +42,7 @@ class TeamSender:
     def __init__(self, state: DaemonState) -> None:
         self.state = state
         self.sent = 0
+        self.marks_sent = 0
         self.reachable: bool | None = None
         self.last_error: str | None = None
         self.synced_at: str | None = None
@@ -76,7 +82,7 @@ class TeamSender:
         joined = membership.read(self.state.registry.global_root)
         if joined is None:
             return None
-        delay = await self.flush(joined)
+        delay = await self.flush(joined) or await self.send_marks(joined)
         if delay:
             return delay
         answer = await cache.pull(self.state.registry, joined)
@@ -114,4 +120,27 @@ class TeamSender:
                 async with store.db.transaction() as conn:
                     await team_outbox.mark(conn, item.seq, status, clock.iso(clock.now()), error)
                 self.sent += ok
+        return 0.0
+
+    async def send_marks(self, joined: membership.Membership) -> float:
+        """Send the queued marks, oldest first, MARK_BATCH at a time; the seconds to wait before trying
+        again (0: all sent). A batch the server refuses is dropped with a warning: a mark is worth
+        less than the queue it would hold up."""
+        registry = self.state.registry
+        store = await registry.open(registry.global_root)
+        while batch := await team_marks.oldest(store.db.reader, MARK_BATCH):
+            kinds: dict[str, list[str]] = {team_marks.RETRIEVED: [], team_marks.GOOD: [], team_marks.BAD: []}
+            for mark in batch:
+                kinds[mark.kind].append(mark.memory_id)
+            body = msgspec.json.encode(kinds)
+            answer = await asyncio.to_thread(calls.post_marks, joined.url, joined.key, body)
+            if answer.retry:
+                return self._missed(answer)
+            self.reachable, self._misses = True, 0
+            if answer.status != 200:
+                self.last_error = f"{answer.status}: {answer.message()}"
+                log.warning("team: the server refused %d marks (%s)", len(batch), self.last_error)
+            async with store.db.transaction() as conn:
+                await team_marks.delete_through(conn, batch[-1].seq)
+            self.marks_sent += len(batch) if answer.status == 200 else 0
         return 0.0

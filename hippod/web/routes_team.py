@@ -1,11 +1,12 @@
-"""`/v1/team/changes`: a team server's feed of changes for its members' caches (docs/team.md)."""
+"""`/v1/team/changes`, a team server's feed of changes for its members' caches, and `/v1/team/marks`,
+their retrievals and outcome marks of team memories coming back (docs/team.md)."""
 
 from __future__ import annotations
 
 from starlette.responses import Response
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies_http import TeamChangesReply
+from hippoctl.protocol.replies_http import TeamChangesReply, TeamMarksReply
 from hippod.handlers.team_feed import MAX_PAGE
 from hippod.web import wire
 from hippod.web.routing import Call, Op, Param, json_response
@@ -24,6 +25,14 @@ async def team_changes(call: Call) -> Response:
     )
 
 
+async def team_marks(call: Call) -> Response:
+    given = await call.body(wire.TeamMarksIn)
+    reply: TeamMarksReply = await call.run(
+        m.TeamMarks(retrieved=given.retrieved, good=given.good, bad=given.bad)
+    )
+    return json_response(wire.TeamMarksResult(retrieved=reply.retrieved, good=reply.good, bad=reply.bad))
+
+
 OPS = (
     Op(
         "GET",
@@ -37,5 +46,13 @@ OPS = (
             Param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}, description="default 500"),
         ),
         ok=(200, wire.TeamChanges),
+    ),
+    Op(
+        "POST",
+        "/v1/team/marks",
+        team_marks,
+        "A member's retrievals and outcome marks of team memories, in one batch of at most 1000 ids",
+        body=wire.TeamMarksIn,
+        ok=(200, wire.TeamMarksResult),
     ),
 )

@@ -56,6 +56,14 @@ class OutcomeIn(Wire):
     ids: list[Id] | None = None
 
 
+class TeamMarksIn(Wire):
+    """A member's batch of marks on team memories (at most 1000 ids in all)."""
+
+    retrieved: list[Id] = msgspec.field(default_factory=list)
+    good: list[Id] = msgspec.field(default_factory=list)
+    bad: list[Id] = msgspec.field(default_factory=list)
+
+
 class SleepIn(Wire):
     dry_run: bool = False
     no_share: bool = False
@@ -176,6 +184,12 @@ class ContextResult(Wire):
     active_snapshot: dict[str, Any] | None = None
     session_handoff: dict[str, Any] | None = None
     recent_events: list[dict[str, Any]] | None = None
+
+
+class TeamMarksResult(Wire):
+    retrieved: int
+    good: int
+    bad: int
 
 
 class OutcomeResult(Wire):

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 from e2e.harness import Hippo
-from e2e.sleep_support import make, plant
+from e2e.sleep_support import make, plant, project
 from hippo_memory import HippoSync
 
 from team.support import create_key, free_port, start_server
@@ -134,3 +134,66 @@ def test_team_memories_are_recalled_offline_and_a_team_reject_reaches_the_copy(
     assert "needs the VPN" not in after
     assert hippo.json("team", "leave")["joined"] is False
     assert "[team]" not in hippo.ok("recall", "releases tuesdays", "--global").stdout
+
+
+def test_retrievals_and_outcome_marks_of_team_memories_reach_the_server_in_batches(
+    hippo: Hippo, server: Hippo, pg_fresh_dsn: str
+) -> None:
+    url = start_server(server, pg_fresh_dsn)
+    with HippoSync(base_url=url, api_key=create_key(server, "acme")) as colleague:
+        vpn = colleague.remember(content="The staging deploy needs the VPN")
+        tuesday = colleague.remember(content="Releases are cut on Tuesdays")
+    hippo.start()
+    hippo.ok("team", "join", url, "--key", create_key(server, "acme"))
+    _until(hippo, cached=2)
+    # Ten recalls in one session, then a good mark on its last batch and a bad one by id.
+    for _ in range(10):
+        found = hippo.json("recall", "staging deploy vpn", "--global")
+        assert [(r["id"], r["source"]) for r in found["results"]] == [(vpn.id, "team")]
+    good = hippo.json("outcome", "--good", "--global")
+    assert good["ids"] == [vpn.id] and good["applied"] == 1
+    bad = hippo.json("outcome", "--bad", "--id", tuesday.id, "--global")
+    assert bad["ids"] == [tuesday.id]
+    assert hippo.ctl("outcome", "--bad", "--id", "mem_000000000000", "--global").returncode == 1
+    _until(hippo, marks_queued=0, marks_sent=12)
+    server.env["HIPPO_TENANT"] = "acme"
+    seen = server.json("inspect", vpn.id, "--global")["memory"]
+    assert (seen["retrieval_count"], seen["outcome_positive"]) == (10, 1)
+    assert server.json("inspect", tuesday.id, "--global")["memory"]["outcome_negative"] == 1
+    # One request carried all ten retrievals; each mark is audited under the member's key.
+    [batch] = server.json("audit", "list", "--op", "team_retrievals", "--global")["entries"]
+    assert batch["metadata"]["retrievals"] == 10 and batch["actor"].startswith("api_key:hk_")
+    import httpx
+
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {create_key(server, 'acme')}"}) as raw:
+        too_many = raw.post("/v1/team/marks", json={"retrieved": [vpn.id] * 1001})
+        assert too_many.status_code == 400 and "1000" in too_many.text
+        malformed = raw.post("/v1/team/marks", json={"good": ["not an id"]})
+        assert malformed.status_code == 400
+        gone = raw.post("/v1/team/marks", json={"bad": ["mem_000000000000"]})
+        assert gone.json() == {"retrieved": 0, "good": 0, "bad": 0}
+
+
+def test_sleep_queues_what_it_auto_shares_for_the_team_when_asked(
+    hippo: Hippo, server: Hippo, pg_fresh_dsn: str
+) -> None:
+    url = start_server(server, pg_fresh_dsn)
+    key = create_key(server, "acme")
+    hippo.start()
+    hippo.ok("team", "join", url, "--key", key)
+    gotcha = "PowerShell needs -ExecutionPolicy Bypass for unsigned scripts"
+    off, _ = project(hippo, "quiet")
+    hippo.ok("remember", gotcha, "--tag", "powershell", "--tag", "gotcha", cwd=off)
+    assert hippo.json("sleep", cwd=off)["shared_team"] == 0  # autoShareToTeam is off by default
+    folder, _ = project(hippo, "loud", config={"autoShareToTeam": True})
+    hippo.ok("remember", gotcha + " too", "--tag", "powershell", "--tag", "gotcha", cwd=folder)
+    hippo.ok("remember", "The office coffee machine is on floor 3", cwd=folder)
+    assert hippo.json("sleep", "--dry-run", cwd=folder)["shared_team"] == 1
+    data = hippo.json("sleep", cwd=folder)
+    assert data["shared_team"] == 1
+    assert hippo.json("sleep", cwd=folder)["shared_team"] == 0  # each memory once
+    _until(hippo, queued=0, sent=1)
+    with HippoSync(base_url=url, api_key=key) as member:
+        assert [r.content for r in member.recall(q="powershell execution policy").results] == [
+            gotcha + " too"
+        ]
