@@ -27,6 +27,7 @@ from hippod.ingest.gitrun import learn_from_git
 from hippod.logfile import open_append
 from hippod.state import DaemonState
 from hippod.store.stores import Store
+from hippod.tenancy import acting_as
 
 log = logging.getLogger("hippod.daily")
 
@@ -200,6 +201,8 @@ class DailyRunner:
     async def _body(self, run: DailyRun, result: DailyRunResult) -> DailyRunResult:
         """Sequential over the registry; each failed step counts one failure and the run goes on."""
         registry = self.state.registry
+        if registry.team is not None:
+            return await self._team_body(run, result, registry.team)
         paths, warning = workspaces.read_or_empty(registry.global_root)
         if warning:
             log.warning("%s", warning)
@@ -230,6 +233,36 @@ class DailyRunner:
         result.summary = summary_line(result.workspaces, result.failures)
         run.emit(result.summary, stream=False)
         return result
+
+    async def _team_body(self, run: DailyRun, result: DailyRunResult, store: Store) -> DailyRunResult:
+        """A team server's run: each tenant's sleep, by this server or another (team/daily.py)."""
+        from hippod.team import daily as team_daily  # psycopg: a team server's alone
+        from hippod.team.pg import TeamDatabase
+
+        assert isinstance(store.db, TeamDatabase)
+        for tenant in await team_daily.tenants(store.db):
+            result.workspaces += 1
+            run.emit(f"tenant {tenant}:")
+            result.failures += await self._step(run, "sleep", self._team_sleep(store, tenant))
+        result.ok = result.failures == 0
+        result.summary = (
+            f"Daily maintenance complete: {plural(result.workspaces, 'tenant')} processed, "
+            f"{plural(result.failures, 'command failure')}."
+        )
+        run.emit(result.summary, stream=False)
+        return result
+
+    async def _team_sleep(self, store: Store, tenant: str) -> str:
+        from hippod.team import daily as team_daily
+        from hippod.team.pg import TeamDatabase
+
+        assert isinstance(store.db, TeamDatabase)
+        with acting_as(tenant):
+            async with team_daily.claimed(store.db, tenant, clock.now()) as skipped:
+                if skipped is not None:
+                    return f"skipped ({skipped})"
+                r = await sleep_store(self.state, store, SleepOptions(no_learn=True, no_share=True))
+        return f"{r.active} active, {r.dormant_moved} to dormant, {r.merged} merged"
 
     async def _workspace(self, run: DailyRun, path: str, root: str, say: Say) -> int:
         """learn --git (git repos only), then sleep without phase 1's git part; returns the failures."""

@@ -46,7 +46,8 @@ class TeamServe:
 
     def apply(self, config: dict[str, Any]) -> None:
         """Into daemon.json's values: the team's database, the HTTP API opened at start, and none of a
-        laptop's own work (the daily run, the folder watchers, the card reclaim)."""
+        laptop's own work (the folder watchers, the card reclaim). The daily run stays: on a team
+        server it sleeps each tenant (team/daily.py)."""
         dsn = self.dsn or config["team"].get("dsn")
         if not isinstance(dsn, str) or not dsn.strip():
             raise StartupError(
@@ -61,7 +62,6 @@ class TeamServe:
         if self.port is not None:
             http["port"] = self.port
         http["allowRemote"] = self.allow_remote or bool(http.get("allowRemote", False))
-        config["daily"]["enabled"] = False
         config["watch"]["enabled"] = False
         config["cardReclaimMinutes"] = 0
 

@@ -47,7 +47,8 @@ async def since(conn: Source, tenant: str, cursor: str | None, limit: int) -> Ch
         rows = await fetch(
             tx,
             f"SELECT {_SELECT}, m.changed_xid::text FROM memories m WHERE m.tenant_id = %s "
-            "AND (m.changed_xid > %s::text::xid8 OR (m.changed_xid = %s::text::xid8 AND m.id > %s)) "
+            "AND (m.changed_xid > %s::text::xid8 "
+            'OR (m.changed_xid = %s::text::xid8 AND m.id > %s COLLATE "C")) '
             'ORDER BY m.changed_xid, m.id COLLATE "C" LIMIT %s',
             (tenant, str(xid), str(xid), after_id, limit + 1),
         )

@@ -304,7 +304,22 @@ async def m004_sleep(conn: AsyncConnection[tuple[object, ...]], role: str) -> No
         await _tenant_only(conn, table, role)
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_keys_and_archive, m003_changes, m004_sleep]
+async def m005_tenants(conn: AsyncConnection[tuple[object, ...]], role: str) -> None:
+    """`hippo_tenants()`: every tenant a key was ever made for, and `default` (the operator's), for the
+    daily run, which sleeps each. The other lookup that crosses tenants, as the keys' owner."""
+    await conn.execute(
+        """CREATE FUNCTION hippo_tenants() RETURNS SETOF TEXT
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+            SELECT tenant_id FROM api_keys UNION SELECT 'default' ORDER BY 1
+        $$"""
+    )
+    await conn.execute("REVOKE ALL ON FUNCTION hippo_tenants() FROM PUBLIC")
+    await conn.execute(
+        sql.SQL("GRANT EXECUTE ON FUNCTION hippo_tenants() TO {}").format(sql.Identifier(role))
+    )
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_keys_and_archive, m003_changes, m004_sleep, m005_tenants]
 
 
 async def migrate(conn: AsyncConnection[tuple[object, ...]], role: str = APP_ROLE) -> int:

@@ -5,6 +5,11 @@ from __future__ import annotations
 import socket
 
 from e2e.harness import Hippo
+from e2e.sleep_support import make
+
+from hippod.store.records import Memory
+from hippod.team import memories as rows
+from hippod.team.pg import Conn, TeamDatabase
 
 
 def start_server(hippo: Hippo, dsn: str, port: int = 0) -> str:
@@ -28,3 +33,15 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+async def store_rows(db: TeamDatabase, tenant: str, *contents: str) -> list[Memory]:
+    """Memories of `tenant` with these contents, inserted in one transaction through the team rows."""
+    made = [make(text, tenant_id=tenant) for text in contents]
+
+    async def insert(conn: Conn) -> None:
+        for memory in made:
+            assert await rows.insert(conn, memory)
+
+    await db.write(tenant, insert)
+    return made

@@ -4,6 +4,7 @@ SDK (hippo_memory), with two server processes side by side over one database."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import sys
@@ -104,3 +105,47 @@ def test_a_server_without_its_database_says_so_in_one_line(hippo: Hippo) -> None
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("hippod: the team database postgresql://127.0.0.1:1/none cannot be used:")
     assert "Traceback" not in done.stderr
+
+
+def test_the_daily_run_sleeps_each_tenant_once_whichever_servers_run_it(
+    hippo: Hippo, pg_fresh_dsn: str
+) -> None:
+    other = Hippo(tempfile.mkdtemp(prefix="hq", dir="/tmp"))
+    try:
+        urls = [start_server(hippo, pg_fresh_dsn), start_server(other, pg_fresh_dsn)]
+        keys = {t: create_key(hippo, t, role="admin") for t in ("acme", "beta")}
+        deploy = "Deploy to staging failed because the migration step was skipped"
+        with HippoSync(base_url=urls[0], api_key=keys["acme"]) as acme:
+            for text in (deploy, f"{deploy} again", f"{deploy} again today"):
+                acme.remember(content=text)
+        with HippoSync(base_url=urls[1], api_key=keys["beta"]) as beta:
+            beta.remember(content="Releases are cut on Tuesdays")
+        # Both servers' runs at once, as their schedules would start them.
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "hippoctl", "--json", "daily-runner"],
+                cwd=server.root,
+                env=server.env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for server in (hippo, other)
+        ]
+        replies = [json.loads(run.communicate(timeout=120)[0]) for run in runs]
+        assert all(r["run"]["ok"] and r["run"]["workspaces"] == 3 for r in replies)  # acme, beta, default
+        for tenant, url in (("acme", urls[1]), ("beta", urls[0])):
+            with HippoSync(base_url=url, api_key=keys[tenant]) as client:
+                assert len(client.audit(op="consolidate")) == 1, tenant
+        with HippoSync(base_url=urls[1], api_key=keys["acme"]) as acme:
+            [merged] = [
+                r for r in acme.recall(q="deploy staging migration").results if r.id.startswith("sem_")
+            ]
+            assert merged.content.startswith("[Consolidated pattern from 3 related memories]")
+        # A second run the same day leaves them be.
+        again = hippo.ok("daily-runner")
+        assert again.stdout.count("sleep: skipped (slept at ") == 3, again.stdout
+        with HippoSync(base_url=urls[0], api_key=keys["acme"]) as client:
+            assert len(client.audit(op="consolidate")) == 1
+    finally:
+        other.cleanup()
+        shutil.rmtree(other.root, ignore_errors=True)

@@ -15,17 +15,7 @@ from hippod.store.records import Memory
 from hippod.team import memories as rows
 from hippod.team.migrations import MIGRATIONS
 from hippod.team.pg import Conn, TeamDatabase
-
-
-async def _store(db: TeamDatabase, tenant: str, *contents: str) -> list[Memory]:
-    made = [make(text, tenant_id=tenant) for text in contents]
-
-    async def insert(conn: Conn) -> None:
-        for memory in made:
-            assert await rows.insert(conn, memory)
-
-    await db.write(tenant, insert)
-    return made
+from team.support import store_rows
 
 
 async def _count(db: TeamDatabase, tenant: str, query: str) -> int:
@@ -36,8 +26,8 @@ async def _count(db: TeamDatabase, tenant: str, query: str) -> int:
 
 
 async def test_a_tenant_sees_and_writes_only_its_own_rows_whatever_the_sql(team_db: TeamDatabase) -> None:
-    await _store(team_db, "acme_a", "the staging deploy needs the VPN")
-    await _store(team_db, "acme_b", "the staging deploy needs a ticket", "use the blue runner")
+    await store_rows(team_db, "acme_a", "the staging deploy needs the VPN")
+    await store_rows(team_db, "acme_b", "the staging deploy needs a ticket", "use the blue runner")
     # No WHERE clause: row-level security alone keeps each tenant's count to its own rows.
     assert await _count(team_db, "acme_a", "SELECT count(*) FROM memories") == 1
     assert await _count(team_db, "acme_b", "SELECT count(*) FROM memories") == 2
@@ -95,7 +85,7 @@ def _expected(memories: list[Memory]) -> tuple[dict[str, int], tuple[int, int]]:
 async def test_term_statistics_follow_every_insert_update_and_delete(
     team_db: TeamDatabase, tenant: str
 ) -> None:
-    kept = await _store(team_db, tenant, "deploy the api deploy", "the api key rotates", "a cache note")
+    kept = await store_rows(team_db, tenant, "deploy the api deploy", "the api key rotates", "a cache note")
     assert await _stats(team_db, tenant) == _expected(kept)
     changed = make("the cache was rebuilt twice", id=kept[2].id, tenant_id=tenant, tags=["cache", "ops"])
     async with team_db.tenant(tenant) as conn:
@@ -121,7 +111,7 @@ async def test_a_tombstoned_text_is_refused(team_db: TeamDatabase, tenant: str) 
 async def test_two_members_superseding_one_memory_at_once_one_wins(
     team_db: TeamDatabase, tenant: str
 ) -> None:
-    [old] = await _store(team_db, tenant, "the build uses node 18")
+    [old] = await store_rows(team_db, tenant, "the build uses node 18")
 
     async def supersede(new_id: str) -> bool:
         async def work(conn: Conn) -> bool:
