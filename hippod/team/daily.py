@@ -34,8 +34,7 @@ async def tenants(db: TeamDatabase) -> list[str]:
 async def claimed(db: TeamDatabase, tenant: str, now: datetime) -> AsyncIterator[str | None]:
     """Hold the tenant's daily lock for the block; gives None when this server is to sleep it, else
     why not."""
-    async with db.pool.connection() as conn:
-        await conn.set_autocommit(True)
+    async with db.pool.connection() as conn:  # autocommit: the lock is the session's
         cursor = await conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (DAILY_LOCK, tenant))
         row = await cursor.fetchone()
         if row is None or not row[0]:
@@ -52,4 +51,3 @@ async def claimed(db: TeamDatabase, tenant: str, now: datetime) -> AsyncIterator
                 await memories.set_meta(tx, LAST_DAILY_KEY, clock.iso(now))
         finally:
             await conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (DAILY_LOCK, tenant))
-            await conn.set_autocommit(False)

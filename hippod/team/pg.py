@@ -4,6 +4,11 @@ Each transaction begins by taking the application role and naming its tenant, bo
 `set_config(..., true)`, which lasts to the end of the transaction alone. So nothing outlives it
 on a pooled connection, and a transaction-mode pooler (PgBouncer) in front of the database works.
 
+Round trips are what a request costs here, so the connections are in autocommit mode and a
+transaction is begun by hand: BEGIN and the settings go in one round trip, and a read through the
+reader sends BEGIN, the settings, its statement and COMMIT in one (client-side binding, psycopg's
+ClientCursor, which lets several statements share one message).
+
 `TeamDatabase` is a `StoreDatabase` (store/backend.py): handlers use it as they use a SQLite
 store's, and it takes the tenant from the request being served (hippod/tenancy.py).
 """
@@ -11,6 +16,7 @@ store's, and it takes the tenant from the request being served (hippod/tenancy.p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -28,12 +34,15 @@ log = logging.getLogger("hippod.team")
 
 T = TypeVar("T")
 Conn = AsyncConnection[tuple[object, ...]]
+Cursor = psycopg.AsyncClientCursor[tuple[object, ...]]
 
 # A write that lost a deadlock or a serialization check is run again from the start, this many times.
 WRITE_ATTEMPTS = 5
 # Seconds to wait for the server when connecting (else an unreachable host waits on TCP).
 CONNECT_TIMEOUT = 10
 _RETRYABLE = (errors.DeadlockDetected, errors.SerializationFailure)
+# A transaction's start: its role and tenant, each for the transaction alone.
+_BEGIN = "BEGIN; SELECT set_config('role', %s, true), set_config('hippo.tenant', %s, true)"
 
 
 class TeamDatabase:
@@ -64,10 +73,9 @@ class TeamDatabase:
             max_size=max_size,
             open=False,
             timeout=timeout,
-            kwargs={"connect_timeout": CONNECT_TIMEOUT},
-            # A connection is checked as it leaves the pool (one round trip), so one the server
-            # dropped (a restart, a failover) is replaced instead of failing a request.
-            check=AsyncConnectionPool.check_connection,
+            # Transactions are begun by hand (see `_begun`), so that beginning one costs no round
+            # trip of its own.
+            kwargs={"connect_timeout": CONNECT_TIMEOUT, "autocommit": True},
         )
         await pool.open(wait=True, timeout=timeout)
         return cls(pool, role, dsn)
@@ -78,15 +86,39 @@ class TeamDatabase:
         await self.pool.close()
 
     @asynccontextmanager
+    async def _begun(self, statements: str, params: Sequence[Any]) -> AsyncIterator[tuple[Conn, Cursor]]:
+        """A pooled connection on which `statements` (which begin a transaction) have run, in one round
+        trip, with their results in the cursor. A connection the server dropped (a restart, a
+        failover) is found out here and another taken: nothing was done on it. A statement that
+        fails rolls the transaction back."""
+        for _ in range(self.pool.max_size + 1):
+            async with self.pool.connection() as conn:
+                cursor = psycopg.AsyncClientCursor(conn)
+                try:
+                    await cursor.execute(statements, params)
+                except psycopg.OperationalError:
+                    if not conn.broken:
+                        await _rollback(conn)
+                        raise
+                    continue  # the pool drops a broken connection as it comes back
+                except BaseException:
+                    await _rollback(conn)
+                    raise
+                yield conn, cursor
+                return
+        raise HippoError("team_unreachable", f"no connection to the team database {self.path} answers")
+
+    @asynccontextmanager
     async def tenant(self, tenant: str) -> AsyncIterator[Conn]:
         """One transaction seeing only `tenant`'s rows: committed when the block ends, rolled back
         when it raises."""
-        async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute(
-                "SELECT set_config('role', %s, true), set_config('hippo.tenant', %s, true)",
-                (self.role, tenant),
-            )
-            yield conn
+        async with self._begun(_BEGIN, (self.role, tenant)) as (conn, _):
+            try:
+                yield conn
+            except BaseException:
+                await _rollback(conn)
+                raise
+            await conn.execute("COMMIT")
 
     async def write(self, tenant: str, work: Callable[[Conn], Awaitable[T]]) -> T:
         """Run `work` in one transaction of `tenant`, again from the start when it loses a deadlock
@@ -176,17 +208,31 @@ class TeamReader:
         self.db = db
 
     async def fetch(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        async with self.db.tenant(current_tenant()) as conn:
-            cursor = await conn.execute(query, params)
-            return list(await cursor.fetchall())
+        """The rows of one statement, in a transaction of the tenant being served: one round trip."""
+        statements = f"{_BEGIN}; {query}; COMMIT"
+        async with self.db._begun(statements, (self.db.role, current_tenant(), *params)) as (_, cursor):
+            return await _third_result(cursor)
 
     async def fetch_untenanted(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """A statement in a transaction that names no tenant: it sees no tenant's rows, so only a
         function made to cross tenants (an API key by its id) finds anything."""
-        async with self.db.pool.connection() as conn, conn.transaction():
-            await conn.execute("SELECT set_config('role', %s, true)", (self.db.role,))
-            cursor = await conn.execute(query, params)
-            return list(await cursor.fetchall())
+        statements = f"BEGIN; SELECT set_config('role', %s, true); {query}; COMMIT"
+        async with self.db._begun(statements, (self.db.role, *params)) as (_, cursor):
+            return await _third_result(cursor)
+
+
+async def _third_result(cursor: Cursor) -> list[tuple[Any, ...]]:
+    """The rows of the statement after BEGIN and the settings."""
+    cursor.nextset()
+    cursor.nextset()
+    return list(await cursor.fetchall())
+
+
+async def _rollback(conn: Conn) -> None:
+    """End a failed transaction, unless its connection is gone (the server ended it then)."""
+    if not conn.broken:
+        with contextlib.suppress(psycopg.Error):
+            await conn.execute("ROLLBACK")
 
 
 def describe(dsn: str) -> str:

@@ -38,7 +38,7 @@ async def test_a_tenant_sees_and_writes_only_its_own_rows_whatever_the_sql(team_
             await rows.insert(conn, make("planted", tenant_id="acme_b"))
     assert await _count(team_db, "acme_b", "SELECT count(*) FROM memories") == 2
     # A transaction that names no tenant sees nothing, although the test logs in as a superuser.
-    async with team_db.pool.connection() as conn:
+    async with team_db.pool.connection() as conn, conn.transaction():
         await conn.execute("SELECT set_config('role', %s, true)", (team_db.role,))
         row = await (await conn.execute("SELECT count(*) FROM memories")).fetchone()
     assert row == (0,)
