@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg import AsyncConnection, errors
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from hippod.errors import HippoError
 from hippod.team.migrations import APP_ROLE, migrate
@@ -86,13 +86,26 @@ class TeamDatabase:
         await self.pool.close()
 
     @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Conn]:
+        """A pooled connection; HippoError `team_unreachable` when none comes within the pool's timeout
+        (the database is down or refuses connections)."""
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                conn = await stack.enter_async_context(self.pool.connection())
+            except PoolTimeout:
+                raise HippoError(
+                    "team_unreachable", f"the team database {self.path} gives no connection now; try again"
+                ) from None
+            yield conn
+
+    @asynccontextmanager
     async def _begun(self, statements: str, params: Sequence[Any]) -> AsyncIterator[tuple[Conn, Cursor]]:
         """A pooled connection on which `statements` (which begin a transaction) have run, in one round
         trip, with their results in the cursor. A connection the server dropped (a restart, a
         failover) is found out here and another taken: nothing was done on it. A statement that
         fails rolls the transaction back."""
         for _ in range(self.pool.max_size + 1):
-            async with self.pool.connection() as conn:
+            async with self._connection() as conn:
                 cursor = psycopg.AsyncClientCursor(conn)
                 try:
                     await cursor.execute(statements, params)

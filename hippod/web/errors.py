@@ -49,6 +49,7 @@ STATUS_OF_CODE: dict[str, int] = {
     "bad_config": 503,
     "foreign_store": 503,
     "store_too_new": 503,
+    "team_unreachable": 503,
     "file_too_large": 413,
     "export_too_large": 413,
     "timeout": 504,

@@ -197,3 +197,33 @@ def test_sleep_queues_what_it_auto_shares_for_the_team_when_asked(
         assert [r.content for r in member.recall(q="powershell execution policy").results] == [
             gotcha + " too"
         ]
+
+
+def test_shares_made_while_the_team_database_is_away_are_queued_and_arrive_once(
+    hippo: Hippo, server: Hippo, pg_fresh_dsn: str
+) -> None:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    url = start_server(server, pg_fresh_dsn)
+    hippo.start()
+    hippo.ok("team", "join", url, "--key", create_key(server, "acme"))
+    ids = [
+        hippo.json("remember", f"Lesson {n}: the build needs cache {n}", "--global")["id"] for n in range(5)
+    ]
+    name = str(conninfo_to_dict(pg_fresh_dsn)["dbname"])
+    with psycopg.connect(make_conninfo(pg_fresh_dsn, dbname="postgres"), autocommit=True) as admin:
+        # The database goes away under the running server: its connections dropped, new ones refused.
+        admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        try:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+            )
+            assert hippo.json("share", "--team", *ids)["queued"] == ids
+            away = _until(hippo, queued=5, sent=0, failed=0)
+            assert hippo.wait_for(lambda: _status(hippo)["last_error"] is not None, 60), away
+        finally:
+            admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+    _until(hippo, queued=0, sent=5, failed=0)
+    with psycopg.connect(pg_fresh_dsn) as conn:
+        stored = [c for (c,) in conn.execute("SELECT content FROM memories ORDER BY seq").fetchall()]
+    assert stored == [f"Lesson {n}: the build needs cache {n}" for n in range(5)]
