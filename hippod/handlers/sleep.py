@@ -219,8 +219,9 @@ async def _sleep(
     await extract_facts(store)
     async with store.db.long_transaction() as conn:
         if await rows.changed_since(conn, marks, statuses):
-            # Something changed the store since the snapshot: plan again, now holding the write lock
-            # (the writer has written nothing yet, so a new snapshot sees what it sees).
+            # Something changed the store since the snapshot: plan again, now holding the store (SQLite's
+            # write lock; on the team store, the tenant's sleep lock and rows), from a snapshot that
+            # sees what this transaction sees (it has written nothing yet).
             await step("sleep: the store changed meanwhile; planning again")
             result, _, _ = await rows.planned(store.db, settings, _new_id, conn)
         await rows.apply(conn, result, dormant_at=result.now, step=step)
