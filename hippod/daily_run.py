@@ -240,7 +240,13 @@ class DailyRunner:
         from hippod.team.pg import TeamDatabase
 
         assert isinstance(store.db, TeamDatabase)
-        for tenant in await team_daily.tenants(store.db):
+        try:
+            found = await team_daily.tenants(store.db)
+        except HippoError as exc:  # the database is away: the run fails, saying why, in one line
+            log.warning("daily run: listing the tenants failed: %s", exc.message)
+            run.emit(f"listing the tenants: failed ({exc.message})")
+            found, result.failures = [], 1
+        for tenant in found:
             result.workspaces += 1
             run.emit(f"tenant {tenant}:")
             result.failures += await self._step(run, "sleep", self._team_sleep(store, tenant))

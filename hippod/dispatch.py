@@ -31,6 +31,7 @@ from hippod.handlers import (
     lifecycle,
     mcp_tools,
     memory,
+    outcome,
     pinned,
     recall,
     serve,
@@ -100,7 +101,7 @@ async def _route(ctx: RequestContext) -> tuple[Any, str]:
         case m.Forget() as body:
             return await memory.forget(ctx, body)
         case m.Outcome() as body:
-            return await memory.outcome(ctx, body)
+            return await outcome.outcome(ctx, body)
         case m.Embed() as body:
             return await embed.embed(ctx, body)
         case m.Supersede() as body:

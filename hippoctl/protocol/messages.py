@@ -298,6 +298,8 @@ class TeamMarks(Body):
     retrieved: list[str] = []
     good: list[str] = []
     bad: list[str] = []
+    # The batch's Idempotency-Key: a batch sent again with the same key is applied once.
+    batch_key: str | None = None
 
 
 class Peers(Body):

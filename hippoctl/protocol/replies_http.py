@@ -112,6 +112,7 @@ class TeamMarksReply(Reply):
     retrieved: int
     good: int
     bad: int
+    again: bool = False  # a batch applied before under the same key: nothing done now
 
 
 class TeamChangesReply(Reply):

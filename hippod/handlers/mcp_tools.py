@@ -14,7 +14,7 @@ from hippoctl.protocol import messages_cards as mc
 from hippoctl.protocol.replies import OutcomeReply
 from hippoctl.protocol.replies_mcp import McpToolReply
 from hippod.errors import HippoError
-from hippod.handlers import admin, card_runs, cards, conflicts, learn, mcp_reads, memory, sharing
+from hippod.handlers import admin, card_runs, cards, conflicts, learn, mcp_reads, memory, outcome, sharing
 from hippod.mcp import args as a
 from hippod.mcp.request import McpContext, for_tool
 from hippod.request import RequestContext
@@ -89,12 +89,12 @@ async def _outcome(ctx: McpContext, args: a.OutcomeArgs) -> tuple[OutcomeReply, 
     """Mark the given memories, or without ids the last batch this MCP session recalled."""
     if args.ids is None:
         try:
-            return await memory.outcome(ctx, m.Outcome(good=args.good))
+            return await outcome.outcome(ctx, m.Outcome(good=args.good))
         except HippoError as exc:
             if exc.code != "no_recent_recall":
                 raise
             recalled = exc.details.get("recalled") is True
-            raise memory.nothing_to_mark(
+            raise outcome.nothing_to_mark(
                 recalled, "this MCP session", "call hippo_recall first", "ids"
             ) from None
     # Every id is looked up before any is marked, so an unknown one changes nothing.
@@ -102,7 +102,7 @@ async def _outcome(ctx: McpContext, args: a.OutcomeArgs) -> tuple[OutcomeReply, 
     for memory_id in dict.fromkeys(args.ids):
         store, found = await memory.find_memory(ctx, memory_id)
         targets.setdefault(store.root, (store, []))[1].append(found.id)
-    return await memory.mark_outcome(ctx, list(targets.values()), args.good)
+    return await outcome.mark_outcome(ctx, list(targets.values()), args.good)
 
 
 async def _card_move(ctx: McpContext, args: a.CardMoveArgs) -> tuple[Any, str]:

@@ -14,7 +14,7 @@ from hippoctl.protocol.replies import RecallItem, RecallReply, Skipped, Why
 from hippod import clock
 from hippod.context import ledger_rows
 from hippod.errors import HippoError
-from hippod.handlers.memory import last_batch_key
+from hippod.handlers.outcome import last_batch_key
 from hippod.handlers.recall_store import score_store, warn
 from hippod.lifecycle import strength as st
 from hippod.recall import render, tombstones

@@ -5,12 +5,14 @@ recalls made of team memories, in batches."""
 from __future__ import annotations
 
 import dataclasses
+from datetime import timedelta
+from typing import Any
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import TeamChangesReply, TeamMarksReply
 from hippod import clock
 from hippod.errors import HippoError
-from hippod.handlers.memory import mark_outcome
+from hippod.handlers.outcome import mark_rows
 from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
 from hippod.request import RequestContext
 from hippod.store.stores import Store
@@ -18,6 +20,8 @@ from hippod.store.stores import Store
 MAX_PAGE = 1000
 # Ids in one batch of marks, all kinds together.
 MAX_MARKS = 1000
+# How long a batch's key is kept: a laptop sends a batch again within seconds to hours.
+BATCH_KEYS_KEPT = timedelta(days=30)
 
 
 async def _team_store(ctx: RequestContext) -> Store:
@@ -25,6 +29,25 @@ async def _team_store(ctx: RequestContext) -> Store:
     if not store.team:
         raise HippoError("not_implemented", "this hippod is not a team server (see: hippod serve --team)")
     return store
+
+
+async def _first_time(conn: Any, key: str, now: str) -> bool:
+    """Note a batch's key in its transaction; False when it was noted before. Keys older than
+    BATCH_KEYS_KEPT go, a few at a time."""
+    cursor = await conn.execute(
+        "INSERT INTO mark_batches (tenant_id, batch_key, applied_at) "
+        "VALUES (current_setting('hippo.tenant'), %s, %s) ON CONFLICT DO NOTHING",
+        (key, now),
+    )
+    if cursor.rowcount != 1:
+        return False
+    before = clock.iso(clock.parse_iso(now) - BATCH_KEYS_KEPT)
+    await conn.execute(
+        "DELETE FROM mark_batches WHERE ctid IN "
+        "(SELECT ctid FROM mark_batches WHERE applied_at < %s LIMIT 100)",
+        (before,),
+    )
+    return True
 
 
 def _rounds(ids: list[str]) -> list[list[str]]:
@@ -48,22 +71,25 @@ async def team_marks(ctx: RequestContext, body: m.TeamMarks) -> tuple[TeamMarksR
         raise HippoError("usage", f"at most {MAX_MARKS} marks in one batch")
     store = await _team_store(ctx)
     now = clock.iso(clock.now())
-    retrieved = 0
-    if body.retrieved:
-        async with store.db.transaction() as conn:
-            present = {m.id for m in await store.rows.get_many(conn, list(set(body.retrieved)))}
-            for ids in _rounds([i for i in body.retrieved if i in present]):
-                await store.rows.strengthen(conn, ids, now, RETRIEVAL_HALF_LIFE_BONUS)
-                retrieved += len(ids)
+    applied = {True: 0, False: 0}
+    # One transaction: a batch is applied whole or not at all, so one the laptop sends again after
+    # a failure is not applied twice in part.
+    async with store.db.transaction() as conn:
+        if body.batch_key is not None and not await _first_time(conn, body.batch_key, now):
+            return TeamMarksReply(retrieved=0, good=0, bad=0, again=True), "this batch was applied before"
+        present = {m.id for m in await store.rows.get_many(conn, list(set(body.retrieved)))}
+        retrieved = 0
+        for ids in _rounds([i for i in body.retrieved if i in present]):
+            await store.rows.strengthen(conn, ids, now, RETRIEVAL_HALF_LIFE_BONUS)
+            retrieved += len(ids)
+        if body.retrieved:
             await store.rows.audit(
                 conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="team_retrievals",
                 metadata={"retrievals": retrieved, "memories": len(present)},
             )  # fmt: skip
-    applied = {True: 0, False: 0}
-    for good, marked in ((True, body.good), (False, body.bad)):
-        for ids in _rounds(marked):
-            reply, _ = await mark_outcome(ctx, [(store, ids)], good)
-            applied[good] += reply.applied
+        for good, marked in ((True, body.good), (False, body.bad)):
+            for ids in _rounds(marked):
+                applied[good] += len(await mark_rows(ctx, store, conn, ids, good))
     text = f"{retrieved} retrievals, {applied[True]} good and {applied[False]} bad marks applied"
     return TeamMarksReply(retrieved=retrieved, good=applied[True], bad=applied[False]), text
 

@@ -24,10 +24,11 @@ async def add(conn: aiosqlite.Connection, kind: str, ids: Sequence[str], now: st
     )
 
 
-async def oldest(conn: aiosqlite.Connection, limit: int) -> list[Mark]:
-    """The oldest queued marks, in the order they were made."""
+async def oldest(conn: aiosqlite.Connection, limit: int, through: int | None = None) -> list[Mark]:
+    """The oldest queued marks, in the order they were made (only those up to `through`, if given)."""
     rows = await conn.execute_fetchall(
-        "SELECT seq, kind, memory_id FROM team_marks ORDER BY seq LIMIT ?", (limit,)
+        "SELECT seq, kind, memory_id FROM team_marks WHERE seq <= ? ORDER BY seq LIMIT ?",
+        (through if through is not None else 2**62, limit),
     )
     return [Mark(int(r[0]), str(r[1]), str(r[2])) for r in rows]
 

@@ -1,9 +1,10 @@
 """The daily run on a team server: each tenant's sleep, once a day whichever servers run it.
 
 Every server of a team runs its own schedule, so two may start the same tenant's nightly sleep. A
-tenant is slept by the server that takes its daily lock (a session advisory lock, let go if that
-server dies); another server skips it while the lock is held, or when the tenant's last daily sleep
-is younger than SLEPT_WITHIN.
+server claims a tenant in one short transaction, behind the tenant's daily lock (held for that
+transaction alone, so a transaction-mode pooler is no trouble): it writes the claim's time in the
+tenant's meta, unless a claim younger than SLEPT_WITHIN is there, and then the tenant is skipped. A
+sleep that fails gives its claim back, so the next run (of this server or another) tries again.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from datetime import datetime, timedelta
 from hippod import clock
 from hippod.team import memories
 from hippod.team.migrations import MIGRATION_LOCK
-from hippod.team.pg import TeamDatabase
+from hippod.team.pg import Conn, TeamDatabase
 
 # The first key of a tenant's daily lock (the second is its name's hash); not the sleep lock's.
 DAILY_LOCK = (MIGRATION_LOCK >> 8) & 0x7FFF_FFFF
-# A daily sleep this recent counts as today's (another server's, a few minutes apart from this one).
+# A claim this recent counts as today's (another server's, a few minutes apart from this one).
 SLEPT_WITHIN = timedelta(hours=12)
 LAST_DAILY_KEY = "last_daily_sleep"
 
@@ -32,22 +33,32 @@ async def tenants(db: TeamDatabase) -> list[str]:
 
 @asynccontextmanager
 async def claimed(db: TeamDatabase, tenant: str, now: datetime) -> AsyncIterator[str | None]:
-    """Hold the tenant's daily lock for the block; gives None when this server is to sleep it, else
-    why not."""
-    async with db.pool.connection() as conn:  # autocommit: the lock is the session's
-        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (DAILY_LOCK, tenant))
-        row = await cursor.fetchone()
-        if row is None or not row[0]:
-            yield "another server is sleeping it"
-            return
-        try:
-            async with db.tenant(tenant) as tx:
-                last = await memories.get_meta(tx, LAST_DAILY_KEY)
-            if last is not None and now - clock.parse_iso(last) < SLEPT_WITHIN:
-                yield f"slept at {last}"
-                return
-            yield None
-            async with db.tenant(tenant) as tx:
-                await memories.set_meta(tx, LAST_DAILY_KEY, clock.iso(now))
-        finally:
-            await conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (DAILY_LOCK, tenant))
+    """Claim the tenant's daily sleep for the block; gives None when this server is to sleep it,
+    else why not. When the block raises, the claim is given back."""
+    previous: list[str | None] = []
+
+    async def claim(conn: Conn) -> str | None:
+        await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (DAILY_LOCK, tenant))
+        last = await memories.get_meta(conn, LAST_DAILY_KEY)
+        if last is not None and now - clock.parse_iso(last) < SLEPT_WITHIN:
+            return f"slept at {last}"
+        previous.append(last)
+        await memories.set_meta(conn, LAST_DAILY_KEY, clock.iso(now))
+        return None
+
+    skipped = await db.write(tenant, claim)
+    if skipped is not None:
+        yield skipped
+        return
+    try:
+        yield None
+    except BaseException:
+        await db.write(tenant, lambda conn: _give_back(conn, previous[0]))
+        raise
+
+
+async def _give_back(conn: Conn, previous: str | None) -> None:
+    if previous is None:
+        await conn.execute("DELETE FROM meta WHERE key = %s", (LAST_DAILY_KEY,))
+    else:
+        await memories.set_meta(conn, LAST_DAILY_KEY, previous)

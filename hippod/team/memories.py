@@ -100,9 +100,19 @@ async def fetch(conn: Source, query: str, params: Sequence[Any]) -> list[tuple[A
     return list(await cursor.fetchall())
 
 
+def _locking(conn: Source) -> str:
+    """Inside a write transaction, the rows read are locked until it ends, as SQLite's one writer holds
+    the whole store: a handler that reads a row, changes it in Python and writes it back (an outcome
+    mark, a resolve) must not lose another server's change made in between. Rows are locked in
+    `seq` order, as a sleep and a strengthening lock them, so that none of them deadlock."""
+    return "" if isinstance(conn, TeamReader) else " ORDER BY seq FOR UPDATE"
+
+
 async def get(conn: Source, tenant: str, memory_id: str) -> Memory | None:
     rows = await fetch(
-        conn, f"SELECT {_SELECT} FROM memories WHERE id = %s AND tenant_id = %s", (memory_id, tenant)
+        conn,
+        f"SELECT {_SELECT} FROM memories WHERE id = %s AND tenant_id = %s{_locking(conn)}",
+        (memory_id, tenant),
     )
     return row_to_memory(rows[0]) if rows else None
 
@@ -111,7 +121,9 @@ async def get_many(conn: Source, ids: Sequence[str]) -> list[Memory]:
     """Rows for these ids, in no particular order (missing ids are skipped)."""
     if not ids:
         return []
-    rows = await fetch(conn, f"SELECT {_SELECT} FROM memories WHERE id = ANY(%s)", (list(ids),))
+    rows = await fetch(
+        conn, f"SELECT {_SELECT} FROM memories WHERE id = ANY(%s){_locking(conn)}", (list(ids),)
+    )
     return [row_to_memory(r) for r in rows]
 
 
@@ -252,8 +264,10 @@ async def strengthen(conn: Conn, ids: Sequence[str], now: str, bonus_days: float
         "UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved = %s, "
         "half_life_days = half_life_days + %s, strength = 1.0, updated_at = %s, "
         "confidence = CASE confidence WHEN 'stale' THEN 'observed' ELSE confidence END "
-        "WHERE id = ANY(%s) AND outcome_negative <= outcome_positive AND superseded_by IS NULL",
-        (now, bonus_days, now, list(ids)),
+        "WHERE id = ANY(%s) AND outcome_negative <= outcome_positive AND superseded_by IS NULL "
+        # Locked first in seq order, as everything else here locks rows (see _locking).
+        "AND seq IN (SELECT seq FROM memories WHERE id = ANY(%s) ORDER BY seq FOR UPDATE)",
+        (now, bonus_days, now, list(ids), list(ids)),
     )
 
 

@@ -288,7 +288,8 @@ async def m004_sleep(conn: AsyncConnection[tuple[object, ...]], role: str) -> No
             dormant_reason TEXT NOT NULL,
             PRIMARY KEY (tenant_id, id)
         )""",
-        # The dormant copy keeps its place in the memories' order, not a place of its own.
+        # A dormant row has no place in the memories' order (seq stays NULL): restored, a memory
+        # takes a new one.
         "ALTER TABLE dormant_memories ALTER COLUMN seq DROP NOT NULL",
         "CREATE INDEX dormant_digest ON dormant_memories (tenant_id, content_digest)",
         """CREATE TABLE consolidation_runs (
@@ -319,7 +320,29 @@ async def m005_tenants(conn: AsyncConnection[tuple[object, ...]], role: str) -> 
     )
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_keys_and_archive, m003_changes, m004_sleep, m005_tenants]
+async def m006_mark_batches(conn: AsyncConnection[tuple[object, ...]], role: str) -> None:
+    """The batches of marks already applied, by the key their laptop sent them with, so a batch sent
+    again (its answer lost) is applied once; kept 30 days (handlers/team_feed.py)."""
+    await conn.execute(
+        """CREATE TABLE mark_batches (
+            tenant_id TEXT NOT NULL,
+            batch_key TEXT NOT NULL,
+            applied_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, batch_key)
+        )"""
+    )
+    await conn.execute("CREATE INDEX mark_batches_at ON mark_batches (tenant_id, applied_at)")
+    await _tenant_only(conn, "mark_batches", role)
+
+
+MIGRATIONS: list[Migration] = [
+    m001_initial,
+    m002_keys_and_archive,
+    m003_changes,
+    m004_sleep,
+    m005_tenants,
+    m006_mark_batches,
+]
 
 
 async def migrate(conn: AsyncConnection[tuple[object, ...]], role: str = APP_ROLE) -> int:

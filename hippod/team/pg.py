@@ -162,12 +162,12 @@ class TeamDatabase:
         *,
         after_reply: bool = False,
     ) -> HippoError | None:
-        """A read's bookkeeping write, in its own transaction; with `after_reply`, made once the reply
-        has gone (the task keeps the request's tenant), and waited for by the next request."""
+        """A read's bookkeeping write, in its own transaction (run again if it loses a deadlock); with
+        `after_reply`, made once the reply has gone (the task keeps the request's tenant), and waited
+        for by the next request."""
 
         if not after_reply:
-            async with self.transaction() as conn:
-                await write(conn)
+            await self.write(current_tenant(), write)
             if after is not None:
                 after()
             return None
@@ -184,8 +184,7 @@ class TeamDatabase:
 
         async def run() -> None:
             try:
-                async with self.transaction() as conn:
-                    await write(conn)
+                await self.write(current_tenant(), write)
             except Exception:
                 log.exception("a deferred write to %s failed", self.path)
                 return

@@ -53,7 +53,7 @@ async def planned(
 
 async def changed_since(conn: Conn, marks: Sequence[int], statuses: Mapping[int, str]) -> bool:
     """Take the tenant's sleep lock and lock its memory rows, then tell whether a memory the snapshot
-    read changed or went away since, or a stored conflict's status moved (added memories do not count)."""
+    read changed or went away since, or the stored conflicts did (added memories do not count)."""
     await conn.execute(
         "SELECT pg_advisory_xact_lock(%s, hashtext(current_setting('hippo.tenant')))", (SLEEP_LOCK,)
     )
@@ -64,7 +64,9 @@ async def changed_since(conn: Conn, marks: Sequence[int], statuses: Mapping[int,
         return True
     stored = await fetch(conn, "SELECT id, status FROM memory_conflicts", ())
     now = {int(i): str(s) for i, s in stored}
-    return any(now.get(i) != status for i, status in statuses.items())
+    # A conflict stored since counts too: another server's sleep of this tenant found it, and this
+    # plan would store it again.
+    return now.keys() != statuses.keys() or any(now[i] != status for i, status in statuses.items())
 
 
 async def _many(conn: Conn, query: str, params: Iterable[Sequence[Any]]) -> None:

@@ -1,7 +1,8 @@
 """Reading a team sleep's snapshot from a worker thread: `hippod.store.sleep_snapshot` on PostgreSQL.
 
 The plan reads one tenant through a connection of its own, in one REPEATABLE READ transaction (one
-moment of the database throughout), as the application role under row-level security. Given the
+moment of the database throughout), as the application role under row-level security. (One more
+connection than the pool's while a sleep plans.) Given the
 name of a snapshot that the sleep's write transaction exported, it reads exactly what that
 transaction sees.
 
@@ -18,6 +19,7 @@ from typing import Any, Self
 import psycopg
 from psycopg import IsolationLevel, sql
 
+from hippod.errors import HippoError
 from hippod.lifecycle.sleep_plan import ConflictRow
 from hippod.store.memories import row_to_memory
 from hippod.store.records import COLUMNS, Memory
@@ -32,7 +34,13 @@ class TeamSnapshot:
     notes every memory's `row_mark` as `pages()` runs, as the SQLite one does."""
 
     def __init__(self, conninfo: str, role: str, tenant: str, snapshot: str | None = None) -> None:
-        self._conn = psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT)
+        try:
+            self._conn = psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT)
+        except psycopg.OperationalError as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise HippoError(
+                "team_unreachable", f"the team database cannot be read for a sleep: {reason}"
+            ) from None
         try:
             self._conn.isolation_level = IsolationLevel.REPEATABLE_READ
             self._conn.read_only = True

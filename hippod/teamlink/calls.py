@@ -97,6 +97,6 @@ def post_memory(url: str, key: str, body: bytes, request_key: str) -> Answer:
     return _call(url, "POST", "/v1/memories", key, body, {"Idempotency-Key": request_key})
 
 
-def post_marks(url: str, key: str, body: bytes) -> Answer:
-    """POST /v1/team/marks: one batch of retrievals and outcome marks."""
-    return _call(url, "POST", "/v1/team/marks", key, body)
+def post_marks(url: str, key: str, body: bytes, batch_key: str) -> Answer:
+    """POST /v1/team/marks: one batch of retrievals and outcome marks, applied once under its key."""
+    return _call(url, "POST", "/v1/team/marks", key, body, {"Idempotency-Key": batch_key})

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
+import socket
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -26,12 +28,15 @@ from hippod.teamlink import cache, calls, membership
 
 if TYPE_CHECKING:
     from hippod.state import DaemonState
+    from hippod.store.stores import Store
 
 log = logging.getLogger("hippod.team")
 
 BATCH = 50
 # Marks in one `POST /v1/team/marks` (the server takes 1000 at most).
 MARK_BATCH = 1000
+# The global store's meta key for the last mark of the batch being sent.
+INFLIGHT_KEY = "team_marks_inflight"
 RETRY_MIN = 0.5
 RETRY_MAX = 15.0
 # How often the copy of the team's memories asks the server what changed.
@@ -125,22 +130,57 @@ class TeamSender:
     async def send_marks(self, joined: membership.Membership) -> float:
         """Send the queued marks, oldest first, MARK_BATCH at a time; the seconds to wait before trying
         again (0: all sent). A batch the server refuses is dropped with a warning: a mark is worth
-        less than the queue it would hold up."""
+        less than the queue it would hold up.
+
+        Each batch is applied once: before it is first sent, its last mark is noted in the global
+        store (INFLIGHT_KEY), so that, sent again after a lost answer (or a restart), it holds the
+        same marks under the same Idempotency-Key, which the server applies once.
+        """
         registry = self.state.registry
         store = await registry.open(registry.global_root)
-        while batch := await team_marks.oldest(store.db.reader, MARK_BATCH):
+        source = _source(registry.global_root, joined)
+        while True:
+            noted = await store.rows.get_meta(store.db.reader, INFLIGHT_KEY)
+            batch = await team_marks.oldest(store.db.reader, MARK_BATCH, int(noted) if noted else None)
+            if not batch:
+                if noted is None:
+                    return 0.0
+                await self._done(store, int(noted))  # its marks went with `team leave`
+                continue
+            if noted is None:
+                async with store.db.transaction() as conn:
+                    await store.rows.set_meta(conn, INFLIGHT_KEY, str(batch[-1].seq))
+            through = batch[-1].seq if noted is None else int(noted)
             kinds: dict[str, list[str]] = {team_marks.RETRIEVED: [], team_marks.GOOD: [], team_marks.BAD: []}
             for mark in batch:
                 kinds[mark.kind].append(mark.memory_id)
-            body = msgspec.json.encode(kinds)
-            answer = await asyncio.to_thread(calls.post_marks, joined.url, joined.key, body)
+            answer = await asyncio.to_thread(
+                calls.post_marks,
+                joined.url,
+                joined.key,
+                msgspec.json.encode(kinds),
+                f"marks:{source}:{through}",
+            )
             if answer.retry:
                 return self._missed(answer)
             self.reachable, self._misses = True, 0
             if answer.status != 200:
                 self.last_error = f"{answer.status}: {answer.message()}"
                 log.warning("team: the server refused %d marks (%s)", len(batch), self.last_error)
-            async with store.db.transaction() as conn:
-                await team_marks.delete_through(conn, batch[-1].seq)
-            self.marks_sent += len(batch) if answer.status == 200 else 0
-        return 0.0
+            else:
+                self.marks_sent += len(batch)
+            await self._done(store, through)
+
+    @staticmethod
+    async def _done(store: Store, through: int) -> None:
+        """The marks up to `through` are delivered (or refused): drop them and the note, together."""
+        async with store.db.transaction() as conn:
+            await team_marks.delete_through(conn, through)
+            await conn.execute("DELETE FROM meta WHERE key = ?", (INFLIGHT_KEY,))
+
+
+def _source(root: str, joined: membership.Membership) -> str:
+    """This laptop's membership, as a short stable name: the server keeps batch keys per tenant, and
+    two laptops of one member (one key) must not share them."""
+    seed = f"{socket.gethostname()}\0{root}\0{joined.joined_at}"
+    return hashlib.sha256(seed.encode()).hexdigest()[:16]

@@ -9,6 +9,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import TeamChangesReply, TeamMarksReply
 from hippod.handlers.team_feed import MAX_PAGE
 from hippod.web import wire
+from hippod.web.errors import HttpError
 from hippod.web.routing import Call, Op, Param, json_response
 
 CURSOR = r"^[0-9]{1,20}:[A-Za-z0-9_:.\-]{0,256}$"
@@ -27,10 +28,15 @@ async def team_changes(call: Call) -> Response:
 
 async def team_marks(call: Call) -> Response:
     given = await call.body(wire.TeamMarksIn)
+    key = call.request.headers.get("idempotency-key")
+    if key is not None and not 1 <= len(key) <= 256:
+        raise HttpError(400, "bad_request", "Idempotency-Key must be 1 to 256 characters")
     reply: TeamMarksReply = await call.run(
-        m.TeamMarks(retrieved=given.retrieved, good=given.good, bad=given.bad)
+        m.TeamMarks(retrieved=given.retrieved, good=given.good, bad=given.bad, batch_key=key)
     )
-    return json_response(wire.TeamMarksResult(retrieved=reply.retrieved, good=reply.good, bad=reply.bad))
+    return json_response(
+        wire.TeamMarksResult(retrieved=reply.retrieved, good=reply.good, bad=reply.bad, again=reply.again)
+    )
 
 
 OPS = (
@@ -51,7 +57,8 @@ OPS = (
         "POST",
         "/v1/team/marks",
         team_marks,
-        "A member's retrievals and outcome marks of team memories, in one batch of at most 1000 ids",
+        "A member's retrievals and outcome marks of team memories, in one batch of at most 1000 ids; "
+        "sent again with the same Idempotency-Key, a batch is applied once",
         body=wire.TeamMarksIn,
         ok=(200, wire.TeamMarksResult),
     ),

@@ -190,6 +190,7 @@ class TeamMarksResult(Wire):
     retrieved: int
     good: int
     bad: int
+    again: bool = False
 
 
 class OutcomeResult(Wire):

@@ -171,7 +171,14 @@ def test_retrievals_and_outcome_marks_of_team_memories_reach_the_server_in_batch
         malformed = raw.post("/v1/team/marks", json={"good": ["not an id"]})
         assert malformed.status_code == 400
         gone = raw.post("/v1/team/marks", json={"bad": ["mem_000000000000"]})
-        assert gone.json() == {"retrieved": 0, "good": 0, "bad": 0}
+        assert gone.json() == {"retrieved": 0, "good": 0, "bad": 0, "again": False}
+        # A batch sent again with its key (its answer lost) is applied once.
+        for again in (False, True):
+            sent = raw.post(
+                "/v1/team/marks", json={"good": [vpn.id]}, headers={"Idempotency-Key": "marks:x:7"}
+            )
+            assert sent.json() == {"retrieved": 0, "good": 0 if again else 1, "bad": 0, "again": again}
+    assert server.json("inspect", vpn.id, "--global")["memory"]["outcome_positive"] == 2
 
 
 def test_sleep_queues_what_it_auto_shares_for_the_team_when_asked(

@@ -1,0 +1,130 @@
+"""`outcome` (memory-model.md §9.4): a good or bad mark on the memories a session last recalled, or on
+given ids; marks on team memories are queued for the team server (teamlink/marks.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies import OutcomeReply
+from hippoctl.protocol.wording import plural
+from hippod import clock
+from hippod.errors import HippoError
+from hippod.handlers.memory import find_memory
+from hippod.request import RequestContext
+from hippod.store.records import Memory
+from hippod.store.stores import Store
+from hippod.teamlink import marks as team_marks
+
+
+def last_batch_key(tenant: str, session: str) -> str:
+    return f"last_batch:{tenant}:{session}"
+
+
+MAX_OUTCOME_IDS = 1000
+
+
+async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, str]:
+    targets: list[tuple[Store, list[str]]] = []
+    # Team memories (in this laptop's copy): their marks go to the team server (teamlink/marks.py).
+    team: list[str] = []
+    if body.ids is not None or body.id is not None:
+        ids = body.ids if body.ids is not None else [body.id or ""]
+        if len(ids) > MAX_OUTCOME_IDS:
+            raise HippoError("usage", f"at most {MAX_OUTCOME_IDS} ids at once")
+        # Every id is looked up before any is marked, so an unknown one changes nothing.
+        by_store: dict[str, tuple[Store, list[str]]] = {}
+        for memory_id in dict.fromkeys(ids):
+            try:
+                store, memory = await find_memory(ctx, memory_id)
+            except HippoError as exc:
+                if exc.code != "not_found" or not await team_marks.in_copy(ctx.state.registry, memory_id):
+                    raise
+                team.append(memory_id)
+                continue
+            by_store.setdefault(store.root, (store, []))[1].append(memory.id)
+        targets.extend(by_store.values())
+    else:
+        project, global_ = await ctx.read_stores()
+        key = last_batch_key(ctx.tenant, ctx.session_key)
+        recalled = False
+        for candidate in (project, global_):
+            if candidate is None:
+                continue
+            raw = await candidate.rows.get_meta(candidate.db.reader, key)
+            recalled = recalled or raw is not None
+            ids = msgspec.json.decode(raw, type=list[str]) if raw else []
+            if ids:
+                targets.append((candidate, ids))
+        if global_ is not None and team_marks.joined(ctx.state.registry):
+            team = await team_marks.last_batch(global_, ctx.tenant, ctx.session_key) or []
+        if not targets and not team:
+            raise nothing_to_mark(recalled, "this session", "run hippoctl recall first", "--id <memory id>")
+    reply, text = await mark_outcome(ctx, targets, body.good)
+    if team:
+        await team_marks.queue_outcome(await ctx.global_store(), team, body.good)
+        reply.applied += len(team)
+        reply.ids += team
+        text += f" ({plural(len(team), 'team memory', 'team memories')}: the mark goes to the team)"
+    return reply, text
+
+
+def nothing_to_mark(recalled: bool, where: str, recall_first: str, ids: str) -> HippoError:
+    """`outcome` without ids in a session whose last batch is empty: never recalled, or it found nothing."""
+    if recalled:
+        message = f"the last recall in {where} returned nothing, so there is nothing to mark"
+        return HippoError("no_recent_recall", message, hint=f"pass {ids}", details={"recalled": True})
+    return HippoError(
+        "no_recent_recall", f"no recent recall to mark in {where}", hint=f"{recall_first}, or pass {ids}"
+    )
+
+
+async def mark_outcome(
+    ctx: RequestContext, targets: list[tuple[Store, list[str]]], good: bool
+) -> tuple[OutcomeReply, str]:
+    """One good or bad mark on each of these memories (ids grouped by the store holding them)."""
+    applied: list[str] = []
+    pinned: list[str] = []
+    for store, ids in targets:
+        async with store.db.transaction() as conn:
+            marked = await mark_rows(ctx, store, conn, ids, good)
+        store.mirrors.changed(marked)
+        applied += [memory.id for memory in marked]
+        pinned += [memory.id for memory in marked if memory.pinned]
+    word = "positive" if good else "negative"
+    text = f"Applied {word} outcome to {plural(len(applied), 'memory')}"
+    if pinned:
+        text += " (pinned: strength stays 1.0 while pinned)"
+    return OutcomeReply(positive=good, applied=len(applied), ids=applied, pinned=pinned), text
+
+
+async def mark_rows(ctx: RequestContext, store: Store, conn: Any, ids: list[str], good: bool) -> list[Memory]:
+    """Inside the caller's transaction: one good or bad mark on each of these memories of the
+    request's tenant (others and missing ids are passed over), audited; the memories marked."""
+    moment = clock.now()
+    now = clock.iso(moment)
+    marked: list[Memory] = []
+    for memory in await store.rows.get_many(conn, ids):
+        if memory.tenant_id != ctx.tenant:
+            continue
+        if good:
+            memory.outcome_positive += 1
+        else:
+            memory.outcome_negative += 1
+        memory.outcome_score = 1 if good else -1
+        memory.strength = memory.strength_at(moment, ctx.state.loss_aversion).strength
+        memory.updated_at = now
+        marked.append(memory)
+    await store.rows.update_outcome(conn, marked)
+    await store.rows.audit_many(
+        conn,
+        ts=now,
+        tenant=ctx.tenant,
+        actor=ctx.actor,
+        op="outcome",
+        targets=[memory.id for memory in marked],
+        metadata={"positive": good},
+    )
+    return marked
