@@ -152,3 +152,25 @@ def test_the_daily_run_sleeps_each_tenant_once_whichever_servers_run_it(
     finally:
         other.cleanup()
         shutil.rmtree(other.root, ignore_errors=True)
+
+
+def test_marks_made_at_once_through_two_servers_all_count(
+    two_servers: tuple[str, str, Hippo], tenant: str
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    first, second, hippo = two_servers
+    key = create_key(hippo, tenant)
+    with HippoSync(base_url=first, api_key=key) as client:
+        made = client.remember(content="The release checklist lives in docs/release.md")
+
+    def mark(n: int) -> int:
+        with HippoSync(base_url=(first, second)[n % 2], api_key=key) as member:
+            return member.outcome(good=n % 3 != 0, ids=[made.id]).applied
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        assert sum(pool.map(mark, range(36))) == 36
+    import httpx
+
+    stored = httpx.get(f"{second}/v1/memories/{made.id}", headers={"Authorization": f"Bearer {key}"}).json()
+    assert (stored["outcomePositive"], stored["outcomeNegative"]) == (24, 12)
