@@ -15,6 +15,7 @@ import os
 import traceback
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -28,6 +29,9 @@ from hippod.logfile import open_append
 from hippod.state import DaemonState
 from hippod.store.stores import Store
 from hippod.tenancy import acting_as
+
+if TYPE_CHECKING:
+    from hippod.team.pg import TeamDatabase  # psycopg: a team server's alone
 
 log = logging.getLogger("hippod.daily")
 
@@ -249,7 +253,7 @@ class DailyRunner:
         for tenant in found:
             result.workspaces += 1
             run.emit(f"tenant {tenant}:")
-            result.failures += await self._step(run, "sleep", self._team_sleep(store, tenant))
+            result.failures += await self._step(run, "sleep", self._team_sleep(store, store.db, tenant))
         result.ok = result.failures == 0
         result.summary = (
             f"Daily maintenance complete: {plural(result.workspaces, 'tenant')} processed, "
@@ -258,13 +262,11 @@ class DailyRunner:
         run.emit(result.summary, stream=False)
         return result
 
-    async def _team_sleep(self, store: Store, tenant: str) -> str:
+    async def _team_sleep(self, store: Store, db: TeamDatabase, tenant: str) -> str:
         from hippod.team import daily as team_daily
-        from hippod.team.pg import TeamDatabase
 
-        assert isinstance(store.db, TeamDatabase)
         with acting_as(tenant):
-            async with team_daily.claimed(store.db, tenant, clock.now()) as skipped:
+            async with team_daily.claimed(db, tenant, clock.now()) as skipped:
                 if skipped is not None:
                     return f"skipped ({skipped})"
                 r = await sleep_store(self.state, store, SleepOptions(no_learn=True, no_share=True))

@@ -17,6 +17,7 @@ from hippod.request import RequestContext
 from hippod.store.records import Memory
 from hippod.store.stores import Store
 from hippod.teamlink import marks as team_marks
+from hippod.teamlink import membership
 
 
 def last_batch_key(tenant: str, session: str) -> str:
@@ -58,7 +59,7 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
             ids = msgspec.json.decode(raw, type=list[str]) if raw else []
             if ids:
                 targets.append((candidate, ids))
-        if global_ is not None and team_marks.joined(ctx.state.registry):
+        if global_ is not None and membership.in_team(ctx.state.registry):
             team = await team_marks.last_batch(global_, ctx.tenant, ctx.session_key) or []
         if not targets and not team:
             raise nothing_to_mark(recalled, "this session", "run hippoctl recall first", "--id <memory id>")

@@ -99,6 +99,8 @@ class Ranking:
     primary: Store  # the project store when there is one, else the global store
     moment: datetime
     ranked: list[Scored]
+    # This hippod is in a team: the copy of its memories was read, and their marks go to the team.
+    in_team: bool = False
 
 
 async def rank(ctx: RequestContext, body: m.Recall) -> Ranking:
@@ -114,7 +116,9 @@ async def rank(ctx: RequestContext, body: m.Recall) -> Ranking:
     local = await score_store(project, query, body, ctx, sc) if project else []
     remote = await score_store(global_, query, body, ctx, sc) if global_ else []
     local, remote = tombstones.visible(local, hidden, _mem), tombstones.visible(remote, hidden, _mem)
-    shared = await _team_results(ctx, query, body, sc, [s for s in (project, global_) if s is not None])
+    in_team = membership.in_team(ctx.state.registry)
+    own = [s for s in (project, global_) if s is not None]
+    shared = await _team_results(ctx, query, body, sc, own) if in_team else []
     if body.equal_sources or project is None:
         bump = 1.0
     elif body.local_bump is not None:
@@ -124,18 +128,15 @@ async def rank(ctx: RequestContext, body: m.Recall) -> Ranking:
     team_bump = 1.0 if body.equal_sources else float(config.get("search", {}).get("teamBump", 1.0))
     merged = merge_results(local, remote, bump, shared, team_bump)
     ranked = await _diversify(primary, drop_extracted_sources(merged))
-    return Ranking(project, global_, primary, moment, ranked)
+    return Ranking(project, global_, primary, moment, ranked, in_team)
 
 
 async def _team_results(
     ctx: RequestContext, query: list[str], body: m.Recall, sc: ScoreContext, own: list[Store]
 ) -> list[Scored]:
-    """The team's memories from this laptop's copy of them (teamlink/cache.py), when it is in a team;
-    a value this user rejected stays out of them too. They are read, never strengthened here."""
-    registry = ctx.state.registry
-    if registry.team is not None or membership.read(registry.global_root) is None:
-        return []
-    copy = await team_copy.open_cache(registry, create=False)
+    """The team's memories from this laptop's copy of them (teamlink/cache.py); a value this user
+    rejected stays out of them too. They are read, never strengthened here."""
+    copy = await team_copy.open_cache(ctx.state.registry, create=False)
     if copy is None:
         return []
     found = await score_store(copy, query, body, ctx, sc, tenant=team_copy.TENANT)
@@ -223,15 +224,12 @@ async def after_recall(
     """The side effects of recall.md §12 in each store the returned memories came from; without
     `strengthen`, only the last batch and the audit row. Team memories are marked for the team
     server instead (teamlink/marks.py)."""
+    team = [s.memory.id for s in returned if s.source == "team"] if ranking.in_team else None
     for store, source in ((ranking.project, "local"), (ranking.global_, "global")):
         if store is not None:
             picked = [s for s in returned if s.source == source]
-            await _after_recall(store, picked, query, ctx, ranking.moment, mode, strengthen)
-    if ranking.global_ is not None and team_marks.joined(ctx.state.registry):
-        team = [s.memory.id for s in returned if s.source == "team"]
-        await team_marks.after_recall(
-            ranking.global_, team, ctx.tenant, ctx.session_key, strengthen=strengthen
-        )
+            in_global = team if source == "global" else None
+            await _after_recall(store, picked, query, ctx, ranking.moment, mode, strengthen, in_global)
 
 
 async def _after_recall(
@@ -242,8 +240,10 @@ async def _after_recall(
     moment: datetime,
     mode: str,
     strengthen: bool,
+    team: list[str] | None = None,
 ) -> None:
-    """Strengthen what was returned, replace the session's last batch, audit (recall.md §12).
+    """Strengthen what was returned, replace the session's last batch, audit (recall.md §12); in the
+    global store of a team member, also what it returned of the team's (`team`, teamlink/marks.py).
 
     The write is made after the reply (the results are already chosen and strengthening never
     changes them), behind any long write that holds the store (an import, a sleep's write phase);
@@ -253,7 +253,7 @@ async def _after_recall(
     ids = [s.memory.id for s in picked]
     now = clock.iso(moment)
     batch_key = last_batch_key(ctx.tenant, ctx.session_key)
-    tenant, actor = ctx.tenant, ctx.actor
+    tenant, actor, session = ctx.tenant, ctx.actor, ctx.session_key
 
     async def write(conn: aiosqlite.Connection) -> None:
         if ids and strengthen:
@@ -267,6 +267,8 @@ async def _after_recall(
             op="recall",
             metadata={"query": query[:200], "results": len(ids), "mode": mode},
         )
+        if team is not None:
+            await team_marks.record_recall(conn, store, team, tenant, session, now, strengthen=strengthen)
 
     def mirror() -> None:
         # The mirror pass reads these rows back as committed (a memory forgotten meanwhile is skipped).

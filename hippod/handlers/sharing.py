@@ -48,9 +48,12 @@ async def _copy_in(
     return stored
 
 
-def team_share_eligible(memory: Memory, min_score: float) -> bool:
-    """Whether phase 12 would share this memory, whatever the global store holds."""
-    return rules.transfer_score(memory) >= min_score and rules.auto_share_eligible(memory)
+def auto_share_score(memory: Memory, min_score: float) -> float | None:
+    """The memory's transfer score when `share --auto` (and sleep's phase 12) would share it, whatever
+    the global store holds already; else None."""
+    # The score is cheap and rules out most rows; eligibility runs the secret detector.
+    score = rules.transfer_score(memory)
+    return score if score >= min_score and rules.auto_share_eligible(memory) else None
 
 
 async def auto_share(
@@ -66,9 +69,8 @@ async def auto_share(
     keys: dict[str, dict[str, str]] = {}
     rejected: dict[str, set[str]] = {}
     for memory in rows:
-        # The score is cheap and rules out most rows; eligibility runs the secret detector.
-        score = rules.transfer_score(memory)
-        if score < min_score or not rules.auto_share_eligible(memory):
+        score = auto_share_score(memory, min_score)
+        if score is None:
             continue
         tenant = memory.tenant_id
         if tenant not in keys:

@@ -19,8 +19,8 @@ from hippoctl.protocol.replies_lifecycle import SleepReply
 from hippod import clock, heap
 from hippod.agentnotes.importer import import_store
 from hippod.handlers import sleep_report
-from hippod.handlers.sharing import auto_share, team_share_eligible
-from hippod.handlers.team import in_team, queue_shares
+from hippod.handlers.sharing import auto_share, auto_share_score
+from hippod.handlers.team import queue_shares
 from hippod.ingest.gitrun import learn_from_git
 from hippod.lifecycle.sleep_plan import Plan, Settings
 from hippod.request import RequestContext
@@ -30,6 +30,7 @@ from hippod.store.db import DB_NAME
 from hippod.store.mirror_text import render
 from hippod.store.mirrors import dormant_file
 from hippod.store.stores import Store
+from hippod.teamlink.membership import in_team
 from hippod.tenancy import REQUEST_TENANT
 
 log = logging.getLogger("hippod.sleep")
@@ -271,10 +272,10 @@ async def _share_phase(
         store, global_store, result.live.share, min_score=AUTO_SHARE_MIN, dry_run=dry_run
     )
     queued = 0
-    if global_store is not None and store.config.get("autoShareToTeam", False) and in_team(state):
+    if global_store is not None and store.config.get("autoShareToTeam", False) and in_team(registry):
         # The same choice as for the global store, but each memory once whatever the global store
         # holds already: the team may not have what this user shared before joining it.
-        eligible = [m for m in result.live.share if team_share_eligible(m, AUTO_SHARE_MIN)]
+        eligible = [m for m in result.live.share if auto_share_score(m, AUTO_SHARE_MIN) is not None]
         queued = sum(await queue_shares(state, eligible, dry_run=dry_run))
     return len(copied), queued
 

@@ -29,9 +29,9 @@ MAX_SHARE_IDS = 10_000
 _JOIN_HINT = "hippoctl team join <url> --key <key>"
 
 
-def _wake(ctx: RequestContext) -> None:
-    if ctx.state.team_sender is not None:
-        ctx.state.team_sender.wake()
+def _wake(state: DaemonState) -> None:
+    if state.team_sender is not None:
+        state.team_sender.wake()
 
 
 async def team_join(ctx: RequestContext, body: m.TeamJoin) -> tuple[TeamReply, str]:
@@ -53,7 +53,7 @@ async def team_join(ctx: RequestContext, body: m.TeamJoin) -> tuple[TeamReply, s
     root = ctx.state.registry.global_root
     joined = membership.Membership(url, body.key, clock.iso(clock.now()))
     await asyncio.to_thread(membership.write, root, joined)
-    _wake(ctx)
+    _wake(ctx.state)
     reply = await _status(ctx, joined, reachable=True)
     return (
         reply,
@@ -106,7 +106,7 @@ async def team_status(ctx: RequestContext, body: m.TeamStatus) -> tuple[TeamRepl
         return await _status(ctx, None, reachable=None), f"Not in a team (join one: {_JOIN_HINT})."
     answer = await asyncio.to_thread(calls.health, joined.url)
     if answer.status == 200:
-        _wake(ctx)  # the server answers: what is queued goes now
+        _wake(ctx.state)  # the server answers: what is queued goes now
     reply = await _status(ctx, joined, reachable=answer.status == 200)
     lines = [
         f"team: {joined.url} ({'reachable' if reply.reachable else 'unreachable'})",
@@ -127,10 +127,6 @@ def _shared_body(memory: Memory) -> bytes:
     return msgspec.json.encode({"content": memory.content, "tags": tags})
 
 
-def in_team(state: DaemonState) -> bool:
-    return membership.read(state.registry.global_root) is not None
-
-
 async def queue_shares(state: DaemonState, found: Sequence[Memory], *, dry_run: bool = False) -> list[bool]:
     """Queue copies of these memories for the team server, in order, in one transaction, and wake the
     sender; for each, whether it was new (a memory is queued for its team once). A dry run only
@@ -143,8 +139,7 @@ async def queue_shares(state: DaemonState, found: Sequence[Memory], *, dry_run: 
         return [key not in known for key, _ in rows]
     async with store.db.transaction() as conn:
         added = await team_outbox.enqueue(conn, rows, clock.iso(clock.now()))
-    if state.team_sender is not None:
-        state.team_sender.wake()
+    _wake(state)
     return added
 
 

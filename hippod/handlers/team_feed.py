@@ -5,8 +5,6 @@ recalls made of team memories, in batches."""
 from __future__ import annotations
 
 import dataclasses
-from datetime import timedelta
-from typing import Any
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import TeamChangesReply, TeamMarksReply
@@ -20,8 +18,6 @@ from hippod.store.stores import Store
 MAX_PAGE = 1000
 # Ids in one batch of marks, all kinds together.
 MAX_MARKS = 1000
-# How long a batch's key is kept: a laptop sends a batch again within seconds to hours.
-BATCH_KEYS_KEPT = timedelta(days=30)
 
 
 async def _team_store(ctx: RequestContext) -> Store:
@@ -29,25 +25,6 @@ async def _team_store(ctx: RequestContext) -> Store:
     if not store.team:
         raise HippoError("not_implemented", "this hippod is not a team server (see: hippod serve --team)")
     return store
-
-
-async def _first_time(conn: Any, key: str, now: str) -> bool:
-    """Note a batch's key in its transaction; False when it was noted before. Keys older than
-    BATCH_KEYS_KEPT go, a few at a time."""
-    cursor = await conn.execute(
-        "INSERT INTO mark_batches (tenant_id, batch_key, applied_at) "
-        "VALUES (current_setting('hippo.tenant'), %s, %s) ON CONFLICT DO NOTHING",
-        (key, now),
-    )
-    if cursor.rowcount != 1:
-        return False
-    before = clock.iso(clock.parse_iso(now) - BATCH_KEYS_KEPT)
-    await conn.execute(
-        "DELETE FROM mark_batches WHERE ctid IN "
-        "(SELECT ctid FROM mark_batches WHERE applied_at < %s LIMIT 100)",
-        (before,),
-    )
-    return True
 
 
 def _rounds(ids: list[str]) -> list[list[str]]:
@@ -70,12 +47,14 @@ async def team_marks(ctx: RequestContext, body: m.TeamMarks) -> tuple[TeamMarksR
     if len(body.retrieved) + len(body.good) + len(body.bad) > MAX_MARKS:
         raise HippoError("usage", f"at most {MAX_MARKS} marks in one batch")
     store = await _team_store(ctx)
+    from hippod.team import mark_batches  # psycopg: a team server's alone
+
     now = clock.iso(clock.now())
     applied = {True: 0, False: 0}
     # One transaction: a batch is applied whole or not at all, so one the laptop sends again after
     # a failure is not applied twice in part.
     async with store.db.transaction() as conn:
-        if body.batch_key is not None and not await _first_time(conn, body.batch_key, now):
+        if body.batch_key is not None and not await mark_batches.first_time(conn, body.batch_key, now):
             return TeamMarksReply(retrieved=0, good=0, bad=0, again=True), "this batch was applied before"
         present = {m.id for m in await store.rows.get_many(conn, list(set(body.retrieved)))}
         retrieved = 0

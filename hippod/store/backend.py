@@ -4,8 +4,9 @@
 `StoreDatabase`; the modules `hippod.store.memories` and `hippod.team.memories` are both
 `MemoryRows`, and so on for each pair of same-named modules: `KeyRows` (api_keys),
 `RejectionRows` (rejections), `AuditRows` (auditlog), `ConflictRows` (conflicts), `DormantRows`
-(dormant) and `SleepRows` (sleep); a Store holds its backend's as `rows`, `keys`, `rejections`,
-`audit_log`, `conflicts`, `dormant` and `sleeps`. A handler reaches rows as
+(dormant) and `SleepRows` (sleep). A `Backend` bundles one backend's modules (stores.SQLITE,
+team/store.TEAM), and a Store holds them as `rows`, `keys`, `rejections`, `audit_log`, `conflicts`,
+`dormant` and `sleeps`. A handler reaches rows as
 `store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`, with the connection it
 yields, and so runs unchanged on either backend.
 A connection is typed Any here: each backend's rows take its own kind.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hippod.errors import HippoError
@@ -214,3 +216,16 @@ class AuditRows(Protocol):
         self, conn: Any, tenant: str, /, *, op: str | None, since: str | None, limit: int
     ) -> list[Entry]: ...
     async def prune(self, conn: Any, before: str, /) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One backend's row modules, each checked against its interface where the bundle is made."""
+
+    rows: MemoryRows
+    keys: KeyRows
+    rejections: RejectionRows
+    conflicts: ConflictRows
+    dormant: DormantRows
+    sleeps: SleepRows
+    audit_log: AuditRows

@@ -31,6 +31,7 @@ from hippod.store import (
 )
 from hippod.store import config as store_config
 from hippod.store import sleep as sleep_sql
+from hippod.store.backend import Backend
 from hippod.store.db import DB_NAME, Database
 from hippod.store.group_commit import DirectCommit, GroupCommit
 from hippod.store.mirrors import MirrorWriter
@@ -39,18 +40,12 @@ from hippod.store.remembers import Remembered
 
 if TYPE_CHECKING:
     from hippod.embed.nearest import NearestIndex  # numpy: loaded by the first recall that needs it
-    from hippod.store.backend import (
-        AuditRows,
-        ConflictRows,
-        DormantRows,
-        KeyRows,
-        MemoryRows,
-        RejectionRows,
-        SleepRows,
-        StoreDatabase,
-    )
+    from hippod.store.backend import StoreDatabase
 
 log = logging.getLogger("hippod.stores")
+
+# The SQLite store's row modules (store/backend.py).
+SQLITE = Backend(memories, api_keys, rejections, conflicts, dormant, sleep_sql, auditlog)
 
 PROJECT_DIR = ".hippo"
 
@@ -88,26 +83,20 @@ class Store:
         fts5: bool,
         embedder: EmbedService,
         *,
-        rows: MemoryRows = memories,
-        keys: KeyRows = api_keys,
-        tombstones: RejectionRows = rejections,
-        conflict_rows: ConflictRows = conflicts,
-        dormant_rows: DormantRows = dormant,
-        sleep_rows: SleepRows = sleep_sql,
-        audit_rows: AuditRows = auditlog,
+        backend: Backend = SQLITE,
         team: bool = False,
     ) -> None:
         self.root = root
         self.kind = kind
         self.db = db
         # The memory rows' functions of this store's backend (store/backend.py).
-        self.rows = rows
-        self.keys = keys
-        self.rejections = tombstones
-        self.conflicts = conflict_rows
-        self.dormant = dormant_rows
-        self.sleeps = sleep_rows
-        self.audit_log = audit_rows
+        self.rows = backend.rows
+        self.keys = backend.keys
+        self.rejections = backend.rejections
+        self.conflicts = backend.conflicts
+        self.dormant = backend.dormant
+        self.sleeps = backend.sleeps
+        self.audit_log = backend.audit_log
         # The team store on PostgreSQL (team/store.py): no files beside it, no model, no ledger.
         self.team = team
         self.schema = schema
@@ -126,7 +115,7 @@ class Store:
         # Concurrent remembers share a transaction (store/group_commit.py); on the team store each
         # is its own, as the tenant of its request.
         self.remembers: GroupCommit[Remembered, bool] | DirectCommit[Remembered, bool] = (
-            DirectCommit(db, functools.partial(remembers.write, rows=rows))
+            DirectCommit(db, functools.partial(remembers.write, rows=backend.rows))
             if team
             else GroupCommit(db, remembers.write)
         )

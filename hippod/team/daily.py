@@ -35,16 +35,18 @@ async def tenants(db: TeamDatabase) -> list[str]:
 async def claimed(db: TeamDatabase, tenant: str, now: datetime) -> AsyncIterator[str | None]:
     """Claim the tenant's daily sleep for the block; gives None when this server is to sleep it,
     else why not. When the block raises, the claim is given back."""
-    previous: list[str | None] = []
 
     async def claim(conn: Conn) -> str | None:
         await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (DAILY_LOCK, tenant))
         last = await memories.get_meta(conn, LAST_DAILY_KEY)
         if last is not None and now - clock.parse_iso(last) < SLEPT_WITHIN:
             return f"slept at {last}"
-        previous.append(last)
         await memories.set_meta(conn, LAST_DAILY_KEY, clock.iso(now))
         return None
+
+    async def give_back(conn: Conn) -> None:
+        # An earlier claim is older than SLEPT_WITHIN (else this one was not made): it counts for nothing.
+        await conn.execute("DELETE FROM meta WHERE key = %s", (LAST_DAILY_KEY,))
 
     skipped = await db.write(tenant, claim)
     if skipped is not None:
@@ -53,12 +55,5 @@ async def claimed(db: TeamDatabase, tenant: str, now: datetime) -> AsyncIterator
     try:
         yield None
     except BaseException:
-        await db.write(tenant, lambda conn: _give_back(conn, previous[0]))
+        await db.write(tenant, give_back)
         raise
-
-
-async def _give_back(conn: Conn, previous: str | None) -> None:
-    if previous is None:
-        await conn.execute("DELETE FROM meta WHERE key = %s", (LAST_DAILY_KEY,))
-    else:
-        await memories.set_meta(conn, LAST_DAILY_KEY, previous)

@@ -322,7 +322,7 @@ async def m005_tenants(conn: AsyncConnection[tuple[object, ...]], role: str) -> 
 
 async def m006_mark_batches(conn: AsyncConnection[tuple[object, ...]], role: str) -> None:
     """The batches of marks already applied, by the key their laptop sent them with, so a batch sent
-    again (its answer lost) is applied once; kept 30 days (handlers/team_feed.py)."""
+    again (its answer lost) is applied once; kept 30 days (team/mark_batches.py)."""
     await conn.execute(
         """CREATE TABLE mark_batches (
             tenant_id TEXT NOT NULL,

@@ -13,11 +13,14 @@ import psycopg
 
 from hippod.embed.service import EmbedService
 from hippod.errors import HippoError
+from hippod.store.backend import Backend
 from hippod.store.stores import Store
 from hippod.team import api_keys, auditlog, conflicts, dormant, memories, rejections, sleep
 from hippod.team.migrations import MIGRATIONS
 from hippod.team.pg import TeamDatabase, describe
 
+# The team store's row modules (store/backend.py).
+TEAM = Backend(memories, api_keys, rejections, conflicts, dormant, sleep, auditlog)
 # Connections each server process keeps to the database (a pooler in front may share them further).
 POOL_MAX = 10
 
@@ -32,7 +35,6 @@ async def open_team_store(dsn: str, root: str, embedder: EmbedService, *, pool_m
         raise HippoError(
             "team_unreachable", f"the team database {describe(dsn)} cannot be used: {reason}"
         ) from None
-    # Each module is checked against its interface (store/backend.py) as Store's parameters.
     return Store(
         root,
         "global",
@@ -40,12 +42,6 @@ async def open_team_store(dsn: str, root: str, embedder: EmbedService, *, pool_m
         len(MIGRATIONS),
         True,
         embedder,
-        rows=memories,
-        keys=api_keys,
-        tombstones=rejections,
-        conflict_rows=conflicts,
-        dormant_rows=dormant,
-        sleep_rows=sleep,
-        audit_rows=auditlog,
+        backend=TEAM,
         team=True,
     )

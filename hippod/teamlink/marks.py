@@ -17,29 +17,27 @@ from hippod.store.stores import Store, StoreRegistry
 from hippod.teamlink import cache, membership
 
 
-def joined(registry: StoreRegistry) -> bool:
-    """Whether this hippod is a member of a team (a team server is not)."""
-    return registry.team is None and membership.read(registry.global_root) is not None
-
-
 def batch_key(tenant: str, session: str) -> str:
     """Where the global store keeps the team memories a session's last recall returned."""
     return f"last_team_batch:{tenant}:{session}"
 
 
-async def after_recall(
-    global_store: Store, ids: list[str], tenant: str, session: str, *, strengthen: bool
+async def record_recall(
+    conn: aiosqlite.Connection,
+    global_store: Store,
+    ids: list[str],
+    tenant: str,
+    session: str,
+    now: str,
+    *,
+    strengthen: bool,
 ) -> None:
-    """After the reply: the session's last team batch (what `outcome` without ids marks), and a
-    retrieval mark on each returned team memory when the recall strengthens."""
-    now = clock.iso(clock.now())
-
-    async def write(conn: aiosqlite.Connection) -> None:
-        await global_store.rows.set_meta(conn, batch_key(tenant, session), msgspec.json.encode(ids).decode())
-        if strengthen and ids:
-            await team_marks.add(conn, team_marks.RETRIEVED, ids, now)
-
-    await global_store.db.write_bookkeeping(write, after_reply=True)
+    """Inside the global store's bookkeeping write after a recall: the session's last team batch (what
+    `outcome` without ids marks), and, when the recall strengthens, a retrieval mark on each team
+    memory it returned."""
+    await global_store.rows.set_meta(conn, batch_key(tenant, session), msgspec.json.encode(ids).decode())
+    if strengthen and ids:
+        await team_marks.add(conn, team_marks.RETRIEVED, ids, now)
 
 
 async def last_batch(global_store: Store, tenant: str, session: str) -> list[str] | None:
@@ -50,7 +48,7 @@ async def last_batch(global_store: Store, tenant: str, session: str) -> list[str
 
 async def in_copy(registry: StoreRegistry, memory_id: str) -> bool:
     """Whether the id is a team memory in this laptop's copy."""
-    if not joined(registry):
+    if not membership.in_team(registry):
         return False
     copy = await cache.open_cache(registry, create=False)
     return copy is not None and await copy.rows.get(copy.db.reader, cache.TENANT, memory_id) is not None

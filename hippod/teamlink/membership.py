@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hippod.jsonfile import read_object, write_object
+
+if TYPE_CHECKING:
+    from hippod.store.stores import StoreRegistry
 
 FILE = "team.json"
 
@@ -31,6 +35,11 @@ def read(global_root: str) -> Membership | None:
     if problem is not None or not isinstance(url, str) or not isinstance(key, str):
         return None
     return Membership(url, key, joined if isinstance(joined, str) else "")
+
+
+def in_team(registry: StoreRegistry) -> bool:
+    """Whether this hippod is a member of a team (a team server is not: it is the team)."""
+    return registry.team is None and read(registry.global_root) is not None
 
 
 def write(global_root: str, membership: Membership) -> None:

@@ -28,15 +28,12 @@ from hippod.teamlink import cache, calls, membership
 
 if TYPE_CHECKING:
     from hippod.state import DaemonState
-    from hippod.store.stores import Store
 
 log = logging.getLogger("hippod.team")
 
 BATCH = 50
 # Marks in one `POST /v1/team/marks` (the server takes 1000 at most).
 MARK_BATCH = 1000
-# The global store's meta key for the last mark of the batch being sent.
-INFLIGHT_KEY = "team_marks_inflight"
 RETRY_MIN = 0.5
 RETRY_MAX = 15.0
 # How often the copy of the team's memories asks the server what changed.
@@ -133,24 +130,21 @@ class TeamSender:
         less than the queue it would hold up.
 
         Each batch is applied once: before it is first sent, its last mark is noted in the global
-        store (INFLIGHT_KEY), so that, sent again after a lost answer (or a restart), it holds the
-        same marks under the same Idempotency-Key, which the server applies once.
+        store (store/team_marks.py), so that, sent again after a lost answer (or a restart), it holds
+        the same marks under the same Idempotency-Key, which the server applies once.
         """
         registry = self.state.registry
         store = await registry.open(registry.global_root)
         source = _source(registry.global_root, joined)
         while True:
-            noted = await store.rows.get_meta(store.db.reader, INFLIGHT_KEY)
-            batch = await team_marks.oldest(store.db.reader, MARK_BATCH, int(noted) if noted else None)
+            through = await team_marks.in_flight(store.db.reader)
+            batch = await team_marks.oldest(store.db.reader, MARK_BATCH, through)
             if not batch:
-                if noted is None:
-                    return 0.0
-                await self._done(store, int(noted))  # its marks went with `team leave`
-                continue
-            if noted is None:
+                return 0.0
+            if through is None:
+                through = batch[-1].seq
                 async with store.db.transaction() as conn:
-                    await store.rows.set_meta(conn, INFLIGHT_KEY, str(batch[-1].seq))
-            through = batch[-1].seq if noted is None else int(noted)
+                    await team_marks.begin_batch(conn, through)
             kinds: dict[str, list[str]] = {team_marks.RETRIEVED: [], team_marks.GOOD: [], team_marks.BAD: []}
             for mark in batch:
                 kinds[mark.kind].append(mark.memory_id)
@@ -169,14 +163,8 @@ class TeamSender:
                 log.warning("team: the server refused %d marks (%s)", len(batch), self.last_error)
             else:
                 self.marks_sent += len(batch)
-            await self._done(store, through)
-
-    @staticmethod
-    async def _done(store: Store, through: int) -> None:
-        """The marks up to `through` are delivered (or refused): drop them and the note, together."""
-        async with store.db.transaction() as conn:
-            await team_marks.delete_through(conn, through)
-            await conn.execute("DELETE FROM meta WHERE key = ?", (INFLIGHT_KEY,))
+            async with store.db.transaction() as conn:
+                await team_marks.delete_through(conn, through)
 
 
 def _source(root: str, joined: membership.Membership) -> str:

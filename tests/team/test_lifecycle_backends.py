@@ -103,12 +103,12 @@ async def life(backend: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     try:
         yield life
     finally:
-        clock.set_fake_now(None)
         await registry.close_all()
 
 
 @pytest.fixture(autouse=True)
 def _real_clock() -> Iterator[None]:
+    """Every test here that fixes the clock (`at`) lets it go afterwards."""
     yield
     clock.set_fake_now(None)
 
