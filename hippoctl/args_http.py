@@ -63,12 +63,17 @@ def add_verbs(verb: AddVerb) -> None:
 
     p = verb(
         "auth",
-        "the HTTP API's keys: create (shown once), list, revoke",
+        "the HTTP API's keys: create (shown once), list, revoke; token prints this user's local token",
         "hippoctl auth create --role member --label ci",
         "hippoctl auth list",
         "hippoctl auth revoke hk_abcdefghijklmnopqrstuvwx",
+        "hippoctl auth token",
     )
-    p.add_argument("action", choices=["create", "list", "revoke"], help="create, list or revoke a key")
+    p.add_argument(
+        "action",
+        choices=["create", "list", "revoke", "token"],
+        help="create, list or revoke a key; token: the local token, for a client that must prove it is you",
+    )
     p.add_argument("key_id", nargs="?", metavar="key-id", help="with revoke: the key's id (hk_...)")
     p.add_argument("--tenant", help="the key's tenant (default: HIPPO_TENANT, else default)")
     p.add_argument(
@@ -128,6 +133,10 @@ def _auth(args: argparse.Namespace) -> m.Body:
         raise UsageError(f"auth {args.action} takes no key id")
     if args.action == "create":
         return m.AuthCreate(tenant=args.tenant, role=args.role, label=args.label)
+    if args.action == "token":
+        if args.tenant or args.label or args.all:
+            raise UsageError("auth token takes no other option")
+        return m.AuthToken()
     return m.AuthList(active_only=not args.all, tenant=args.tenant)
 
 

@@ -254,6 +254,8 @@ async def _route(ctx: RequestContext) -> tuple[Any, str]:
             return await auth_keys.auth_list(ctx, body)
         case m.AuthRevoke() as body:
             return await auth_keys.auth_revoke(ctx, body)
+        case m.AuthToken() as body:
+            return await auth_keys.auth_token(ctx, body)
         case m.SlackBackfill() as body:
             return await slack.slack_backfill(ctx, body)
         case m.DeadLetters() as body:

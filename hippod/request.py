@@ -51,6 +51,12 @@ class RequestContext:
         return f"cli:{os.getuid()}" if hasattr(os, "getuid") else "cli"
 
     @property
+    def owner(self) -> bool:
+        """Whether the user who owns the daemon asks (its socket, the dashboard), who may act on a
+        store as a whole; a key holder over HTTP acts within its tenant alone."""
+        return True
+
+    @property
     def active_scope(self) -> str | None:
         for name in ("HIPPO_SCOPE", "GSTACK_SKILL", "OPENCLAW_SKILL"):
             value = self.request.env.get(name, "").strip()

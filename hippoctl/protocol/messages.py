@@ -620,6 +620,10 @@ class AuthRevoke(Body):
     tenant: str | None = None  # None: the request's tenant
 
 
+class AuthToken(Body):
+    """`auth token`: the local token, which proves this user to the HTTP API and the dashboard."""
+
+
 class SlackBackfill(Body):
     """`slack backfill`: page a channel's history into raw memories (integrations.md §10)."""
 
@@ -727,6 +731,7 @@ RequestBody = (
     | AuthCreate
     | AuthList
     | AuthRevoke
+    | AuthToken
     | SlackBackfill
     | DeadLetters
     | McpToolCall

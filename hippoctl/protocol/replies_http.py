@@ -58,6 +58,11 @@ class AuthRevokedReply(Reply):
     already: bool = False  # it was revoked before this request
 
 
+class AuthTokenReply(Reply):
+    token: str  # send as Authorization: Bearer <token>, the SDK's api_key
+    path: str  # the file that keeps it (mode 0600)
+
+
 class DeadLetter(Reply):
     id: int
     source: str

@@ -21,6 +21,8 @@ from hippod import __version__
 from hippod.dashboard import views_activity, views_cards, views_memories
 from hippod.dashboard.calls import Stores, ViewCall
 from hippod.state import DaemonState
+from hippod.web import local_caller, local_token
+from hippod.web.errors import HttpError
 from hippod.web.guard import Guard
 from hippod.web.routing import answered, error_response, exception_handlers, json_response
 
@@ -66,22 +68,49 @@ async def _json(run: View, request: Request, state: DaemonState, stores: Stores)
     return json_response(await run(ViewCall(request, state, stores)))
 
 
-def build(state: DaemonState, stores: Stores) -> ASGIApp:
-    """The whole dashboard, ready for uvicorn."""
+async def _checked(
+    request: Request, token: str, token_file: str, respond: Callable[[], Awaitable[Response]]
+) -> Response:
+    _check_caller(request, token, token_file)
+    return await respond()
+
+
+def _check_caller(request: Request, token: str, token_file: str) -> None:
+    """The page's data is memory text: it goes to the user who owns the daemon alone, proven by the
+    connection (local_caller) or by the local token the page was opened with (the URL's #token=,
+    which the page sends back as a Bearer credential)."""
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and given.strip():
+        if not local_token.matches(given.strip(), token):
+            raise HttpError(401, "unauthorized", "invalid local token", {"WWW-Authenticate": "Bearer"})
+        return
+    refused = local_caller.refusal(request.scope, token_file)
+    if refused is not None:
+        raise refused
+
+
+def build(state: DaemonState, stores: Stores, token: str) -> ASGIApp:
+    """The whole dashboard, ready for uvicorn; `token` is the local token (web/local_token.py)."""
 
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
 
-    async def meta(request: Request) -> Response:
-        home = state.registry.global_root
+    home = state.registry.global_root
+    token_file = local_token.path(home)
+
+    async def described() -> Response:
         listed = [{"root": r, "kind": "global" if r == home else "project"} for r in stores.roots]
         return json_response({"version": __version__, "tenant": stores.tenant, "stores": listed})
+
+    async def meta(request: Request) -> Response:
+        return await answered("dashboard /api/meta", _checked(request, token, token_file, described))
 
     async def view(request: Request) -> Response:
         run = VIEWS.get(request.path_params["name"])
         if run is None:
             return error_response(404, "not_found", f"no view {request.path_params['name']}")
-        return await answered(f"dashboard {request.url.path}", _json(run, request, state, stores))
+        checked = _checked(request, token, token_file, lambda: _json(run, request, state, stores))
+        return await answered(f"dashboard {request.url.path}", checked)
 
     routes = [
         Route("/", page, methods=["GET"]),

@@ -12,6 +12,7 @@ from hippod.dashboard import app
 from hippod.dashboard.calls import Stores
 from hippod.errors import HippoError
 from hippod.state import DaemonState
+from hippod.web import local_token, peer
 from hippod.web.asgi_server import AsgiServer, bind, resolve, url
 
 log = logging.getLogger("hippod.dashboard")
@@ -28,6 +29,7 @@ class DashboardListener:
         self.port: int | None = None
         self.started_at: str | None = None
         self.stores = Stores("default", [])
+        self.token = ""
 
     @property
     def running(self) -> bool:
@@ -40,9 +42,12 @@ class DashboardListener:
         roots = self.stores.roots
         store = store or roots[0]
         query = "" if store == roots[0] else f"?store={quote(store, safe='')}"
+        # Where the daemon cannot see which user a connection is from, the page proves it with the
+        # local token, handed over in the fragment (never sent to any server, dropped by the page).
+        fragment = "" if peer.available() else f"#token={self.token}"
         return DashboardReply(
             running=True,
-            url=f"{url(HOST, self.port)}/{query}",
+            url=f"{url(HOST, self.port)}/{query}{fragment}",
             port=self.port,
             started_at=self.started_at,
             store=store,
@@ -69,12 +74,13 @@ class DashboardListener:
                 )
             self._add(store)
             return self.reply(store)
+        global_root = self.state.registry.global_root
+        self.token = local_token.ensure(global_root)
         sock = bind(HOST, listen_port, found)
         self.port = sock.getsockname()[1]
-        global_root = self.state.registry.global_root
         # The global store is always one click away; the store asked for comes first.
         self.stores = Stores(tenant, [store] if store == global_root else [store, global_root])
-        self.server = AsgiServer(app.build(self.state, self.stores), sock, "dashboard")
+        self.server = AsgiServer(app.build(self.state, self.stores, self.token), sock, "dashboard")
         self.started_at = clock.iso(clock.now())
         log.info("dashboard listening on %s", url(HOST, self.port))
         return self.reply(store)

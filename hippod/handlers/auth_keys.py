@@ -9,7 +9,13 @@ from __future__ import annotations
 import asyncio
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies_http import ApiKeyItem, AuthCreatedReply, AuthListReply, AuthRevokedReply
+from hippoctl.protocol.replies_http import (
+    ApiKeyItem,
+    AuthCreatedReply,
+    AuthListReply,
+    AuthRevokedReply,
+    AuthTokenReply,
+)
 from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.errors import HippoError
@@ -17,7 +23,7 @@ from hippod.request import RequestContext
 from hippod.store import api_keys
 from hippod.store.stores import Store
 from hippod.tenancy import acting_as
-from hippod.web import keys
+from hippod.web import keys, local_token
 
 ROLES = ("admin", "member")
 MAX_LABEL = 200
@@ -146,3 +152,16 @@ async def _revoke(
                 conn, ts=now, tenant=key.tenant, actor=ctx.actor, op="auth_revoke", target=key.key_id
             )
     return key, already
+
+
+async def auth_token(ctx: RequestContext, body: m.AuthToken) -> tuple[AuthTokenReply, str]:
+    """The local token (made if there is none yet): only the daemon's own user reaches its socket."""
+    registry = ctx.state.registry
+    if registry.team is not None:
+        raise HippoError(
+            "not_on_team_store",
+            "a team server has no local token: every HTTP request to it needs an API key",
+            hint="hippoctl auth create --tenant <team> --role admin",
+        )
+    token = await asyncio.to_thread(local_token.ensure, registry.global_root)
+    return AuthTokenReply(token=token, path=local_token.path(registry.global_root)), token

@@ -1,5 +1,6 @@
-"""Who is asking: a Bearer API key, or (over loopback, unless turned off) the local user without one
-(integrations.md §9.4, §9.5)."""
+"""Who is asking: a Bearer API key; or the user who owns the daemon, by the local token or, without a
+key, by a request that proves it comes from that user (web/local_caller.py) (integrations.md §9.4,
+§9.5). A team server serves keys alone."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import os
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from starlette.types import Scope
+
 from hippod.store.stores import StoreRegistry
-from hippod.web import keys
+from hippod.web import keys, local_caller, local_token
 from hippod.web.errors import HttpError
 
 ROLES = ("admin", "member")
@@ -38,11 +41,6 @@ class Principal:
         """Whose last recalled batch `POST /v1/outcome` marks: one per key."""
         return f"http:{self.key_id}" if self.key_id else "http:localhost"
 
-    @property
-    def operator(self) -> bool:
-        """The local user, who may act for any tenant (e.g. mint a key for one)."""
-        return self.key_id is None
-
 
 def is_loopback(host: str | None) -> bool:
     if not host:
@@ -61,33 +59,43 @@ def _unauthorized(message: str) -> HttpError:
 
 
 class Authenticator:
-    """Checks each request's credentials against the global store's `api_keys`."""
+    """Checks each request's credentials: API keys against the global store's `api_keys`, the local
+    token against its file, and a request without either against local_caller's rules."""
 
-    def __init__(self, registry: StoreRegistry, *, allow_remote: bool) -> None:
+    def __init__(self, registry: StoreRegistry, *, allow_remote: bool, team: bool) -> None:
         self.registry = registry
-        # --allow-remote also turns off the no-key path, even for a request from this machine.
-        self.keyless = not allow_remote
+        # --allow-remote also turns off the no-key path, even for a request from this machine; a team
+        # server has no local user of its own: its operator works through its socket.
+        self.keyless = not allow_remote and not team
+        self.token_file = local_token.path(registry.global_root)
+        self.token = None if team else local_token.ensure(registry.global_root)
         self._verified: OrderedDict[bytes, str] = OrderedDict()
 
-    def keyless_allowed(self, client_host: str | None) -> bool:
-        return (
-            self.keyless
-            and os.environ.get("HIPPO_REQUIRE_AUTH", "").strip() != "1"
-            and is_loopback(client_host)
-        )
+    def _local_user(self) -> Principal:
+        tenant = os.environ.get("HIPPO_TENANT", "").strip() or "default"
+        return Principal(tenant=tenant, role="admin")
 
-    async def principal(self, authorization: list[str], client_host: str | None) -> Principal:
+    async def principal(self, scope: Scope, authorization: list[str]) -> Principal:
         if not authorization:
-            if not self.keyless_allowed(client_host):
+            if not self.keyless or os.environ.get("HIPPO_REQUIRE_AUTH", "").strip() == "1":
                 raise _unauthorized("an API key is required: Authorization: Bearer hk_...")
-            tenant = os.environ.get("HIPPO_TENANT", "").strip() or "default"
-            return Principal(tenant=tenant, role="admin")
+            refused = local_caller.refusal(scope, self.token_file)
+            if refused is not None:
+                raise refused
+            return self._local_user()
         scheme, space, token = authorization[0].partition(" ")
         token = token.strip()
         if not space or scheme.lower() != "bearer" or not token:
             raise _unauthorized(
                 "malformed Authorization header; send: Authorization: Bearer hk_<id>.<secret>"
             )
+        if local_token.looks_like(token):
+            if self.token is None or not local_token.matches(token, self.token):
+                raise _unauthorized("invalid local token")
+            return self._local_user()
+        return await self._key_holder(token)
+
+    async def _key_holder(self, token: str) -> Principal:
         key_id = keys.key_id_of(token)
         store = await self.registry.open(self.registry.global_root)
         row = await store.keys.by_key_id(store.db.reader, key_id) if key_id else None

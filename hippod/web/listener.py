@@ -57,9 +57,11 @@ class HttpListener:
                 f"already serving on {self.reply.url}",
                 hint="hippoctl serve --stop, then serve again",
             )
+        registry = self.state.registry
+        authenticator = Authenticator(registry, allow_remote=allow_remote, team=registry.team is not None)
         sock = bind(host, port, found)
         bound_port = sock.getsockname()[1]
-        asgi = app.build(self.state, Authenticator(self.state.registry, allow_remote=allow_remote))
+        asgi = app.build(self.state, authenticator)
         self.server = AsgiServer(asgi, sock, "HTTP")
         self.reply = ServeReply(
             running=True,

@@ -39,9 +39,15 @@ async def auth_create(call: Call) -> Response:
     if role not in ROLES:
         raise HttpError(400, "bad_request", "role must be admin or member")
     tenant = given.tenant or call.principal.tenant
-    if tenant != call.principal.tenant and not call.principal.operator:
-        # Only the local user acts for other tenants; a key's holder mints keys of its own tenant.
-        raise HttpError(403, "forbidden", "a key can only create keys for its own tenant")
+    if tenant != call.principal.tenant:
+        # Keys of another tenant are the operator's to make, through the daemon's socket, which only
+        # the user who owns the daemon can reach.
+        raise HttpError(
+            403,
+            "forbidden",
+            f"over HTTP a caller creates keys for its own tenant ({call.principal.tenant}) only; "
+            f"keys for {tenant} are made on this machine: hippoctl auth create --tenant {tenant}",
+        )
     reply: AuthCreatedReply = await call.run(m.AuthCreate(tenant=tenant, role=role, label=given.label))
     key = reply.key
     created = wire.AuthCreated(

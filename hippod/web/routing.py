@@ -74,6 +74,10 @@ class HttpContext(RequestContext):
     def session_key(self) -> str:
         return self.principal.session
 
+    @property
+    def owner(self) -> bool:
+        return self.principal.key_id is None
+
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     return Response(msgspec.json.encode(data), status, headers, media_type="application/json")
@@ -231,7 +235,7 @@ def endpoint(
         if op.loopback_only and not is_loopback(client):
             raise HttpError(403, "forbidden", f"{op.path} answers only requests from this machine")
         if op.role is not None:
-            principal = await authenticator.principal(request.headers.getlist("authorization"), client)
+            principal = await authenticator.principal(request.scope, request.headers.getlist("authorization"))
             if ROLE_RANK[principal.role] < ROLE_RANK[op.role]:
                 raise HttpError(403, "forbidden", f"{op.method} {op.path} needs the {op.role} role")
         return await op.run(Call(request, state, principal))

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from e2e.harness import Hippo
+from e2e.http_support import Api
+from e2e.other_user import OtherUser, ensure
 
 
 @pytest.fixture
@@ -27,13 +29,21 @@ def hippo(request: pytest.FixtureRequest) -> Iterator[Hippo]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def api_url(request: pytest.FixtureRequest, hippo: Hippo) -> str:
-    """The HTTP API of `hippo` over each backend: its daemon on its SQLite store (`hippoctl serve`), or
-    a team server over a PostgreSQL database of the test's own (`hippod serve --team`); its URL."""
-    from team.support import start_server
+def api(request: pytest.FixtureRequest, hippo: Hippo) -> Api:
+    """The HTTP API of `hippo` over each backend: its daemon on its SQLite store (`hippoctl serve`),
+    called as its own user without a key; or a team server over a PostgreSQL database of the test's
+    own (`hippod serve --team`), which serves keys alone, called with an admin key of `default`."""
+    from team.support import create_key, start_server
 
     from e2e.http_support import serve
 
     if request.param == "sqlite":
-        return serve(hippo)
-    return start_server(hippo, request.getfixturevalue("pg_fresh_dsn"))
+        return Api(serve(hippo), None)
+    url = start_server(hippo, request.getfixturevalue("pg_fresh_dsn"))
+    return Api(url, create_key(hippo, "default", role="admin"))
+
+
+@pytest.fixture
+def other_user() -> OtherUser:
+    """Another OS user of this machine (hippo-probe), whose uid is not the daemon's."""
+    return ensure()

@@ -7,10 +7,27 @@ import hashlib
 import hmac
 import json
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
+
+
+@dataclass(frozen=True)
+class Api:
+    """An HTTP API under test and how to call it: with `key`, or as the daemon's own user without one."""
+
+    url: str
+    key: str | None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What the SDK sends on every call: JSON, and the key when there is one."""
+        headers = {"Content-Type": "application/json"}
+        if self.key is not None:
+            headers["Authorization"] = f"Bearer {self.key}"
+        return headers
 
 
 def serve(hippo: Hippo, *args: str, rps: str | None = "0", **env: str) -> str:

@@ -29,7 +29,8 @@ def _refused(response: httpx.Response, status: int, code: str) -> str:
 
 def test_cards_over_http_from_create_to_done(hippo: Hippo) -> None:
     url = serve(hippo)
-    with httpx.Client(base_url=url) as client:
+    # As the SDK sends every call (a POST without a key must say it carries JSON).
+    with httpx.Client(base_url=url, headers={"Content-Type": "application/json"}) as client:
         first = _ok(client.post("/v1/cards", json={"title": "Add retries", "contract": "tests pass"}), 201)
         assert first["card"]["status"] == "ready" and first["card"]["tenantId"] == "default"
         second = _ok(client.post("/v1/cards", json={"title": "Ship it", "dependsOn": [1]}), 201)

@@ -115,9 +115,10 @@ def test_keys_and_audit_stay_in_their_tenant(hippo: Hippo) -> None:
         # A key's holder mints keys for its own tenant only.
         _refused(raw.post("/v1/auth/keys", json={"tenant": "a"}), 403)
     with httpx.Client(base_url=url) as local:
-        # The local user (no key, over loopback) may mint for any tenant.
-        made = local.post("/v1/auth/keys", json={"tenant": "c", "role": "member"})
-        assert made.status_code == 201 and made.json()["tenantId"] == "c"
+        # Not even the local user mints keys of another tenant over HTTP: that is the socket's.
+        _refused(local.post("/v1/auth/keys", json={"tenant": "c", "role": "member"}), 403)
+        made = local.post("/v1/auth/keys", json={"role": "member"})
+        assert made.status_code == 201 and made.json()["tenantId"] == "default"
 
 
 def test_revoked_unknown_and_malformed_credentials_answer_401(hippo: Hippo) -> None:

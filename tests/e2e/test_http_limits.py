@@ -29,6 +29,10 @@ def _error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
     return dict(body)
 
 
+# As the SDK sends every call: a POST without a key must say it carries JSON (see test_http_local.py).
+JSON = {"Content-Type": "application/json"}
+
+
 def _raw(url: str, request: bytes) -> bytes:
     """Send bytes as they are (no client would send these) and read the whole answer."""
     host, port = url.removeprefix("http://").split(":")
@@ -43,7 +47,7 @@ def _raw(url: str, request: bytes) -> bytes:
 def test_bodies_over_a_mebibyte_are_refused_and_nothing_is_stored(hippo: Hippo) -> None:
     url = serve(hippo)
     big = "x" * (MIB + 10)
-    with httpx.Client(base_url=url) as client:
+    with httpx.Client(base_url=url, headers=JSON) as client:
         _error(client.post("/v1/memories", json={"content": big}), 413, "payload_too_large")
 
         def chunks() -> Iterator[bytes]:  # no Content-Length: the size is counted as it arrives
@@ -58,7 +62,7 @@ def test_bodies_over_a_mebibyte_are_refused_and_nothing_is_stored(hippo: Hippo) 
 
 def test_the_token_bucket_answers_429_with_retry_after(hippo: Hippo) -> None:
     url = serve(hippo, rps="5")  # a burst of 10, then 5 a second
-    with httpx.Client(base_url=url) as client:
+    with httpx.Client(base_url=url, headers=JSON) as client:
         answers = [client.get("/v1/decisions") for _ in range(30)]
         limited = [r for r in answers if r.status_code == 429]
         assert limited and answers[0].status_code == 200
@@ -71,7 +75,7 @@ def test_the_token_bucket_answers_429_with_retry_after(hippo: Hippo) -> None:
 
 def test_paths_ids_and_bodies_are_checked_at_the_door(hippo: Hippo) -> None:
     url = serve(hippo)
-    with httpx.Client(base_url=url) as client:
+    with httpx.Client(base_url=url, headers=JSON) as client:
         made = client.post("/v1/memories", json={"content": "An id to aim the checks at"}).json()["id"]
         _error(client.get("/v1/memories/mem_a%2Fb"), 400, "bad_request")
         _error(client.get("/v1/memories/mem_a%2fb"), 400, "bad_request")

@@ -10,7 +10,7 @@ import pytest
 from hippo_memory import Hippo as AsyncHippo
 from hippo_memory import HippoError, HippoSync
 
-from e2e.http_support import serve
+from e2e.http_support import Api, serve
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
@@ -25,9 +25,9 @@ def project(hippo: Hippo) -> str:
     return folder
 
 
-def test_memory_calls_round_trip(hippo: Hippo, api_url: str) -> None:
+def test_memory_calls_round_trip(hippo: Hippo, api: Api) -> None:
     # The same calls on either backend: the daemon's SQLite store, or a team server on PostgreSQL.
-    with HippoSync(base_url=api_url) as client:
+    with HippoSync(base_url=api.url, api_key=api.key) as client:
         health = client.health()
         assert health.ok and health.pid == hippo.proc.pid  # type: ignore[union-attr]
         made = client.remember(
@@ -210,10 +210,10 @@ def test_hybrid_recall_through_the_sdk(hippo: Hippo) -> None:
         assert found.results[0].id == made.id
 
 
-def test_a_write_retried_with_its_idempotency_key_is_stored_once(hippo: Hippo, api_url: str) -> None:
+def test_a_write_retried_with_its_idempotency_key_is_stored_once(hippo: Hippo, api: Api) -> None:
     import httpx
 
-    with httpx.Client(base_url=api_url) as client:
+    with httpx.Client(base_url=api.url, headers=api.headers) as client:
         sent = [
             client.post("/v1/memories", json={"content": text}, headers={"Idempotency-Key": key})
             for text, key in (
@@ -233,8 +233,8 @@ def test_a_write_retried_with_its_idempotency_key_is_stored_once(hippo: Hippo, a
         assert too_long.status_code == 400 and "Idempotency-Key" in too_long.text
 
 
-def test_a_rejected_value_leaves_recall_and_is_refused_on_either_backend(hippo: Hippo, api_url: str) -> None:
-    with HippoSync(base_url=api_url) as client:
+def test_a_rejected_value_leaves_recall_and_is_refused_on_either_backend(hippo: Hippo, api: Api) -> None:
+    with HippoSync(base_url=api.url, api_key=api.key) as client:
         wrong = client.remember(content="The API listens on port 8080")
         kept = client.remember(content="The API docs live in the wiki")
         rejected = hippo.json("reject", wrong.id, "--reason", "it is 9090")
@@ -250,13 +250,13 @@ def test_a_rejected_value_leaves_recall_and_is_refused_on_either_backend(hippo: 
         assert client.remember(content="The API listens on port 8080").id
 
 
-def test_sleep_conflicts_and_the_audit_on_either_backend(hippo: Hippo, api_url: str) -> None:
+def test_sleep_conflicts_and_the_audit_on_either_backend(hippo: Hippo, api: Api) -> None:
     flag_on = "The feature flag is enabled for production users"
-    with HippoSync(base_url=api_url) as client:
+    with HippoSync(base_url=api.url, api_key=api.key) as client:
         for text in (DEPLOY, f"{DEPLOY} again", f"{DEPLOY} again today", flag_on):
             client.remember(content=text)
         key = client.auth_create(label="ana", role="member")
-        with HippoSync(base_url=api_url, api_key=key.plaintext) as member:
+        with HippoSync(base_url=api.url, api_key=key.plaintext) as member:
             off = member.remember(content="The feature flag is disabled for production users")
         dry = client.sleep(dry_run=True)
         assert dry.dry_run and dry.merged_episodic == 5 and dry.new_semantic == 2

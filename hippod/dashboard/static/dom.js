@@ -23,6 +23,16 @@ export function viewParams() {
   return new URLSearchParams(location.search);
 }
 
+// Where the daemon cannot see which user a connection comes from, the page is opened with the local
+// token in its fragment (#token=...): kept for this tab only, taken out of the address at once, and
+// sent back with every request for data.
+const TOKEN = "hippo-local-token";
+const given = location.hash.match(/^#token=([A-Za-z0-9_-]+)$/);
+if (given) {
+  sessionStorage.setItem(TOKEN, given[1]);
+  history.replaceState(null, "", location.pathname + location.search);
+}
+
 export async function api(name, params = {}) {
   const query = new URLSearchParams();
   const store = viewParams().get("store");
@@ -30,7 +40,10 @@ export async function api(name, params = {}) {
   for (const [key, value] of Object.entries(params)) {
     if (value !== null && value !== undefined && value !== "") query.set(key, value);
   }
-  const answer = await fetch(`/api/${name}?${query}`, { headers: { Accept: "application/json" } });
+  const headers = { Accept: "application/json" };
+  const token = sessionStorage.getItem(TOKEN);
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const answer = await fetch(`/api/${name}?${query}`, { headers });
   const data = await answer.json();
   if (!answer.ok) throw new Error(data.error || `HTTP ${answer.status}`);
   return data;

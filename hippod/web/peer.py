@@ -1,0 +1,139 @@
+"""Which user a loopback TCP connection comes from, on Linux: the kernel's table of sockets.
+
+A TCP connection over loopback has two sockets on this machine. The client's own one has the
+client's address as its local end, the server's as its remote end, and the uid of the user who made
+it. Finding it tells the daemon whether a request without a key comes from the user who owns the
+daemon, as SO_PEERCRED does for a Unix socket.
+
+The kernel answers an exact lookup over netlink (sock_diag, what `ss` uses) in microseconds;
+`/proc/net/tcp{,6}` lists the same sockets but costs a walk of the whole table (about a millisecond
+even when nearly empty), so it is only the fallback. Elsewhere (or with neither readable) the uid
+cannot be known, and callers prove themselves with the local token instead (web/local_token.py).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import struct
+import sys
+
+TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
+# <linux/sock_diag.h>, <linux/inet_diag.h>, <linux/netlink.h>
+_NETLINK_SOCK_DIAG = 4
+_SOCK_DIAG_BY_FAMILY = 20
+_NLM_F_REQUEST = 1
+_NLMSG_ERROR = 2
+_NO_COOKIE = 0xFFFFFFFF
+_ALL_STATES = 0xFFFFFFFF
+_TCP_LISTEN = 10
+_HEADER = struct.Struct("=IHHII")  # nlmsghdr: len, type, flags, seq, pid
+_UID_AT = _HEADER.size + 64  # inet_diag_msg: 4 bytes, a 48-byte sockid, expires, rqueue, wqueue, uid
+
+
+def available() -> bool:
+    """Whether the peer of a loopback connection can be looked up on this machine."""
+    return sys.platform == "linux" and (hasattr(socket, "AF_NETLINK") or os.access(TABLES[0], os.R_OK))
+
+
+def own_uid() -> int:
+    """The uid this daemon runs as (-1 where there is none)."""
+    getuid = getattr(os, "getuid", None)
+    return int(getuid()) if getuid is not None else -1
+
+
+def peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None:
+    """The uid owning the socket at `client` that is connected to `server` (this listener's own
+    address), or None when no such socket is found (gone already, another network namespace, or
+    not Linux)."""
+    if sys.platform != "linux":
+        return None
+    try:
+        return _by_netlink(client, server)
+    except OSError:
+        return _by_table(client, server)
+    except ValueError:  # not an IP address
+        return None
+
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _address(host: str) -> Address:
+    """The address, an IPv4-mapped IPv6 one as plain IPv4 (the kernel hashes such sockets so)."""
+    address = ipaddress.ip_address(host)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _by_netlink(client: tuple[str, int], server: tuple[str, int]) -> int | None:
+    """An exact lookup (no dump): the kernel finds the one socket whose local end is `client` and
+    remote end is `server`, or answers ENOENT."""
+    source, destination = _address(client[0]), _address(server[0])
+    family = socket.AF_INET if isinstance(source, ipaddress.IPv4Address) else socket.AF_INET6
+    sockid = (
+        struct.pack(">HH", client[1], server[1])
+        + source.packed.ljust(16, b"\0")
+        + destination.packed.ljust(16, b"\0")
+        + struct.pack("=III", 0, _NO_COOKIE, _NO_COOKIE)  # any interface, no cookie
+    )
+    request = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, _ALL_STATES) + sockid
+    message = _HEADER.pack(_HEADER.size + len(request), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, 1, 0) + request
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG) as diag:
+        diag.settimeout(1.0)
+        diag.send(message)
+        answer = diag.recv(4096)
+    if len(answer) < _UID_AT + 4:
+        return None  # an error (ENOENT: no such socket)
+    _length, kind, _flags, _seq, _pid = _HEADER.unpack_from(answer)
+    # The kernel's lookup falls back to a listening socket on the client's address: only the very
+    # connection asked for counts, both of its ends as given.
+    if kind == _NLMSG_ERROR or answer[_HEADER.size + 1] == _TCP_LISTEN:
+        return None
+    if _ends(answer) != ((source, client[1]), (destination, server[1])):
+        return None
+    return int(struct.unpack_from("=I", answer, _UID_AT)[0])
+
+
+def _ends(answer: bytes) -> tuple[tuple[Address, int], tuple[Address, int]]:
+    """The two ends of the socket an inet_diag_msg describes, an IPv4-mapped address as IPv4 (a
+    dual-stack socket reports its addresses so)."""
+    at = _HEADER.size
+    family = answer[at]
+    sport, dport = struct.unpack_from(">HH", answer, at + 4)
+    size = 4 if family == socket.AF_INET else 16
+    src = _address(str(ipaddress.ip_address(answer[at + 8 : at + 8 + size])))
+    dst = _address(str(ipaddress.ip_address(answer[at + 24 : at + 24 + size])))
+    return (src, sport), (dst, dport)
+
+
+def _spelled(host: str) -> set[str]:
+    """How /proc/net/tcp{,6} spell this address: each 32-bit word in the machine's byte order; an
+    IPv4 address also as an IPv4-mapped IPv6 one (a dual-stack client socket is listed so)."""
+    address = _address(host)
+    forms = [address.packed]
+    if isinstance(address, ipaddress.IPv4Address):
+        forms.append(ipaddress.IPv6Address("::ffff:" + str(address)).packed)
+    return {
+        "".join(f"{int.from_bytes(form[i : i + 4], sys.byteorder):08X}" for i in range(0, len(form), 4))
+        for form in forms
+    }
+
+
+def _by_table(client: tuple[str, int], server: tuple[str, int]) -> int | None:
+    local = {f"{a}:{client[1]:04X}" for a in _spelled(client[0])}
+    remote = {f"{a}:{server[1]:04X}" for a in _spelled(server[0])}
+    for table in TABLES:
+        try:
+            with open(table, encoding="ascii") as rows:
+                next(rows, None)  # the header
+                for row in rows:
+                    # sl local_address rem_address st tx:rx tr:when retrnsmt uid ...
+                    fields = row.split()
+                    if len(fields) > 7 and fields[1] in local and fields[2] in remote:
+                        return int(fields[7])
+        except OSError:
+            continue
+    return None
