@@ -58,8 +58,9 @@ class SleepConflict(Reply):
 class SleepReply(Reply):
     """The results of one sleep of one store, as `sleep --json` prints them.
 
-    The counts cover the whole store; `merges`, `went_dormant` and `open_conflicts` name the
-    memories, and hold only those of the asking tenant.
+    The owner's sleep covers the whole store, and so do its counts; `merges`, `went_dormant` and
+    `open_conflicts` name the memories, and hold only those of the asking tenant. A key holder's sleep
+    over HTTP covers that tenant alone, and so does all of its reply.
     """
 
     dry_run: bool = False

@@ -52,6 +52,9 @@ class SleepOptions:
     # HIPPO_AGENT_MEMORY_TOOLS of the request that asked for the sleep, if any: it chooses the
     # tools phase 1 imports from (the daemon's own environment otherwise).
     agent_tools: str | None = None
+    # On a laptop's store, the one tenant a key holder's sleep covers (it plans and writes that
+    # tenant's rows alone, as every sleep of the team store does); None: the whole store.
+    tenant: str | None = None
 
     @property
     def join_key(self) -> bool:
@@ -67,9 +70,11 @@ class _Run:
     committed: bool = False
 
 
-def _sleep_key(store: Store) -> str:
-    """What one sleep covers: a store, or on the team store one tenant of it."""
-    return f"{store.root}#{REQUEST_TENANT.get()}" if store.team else store.root
+def _sleep_key(store: Store, options: SleepOptions) -> str:
+    """What one sleep covers: a store, or one tenant of it (always so on the team store)."""
+    if store.team:
+        return f"{store.root}#{REQUEST_TENANT.get()}"
+    return store.root if options.tenant is None else f"{store.root}#{options.tenant}"
 
 
 async def sleep_store(
@@ -82,7 +87,7 @@ async def sleep_store(
     when nobody else waits for it.
     """
     runs: dict[tuple[str, bool], _Run] = state.sleep_runs
-    key = (_sleep_key(store), options.join_key)
+    key = (_sleep_key(store, options), options.join_key)
     run = runs.get(key)
     if run is None:
         holder: list[_Run] = []
@@ -105,7 +110,7 @@ async def sleep_store(
 async def _locked_run(
     state: DaemonState, store: Store, options: SleepOptions, say: Say | None, holder: list[_Run]
 ) -> SleepReply:
-    lock = state.sleep_locks.setdefault(_sleep_key(store), asyncio.Lock())
+    lock = state.sleep_locks.setdefault(_sleep_key(store, options), asyncio.Lock())
     async with lock:
         # Before as well as after (off the loop: malloc_trim walks the heap): what the work since the
         # last sleep left pinned (heap.give_back) would otherwise be the floor of this one's peak.
@@ -180,6 +185,7 @@ def _settings(state: DaemonState, store: Store, options: SleepOptions) -> Settin
         dry_run=options.dry_run,
         loss_aversion=state.loss_aversion,
         origin_project=store.project,
+        tenant=None if store.team else options.tenant,
     )
 
 
@@ -202,8 +208,9 @@ async def _sleep(
         if say is not None:
             await say(line)
 
-    # A team store has no project folder or agent notes to learn from.
-    skip_learn = options.dry_run or options.no_learn or store.team
+    # A team store has no project folder or agent notes to learn from; what a project or its agents
+    # teach is its owner's, never a tenant's own sleep's.
+    skip_learn = options.dry_run or options.no_learn or store.team or options.tenant is not None
     learned = (0, 0) if skip_learn else await learn_and_import(state, store, options)
     settings = _settings(state, store, options)
     rows = store.sleeps
@@ -228,11 +235,13 @@ async def _sleep(
         await rows.apply(conn, result, dormant_at=result.now, step=step)
         reply = _reply(result, options, 0, learned)
         await finish_compactions(store)
-        if store.kind == "global" and not store.team:  # the token ledger is a laptop's
+        if store.kind == "global" and not store.team and options.tenant is None:  # the owner's ledger
             await prune_ledger(conn, settings.now)
         await step("sleep: recording the run")
         results = msgspec.to_builtins(sleep_report.counts_only(reply))
-        await rows.record(conn, now=result.now, results=results, tenants=result.live.tenants)
+        await rows.record(
+            conn, now=result.now, results=results, tenants=result.live.tenants, only_tenant=settings.tenant
+        )
     run.committed = True
     written = time.monotonic()
     if not store.team:  # a team store has no mirror files
@@ -259,6 +268,7 @@ async def _share_phase(
     global store, queued for the team server)."""
     if (
         options.no_share
+        or options.tenant is not None  # sharing onward is the store owner's choice
         or store.kind == "global"
         or store.team
         or not store.config.get("autoShareOnSleep", True)
@@ -310,6 +320,7 @@ async def sleep(ctx: RequestContext, body: m.Sleep) -> tuple[SleepReply, str]:
         no_share=body.no_share,
         progress=body.verbose,
         agent_tools=ctx.request.env.get("HIPPO_AGENT_MEMORY_TOOLS"),
+        tenant=None if ctx.owner else ctx.tenant,
     )
 
     async def to_stderr(line: str) -> None:

@@ -79,6 +79,8 @@ class Settings:
     dry_run: bool = False
     loss_aversion: float = 1.0
     origin_project: str | None = None
+    # The one tenant a sleep covers (a key holder's request on a laptop's store); None: every tenant.
+    tenant: str | None = None
 
 
 @dataclass(slots=True)
@@ -239,7 +241,10 @@ def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
         live=Live(
             count=len(live),
             active=sum(1 for k in live if k >= len(scan) or not scan.flags[k] & ARCHIVED),
-            tenants=sorted({rows.tenant(k) for k in live} | {"default"}),
+            # Whose audit logs record the run: a tenant's own sleep is that tenant's alone.
+            tenants=[settings.tenant]
+            if settings.tenant
+            else sorted({rows.tenant(k) for k in live} | {"default"}),
             texts={m.id: m.content for m in involved.values()},
             share=share,
         ),

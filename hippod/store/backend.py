@@ -204,7 +204,14 @@ class SleepRows(Protocol):
         self, conn: Any, plan: Plan, /, *, dormant_at: str, step: Callable[[str], Awaitable[None]]
     ) -> None: ...
     async def record(
-        self, conn: Any, /, *, now: str, results: dict[str, Any], tenants: Sequence[str]
+        self,
+        conn: Any,
+        /,
+        *,
+        now: str,
+        results: dict[str, Any],
+        tenants: Sequence[str],
+        only_tenant: str | None = ...,
     ) -> None: ...
     async def set_shared(self, conn: Any, shared: int, /) -> None: ...
 

@@ -13,6 +13,7 @@ from hippod.lifecycle.digest import content_digest
 from hippod.store.migrations_cards import m011_cards
 from hippod.store.migrations_http import m010_http
 from hippod.store.migrations_mirrors import m012_mirror_days
+from hippod.store.migrations_sleeps import m015_tenant_sleeps
 from hippod.store.migrations_team import m013_team_outbox, m014_team_marks
 
 
@@ -371,6 +372,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m012_mirror_days,
     m013_team_outbox,
     m014_team_marks,
+    m015_tenant_sleeps,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -26,7 +26,7 @@ Planned = tuple[Plan, Sequence[int], dict[int, str]]
 
 def _plan_snapshot(path: str, settings: Settings, new_id: Callable[[], str]) -> Planned:
     """Blocking: reads a snapshot of the store at `path` and computes in the calling thread."""
-    with SnapshotReader(path) as source:
+    with SnapshotReader(path, tenant=settings.tenant) as source:
         result = plan(source, settings, new_id)
         statuses = {c.id: c.status for c in source.conflicts()}
         return result, source.marks, statuses
@@ -205,20 +205,28 @@ async def set_shared(conn: aiosqlite.Connection, shared: int) -> None:
 
 
 async def record(
-    conn: aiosqlite.Connection, *, now: str, results: dict[str, Any], tenants: Sequence[str]
+    conn: aiosqlite.Connection,
+    *,
+    now: str,
+    results: dict[str, Any],
+    tenants: Sequence[str],
+    only_tenant: str | None = None,
 ) -> None:
-    """Phases 14-15: the run row (newest 50 kept), sleep_count + 1, last sleep, audit `consolidate`."""
+    """Phases 14-15: the run row (newest 50 kept), audit `consolidate`; for a run over the whole store
+    (`only_tenant` None), sleep_count + 1 and the last sleep too."""
     await conn.execute(
-        "INSERT INTO consolidation_runs (ts, results_json) VALUES (?, ?)", (now, _encode(results).decode())
+        "INSERT INTO consolidation_runs (ts, results_json, tenant_id) VALUES (?, ?, ?)",
+        (now, _encode(results).decode(), only_tenant),
     )
     await conn.execute(
         "DELETE FROM consolidation_runs WHERE id NOT IN "
         "(SELECT id FROM consolidation_runs ORDER BY id DESC LIMIT ?)",
         (KEEP_RUNS,),
     )
-    count = int(await memories.get_meta(conn, "sleep_count") or 0)
-    await memories.set_meta(conn, "sleep_count", str(count + 1))
-    await memories.set_meta(conn, "last_sleep", now)
+    if only_tenant is None:
+        count = int(await memories.get_meta(conn, "sleep_count") or 0)
+        await memories.set_meta(conn, "sleep_count", str(count + 1))
+        await memories.set_meta(conn, "last_sleep", now)
     counters = {k: v for k, v in results.items() if k != "details"}
     await _audit(conn, now, "consolidate", ((t, None, counters) for t in tenants))
 

@@ -35,18 +35,25 @@ class SnapshotReader(ReadView):
     whether any of them changed or went away before the plan is written.
     """
 
-    def __init__(self, path: str, page: int = PAGE) -> None:
+    def __init__(self, path: str, page: int = PAGE, tenant: str | None = None) -> None:
         super().__init__(path)
         self._page = page
         self.marks: array[int] = array("q")
+        # A sleep of one tenant reads that tenant's rows alone; None reads every tenant's.
+        self._only = "" if tenant is None else " AND tenant_id = ?"
+        self._tenant: tuple[str, ...] = () if tenant is None else (tenant,)
+
+    def _where(self, sql: str) -> str:
+        """`sql` (which ends in a WHERE clause) narrowed to the tenant, if the sleep has one."""
+        return sql + self._only
 
     def pages(self) -> Iterator[list[Memory]]:
-        """Every memory, a page (PAGE unless told) at a time, by rowid."""
+        """Every memory (of the tenant), a page (PAGE unless told) at a time, by rowid."""
         last = 0
+        select = self._where(f"SELECT {_SELECT}, rowid FROM memories WHERE rowid > ?")
         while True:
             rows = self._conn.execute(
-                f"SELECT {_SELECT}, rowid FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                (last, self._page),
+                f"{select} ORDER BY rowid LIMIT ?", (last, *self._tenant, self._page)
             ).fetchall()
             if not rows:
                 return
@@ -69,29 +76,35 @@ class SnapshotReader(ReadView):
     def dormant(self) -> Iterator[tuple[str, str, str]]:
         """(id, tenant, dormant_at) of every dormant memory."""
         for memory_id, tenant, at in self._conn.execute(
-            "SELECT id, tenant_id, dormant_at FROM dormant_memories"
+            self._where("SELECT id, tenant_id, dormant_at FROM dormant_memories WHERE 1"), self._tenant
         ):
             yield str(memory_id), str(tenant), str(at)
 
     def run_times(self) -> list[str]:
-        """When the newest 20 sleeps ran."""
-        rows = self._conn.execute("SELECT ts FROM consolidation_runs ORDER BY id DESC LIMIT 20")
+        """When the newest 20 sleeps of the whole store ran (they set the pace of adaptive decay)."""
+        rows = self._conn.execute(
+            "SELECT ts FROM consolidation_runs WHERE tenant_id IS NULL ORDER BY id DESC LIMIT 20"
+        )
         return [str(r[0]) for r in rows]
 
     def rejected(self) -> set[tuple[str, str]]:
-        """(tenant, digest) of every tombstone."""
-        return {
-            (str(t), str(d)) for t, d in self._conn.execute("SELECT tenant_id, digest FROM rejected_values")
-        }
+        """(tenant, digest) of every tombstone (of the tenant)."""
+        sql = self._where("SELECT tenant_id, digest FROM rejected_values WHERE 1")
+        return {(str(t), str(d)) for t, d in self._conn.execute(sql, self._tenant)}
 
     def conflicts(self) -> list[ConflictRow]:
-        """Every stored conflict."""
+        """Every stored conflict (of the tenant)."""
         rows = self._conn.execute(
-            "SELECT id, memory_a_id, memory_b_id, tenant_id, status, resolved_by FROM memory_conflicts"
+            self._where(
+                "SELECT id, memory_a_id, memory_b_id, tenant_id, status, resolved_by "
+                "FROM memory_conflicts WHERE 1"
+            ),
+            self._tenant,
         )
         return [ConflictRow(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
     def last_sleep(self) -> str | None:
-        """When the previous written sleep ran."""
+        """When the previous written sleep of the whole store ran: every memory unchanged since was
+        compared with the others then (a tenant's own sleeps do not move it)."""
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'last_sleep'").fetchone()
         return None if row is None else str(row[0])

@@ -213,9 +213,17 @@ async def set_shared(conn: Conn, shared: int) -> None:
     )
 
 
-async def record(conn: Conn, *, now: str, results: dict[str, Any], tenants: Sequence[str]) -> None:
+async def record(
+    conn: Conn,
+    *,
+    now: str,
+    results: dict[str, Any],
+    tenants: Sequence[str],
+    only_tenant: str | None = None,
+) -> None:
     """Phases 14-15 for the transaction's tenant: the run row (its newest 50 kept), sleep_count + 1,
-    last sleep, audit `consolidate`. `tenants` is ignored: the tenant's own rows are all it may write."""
+    last sleep, audit `consolidate`. `tenants` and `only_tenant` are ignored: every sleep of the team
+    store is of one tenant, whose own rows (and meta) are all it may write."""
     tenant = current_tenant()
     await conn.execute(
         "INSERT INTO consolidation_runs (tenant_id, ts, results_json) VALUES (%s, %s, %s)",
