@@ -32,6 +32,8 @@ log = logging.getLogger("hippod.web")
 T = TypeVar("T")
 ID = re.compile(ID_PATTERN)
 ROLE_RANK = {"member": 1, "admin": 2}
+# A JSON body nested deeper than the decoder's recursion allows (about 1,000 levels).
+TOO_DEEP = "the body is nested too deep"
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,8 @@ class Call:
             data = msgspec.json.decode(raw) if raw.strip() else {}
         except msgspec.DecodeError:
             raise HttpError(400, "bad_request", "the body is not JSON") from None
+        except RecursionError:
+            raise HttpError(400, "bad_request", TOO_DEEP) from None
         if not isinstance(data, dict):
             raise HttpError(400, "bad_request", "the body must be a JSON object")
         data = {camel(k): v for k, v in data.items() if camel(k) == k or camel(k) not in data}
