@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import msgspec
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from hippoctl.protocol import messages as m
@@ -253,6 +253,10 @@ async def answered(what: str, running: Awaitable[Response]) -> Response:
         return await running
     except HttpError as exc:
         return error_response(exc.status, exc.code, exc.message, exc.headers)
+    except ClientDisconnect:
+        # Nobody is left to answer, and nothing went wrong here: no traceback for a walkout.
+        log.debug("%s: the client went away before its body was complete", what)
+        return error_response(400, "bad_request", "the connection closed before the body was complete")
     except HippoError as exc:
         status, body = from_hippo_error(exc)
         if status >= 500:
