@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from hippod import clock, daemon_state, spool_replay
+from hippod import clock, daemon_state, file_limits, spool_replay
 from hippod.auto_sleep import AutoSleep
 from hippod.errors import HippoError
 from hippod.handlers import serve as serve_handler
@@ -74,6 +74,10 @@ def _identity(path: str) -> tuple[int, int] | None:
 async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     """Bind the socket, serve until asked to stop, then shut down in order. Returns the exit code."""
     loop = asyncio.get_running_loop()
+    file_limits.quiet_accept_failures(loop)
+    raised = file_limits.raise_soft_limit()
+    if raised is not None:
+        log.info("open-file limit raised from %d to %d", *raised)
     server = Server(state, int(config["maxFrameBytes"]))
     state.hook_jobs.concurrency = int(config["jobConcurrency"])
     state.http_config = dict(config["http"])

@@ -13,7 +13,19 @@ DAEMON_DEFAULTS: dict[str, Any] = {
     # catchUpDelaySeconds (our addition): how long after startup a missed run catches up (sleep.md §10.3).
     "daily": {"enabled": True, "time": "06:15", "days": 1, "catchUpDelaySeconds": 120},
     "watch": {"enabled": True, "debounceMs": 1600, "rescanSeconds": 60},
-    "http": {"autostart": False, "host": "127.0.0.1", "port": 6789},
+    # The HTTP listeners (the API and the dashboard) close a connection that has not sent its request
+    # headers within headerTimeoutSeconds, its body within bodyTimeoutSeconds of them, or another
+    # request within keepAliveSeconds of an answer; they hold at most maxConnections at once, fewer
+    # if the open-file limit calls for it (hippod/web/connections.py).
+    "http": {
+        "autostart": False,
+        "host": "127.0.0.1",
+        "port": 6789,
+        "headerTimeoutSeconds": 10,
+        "bodyTimeoutSeconds": 30,
+        "keepAliveSeconds": 5,
+        "maxConnections": 1000,
+    },
     "dashboard": {"port": 3333},
     # A team server's database (`hippod serve --team`, docs/team.md); poolMax: connections per server.
     "team": {"dsn": None, "poolMax": 10},
@@ -40,6 +52,10 @@ _NUMBERS: tuple[tuple[tuple[str, ...], float], ...] = (
     (("watch", "debounceMs"), 0),
     (("watch", "rescanSeconds"), 0.1),
     (("team", "poolMax"), 1),
+    (("http", "headerTimeoutSeconds"), 1),
+    (("http", "bodyTimeoutSeconds"), 1),
+    (("http", "keepAliveSeconds"), 1),
+    (("http", "maxConnections"), 1),
 )
 LOG_LEVELS = ("debug", "info", "warning")
 

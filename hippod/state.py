@@ -53,7 +53,7 @@ class DaemonState:
     # The HTTP listener (hippod.web.listener.HttpListener), made by the first `serve`: its module and
     # the ASGI stack are imported only then.
     http: HttpListener | None = None
-    # daemon.json's `http` section (host, port, autostart), read at start.
+    # daemon.json's `http` section (host, port, autostart, the listeners' bounds), read at start.
     http_config: dict[str, Any] = field(default_factory=dict)
     # The dashboard's listener (hippod.dashboard.listener.DashboardListener), made by the first
     # `dashboard`: the dashboard's code and the ASGI stack are imported only then.

@@ -14,6 +14,7 @@ from hippod.errors import HippoError
 from hippod.state import DaemonState
 from hippod.web import local_token, peer
 from hippod.web.asgi_server import AsgiServer, bind, resolve, url
+from hippod.web.connections import Bounds
 
 log = logging.getLogger("hippod.dashboard")
 
@@ -80,7 +81,8 @@ class DashboardListener:
         self.port = sock.getsockname()[1]
         # The global store is always one click away; the store asked for comes first.
         self.stores = Stores(tenant, [store] if store == global_root else [store, global_root])
-        self.server = AsgiServer(app.build(self.state, self.stores, self.token), sock, "dashboard")
+        bounds = Bounds.from_config(self.state.http_config)  # the HTTP API's bounds hold here too
+        self.server = AsgiServer(app.build(self.state, self.stores, self.token), sock, "dashboard", bounds)
         self.started_at = clock.iso(clock.now())
         log.info("dashboard listening on %s", url(HOST, self.port))
         return self.reply(store)

@@ -14,6 +14,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from hippod.errors import HippoError
+from hippod.web.connections import Bounds, GatedSocket, protocol
 
 log = logging.getLogger("hippod.web")
 
@@ -48,7 +49,7 @@ def bind(host: str, port: int, found: Address) -> socket.socket:
     """A listening socket at `found` (resolved from host:port), bound here so a taken port is our
     error, not uvicorn's exit. Synchronous: whoever checked that nothing listens yet binds at once."""
     family, kind, proto, _, address = found
-    sock = socket.socket(family, kind, proto)
+    sock = GatedSocket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
@@ -65,15 +66,18 @@ def url(host: str, port: int) -> str:
 
 
 class AsgiServer:
-    """uvicorn serving one app on one bound socket, as a task of the daemon's loop, until closed."""
+    """uvicorn serving one app on one bound socket, as a task of the daemon's loop, until closed;
+    each connection within `bounds` (hippod/web/connections.py)."""
 
-    def __init__(self, app: ASGIApp, sock: socket.socket, what: str) -> None:
+    def __init__(self, app: ASGIApp, sock: socket.socket, what: str, bounds: Bounds) -> None:
         config = uvicorn.Config(
             app,
+            http=protocol(bounds),
             log_config=None,
             access_log=False,
             lifespan="off",
             server_header=False,
+            timeout_keep_alive=bounds.keep_alive_whole_seconds,
             timeout_graceful_shutdown=5,
         )
         self.what = what

@@ -13,6 +13,7 @@ from hippod.state import DaemonState
 from hippod.web import app
 from hippod.web.asgi_server import AsgiServer, bind, resolve, url
 from hippod.web.auth import Authenticator
+from hippod.web.connections import Bounds
 
 log = logging.getLogger("hippod.web")
 
@@ -62,7 +63,7 @@ class HttpListener:
         sock = bind(host, port, found)
         bound_port = sock.getsockname()[1]
         asgi = app.build(self.state, authenticator)
-        self.server = AsgiServer(asgi, sock, "HTTP")
+        self.server = AsgiServer(asgi, sock, "HTTP", Bounds.from_config(self.state.http_config))
         self.reply = ServeReply(
             running=True,
             url=url(host, bound_port),

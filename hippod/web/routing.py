@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import msgspec
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from hippoctl.protocol import messages as m
@@ -32,6 +32,8 @@ log = logging.getLogger("hippod.web")
 T = TypeVar("T")
 ID = re.compile(ID_PATTERN)
 ROLE_RANK = {"member": 1, "admin": 2}
+# A JSON body nested deeper than the decoder's recursion allows (about 1,000 levels).
+TOO_DEEP = "the body is nested too deep"
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,8 @@ class Call:
             data = msgspec.json.decode(raw) if raw.strip() else {}
         except msgspec.DecodeError:
             raise HttpError(400, "bad_request", "the body is not JSON") from None
+        except RecursionError:
+            raise HttpError(400, "bad_request", TOO_DEEP) from None
         if not isinstance(data, dict):
             raise HttpError(400, "bad_request", "the body must be a JSON object")
         data = {camel(k): v for k, v in data.items() if camel(k) == k or camel(k) not in data}
@@ -253,6 +257,10 @@ async def answered(what: str, running: Awaitable[Response]) -> Response:
         return await running
     except HttpError as exc:
         return error_response(exc.status, exc.code, exc.message, exc.headers)
+    except ClientDisconnect:
+        # Nobody is left to answer, and nothing went wrong here: no traceback for a walkout.
+        log.debug("%s: the client went away before its body was complete", what)
+        return error_response(400, "bad_request", "the connection closed before the body was complete")
     except HippoError as exc:
         status, body = from_hippo_error(exc)
         if status >= 500:

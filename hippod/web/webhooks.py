@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import time
+from typing import Any
 
 from starlette.responses import Response
 
@@ -20,7 +21,7 @@ from hippod.errors import HippoError
 from hippod.server import log_failure
 from hippod.web import wire
 from hippod.web.errors import HttpError
-from hippod.web.routing import Call, Op, json_response
+from hippod.web.routing import TOO_DEEP, Call, Op, json_response
 
 log = logging.getLogger("hippod.web")
 
@@ -35,6 +36,16 @@ def _secrets(name: str) -> list[str]:
         )
     # The previous secret still verifies while a rotation is under way.
     return [current, os.environ.get(f"{name}_PREVIOUS", "").strip()]
+
+
+def _parsed(body: bytes) -> tuple[Any, str | None]:
+    """The delivery's JSON, or why it has none (the dead letter's error)."""
+    try:
+        return json.loads(body), None
+    except ValueError:
+        return None, "invalid JSON"
+    except RecursionError:
+        return None, TOO_DEEP
 
 
 def _ack(done: deliver.Ack) -> Response:
@@ -72,10 +83,9 @@ async def slack_events(call: Call) -> Response:
             401, "invalid_signature", "invalid Slack signature (or a timestamp over 5 minutes old)"
         )
     env_tenant = deliver.env_tenant()
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        return await _dead(call, "slack", env_tenant, "parse_error", "invalid JSON", body)
+    payload, error = _parsed(body)
+    if error is not None:
+        return await _dead(call, "slack", env_tenant, "parse_error", error, body)
     if isinstance(payload, dict) and payload.get("type") == "url_verification":
         return json_response(wire.Challenge(challenge=str(payload.get("challenge", ""))))
     try:
@@ -108,10 +118,9 @@ async def github_events(call: Call) -> Response:
         return await _dead(
             call, "github", env_tenant, "parse_error", "missing X-GitHub-Delivery header", body
         )
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        return await _dead(call, "github", env_tenant, "parse_error", "invalid JSON", body)
+    payload, error = _parsed(body)
+    if error is not None:
+        return await _dead(call, "github", env_tenant, "parse_error", error, body)
     if not isinstance(payload, dict):
         return await _dead(call, "github", env_tenant, "parse_error", "not a GitHub webhook envelope", body)
     tenant = await deliver.tenant_for(call.state, "github", github.installation(payload))

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from e2e.http_support import serve
+from e2e.http_support import github_headers, serve, slack_headers
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
 MIB = 1024 * 1024
+TOO_DEEP = "the body is nested too deep"
 
 
 def _error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
@@ -151,3 +152,33 @@ def test_autostart_and_hippo_port(hippo: Hippo) -> None:
     hippo.start()
     assert hippo.wait_for(lambda: hippo.json("daemon", "status")["http"] == f"http://127.0.0.1:{port}", 10)
     assert httpx.get(f"http://127.0.0.1:{port}/health").json()["pid"] == hippo.proc.pid  # type: ignore[union-attr]
+
+
+def test_a_body_nested_too_deep_is_a_bad_request_on_every_route_that_reads_json(hippo: Hippo) -> None:
+    from hippod.web.app import OPS
+
+    url = serve(hippo, SLACK_SIGNING_SECRET="slack-secret", GITHUB_WEBHOOK_SECRET="github-secret")
+    deep = b'{"content":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    routes = [op for op in OPS if op.body is not None]
+    assert len(routes) > 10
+    with httpx.Client(base_url=url) as client:
+        for op in routes:
+            path = op.path.replace("{id}", "mem_x").replace("{n:int}", "1")
+            answer = client.post(path, content=deep, headers={"content-type": "application/json"})
+            assert _error(answer, 400, "bad_request")["error"] == TOO_DEEP, op.path
+        # A signed webhook delivery answers 200 whatever its body holds: this one is a dead letter.
+        slack = client.post(
+            "/v1/connectors/slack/events", content=deep, headers=slack_headers("slack-secret", deep)
+        )
+        github = client.post(
+            "/v1/connectors/github/events",
+            content=deep,
+            headers=github_headers("github-secret", deep, "issues", "delivery-1"),
+        )
+        for answer in (slack, github):
+            assert answer.status_code == 200 and answer.json()["status"] == "dlq", answer.text
+    for source in ("slack", "github"):
+        letters = hippo.json(source, "dlq", "list")["letters"]
+        assert [(d["bucket"], d["error"]) for d in letters] == [("parse_error", TOO_DEEP)]
+    assert "Traceback" not in Path(hippo.log).read_text(encoding="utf-8")
+    assert " ERROR " not in Path(hippo.log).read_text(encoding="utf-8")

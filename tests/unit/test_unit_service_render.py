@@ -67,6 +67,7 @@ def test_service_unit_has_every_required_key_and_no_environment_when_nothing_is_
     ]
     assert values(unit, "Service", "Restart") == ["on-failure"]
     assert values(unit, "Service", "RestartSec") == ["2"]
+    assert values(unit, "Service", "LimitNOFILE") == ["8192"]
     assert values(unit, "Service", "Environment") == []
     assert values(unit, "Install", "WantedBy") == ["default.target"]
     assert "@" not in text.replace("hippoctl daemon", "")
