@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 EVERY_SECONDS = 60.0
 
@@ -47,3 +48,27 @@ class ThrottledWarning:
         if self.count:
             self._emit()
             self._open_window()
+
+
+class RepeatFilter(logging.Filter):
+    """Lets each of `messages` through at most once every `every` seconds; the next one let through
+    says how many were held back since. For the lines a client can make the daemon write at will."""
+
+    def __init__(self, messages: frozenset[str], every: float = EVERY_SECONDS) -> None:
+        super().__init__()
+        self.messages = messages
+        self.every = every
+        self._seen: dict[str, tuple[float, int]] = {}  # message -> (when last let through, held since)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not isinstance(record.msg, str) or record.msg not in self.messages:
+            return True
+        now = time.monotonic()
+        last, held = self._seen.get(record.msg, (None, 0))
+        if last is not None and now - last < self.every:
+            self._seen[record.msg] = (last, held + 1)
+            return False
+        self._seen[record.msg] = (now, 0)
+        if held:
+            record.msg = f"{record.msg} ({held} more since the last such line)"
+        return True

@@ -14,9 +14,25 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from hippod.errors import HippoError
+from hippod.log_throttle import RepeatFilter
 from hippod.web.connections import Bounds, GatedSocket, protocol
 
 log = logging.getLogger("hippod.web")
+
+# What uvicorn logs for each request a client can send at will (junk bytes, an upgrade it cannot
+# serve): a line each would let any client rotate the useful log away, so once a minute at most.
+logging.getLogger("uvicorn.error").addFilter(
+    RepeatFilter(
+        frozenset(
+            {
+                "Invalid HTTP request received.",
+                "Unsupported upgrade request.",
+                "No supported WebSocket library detected. Please use \"pip install 'uvicorn[standard]'\", "
+                "or install 'websockets' or 'wsproto' manually.",
+            }
+        )
+    )
+)
 
 # A graceful close lets requests in flight finish for this long, then the task is cancelled.
 CLOSE_SECONDS = 10

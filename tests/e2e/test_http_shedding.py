@@ -220,3 +220,20 @@ def _answers(url: str) -> bool:
         return httpx.get(f"{url}/health", timeout=5).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def test_junk_requests_and_upgrades_make_a_line_a_minute_not_a_line_each(hippo: Hippo) -> None:
+    url = serve(hippo)
+    junk = b"NOT HTTP AT ALL\r\n\r\n"
+    upgrade = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+    for request in (junk, upgrade) * 100:
+        with socket.create_connection(_address(url), timeout=10) as sock:
+            sock.sendall(request)
+            sock.shutdown(socket.SHUT_WR)
+            while sock.recv(65536):  # the whole answer: the daemon has logged what it logs by then
+                pass
+    hippo.stop()
+    log = _log(hippo)
+    assert 1 <= log.count("Invalid HTTP request received.") <= 2, log[-2000:]
+    assert 1 <= log.count("Unsupported upgrade request.") <= 2, log[-2000:]
+    assert log.count("No supported WebSocket library") <= 2, log[-2000:]
