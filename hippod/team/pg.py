@@ -42,7 +42,10 @@ WRITE_ATTEMPTS = 5
 CONNECT_TIMEOUT = 10
 _RETRYABLE = (errors.DeadlockDetected, errors.SerializationFailure)
 # A transaction's start: its role and tenant, each for the transaction alone.
-_BEGIN = "BEGIN; SELECT set_config('role', %s, true), set_config('hippo.tenant', %s, true)"
+_SETTINGS = "SELECT set_config('role', %s, true), set_config('hippo.tenant', %s, true)"
+_BEGIN = f"BEGIN; {_SETTINGS}"
+# A read whose statements must all see one snapshot (a recall's statistics and its candidates).
+_BEGIN_SNAPSHOT = f"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; {_SETTINGS}"
 
 
 class TeamDatabase:
@@ -128,6 +131,23 @@ class TeamDatabase:
         async with self._begun(_BEGIN, (self.role, tenant)) as (conn, _):
             try:
                 yield conn
+            except BaseException:
+                await _rollback(conn)
+                raise
+            await conn.execute("COMMIT")
+
+    @asynccontextmanager
+    async def snapshot(
+        self, tenant: str, query: str, params: Sequence[Any]
+    ) -> AsyncIterator[tuple[Conn, list[tuple[Any, ...]]]]:
+        """A read-only transaction of `tenant` in which every statement sees the same snapshot
+        (REPEATABLE READ), begun with `query` in the same round trip; yields the connection and
+        `query`'s rows. It ends with the block."""
+        statements = f"{_BEGIN_SNAPSHOT}; {query}"
+        async with self._begun(statements, (self.role, tenant, *params)) as (conn, cursor):
+            found = await _third_result(cursor)
+            try:
+                yield conn, found
             except BaseException:
                 await _rollback(conn)
                 raise
