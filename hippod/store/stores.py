@@ -27,6 +27,7 @@ from hippod.store import (
     memories,
     rejections,
     remembers,
+    reports,
     sqlite_errors,
 )
 from hippod.store import config as store_config
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("hippod.stores")
 
 # The SQLite store's row modules (store/backend.py).
-SQLITE = Backend(memories, api_keys, rejections, conflicts, dormant, sleep_sql, auditlog)
+SQLITE = Backend(memories, api_keys, rejections, conflicts, dormant, sleep_sql, auditlog, reports)
 
 PROJECT_DIR = ".hippo"
 
@@ -97,6 +98,7 @@ class Store:
         self.dormant = backend.dormant
         self.sleeps = backend.sleeps
         self.audit_log = backend.audit_log
+        self.reports = backend.reports
         # The team store on PostgreSQL (team/store.py): no files beside it, no model, no ledger.
         self.team = team
         self.schema = schema

@@ -15,12 +15,12 @@ from hippod.embed.service import EmbedService
 from hippod.errors import HippoError
 from hippod.store.backend import Backend
 from hippod.store.stores import Store
-from hippod.team import api_keys, auditlog, conflicts, dormant, memories, rejections, sleep
+from hippod.team import api_keys, auditlog, conflicts, dormant, memories, rejections, reports, sleep
 from hippod.team.migrations import MIGRATIONS
 from hippod.team.pg import TeamDatabase, describe
 
 # The team store's row modules (store/backend.py).
-TEAM = Backend(memories, api_keys, rejections, conflicts, dormant, sleep, auditlog)
+TEAM = Backend(memories, api_keys, rejections, conflicts, dormant, sleep, auditlog, reports)
 # Connections each server process keeps to the database (a pooler in front may share them further).
 POOL_MAX = 10
 
