@@ -88,7 +88,7 @@ async def mark_superseded(conn: Conn, old_id: str, new_id: str, now: str) -> boo
 def reading(conn: Source) -> AbstractAsyncContextManager[Conn]:
     """One transaction for several reads: the reader's own, or the one `conn` is in already."""
     if isinstance(conn, TeamReader):
-        return conn.db.tenant(current_tenant())
+        return conn.db.tenant(current_tenant(), read_only=True)
     return nullcontext(conn)
 
 

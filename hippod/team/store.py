@@ -23,13 +23,18 @@ from hippod.team.pg import TeamDatabase, describe
 TEAM = Backend(memories, api_keys, rejections, conflicts, dormant, sleep, auditlog, reports)
 # Connections each server process keeps to the database (a pooler in front may share them further).
 POOL_MAX = 10
+# Seconds a request waits for a connection (the database restarting) before answering team_unreachable.
+WAIT = 30.0
 
 
-async def open_team_store(dsn: str, root: str, embedder: EmbedService, *, pool_max: int = POOL_MAX) -> Store:
-    """Migrate the team's database, open a pool to it, and wrap it as a store whose folder is `root`."""
+async def open_team_store(
+    dsn: str, root: str, embedder: EmbedService, *, pool_max: int = POOL_MAX, wait: float = WAIT
+) -> Store:
+    """Migrate the team's database, open a pool to it, and wrap it as a store whose folder is `root`;
+    a request waits `wait` seconds at most for a connection."""
     os.makedirs(root, mode=0o700, exist_ok=True)
     try:
-        db = await TeamDatabase.open(dsn, min_size=1, max_size=pool_max)
+        db = await TeamDatabase.open(dsn, min_size=1, max_size=pool_max, timeout=wait)
     except psycopg.Error as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise HippoError(
