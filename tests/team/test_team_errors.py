@@ -14,8 +14,7 @@ import pytest
 from e2e.harness import Hippo, wait_for
 
 from team.pg_proxy import DroppingProxy
-from team.private_pg import PrivatePostgres
-from team.support import create_key, free_port, start_server
+from team.support import PrivatePostgres, create_key, start_server
 
 TENANT = "acme"
 
@@ -88,7 +87,7 @@ def test_a_connection_lost_during_a_write_says_what_happened_and_the_same_key_st
 @pytest.fixture
 def private_pg() -> Iterator[PrivatePostgres]:
     """A PostgreSQL cluster of the test's own, started; stopped and removed afterwards."""
-    cluster = PrivatePostgres(free_port())
+    cluster = PrivatePostgres()
     try:
         cluster.start()
         yield cluster

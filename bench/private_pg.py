@@ -1,5 +1,5 @@
-"""A PostgreSQL cluster of a test's own, which the test may stop and start: the machine's shared
-server (127.0.0.1:5432, which other tests use) is never stopped or restarted.
+"""A PostgreSQL cluster of one run's own (a bench's or a test's), which it may stop and start: the
+machine's shared server (127.0.0.1:5432, which others use) is never stopped or restarted.
 
 It is made with the machine's PostgreSQL 15 (initdb into a temporary folder, on a free port, trust
 authentication on loopback alone); as root, its programs run as the `postgres` user, since initdb
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 
@@ -17,11 +18,18 @@ from psycopg.conninfo import make_conninfo
 BIN = "/usr/lib/postgresql/15/bin"
 
 
+def free_port() -> int:
+    """A port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 class PrivatePostgres:
     """One cluster in a folder of its own under /tmp, listening on 127.0.0.1:`port` once started."""
 
-    def __init__(self, port: int) -> None:
-        self.port = port
+    def __init__(self, port: int | None = None) -> None:
+        self.port = free_port() if port is None else port
         self.folder = tempfile.mkdtemp(prefix="hpg", dir="/tmp")
         self.data = os.path.join(self.folder, "data")
         self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
