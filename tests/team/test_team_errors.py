@@ -34,24 +34,24 @@ def _cut(client: httpx.Client, proxy: DroppingProxy, text: str, key: str, at: st
     return body
 
 
-def _stored(dsn: str, content: str) -> int:
-    """How many rows of the tenant hold `content`, read by the test itself."""
+def _stored(dsn: str, content: str, tenant: str = TENANT) -> int:
+    """How many rows of `tenant` hold `content`, read by the test itself."""
     with psycopg.connect(dsn) as conn:
         row = conn.execute(
-            "SELECT count(*) FROM memories WHERE tenant_id = %s AND content = %s", (TENANT, content)
+            "SELECT count(*) FROM memories WHERE tenant_id = %s AND content = %s", (tenant, content)
         ).fetchone()
     assert row is not None
     return int(row[0])
 
 
 @pytest.fixture
-def proxied(hippo: Hippo, pg_dsn: str) -> Iterator[tuple[httpx.Client, DroppingProxy]]:
-    """A team server reaching the worker's database through a DroppingProxy: (its client with a key,
-    the proxy)."""
+def proxied(hippo: Hippo, pg_dsn: str, tenant: str) -> Iterator[tuple[httpx.Client, DroppingProxy]]:
+    """A team server reaching the worker's database through a DroppingProxy: (its client with a key
+    of the test's own tenant, the proxy)."""
     proxy = DroppingProxy(int(psycopg.conninfo.conninfo_to_dict(pg_dsn).get("port") or 5432))
     try:
         url = start_server(hippo, proxy.dsn(pg_dsn))
-        key = create_key(hippo, TENANT)
+        key = create_key(hippo, tenant)
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
             yield client, proxy
     finally:
@@ -68,7 +68,13 @@ def proxied(hippo: Hippo, pg_dsn: str) -> Iterator[tuple[httpx.Client, DroppingP
     ],
 )
 def test_a_connection_lost_during_a_write_says_what_happened_and_the_same_key_stores_once(
-    proxied: tuple[httpx.Client, DroppingProxy], pg_dsn: str, at: str, code: str, said: str, stored: int
+    proxied: tuple[httpx.Client, DroppingProxy],
+    pg_dsn: str,
+    tenant: str,
+    at: str,
+    code: str,
+    said: str,
+    stored: int,
 ) -> None:
     client, proxy = proxied
     text = f"Releases are cut on Tuesdays ({at})"
@@ -76,10 +82,10 @@ def test_a_connection_lost_during_a_write_says_what_happened_and_the_same_key_st
     assert body["code"] == code and said in body["error"], body
     if code == "commit_unknown":
         assert "Idempotency-Key" in body["hint"]
-    assert _stored(pg_dsn, text) == stored
+    assert _stored(pg_dsn, text, tenant) == stored
     again = _remember(client, text, f"k-{at}")
     assert again.status_code == 201, again.text
-    assert _stored(pg_dsn, text) == 1
+    assert _stored(pg_dsn, text, tenant) == 1
     found = client.get("/v1/memories", params={"q": f"releases tuesdays {at}"}).json()["results"]
     assert [r["id"] for r in found] == [again.json()["id"]]
 
