@@ -10,15 +10,17 @@ words of the perf corpus) and 20% outcome (`POST /v1/outcome` on ids its last re
 to its own server first (odd clients to one, even to the other) and, when that one fails to
 answer, to the other, with the same request and key.
 
-With `--kill-at S`, the first server is killed (SIGKILL) S seconds in; with `--restart-postgres-at S`,
-the PostgreSQL cluster is restarted (pg_ctlcluster) S seconds in. At the end every remember a client
-got an answer to is looked for in the database: lost (answered, not stored), duplicated (stored more
-than once) and unanswered-but-stored rows are counted.
+With `--kill-at S`, the first server is killed (SIGKILL) S seconds in; with `--restart-postgres-at S`
+(once or more), the run uses a PostgreSQL cluster of its own (bench/private_pg.py: initdb in /tmp, a
+free port; the machine's shared server is never restarted) and restarts it S seconds in. At the end
+every remember a client got an answer to is looked for in the database: lost (answered, not stored),
+duplicated (stored more than once) and unanswered-but-stored rows are counted, and every 5xx answer
+by its status and code (a 503 `commit_unknown` is sent again with its key, as every failure is).
 
 It prints requests a second, p50 and p99 per route (the time of a request with its retries), the
 retries and failures, and the database's size: rows, table and GIN index.
 
-Usage: python bench/team.py [--seconds 60] [--clients 50] [--kill-at 20] [--restart-postgres-at 40]
+Usage: python bench/team.py [--seconds 60] [--clients 50] [--kill-at 20] [--restart-postgres-at 40 ...]
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import httpx
 import psycopg
 from corpus import make_corpus, make_queries
 from harness import BenchError, Sandbox, log, make_sandbox, pct, start_daemon
+from private_pg import PrivatePostgres
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 ADMIN_DSN = os.environ.get("HIPPO_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -64,6 +67,8 @@ class Tally:
     failed: Counter[str] = field(default_factory=Counter)
     # Idempotency key -> the memory id its answer gave.
     remembered: dict[str, str] = field(default_factory=dict)
+    # "<status> <code>" of every 5xx answer (each then sent again).
+    errors: Counter[str] = field(default_factory=Counter)
 
 
 def _ctl(sb: Sandbox, *args: str) -> dict[str, object]:
@@ -110,10 +115,20 @@ async def _send(
             if attempt:
                 tally.retried[route] += 1
             return response
+        if response is not None:
+            tally.errors[f"{response.status_code} {_code(response)}"] += 1
         if attempt % len(clients) == len(clients) - 1:
             await asyncio.sleep(RETRY_PAUSE)
     tally.failed[route] += 1
     return None
+
+
+def _code(response: httpx.Response) -> str:
+    """The error code of a failed answer, as the API's one error shape names it."""
+    try:
+        return str(response.json().get("code"))
+    except ValueError:
+        return "(not JSON)"
 
 
 async def client_loop(
@@ -171,9 +186,15 @@ async def client_loop(
             await client.aclose()
 
 
-async def _events(servers: list[Server], kill_at: float | None, restart_at: float | None, t0: float) -> None:
+async def _events(
+    servers: list[Server],
+    kill_at: float | None,
+    restarts: list[float],
+    t0: float,
+    cluster: PrivatePostgres | None,
+) -> None:
     events = sorted(
-        [(at, what) for at, what in ((kill_at, "kill"), (restart_at, "restart")) if at is not None]
+        [(at, "restart") for at in restarts] + ([(kill_at, "kill")] if kill_at is not None else [])
     )
     for at, what in events:
         await asyncio.sleep(max(0.0, t0 + at - time.monotonic()))
@@ -181,19 +202,11 @@ async def _events(servers: list[Server], kill_at: float | None, restart_at: floa
             log(f"{time.monotonic() - t0:.1f} s: killing the first server (SIGKILL)")
             os.killpg(servers[0].proc.pid, signal.SIGKILL)
         else:
+            assert cluster is not None, "a restart runs on the bench's own cluster"
             log(f"{time.monotonic() - t0:.1f} s: restarting PostgreSQL")
-            version, cluster = _cluster()
-            await asyncio.to_thread(
-                subprocess.run, ["pg_ctlcluster", version, cluster, "restart"], check=True, timeout=120
-            )
+            await asyncio.to_thread(cluster.stop)
+            await asyncio.to_thread(cluster.start)
             log(f"{time.monotonic() - t0:.1f} s: PostgreSQL is back")
-
-
-def _cluster() -> tuple[str, str]:
-    """The local cluster pg_lsclusters lists first (version, name)."""
-    done = subprocess.run(["pg_lsclusters", "--no-header"], capture_output=True, text=True, check=True)
-    version, name = done.stdout.split()[:2]
-    return version, name
 
 
 def _cpu(pid: int) -> float:
@@ -227,13 +240,14 @@ async def run_load(
     seconds: float,
     clients: int,
     kill_at: float | None,
-    restart_at: float | None,
+    restarts: list[float],
+    cluster: PrivatePostgres | None,
 ) -> tuple[Tally, float]:
     queries = make_queries(make_corpus(), 200)
     tally = Tally()
     t0 = time.monotonic()
     deadline = t0 + seconds
-    events = asyncio.create_task(_events(servers, kill_at, restart_at, t0))
+    events = asyncio.create_task(_events(servers, kill_at, restarts, t0, cluster))
     await asyncio.gather(*(client_loop(i, servers, key, queries, deadline, tally) for i in range(clients)))
     await events
     return tally, time.monotonic() - t0
@@ -278,8 +292,8 @@ def report(
     print(f"\n## Team tier: 2 servers, {args.clients} clients, {took:.0f} s", end="")
     print(f" (kill at {args.kill_at} s)" if args.kill_at is not None else "", end="")
     print(
-        f" (PostgreSQL restart at {args.restart_postgres_at} s)"
-        if args.restart_postgres_at is not None
+        f" (PostgreSQL restarted at {', '.join(f'{at:g}' for at in args.restart_postgres_at)} s)"
+        if args.restart_postgres_at
         else ""
     )
     print(f"\n{total / took:.0f} requests/s in all\n")
@@ -294,6 +308,9 @@ def report(
     print("\n| CPU per request | ms |\n|---|---|")
     for part, seconds in cpu.items():
         print(f"| {part} | {seconds / max(total, 1) * 1000:.2f} |")
+    print("\n| 5xx answers (each sent again) | count |\n|---|---|")
+    for answer, count in sorted(tally.errors.items()):
+        print(f"| {answer} | {count} |")
     print("\n| writes | count |\n|---|---|")
     for name, value in writes.items():
         print(f"| {name} | {value} |")
@@ -310,13 +327,31 @@ def main() -> int:
         "--kill-at", type=float, default=None, help="kill the first server this many seconds in"
     )
     parser.add_argument(
-        "--restart-postgres-at", type=float, default=None, help="restart PostgreSQL this many seconds in"
+        "--restart-postgres-at",
+        type=float,
+        action="append",
+        default=[],
+        help="restart PostgreSQL (a cluster of the run's own) this many seconds in; may be repeated",
     )
     args = parser.parse_args()
+    cluster = None
+    if args.restart_postgres_at:
+        cluster = PrivatePostgres()
+        cluster.start()
+    try:
+        return run(args, cluster.dsn() if cluster is not None else ADMIN_DSN, cluster)
+    finally:
+        if cluster is not None:
+            cluster.cleanup()
+
+
+def run(args: argparse.Namespace, admin_dsn: str, cluster: PrivatePostgres | None) -> int:
+    """The bench on the PostgreSQL server `admin_dsn` names, in a database of its own."""
     name = f"hippod_bench_team_{os.getpid()}"
-    dsn = make_conninfo(ADMIN_DSN, dbname=name)
-    log(f"database {name} on {conninfo_to_dict(ADMIN_DSN).get('host')}")
-    with psycopg.connect(ADMIN_DSN, autocommit=True) as admin:
+    dsn = make_conninfo(admin_dsn, dbname=name)
+    where = conninfo_to_dict(admin_dsn)
+    log(f"database {name} on {where.get('host')}:{where.get('port') or 5432}")
+    with psycopg.connect(admin_dsn, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     servers: list[Server] = []
     try:
@@ -329,7 +364,9 @@ def main() -> int:
         )
         before = cpu_now(servers)
         tally, took = asyncio.run(
-            run_load(servers, key, args.seconds, args.clients, args.kill_at, args.restart_postgres_at)
+            run_load(
+                servers, key, args.seconds, args.clients, args.kill_at, args.restart_postgres_at, cluster
+            )
         )
         after = cpu_now(servers)
         cpu = {part: after[part] - before[part] for part in before}
@@ -340,7 +377,7 @@ def main() -> int:
                 os.killpg(server.proc.pid, signal.SIGTERM)
                 server.proc.wait(timeout=60)
             shutil.rmtree(server.sandbox.base, ignore_errors=True)
-        with psycopg.connect(ADMIN_DSN, autocommit=True) as admin:
+        with psycopg.connect(admin_dsn, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     return 0
 

@@ -99,7 +99,10 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     if team_dsn:
         # A team server: its one store is the team's database, open before any request is served.
         try:
-            await state.registry.open_team(str(team_dsn), pool_max=int(config["team"]["poolMax"]))
+            team = config["team"]
+            await state.registry.open_team(
+                str(team_dsn), pool_max=int(team["poolMax"]), wait=float(team["waitSeconds"])
+            )
         except HippoError as exc:
             log.error("%s", exc.message)
             print(f"hippod: {exc.message}", file=sys.stderr)

@@ -27,8 +27,9 @@ DAEMON_DEFAULTS: dict[str, Any] = {
         "maxConnections": 1000,
     },
     "dashboard": {"port": 3333},
-    # A team server's database (`hippod serve --team`, docs/team.md); poolMax: connections per server.
-    "team": {"dsn": None, "poolMax": 10},
+    # A team server's database (`hippod serve --team`, docs/team.md); poolMax: connections per server;
+    # waitSeconds: how long a request waits for a connection before answering 503 team_unreachable.
+    "team": {"dsn": None, "poolMax": 10, "waitSeconds": 30},
     "maxFrameBytes": 16 * 1024 * 1024,
     "shutdownGraceSeconds": 30,
     "storeIdleCloseMinutes": 15,
@@ -52,6 +53,7 @@ _NUMBERS: tuple[tuple[tuple[str, ...], float], ...] = (
     (("watch", "debounceMs"), 0),
     (("watch", "rescanSeconds"), 0.1),
     (("team", "poolMax"), 1),
+    (("team", "waitSeconds"), 0.1),
     (("http", "headerTimeoutSeconds"), 1),
     (("http", "bodyTimeoutSeconds"), 1),
     (("http", "keepAliveSeconds"), 1),

@@ -60,9 +60,12 @@ _MERGED_READS = (m.Recall, m.Context, m.Status)
 async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
     """Run the handler for this request's body; returns (reply data, text).
 
-    A store found corrupt on the way is set aside and named (StoreRegistry.corrupt_error).
+    A store found corrupt on the way is set aside and named (StoreRegistry.corrupt_error). A team
+    server answers a verb it does not serve (its body's `on_team`) with `not_on_team_store`.
     """
     door.check(ctx.request)
+    # A verb whose body says it needs a laptop's SQLite store is named, not run, on a team server.
+    ctx.refuse_off_team(ctx.request.body.team_refusal())
     REQUEST_TENANT.set(ctx.tenant)
     # At most once per store a merged read has: project, then global.
     for _ in range(2):

@@ -6,6 +6,7 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from hippoctl.protocol.errors import NOT_ON_TEAM_STORE
 from hippoctl.protocol.messages import Request
 from hippod.errors import HippoError
 from hippod.pathtags import path_tags
@@ -67,6 +68,15 @@ class RequestContext:
     @property
     def cwd_path_tags(self) -> list[str]:
         return path_tags(self.request.cwd)
+
+    def refuse_off_team(self, refusal: str | None) -> None:
+        """On a team server, raise `not_on_team_store` for a request whose body (or MCP tool) says it
+        needs a laptop's own store: `refusal` names it (Body.team_refusal), None when served."""
+        if refusal is not None and self.state.registry.team is not None:
+            raise HippoError(
+                NOT_ON_TEAM_STORE,
+                f"a team server does not serve {refusal}: it needs a laptop's own store",
+            )
 
     @staticmethod
     async def _ready(store: Store, *, settle: bool = True) -> Store:

@@ -71,13 +71,15 @@ class Error(Message):
 class Ping(Body):
     """`version` and readiness probes."""
 
+    on_team = True
+
 
 class DaemonStatus(Body):
-    pass
+    on_team = True
 
 
 class Shutdown(Body):
-    pass
+    on_team = True
 
 
 class Init(Body):
@@ -92,6 +94,8 @@ class Init(Body):
 
 
 class Remember(Body):
+    on_team = True
+
     content: str
     tags: list[str] = []
     error: bool = False
@@ -107,6 +111,8 @@ class Remember(Body):
 
 
 class Recall(Body):
+    on_team = True
+
     query: str
     budget: int | None = None
     limit: int | None = None
@@ -124,23 +130,29 @@ class Recall(Body):
 
 
 class Inspect(Body):
+    on_team = True
+
     id: str
 
 
 class Forget(Body):
+    on_team = True
+
     id: str
     archive: bool = False
     reason: str | None = None
 
 
 class Outcome(Body):
+    on_team = True
+
     good: bool
     id: str | None = None
     ids: list[str] | None = None  # several at once (the HTTP API); each must exist, or none is marked
 
 
 class Status(Body):
-    pass
+    on_team = True
 
 
 class Embed(Body):
@@ -155,6 +167,8 @@ class Embed(Body):
 class Supersede(Body):
     """The new version is `content`, stored now, or `new_id`, a memory already stored."""
 
+    on_team = True
+
     id: str
     content: str = ""
     new_id: str | None = None
@@ -166,16 +180,20 @@ class Supersede(Body):
 class Reject(Body):
     """By id, or by value (exactly one of the two)."""
 
+    on_team = True
+
     reason: str
     id: str | None = None
     value: str | None = None
 
 
 class Rejections(Body):
-    pass
+    on_team = True
 
 
 class Unreject(Body):
+    on_team = True
+
     prefix: str
 
 
@@ -206,25 +224,35 @@ class DecideClose(Body):
 
 
 class Dormant(Body):
+    on_team = True
+
     query: str | None = None
     limit: int = 20
 
 
 class DormantRestore(Body):
+    on_team = True
+
     id: str
 
 
 class DormantForget(Body):
+    on_team = True
+
     id: str
 
 
 class AuditList(Body):
+    on_team = True
+
     op: str | None = None
     since: str | None = None
     limit: int = 100
 
 
 class AuditPrune(Body):
+    on_team = True
+
     days: int
 
 
@@ -232,6 +260,8 @@ class AuditPrune(Body):
 
 
 class Sleep(Body):
+    on_team = True
+
     dry_run: bool = False
     no_learn: bool = False
     no_share: bool = False
@@ -239,10 +269,14 @@ class Sleep(Body):
 
 
 class Conflicts(Body):
+    on_team = True
+
     status: str = "open"  # open, resolved or all
 
 
 class Resolve(Body):
+    on_team = True
+
     n: int
     keep: str | None = None
     forget: bool = False
@@ -288,12 +322,16 @@ class TeamShare(Body):
 class TeamChanges(Body):
     """A team server's memories written since a member's cursor, a page at a time (team/changes.py)."""
 
+    on_team = True
+
     after: str | None = None
     limit: int = 500
 
 
 class TeamMarks(Body):
     """A member's batch of retrievals and outcome marks of team memories (`POST /v1/team/marks`)."""
+
+    on_team = True
 
     retrieved: list[str] = []
     good: list[str] = []
@@ -319,7 +357,7 @@ class Workspaces(Body):
 
 
 class DailyRunner(Body):
-    pass
+    on_team = True
 
 
 # --- ingestion (ingest.md) ----------------------------------------------------------------------
@@ -339,6 +377,8 @@ class Import(Body):
 
 
 class Export(Body):
+    on_team = True
+
     path: str | None = None  # absolute; None sends the document back for stdout
     format: str = "json"  # json or markdown
 
@@ -384,6 +424,8 @@ class Failures(Body):
 class Context(Body):
     """`context`; with `pinned_only` it is the per-prompt hook's block (recall.md §9, pinned injection)."""
 
+    on_team = True
+
     query: str | None = None
     auto: bool = False
     budget: int | None = None  # None: defaultContextBudget, or pinnedInject.budget when pinned_only
@@ -395,6 +437,10 @@ class Context(Body):
     scope: str | None = None
     cross_project: bool = False
     payload: Any = None  # the host's hook JSON (session_id, prompt, cwd) when run as a hook
+
+    def team_refusal(self) -> str | None:
+        # The per-prompt hook's pinned block reads a laptop's per-session state.
+        return "context --pinned-only" if self.pinned_only else None
 
 
 # --- continuity (continuity.md §1-§5) -----------------------------------------------------------
@@ -569,17 +615,23 @@ class ServiceUninstall(Body):
 class Doctor(Body):
     """`doctor`: the daemon's half of the read-only install check (integrations.md §12)."""
 
+    on_team = True
+
     command: str = "hippoctl"
 
 
 class SupportBundle(Body):
     """`support-bundle`: the daemon's redacted facts for a support ticket; the client writes the file."""
 
+    on_team = True
+
     include_logs: bool = False
 
 
 class Serve(Body):
     """`serve`: open the HTTP listener inside the daemon, or close it (integrations.md §9)."""
+
+    on_team = True
 
     port: int | None = None  # None: HIPPO_PORT of the daemon, else daemon.json http.port
     host: str | None = None  # None: daemon.json http.host
@@ -601,6 +653,8 @@ class DashboardStop(Body):
 class AuthCreate(Body):
     """`auth create`: a new API key; its plaintext is in the reply, once."""
 
+    on_team = True
+
     tenant: str | None = None  # None: the request's tenant
     role: str = "admin"
     label: str | None = None
@@ -609,6 +663,8 @@ class AuthCreate(Body):
 class AuthList(Body):
     """`auth list`: the keys of the request's tenant, newest first, never their secrets."""
 
+    on_team = True
+
     active_only: bool = True
     limit: int | None = None
     after: int | None = None  # the paging cursor: keys older than this row number
@@ -616,6 +672,8 @@ class AuthList(Body):
 
 
 class AuthRevoke(Body):
+    on_team = True
+
     key_id: str
     tenant: str | None = None  # None: the request's tenant
 
@@ -641,6 +699,8 @@ class DeadLetters(Body):
 
 class McpToolCall(Body):
     """One MCP tool call from `hippoctl mcp` (integrations.md §11)."""
+
+    on_team = True
 
     tool: str
     arguments: dict[str, Any] = {}

@@ -23,8 +23,7 @@ from hippod import __version__, clock
 from hippod.handlers.schedule_text import schedule_lines
 from hippod.lifecycle import strength as st
 from hippod.request import RequestContext
-from hippod.store import conflicts as conflict_sql
-from hippod.store import embeddings, memories
+from hippod.store import embeddings
 from hippod.store.stores import Store
 
 
@@ -104,8 +103,8 @@ async def shutdown(ctx: RequestContext, body: m.Shutdown) -> tuple[None, str]:
 
 async def _store_status(store: Store, ctx: RequestContext) -> StoreStatus:
     moment = clock.now()
-    rows = await memories.status_rows(store.db.reader, ctx.tenant)
-    meta = await memories.all_meta(store.db.reader)
+    rows = await store.reports.status_rows(store.db.reader, ctx.tenant)
+    meta = await store.reports.all_meta(store.db.reader)
     layers: dict[str, int] = {}
     pinned = superseded = at_risk = 0
     total_strength = 0.0
@@ -134,9 +133,10 @@ async def _store_status(store: Store, ctx: RequestContext) -> StoreStatus:
         total_recalled=int(meta.get("total_recalled", 0)),
         total_forgotten=int(meta.get("total_forgotten", 0)),
         embeddings=await _embedding_coverage(store),
-        dormant=await conflict_sql.count_dormant(store.db.reader, ctx.tenant),
-        open_conflicts=await conflict_sql.count_open(store.db.reader, ctx.tenant),
-        mirrors=await _mirror_status(store),
+        dormant=await store.dormant.count(store.db.reader, ctx.tenant),
+        open_conflicts=await store.reports.count_open(store.db.reader, ctx.tenant),
+        # A team store has no mirror files.
+        mirrors=None if store.team else await _mirror_status(store),
     )
 
 

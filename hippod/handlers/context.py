@@ -34,7 +34,7 @@ from hippod.recall.merge import merge_results
 from hippod.recall.score import Scored
 from hippod.recall.terms import query_terms
 from hippod.request import RequestContext
-from hippod.store import continuity, memories
+from hippod.store import continuity
 from hippod.store.continuity import Event, Handoff, Snapshot
 from hippod.store.records import Memory
 from hippod.store.stores import Store
@@ -136,7 +136,7 @@ async def _by_strength(ctx: RequestContext, scope: str | None) -> tuple[Store | 
     for store in (project, global_):
         found: list[Scored] = []
         if store is not None:
-            admitted = await memories.admitted(store.db.reader, ctx.tenant, scope=scope)
+            admitted = await store.rows.admitted(store.db.reader, ctx.tenant, scope=scope)
             for mem in tombstones.visible(admitted, hidden, _itself):
                 parts = mem.strength_at(moment, ctx.state.loss_aversion)
                 found.append(Scored(mem, parts.strength, 0.0, 0.0, parts.strength, parts.days, []))
@@ -151,7 +151,10 @@ def _itself(memory: Memory) -> Memory:
 
 
 async def _preamble(store: Store, tenant: str) -> Preamble:
-    """The active snapshot, its session's latest handoff and last 5 events (recall.md §9.6)."""
+    """The active snapshot, its session's latest handoff and last 5 events (recall.md §9.6); none from a
+    team store, which keeps no sessions."""
+    if store.team:
+        return Preamble()
     conn = store.db.reader
     snapshot = await continuity.active_snapshot(conn, tenant)
     if snapshot is None or not snapshot.session_id:

@@ -314,7 +314,7 @@ async def export(ctx: RequestContext, body: m.Export) -> tuple[ExportReply, str]
     if body.format not in ("json", "markdown"):
         raise HippoError("usage", f"unknown export format {body.format!r}; use json or markdown")
     store = await ctx.target_store(write=False)
-    rows = await sql.exported(store.db.reader, ctx.tenant)
+    rows = await store.reports.exported(store.db.reader, ctx.tenant)
     document = await asyncio.to_thread(_render, body.format, rows, ctx, store)
     reply = ExportReply(format=body.format, count=len(rows), store=store.root, path=body.path)
     if body.path is None:

@@ -23,6 +23,7 @@ from hippod.store.stores import Store
 
 async def mcp_tool_call(ctx: RequestContext, body: m.McpToolCall) -> tuple[McpToolReply, str]:
     args = a.parse(body.tool, body.arguments)
+    ctx.refuse_off_team(args.team_refusal(body.tool))
     data, text = await _run(for_tool(ctx, body.session_key), args)
     return McpToolReply(tool=body.tool, result=data), text
 

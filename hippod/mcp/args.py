@@ -8,7 +8,7 @@ store's configured default applies (memory-model.md §4).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -21,14 +21,27 @@ MAX_DEPTH = 10
 class Args(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Base of every tool's arguments: an argument the tool does not take is an error."""
 
+    # Whether a team server serves the tool (as the request bodies' `on_team`, hippoctl/protocol/body.py).
+    on_team: ClassVar[bool] = False
+
+    def team_refusal(self, tool: str) -> str | None:
+        """None when a team server serves this call; else what it is, for the error that names it."""
+        return None if self.on_team else f"the MCP tool {tool}"
+
 
 class RecallArgs(Args):
+    on_team = True
+
     query: str
     budget: int | None = None
     limit: int | None = None
     scope: str | None = None
     include_continuity: bool = False
     session_id: str | None = None
+
+    def team_refusal(self, tool: str) -> str | None:
+        # The continuity preamble is a laptop's sessions.
+        return f"the MCP tool {tool} with include_continuity" if self.include_continuity else None
 
 
 class AssembleArgs(Args):
@@ -40,6 +53,8 @@ class AssembleArgs(Args):
 
 
 class DrillArgs(Args):
+    on_team = True
+
     summary_id: str
     limit: int = 50
     budget: int | None = None
@@ -47,6 +62,8 @@ class DrillArgs(Args):
 
 
 class RememberArgs(Args):
+    on_team = True
+
     text: str
     error: bool = False
     pin: bool = False
@@ -55,11 +72,15 @@ class RememberArgs(Args):
 
 
 class OutcomeArgs(Args):
+    on_team = True
+
     good: bool
     ids: list[str] | None = None
 
 
 class ContextArgs(Args):
+    on_team = True
+
     query: str | None = None
     budget: int | None = None
     scope: str | None = None
@@ -67,7 +88,7 @@ class ContextArgs(Args):
 
 
 class StatusArgs(Args):
-    pass
+    on_team = True
 
 
 class LearnArgs(Args):
@@ -75,10 +96,14 @@ class LearnArgs(Args):
 
 
 class ConflictsArgs(Args):
+    on_team = True
+
     status: str = "open"
 
 
 class ResolveArgs(Args):
+    on_team = True
+
     conflict_id: int
     keep: str
     forget: bool = False

@@ -4,9 +4,9 @@
 `StoreDatabase`; the modules `hippod.store.memories` and `hippod.team.memories` are both
 `MemoryRows`, and so on for each pair of same-named modules: `KeyRows` (api_keys),
 `RejectionRows` (rejections), `AuditRows` (auditlog), `ConflictRows` (conflicts), `DormantRows`
-(dormant) and `SleepRows` (sleep). A `Backend` bundles one backend's modules (stores.SQLITE,
-team/store.TEAM), and a Store holds them as `rows`, `keys`, `rejections`, `audit_log`, `conflicts`,
-`dormant` and `sleeps`. A handler reaches rows as
+(dormant), `SleepRows` (sleep) and `ReportRows` (reports). A `Backend` bundles one backend's
+modules (stores.SQLITE, team/store.TEAM), and a Store holds them as `rows`, `keys`, `rejections`,
+`audit_log`, `conflicts`, `dormant`, `sleeps` and `reports`. A handler reaches rows as
 `store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`, with the connection it
 yields, and so runs unchanged on either backend.
 A connection is typed Any here: each backend's rows take its own kind.
@@ -216,6 +216,15 @@ class SleepRows(Protocol):
     async def set_shared(self, conn: Any, shared: int, /) -> None: ...
 
 
+class ReportRows(Protocol):
+    """The reads of `status` and `export` (hippod.store.reports has them all)."""
+
+    async def all_meta(self, conn: Any, /) -> dict[str, str]: ...
+    async def status_rows(self, conn: Any, tenant: str, /) -> list[tuple[Any, ...]]: ...
+    async def count_open(self, conn: Any, tenant: str, /) -> int: ...
+    async def exported(self, conn: Any, tenant: str, /) -> list[Memory]: ...
+
+
 class AuditRows(Protocol):
     """Reading and trimming the audit log (hippod.store.auditlog has them all)."""
 
@@ -236,3 +245,4 @@ class Backend:
     dormant: DormantRows
     sleeps: SleepRows
     audit_log: AuditRows
+    reports: ReportRows

@@ -27,6 +27,7 @@ from hippod.store import (
     memories,
     rejections,
     remembers,
+    reports,
     sqlite_errors,
 )
 from hippod.store import config as store_config
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("hippod.stores")
 
 # The SQLite store's row modules (store/backend.py).
-SQLITE = Backend(memories, api_keys, rejections, conflicts, dormant, sleep_sql, auditlog)
+SQLITE = Backend(memories, api_keys, rejections, conflicts, dormant, sleep_sql, auditlog, reports)
 
 PROJECT_DIR = ".hippo"
 
@@ -97,6 +98,7 @@ class Store:
         self.dormant = backend.dormant
         self.sleeps = backend.sleeps
         self.audit_log = backend.audit_log
+        self.reports = backend.reports
         # The team store on PostgreSQL (team/store.py): no files beside it, no model, no ledger.
         self.team = team
         self.schema = schema
@@ -236,13 +238,13 @@ class StoreRegistry:
             return None
         return find_project_root(cwd, self.global_root)
 
-    async def open_team(self, dsn: str, *, pool_max: int) -> Store:
+    async def open_team(self, dsn: str, *, pool_max: int, wait: float) -> Store:
         """Serve the team's database as the only store (a team server): every request, whatever its
         folder, reads and writes it, as its own tenant."""
         from hippod.team.store import open_team_store  # psycopg: a team server's alone
 
         self.team = await open_team_store(
-            dsn, os.path.join(self.global_root, "team"), self.embedder, pool_max=pool_max
+            dsn, os.path.join(self.global_root, "team"), self.embedder, pool_max=pool_max, wait=wait
         )
         return self.team
 

@@ -9,8 +9,8 @@ is still named in the SQL, as in SQLite); a read function also takes `TeamDataba
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
 import msgspec
@@ -88,7 +88,7 @@ async def mark_superseded(conn: Conn, old_id: str, new_id: str, now: str) -> boo
 def reading(conn: Source) -> AbstractAsyncContextManager[Conn]:
     """One transaction for several reads: the reader's own, or the one `conn` is in already."""
     if isinstance(conn, TeamReader):
-        return conn.db.tenant(current_tenant())
+        return conn.db.tenant(current_tenant(), read_only=True)
     return nullcontext(conn)
 
 
@@ -159,10 +159,36 @@ async def term_rows(conn: Source, terms: Sequence[str]) -> dict[str, int]:
     return {str(r[0]): int(r[1]) for r in rows}
 
 
-async def _corpus(conn: Source) -> tuple[int, int]:
-    """The tenant's (rows, terms), as FTS5 counts them for its bm25()."""
-    rows = await fetch(conn, "SELECT rows, tokens FROM tenant_stats", ())
-    return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+# The tenant's (rows, tokens) and the rows holding each of the terms, in one statement and so one
+# snapshot: each write changes both in its own transaction, so read together a term is never in more
+# rows than the tenant holds (read apart, a write committed in between made FTS5's IDF log a negative).
+_STATISTICS = (
+    "SELECT s.rows, s.tokens, t.term, t.rows FROM tenant_stats s LEFT JOIN term_stats t "
+    "ON t.tenant_id = s.tenant_id AND t.term = ANY(%s) AND t.rows > 0"
+)
+
+
+def _statistics(found: Sequence[Sequence[Any]]) -> tuple[int, int, dict[str, int]]:
+    """(rows, tokens, rows holding each term) from the rows of _STATISTICS; zeros for an empty tenant."""
+    if not found:
+        return 0, 0, {}
+    hits = {str(r[2]): int(r[3]) for r in found if r[2] is not None}
+    return int(found[0][0]), int(found[0][1]), hits
+
+
+@asynccontextmanager
+async def _with_statistics(
+    conn: Source, terms: Sequence[str]
+) -> AsyncIterator[tuple[Source, tuple[int, int, dict[str, int]]]]:
+    """The tenant's statistics for `terms`, and where to read its candidates: through the reader, a
+    REPEATABLE READ transaction begun in the same round trip as the statistics, so the candidates
+    are ranked from the rows those statistics count, as FTS5 reads one snapshot; else the
+    transaction `conn` is in."""
+    if isinstance(conn, TeamReader):
+        async with conn.db.snapshot(current_tenant(), _STATISTICS, (list(terms),)) as (tx, found):
+            yield tx, _statistics(found)
+    else:
+        yield conn, _statistics(await fetch(conn, _STATISTICS, (list(terms),)))
 
 
 def fts5_idf(rows: int, hits: int) -> float:
@@ -195,11 +221,9 @@ async def candidates_fts(
     distinct = list(dict.fromkeys(terms))
     if not distinct:
         return []
-    async with reading(conn) as tx:
-        total_rows, total_tokens = await _corpus(tx)
+    async with _with_statistics(conn, distinct) as (tx, (total_rows, total_tokens, hits)):
         if total_rows == 0:
             return []
-        hits = await term_rows(tx, distinct)
         idfs = [fts5_idf(total_rows, hits.get(t, 0)) for t in distinct]
         avgdl = float(total_tokens) / float(total_rows)
         score = [FTS5_K1 + 1.0, FTS5_K1, 1 - FTS5_B, FTS5_B, avgdl, distinct, idfs]

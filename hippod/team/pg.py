@@ -26,6 +26,7 @@ import psycopg
 from psycopg import AsyncConnection, errors
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from hippoctl.protocol.errors import COMMIT_UNKNOWN, TEAM_UNREACHABLE
 from hippod.errors import HippoError
 from hippod.team.migrations import APP_ROLE, migrate
 from hippod.tenancy import REQUEST_TENANT
@@ -40,9 +41,14 @@ Cursor = psycopg.AsyncClientCursor[tuple[object, ...]]
 WRITE_ATTEMPTS = 5
 # Seconds to wait for the server when connecting (else an unreachable host waits on TCP).
 CONNECT_TIMEOUT = 10
+# Seconds a starting server waits for its pool's first connections.
+OPEN_TIMEOUT = 30.0
 _RETRYABLE = (errors.DeadlockDetected, errors.SerializationFailure)
 # A transaction's start: its role and tenant, each for the transaction alone.
-_BEGIN = "BEGIN; SELECT set_config('role', %s, true), set_config('hippo.tenant', %s, true)"
+_SETTINGS = "SELECT set_config('role', %s, true), set_config('hippo.tenant', %s, true)"
+_BEGIN = f"BEGIN; {_SETTINGS}"
+# A read whose statements must all see one snapshot (a recall's statistics and its candidates).
+_BEGIN_SNAPSHOT = f"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; {_SETTINGS}"
 
 
 class TeamDatabase:
@@ -64,7 +70,8 @@ class TeamDatabase:
     async def open(
         cls, dsn: str, *, min_size: int = 1, max_size: int = 10, role: str = APP_ROLE, timeout: float = 30.0
     ) -> TeamDatabase:
-        """Migrate the database, then open a pool of `min_size` to `max_size` connections."""
+        """Migrate the database, then open a pool of `min_size` to `max_size` connections, from which a
+        request waits `timeout` seconds at most for one."""
         async with await psycopg.AsyncConnection.connect(dsn, connect_timeout=CONNECT_TIMEOUT) as conn:
             await migrate(conn, role)
         pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
@@ -77,7 +84,7 @@ class TeamDatabase:
             # trip of its own.
             kwargs={"connect_timeout": CONNECT_TIMEOUT, "autocommit": True},
         )
-        await pool.open(wait=True, timeout=timeout)
+        await pool.open(wait=True, timeout=max(timeout, OPEN_TIMEOUT))
         return cls(pool, role, dsn)
 
     async def close(self) -> None:
@@ -94,7 +101,7 @@ class TeamDatabase:
                 conn = await stack.enter_async_context(self.pool.connection())
             except PoolTimeout:
                 raise HippoError(
-                    "team_unreachable", f"the team database {self.path} gives no connection now; try again"
+                    TEAM_UNREACHABLE, f"the team database {self.path} gives no connection now; try again"
                 ) from None
             yield conn
 
@@ -119,19 +126,65 @@ class TeamDatabase:
                     raise
                 yield conn, cursor
                 return
-        raise HippoError("team_unreachable", f"no connection to the team database {self.path} answers")
+        raise HippoError(TEAM_UNREACHABLE, f"no connection to the team database {self.path} answers")
 
     @asynccontextmanager
-    async def tenant(self, tenant: str) -> AsyncIterator[Conn]:
+    async def tenant(self, tenant: str, *, read_only: bool = False) -> AsyncIterator[Conn]:
         """One transaction seeing only `tenant`'s rows: committed when the block ends, rolled back
-        when it raises."""
+        when it raises. Its connection lost on the way is HippoError `team_unreachable` (the database
+        rolled the transaction back), or `commit_unknown` when it was lost while COMMIT was in flight
+        (unless `read_only`: the caller only reads)."""
         async with self._begun(_BEGIN, (self.role, tenant)) as (conn, _):
-            try:
+            async with self._kept(conn):
                 yield conn
-            except BaseException:
-                await _rollback(conn)
-                raise
+            await self._commit(conn, wrote=not read_only)
+
+    @asynccontextmanager
+    async def _kept(self, conn: Conn) -> AsyncIterator[None]:
+        """A transaction's work on `conn`, rolled back when it raises; a connection lost meanwhile is
+        named (`team_unreachable`) instead of failing the request as a bug."""
+        try:
+            yield
+        except BaseException as exc:
+            await _rollback(conn)
+            if isinstance(exc, psycopg.Error) and conn.broken:
+                raise HippoError(
+                    TEAM_UNREACHABLE,
+                    f"the connection to the team database {self.path} was lost: {_reason(exc)}; "
+                    "nothing was written, try again",
+                ) from None
+            raise
+
+    async def _commit(self, conn: Conn, *, wrote: bool = True) -> None:
+        """COMMIT; a write whose connection was lost before its answer came has an unknown outcome,
+        said as such (a read has its rows already: nothing is lost with its end)."""
+        try:
             await conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            if not conn.broken:
+                raise
+            if not wrote:
+                return
+            raise HippoError(
+                COMMIT_UNKNOWN,
+                f"the connection to the team database {self.path} was lost while committing "
+                f"({_reason(exc)}): the write may or may not be stored",
+                hint="send it again with the same Idempotency-Key, which stores it once either way",
+            ) from None
+
+    @asynccontextmanager
+    async def snapshot(
+        self, tenant: str, query: str, params: Sequence[Any]
+    ) -> AsyncIterator[tuple[Conn, list[tuple[Any, ...]]]]:
+        """A read-only transaction of `tenant` in which every statement sees the same snapshot
+        (REPEATABLE READ), begun with `query` in the same round trip; yields the connection and
+        `query`'s rows. It ends with the block."""
+        statements = f"{_BEGIN_SNAPSHOT}; {query}"
+        async with self._begun(statements, (self.role, tenant, *params)) as (conn, cursor):
+            found = await _third_result(cursor)
+            async with self._kept(conn):
+                yield conn, found
+            await self._commit(conn, wrote=False)
 
     async def write(self, tenant: str, work: Callable[[Conn], Awaitable[T]]) -> T:
         """Run `work` in one transaction of `tenant`, again from the start when it loses a deadlock
@@ -245,6 +298,12 @@ async def _rollback(conn: Conn) -> None:
     if not conn.broken:
         with contextlib.suppress(psycopg.Error):
             await conn.execute("ROLLBACK")
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of a database error, for a one-line message."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def describe(dsn: str) -> str:

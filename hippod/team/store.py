@@ -15,21 +15,26 @@ from hippod.embed.service import EmbedService
 from hippod.errors import HippoError
 from hippod.store.backend import Backend
 from hippod.store.stores import Store
-from hippod.team import api_keys, auditlog, conflicts, dormant, memories, rejections, sleep
+from hippod.team import api_keys, auditlog, conflicts, dormant, memories, rejections, reports, sleep
 from hippod.team.migrations import MIGRATIONS
 from hippod.team.pg import TeamDatabase, describe
 
 # The team store's row modules (store/backend.py).
-TEAM = Backend(memories, api_keys, rejections, conflicts, dormant, sleep, auditlog)
+TEAM = Backend(memories, api_keys, rejections, conflicts, dormant, sleep, auditlog, reports)
 # Connections each server process keeps to the database (a pooler in front may share them further).
 POOL_MAX = 10
+# Seconds a request waits for a connection (the database restarting) before answering team_unreachable.
+WAIT = 30.0
 
 
-async def open_team_store(dsn: str, root: str, embedder: EmbedService, *, pool_max: int = POOL_MAX) -> Store:
-    """Migrate the team's database, open a pool to it, and wrap it as a store whose folder is `root`."""
+async def open_team_store(
+    dsn: str, root: str, embedder: EmbedService, *, pool_max: int = POOL_MAX, wait: float = WAIT
+) -> Store:
+    """Migrate the team's database, open a pool to it, and wrap it as a store whose folder is `root`;
+    a request waits `wait` seconds at most for a connection."""
     os.makedirs(root, mode=0o700, exist_ok=True)
     try:
-        db = await TeamDatabase.open(dsn, min_size=1, max_size=pool_max)
+        db = await TeamDatabase.open(dsn, min_size=1, max_size=pool_max, timeout=wait)
     except psycopg.Error as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise HippoError(

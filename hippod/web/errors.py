@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from hippoctl.protocol import errors as codes
 from hippod.errors import HippoError
 from hippod.store import sqlite_errors
 
@@ -39,6 +40,7 @@ STATUS_OF_CODE: dict[str, int] = {
     "payload_too_large": 413,
     "rate_limited": 429,
     "not_implemented": 501,
+    codes.NOT_ON_TEAM_STORE: 501,
     "mode_not_available": 501,
     "embeddings_unavailable": 501,
     "connector_not_configured": 503,
@@ -49,7 +51,8 @@ STATUS_OF_CODE: dict[str, int] = {
     "bad_config": 503,
     "foreign_store": 503,
     "store_too_new": 503,
-    "team_unreachable": 503,
+    codes.TEAM_UNREACHABLE: 503,
+    codes.COMMIT_UNKNOWN: 503,
     "file_too_large": 413,
     "export_too_large": 413,
     "timeout": 504,

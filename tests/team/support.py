@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import socket
+import sys
+from pathlib import Path
 
 from e2e.harness import Hippo
 from e2e.sleep_support import make
@@ -10,6 +11,12 @@ from e2e.sleep_support import make
 from hippod.store.records import Memory
 from hippod.team import memories as rows
 from hippod.team.pg import Conn, TeamDatabase
+
+# bench/private_pg.py: a PostgreSQL cluster a test may stop and start, and a free port (for a server
+# that must come back on the same URL); the team bench restarts such a cluster too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from private_pg import PrivatePostgres as PrivatePostgres
+from private_pg import free_port as free_port
 
 
 def start_server(hippo: Hippo, dsn: str, port: int = 0) -> str:
@@ -26,13 +33,6 @@ def create_key(hippo: Hippo, tenant: str, role: str = "member") -> str:
     """A new key of `tenant`, minted on the team server through its socket, as its operator does."""
     made = hippo.json("auth", "create", "--tenant", tenant, "--role", role, "--label", "test")
     return str(made["plaintext"])
-
-
-def free_port() -> int:
-    """A port nothing listens on now, for a server that must come back on the same URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def store_rows(db: TeamDatabase, tenant: str, *contents: str) -> list[Memory]:

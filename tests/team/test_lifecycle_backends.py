@@ -97,7 +97,7 @@ async def life(backend: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     registry = StoreRegistry()
     state = new_state(registry, str(tmp_path / "sock"), str(tmp_path / "hippod.log"), 1.0)
     if backend is not None:
-        await registry.open_team(backend, pool_max=4)
+        await registry.open_team(backend, pool_max=4, wait=30)
     life = Life(state, "t_" + secrets.token_hex(6), tmp_path)
     assert (await life.store()).team is (backend is not None)
     try:
@@ -259,7 +259,7 @@ async def test_two_servers_sleeping_one_tenant_at_once_write_it_once(
         monkeypatch.setenv("HIPPO_HOME", str(tmp_path / f"server{n}"))
         registry = StoreRegistry()
         state = new_state(registry, str(tmp_path / f"sock{n}"), str(tmp_path / f"log{n}"), 1.0)
-        await registry.open_team(pg_dsn, pool_max=4)
+        await registry.open_team(pg_dsn, pool_max=4, wait=30)
         servers.append(Life(state, tenant, tmp_path))
     try:
         fading = [make(f"Fading fact number {n}: the build server {n} is slow") for n in range(40)]
