@@ -60,6 +60,9 @@ def _connect_once(path: str) -> socket.socket | None:
         return None
     except ownership.NotOurs as exc:
         raise _refused(path, str(exc)) from None
+    except OSError as exc:  # a folder on the way this user may not look into, a loop, ...
+        where = exc.filename or os.path.dirname(path)
+        raise unreachable(f"cannot reach hippod on {path}: {where}: {exc.strerror or exc}") from None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT)
     try:

@@ -4,6 +4,8 @@ Each tool call becomes one `McpToolCall` request to the daemon, made in a worker
 loop keeps serving the client. The reply's text is the tool's text content; a daemon `Error` is a
 tool error (`isError`); a daemon that cannot be reached is the JSON-RPC error -32000. Only protocol
 messages reach stdout: the SDK points fd 1 at stderr while it serves, and logging goes to stderr.
+stdin is read through mcp_stdio, which refuses text that is not UTF-8 and answers a line that is no
+JSON-RPC message.
 
 This module (and the SDK, about 0.7 s to import) is loaded for the `mcp` verb only.
 """
@@ -24,7 +26,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.shared.exceptions import MCPError
 
-from hippoctl import __version__
+from hippoctl import __version__, mcp_stdio
 from hippoctl.client import ClientError, call, request_envelope
 from hippoctl.mcp_specs import TOOLS
 from hippoctl.protocol import errors
@@ -132,5 +134,6 @@ def run(*, cwd: str, global_store: bool, spawn: bool) -> int:
     _log_to_stderr()
     daemon = Daemon(cwd=cwd, global_store=global_store, spawn=spawn, session_key=f"mcp:{os.getpid()}")
     server = build_server(daemon.forward)
-    asyncio.run(server.run_stdio_async())
+    # stdin is screened first: text that is not UTF-8 is refused, a line that is no message answered.
+    asyncio.run(mcp_stdio.serve(server, sys.stdin.buffer))
     return errors.OK

@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from hippod import clock, daemon_state, file_limits, spool_replay
+from hippod import clock, daemon_state, file_limits, spool_replay, start_heal
 from hippod.auto_sleep import AutoSleep
 from hippod.errors import HippoError
 from hippod.handlers import serve as serve_handler
@@ -129,6 +129,8 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
         # A laptop: what it queued for its team server goes out from now on (a team server has none).
         state.team_sender = TeamSender(state)
         state.team_sender.start()
+        # Opening a store heals its mirrors: a rejected text a killed daemon left on disk goes now.
+        start_heal.start(state)
     # After binding, so hook verbs arriving meanwhile are served live (daemon.md §4.10).
     spool = spool_replay.start(state, config)
     await serve_handler.autostart(state)

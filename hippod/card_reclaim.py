@@ -20,10 +20,8 @@ def _roots(state: DaemonState) -> list[str]:
     """The stores to visit: opened since start, the registered workspaces' and the global one; only
     those whose database exists (a visit never creates a store)."""
     registry = state.registry
-    roots = set(registry.opened) | {registry.global_root}
-    paths, _ = workspaces.read_or_empty(registry.global_root)
-    roots |= {os.path.realpath(workspaces.store_dir(p)) for p in paths}
-    return sorted(r for r in roots if os.path.isfile(os.path.join(r, DB_NAME)))
+    opened = {r for r in registry.opened if os.path.isfile(os.path.join(r, DB_NAME))}
+    return sorted(opened | set(workspaces.store_roots(registry.global_root)))
 
 
 async def reclaim_all(state: DaemonState) -> int:

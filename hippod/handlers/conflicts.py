@@ -108,11 +108,11 @@ async def resolve(ctx: RequestContext, body: m.Resolve) -> tuple[ResolveReply, s
             metadata={"kept": body.keep, "loser": loser_id, "action": action},
         )  # fmt: skip
     if not store.team:  # a team store has no mirror files
-        store.mirrors.deleted(deleted)
-        store.mirrors.changed_ids([i for i in changed if i not in deleted])
         files = await conflict_mirror.files(store.db.reader)
         files.update({dormant_file(i): None for i in dormant})
-        store.mirrors.files(files)
+        # A forgotten or rejected loser's text (and the conflict's file, which quotes it) leaves the
+        # disk before the reply.
+        await store.mirrors.write_now(deleted, [i for i in changed if i not in deleted], files)
     resolved = await sql.get(store.db.reader, ctx.tenant, conflict.id)
     item = _item(resolved or conflict, texts)
     verbs = {

@@ -84,5 +84,5 @@ async def forget(ctx: RequestContext, body: m.DormantForget) -> tuple[DormantMov
         await store.rows.audit(
             conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="dormant_forget", target=body.id
         )
-    store.mirrors.files({dormant_file(body.id): None})
+    await store.mirrors.write_now(files={dormant_file(body.id): None})  # off the disk before the reply
     return DormantMoveReply(id=body.id, forgotten=True), f"Forgot dormant [{body.id}] for good"

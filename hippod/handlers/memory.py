@@ -284,5 +284,5 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
         memory.kind, memory.updated_at = "archived", now
         store.mirrors.changed([memory])
         return ForgetReply(id=memory.id, archived=True), f"Archived [{memory.id}]"
-    store.mirrors.deleted([memory.id])
+    await store.mirrors.write_now([memory.id])  # off the disk before the reply
     return ForgetReply(id=memory.id, archived=False), f"Forgot [{memory.id}]"

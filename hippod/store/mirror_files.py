@@ -5,7 +5,9 @@ Every folder below the root is opened with O_NOFOLLOW and every file is reached 
 folder's descriptor, so a symbolic link in place of a mirror folder is refused with a named error
 and one in place of a mirror file is replaced, never written through. A file is written whole to
 a new temporary name (O_EXCL) and renamed over the old one: a reader sees one version or the other.
-Mirrors are rebuilt from the database when lost, so they are not synced to disk one by one.
+Mirrors are rebuilt from the database when lost, so they are not synced to disk one by one; inside
+`durable()` (a verb that takes a text off the disk before it answers) each file written and each
+folder changed is synced before the call returns.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator
+from contextvars import ContextVar
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -25,6 +28,19 @@ _RELATIVE = (
     {os.open, os.mkdir, os.unlink} <= os.supports_dir_fd and os.scandir in os.supports_fd and bool(_NOFOLLOW)
 )
 TEMP_SUFFIX = ".tmp"
+# Set by durable(); asyncio.to_thread carries it into the worker threads that write.
+_DURABLE: ContextVar[bool] = ContextVar("mirror_files_durable", default=False)
+
+
+@contextlib.contextmanager
+def durable() -> Iterator[None]:
+    """Inside it, every write, append and removal below reaches the disk before it returns (file
+    data and the folder entry), so a crash or power loss right after cannot bring a file back."""
+    token = _DURABLE.set(True)
+    try:
+        yield
+    finally:
+        _DURABLE.reset(token)
 
 
 class LinkRefused(OSError):
@@ -65,6 +81,22 @@ def _open_folder(root: str, folder: str, *, create: bool) -> int:
 Folder = int | str
 
 
+def _sync_folder(where: Folder) -> None:
+    """Sync a folder's entries to disk inside durable(); a folder that cannot be opened for it
+    (Windows) is left to the file system."""
+    if not _DURABLE.get():
+        return
+    if isinstance(where, int):
+        os.fsync(where)
+        return
+    with contextlib.suppress(OSError):
+        fd = os.open(where, os.O_RDONLY | _CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 @contextlib.contextmanager
 def folder(root: str, relative: str, *, create: bool = True) -> Iterator[Folder]:
     """root/relative opened for the calls below (created 0700 when `create`): a descriptor, or
@@ -100,9 +132,12 @@ def write_in(where: Folder, name: str, text: str) -> None:
             data = memoryview(text.encode("utf-8"))
             while data:
                 data = data[os.write(handle, data) :]
+            if _DURABLE.get():
+                os.fsync(handle)
         finally:
             os.close(handle)
         os.replace(temp, target, src_dir_fd=fd, dst_dir_fd=fd)
+        _sync_folder(where)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp, dir_fd=fd)
@@ -128,6 +163,8 @@ def append_in(where: Folder, name: str, text: str, size: int) -> int | None:
         size += len(data)
         while data:
             data = data[os.write(handle, data) :]
+        if _DURABLE.get():
+            os.fsync(handle)
     finally:
         os.close(handle)
     return size
@@ -165,6 +202,7 @@ def remove_in(where: Folder, name: str, *, folder: bool = False) -> bool:
         if not folder:
             raise
         return False  # not empty
+    _sync_folder(where)
     return True
 
 

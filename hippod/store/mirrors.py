@@ -1,9 +1,10 @@
 """Markdown mirrors of each memory, written after commits and coalesced per store (memory-model.md §2-§3).
 
 Nothing reads the mirrors back; they exist for people and for grep. Writes happen in a
-worker thread about a second after the change, so bursts of writes cost one pass. After the
-store opens and after each sleep, a pass also heals the folders from the database
-(store/mirror_heal.py), and `status` reports how many mirrors are missing.
+worker thread about a second after the change, so bursts of writes cost one pass; a verb that
+takes a text away writes its mirrors at once and synced (`write_now`). After the store opens and
+after each sleep, a pass also heals the folders from the database (store/mirror_heal.py), and
+`status` reports how many mirrors are missing.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -20,8 +20,7 @@ from dataclasses import dataclass
 import aiosqlite
 
 from hippod import clock
-from hippod.store import mirror_days, mirror_files, mirror_heal, sqlite_errors
-from hippod.store.mirror_heal import MEMORY_DIRS
+from hippod.store import mirror_days, mirror_files, mirror_heal, mirror_pass, sqlite_errors
 from hippod.store.mirror_text import render
 from hippod.store.records import Memory
 
@@ -193,47 +192,97 @@ class MirrorWriter:
             self._files.clear()
             stats_due, self._stats_due = self._stats_due, False
             heal, self._heal_due = self._heal_due and not self._closed, False
-            layout = self._current_layout()
-            if layout != self.layout:
-                if self.layout is not None:  # not the first pass: move the folders into the new layout
-                    log.info("mirrors of %s: layout %s -> %s; healing", self.root, self.layout, layout)
-                    heal = heal or not self._closed
-                self.layout = layout
-                self._days.forget()
-            try:
-                if layout == "day":
-                    await self._day_pass(pending, files, stats_due or bool(pending or deleted), heal)
-                    return
-                changed = [memory for memory in pending.values() if memory is not None]
-                to_load = [memory_id for memory_id, memory in pending.items() if memory is None]
-                batch = mirror_heal.BATCH
-                if pending or deleted or files or stats_due:
-                    # A pass that only heals leaves stats.json as it is.
-                    stats = await self._stats()
-                    await asyncio.to_thread(self._write, changed[:batch], deleted, stats)
-                left = await self._write_rest(changed[batch:], to_load)
-                if left:
-                    log.info("%d mirrors of %s not written at shutdown; the next open heals", left, self.root)
-                if files:
-                    await asyncio.to_thread(self._write_files, files)
-                if heal:
-                    healed = await mirror_heal.reconcile(self._reader(), self.root, render)
-                    self.healed += healed.written
-                    self.removed += healed.removed
-                    self.healed_at = clock.iso(clock.now())
-            except OSError as exc:
-                self._days.forget()  # what it had learnt may not have reached the files: heal next
-                if exc.errno != errno.ENOSPC:
-                    log.exception("mirror pass failed for a store")
-                    return
-                # A full disk is the store's condition, not a fault of the pass: one line, no stack.
-                log.warning("mirror pass skipped for %s: the disk is full (%s)", self.root, exc.strerror)
-            except Exception as exc:
-                self._days.forget()
-                if not sqlite_errors.is_corrupt(exc):
-                    log.exception("mirror pass failed for a store")
-                else:  # the request that met it set the store aside and named it
-                    log.warning("mirror pass skipped for %s: its database is corrupt (%s)", self.root, exc)
+            heal = self._layout_now() or heal
+            await self._apply(pending, deleted, files, stats_due, heal)
+
+    async def write_now(
+        self,
+        deleted: Iterable[str] = (),
+        changed: Iterable[str] = (),
+        files: dict[str, str | None] | None = None,
+    ) -> None:
+        """Remove the mirrors of these deleted memories, rewrite those of these changed ones (read
+        back as committed) and write or remove these other files, synced to disk, before returning.
+
+        A verb that takes a text away (reject, forget, resolve) awaits this before it answers, so a
+        daemon killed right after the reply leaves no copy of the text in the mirror folders. It
+        waits for a pass under way, which may have read the rows before the change committed.
+        """
+        deleted, changed, files = list(deleted), list(changed), dict(files or {})
+        if not self.enabled:
+            return
+        async with self._pass:
+            # Whatever was pending for these is done here, as committed now.
+            for memory_id in deleted:
+                self._deleted.discard(memory_id)
+            for memory_id in (*deleted, *changed):
+                self._changed.pop(memory_id, None)
+                self._touched.discard(memory_id)
+            for relative in files:
+                self._files.pop(relative, None)
+            if self._layout_now():  # the layout changed: the next pass heals the folders into it
+                self._heal_due = True
+                self._schedule()
+            with mirror_files.durable():
+                await self._apply(dict.fromkeys(changed), deleted, files, stats_due=False, heal=False)
+
+    def _layout_now(self) -> bool:
+        """Take the store's layout now; whether it changed since the last pass, which heals the
+        folders into the new one (not at shutdown: the next open does)."""
+        layout = self._current_layout()
+        if layout == self.layout:
+            return False
+        moved = self.layout is not None  # not the first pass
+        if moved:
+            log.info("mirrors of %s: layout %s -> %s; healing", self.root, self.layout, layout)
+        self.layout = layout
+        self._days.forget()
+        return moved and not self._closed
+
+    async def _apply(
+        self,
+        pending: dict[str, Memory | None],
+        deleted: list[str],
+        files: dict[str, str | None],
+        stats_due: bool,
+        heal: bool,
+    ) -> None:
+        """One pass (under the pass lock): these changed memories (None: read back), deleted ones,
+        other files, stats.json, and a heal, in the layout taken last."""
+        try:
+            if self.layout == "day":
+                await self._day_pass(pending, files, stats_due or bool(pending or deleted), heal)
+                return
+            changed = [memory for memory in pending.values() if memory is not None]
+            to_load = [memory_id for memory_id, memory in pending.items() if memory is None]
+            batch = mirror_heal.BATCH
+            if pending or deleted or files or stats_due:
+                # A pass that only heals leaves stats.json as it is.
+                stats = await self._stats()
+                await self._write(changed[:batch], deleted, stats)
+            left = await self._write_rest(changed[batch:], to_load)
+            if left:
+                log.info("%d mirrors of %s not written at shutdown; the next open heals", left, self.root)
+            if files:
+                await asyncio.to_thread(mirror_pass.write_files, self.root, files)
+            if heal:
+                healed = await mirror_heal.reconcile(self._reader(), self.root, render)
+                self.healed += healed.written
+                self.removed += healed.removed
+                self.healed_at = clock.iso(clock.now())
+        except OSError as exc:
+            self._days.forget()  # what it had learnt may not have reached the files: heal next
+            if exc.errno != errno.ENOSPC:
+                log.exception("mirror pass failed for a store")
+                return
+            # A full disk is the store's condition, not a fault of the pass: one line, no stack.
+            log.warning("mirror pass skipped for %s: the disk is full (%s)", self.root, exc.strerror)
+        except Exception as exc:
+            self._days.forget()
+            if not sqlite_errors.is_corrupt(exc):
+                log.exception("mirror pass failed for a store")
+            else:  # the request that met it set the store aside and named it
+                log.warning("mirror pass skipped for %s: its database is corrupt (%s)", self.root, exc)
 
     async def _day_pass(
         self, pending: dict[str, Memory | None], files: dict[str, str | None], stats_due: bool, heal: bool
@@ -242,9 +291,9 @@ class MirrorWriter:
         lost one (or, when healing, all of them), then the other files."""
         if stats_due:
             stats = await self._stats()
-            await asyncio.to_thread(self._write, [], [], stats)
+            await self._write([], [], stats)
         if files:
-            await asyncio.to_thread(self._write_files, files)
+            await asyncio.to_thread(mirror_pass.write_files, self.root, files)
         if self._days.mark is None and self._closed:
             return  # never healed in this layout: the next open heals
         if heal or self._days.mark is None:
@@ -276,13 +325,19 @@ class MirrorWriter:
         for start in range(0, len(changed), batch):
             if self._late():
                 return len(changed) - start + len(to_load)
-            await asyncio.to_thread(self._write, changed[start : start + batch], [], None)
+            await self._write(changed[start : start + batch], [], None)
         for start in range(0, len(to_load), batch):
             if self._late():
                 return len(to_load) - start
             rows = await self._load(to_load[start : start + batch])
-            await asyncio.to_thread(self._write, rows, [], None)
+            await self._write(rows, [], None)
         return 0
+
+    async def _write(
+        self, memories: list[Memory], deleted: list[str], stats: dict[str, object] | None
+    ) -> None:
+        """Write these mirrors, remove the deleted ones' and write stats.json, in a worker thread."""
+        await asyncio.to_thread(mirror_pass.write_memories, self.root, memories, deleted, stats)
 
     async def check(self) -> MirrorCheck:
         """Count the mirrors missing now, without waiting for a pass: a heal under way shows as
@@ -316,44 +371,3 @@ class MirrorWriter:
     def _late(self) -> bool:
         """A closing pass has run out of time."""
         return self._close_by is not None and time.monotonic() > self._close_by
-
-    def _write(self, memories: list[Memory], deleted: list[str], stats: dict[str, object] | None) -> None:
-        # One file that cannot be written (a full disk, a planted link) does not stop the rest;
-        # healing writes it later.
-        failures: list[str] = []
-        with mirror_files.Folders(self.root) as folders:
-            for memory in memories:
-                for other in MEMORY_DIRS:
-                    if other != memory.layer:
-                        _attempt(failures, folders.remove, f"{other}/{memory.id}.md")
-                relative = f"{memory.layer}/{memory.id}.md"
-                _attempt(failures, folders.write, relative, render(memory))
-            for memory_id in deleted:
-                for layer in MEMORY_DIRS:
-                    _attempt(failures, folders.remove, f"{layer}/{memory_id}.md")
-            if stats is not None:
-                _attempt(failures, folders.write, "stats.json", json.dumps(stats, indent=2) + "\n")
-        _report(self.root, failures)
-
-    def _write_files(self, files: dict[str, str | None]) -> None:
-        failures: list[str] = []
-        with mirror_files.Folders(self.root) as folders:
-            for relative, text in files.items():
-                if text is None:
-                    _attempt(failures, folders.remove, relative)
-                else:
-                    _attempt(failures, folders.write, relative, text)
-        _report(self.root, failures)
-
-
-def _attempt(failures: list[str], action: Callable[..., object], relative: str, *text: str) -> None:
-    try:
-        action(relative, *text)
-    except OSError as exc:
-        failures.append(mirror_files.describe(relative, exc))
-
-
-def _report(root: str, failures: list[str]) -> None:
-    if failures:
-        named = "; ".join(sorted(set(failures))[:5])
-        log.error("%d mirror files under %s not written: %s", len(failures), root, named)

@@ -63,6 +63,15 @@ def pid_alive(pid: int) -> bool:
     return fields[0] != "Z"
 
 
+def parent_pid(pid: int) -> int | None:
+    """The parent of a live process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[1])
+    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+        return None
+
+
 def _proc_env(pid: int) -> dict[str, str]:
     try:
         raw = Path(f"/proc/{pid}/environ").read_bytes()
@@ -258,15 +267,19 @@ class Hippo:
 
     # daemon
     def spawn(
-        self, *args: str, env: dict[str, str] | None = None, command: str = "run"
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        command: str = "run",
+        wrap: tuple[str, ...] = (),
     ) -> subprocess.Popen[str]:
         """Popen `python -m hippod run` (or another `command`, e.g. serve), output to files in the
-        instance folder; no waiting."""
+        instance folder; no waiting. `wrap` goes before it (a tracer that runs the daemon as its child)."""
         self._outputs += 1
         out = open(os.path.join(self.root, f"daemon{self._outputs}.out"), "w+", encoding="utf-8")  # noqa: SIM115
         err = open(os.path.join(self.root, f"daemon{self._outputs}.err"), "w+", encoding="utf-8")  # noqa: SIM115
         proc = subprocess.Popen(
-            [sys.executable, "-m", "hippod", command, *args],
+            [*wrap, sys.executable, "-m", "hippod", command, *args],
             env=self.env if env is None else env,
             cwd=self.root,
             stdin=subprocess.DEVNULL,
@@ -305,19 +318,24 @@ class Hippo:
         fake_now: str | None = None,
         socket_path: str | None = None,
         serve: tuple[str, ...] | None = None,
+        wrap: tuple[str, ...] = (),
     ) -> int:
         """Start a daemon (clock fixed at `fake_now` if given) and wait until it answers; returns its pid.
 
-        With `serve`, the daemon is a team server: `hippod serve` with those arguments.
+        With `serve`, the daemon is a team server: `hippod serve` with those arguments. With `wrap`
+        (see spawn) the daemon is the wrapper's child, and `self.proc` the wrapper.
         """
         if fake_now is not None:
             env = dict(self.env if env is None else env, HIPPO_FAKE_NOW=fake_now)
-        proc = self.spawn(env=env) if serve is None else self.spawn(*serve, env=env, command="serve")
+        if serve is None:
+            proc = self.spawn(env=env, wrap=wrap)
+        else:
+            proc = self.spawn(*serve, env=env, command="serve", wrap=wrap)
         self.proc = proc
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             pid = self.answers(socket_path)
-            if pid == proc.pid:
+            if pid is not None and (pid == proc.pid or (wrap and parent_pid(pid) == proc.pid)):
                 return pid
             if proc.poll() is not None:
                 out, err = self.output(proc)

@@ -80,6 +80,32 @@ class RawMcp:
         self.proc.stdin.write(json.dumps(message) + "\n")
         self.proc.stdin.flush()
 
+    def send_bytes(self, line: bytes) -> None:
+        """One line of raw bytes, as a client that sends them would (not UTF-8, not JSON, ...)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.flush()
+        self.proc.stdin.buffer.write(line + b"\n")
+        self.proc.stdin.buffer.flush()
+
+    def handshake(self) -> dict[str, Any]:
+        """initialize and notifications/initialized; the initialize result."""
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-test", "version": "0"},
+                },
+            }
+        )
+        init = self.reply()
+        assert init["id"] == 1, init
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return dict(init["result"])
+
     def reply(self) -> dict[str, Any]:
         """The next stdout line, which must be one JSON-RPC message."""
         assert self.proc.stdout is not None

@@ -189,21 +189,7 @@ def test_stdout_carries_only_protocol_with_stdin_held_open(hippo: Hippo) -> None
     hippo.start()
     folder, _ = project(hippo)
     with RawMcp(hippo, folder) as raw:
-        raw.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw-test", "version": "0"},
-                },
-            }
-        )
-        init = raw.reply()
-        assert init["id"] == 1 and init["result"]["serverInfo"]["name"] == "hippod"
-        raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert raw.handshake()["serverInfo"]["name"] == "hippod"
         raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         assert len(raw.reply()["result"]["tools"]) == len(TOOLS)
         for n, text in enumerate(["first lesson over raw stdio", "second lesson over raw stdio"], 3):

@@ -12,6 +12,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -222,3 +223,40 @@ def test_hippo_socket_in_a_folder_others_can_write_is_refused(hippo: Hippo, mode
     assert done.returncode == 3
     assert done.stderr.startswith(f"hippoctl: refusing to talk to hippod on {folder}/d.sock: {folder} is")
     assert os.listdir(folder) == []
+
+
+def _without_override(argv: list[str]) -> list[str]:
+    """argv run so that folder modes bind it: as root, without the capabilities that pass over them
+    (a mode-000 folder then stops root as it stops any other user)."""
+    if os.getuid() != 0:
+        return argv
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.fail("no setpriv (util-linux): needed to run a client that root's override does not help")
+    caps = "-dac_override,-dac_read_search"
+    return [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}", *argv]
+
+
+def test_a_socket_folder_that_cannot_be_searched_is_one_line(hippo: Hippo) -> None:
+    """Client and daemon alike name the folder they cannot look into, in one line: no traceback."""
+    locked = os.path.join(hippo.root, "locked")
+    folder = os.path.join(locked, "sock")
+    os.makedirs(folder, mode=0o700)
+    env = hippo.daemon_env(HIPPO_SOCKET=os.path.join(folder, "d.sock"))
+    os.chmod(locked, 0)
+    try:
+        for spawn in (["--no-spawn"], []):
+            argv = _without_override([sys.executable, "-m", "hippoctl", *spawn, "status"])
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
+            assert (done.returncode, done.stderr) == (
+                3,
+                f"hippoctl: cannot reach hippod on {folder}/d.sock: {folder}: Permission denied\n",
+            ), spawn
+        argv = _without_override([sys.executable, "-m", "hippod", "run"])
+        started = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert (started.returncode, started.stderr) == (
+            1,
+            f"hippod: cannot use the socket folder {folder}: {folder}: Permission denied\n",
+        )
+    finally:
+        os.chmod(locked, 0o700)
