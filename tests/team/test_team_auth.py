@@ -76,7 +76,7 @@ def test_nothing_is_served_without_a_key_nor_a_key_of_another_tenant_minted(
                 assert forged.status_code == 401
                 assert client.get("/health").status_code == 200
     refused = hippo.ctl("auth", "token")
-    assert refused.returncode == 1 and "team server has no local token" in refused.stderr
+    assert refused.returncode == 1 and "team server does not serve auth token" in refused.stderr
     admin = create_key(hippo, tenant, role="admin")
     with httpx.Client(base_url=url, headers={**JSON, "Authorization": f"Bearer {admin}"}) as holder:
         other = holder.post("/v1/auth/keys", json={"tenant": tenant + "_b", "role": "admin"})
