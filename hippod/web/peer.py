@@ -13,6 +13,7 @@ cannot be known, and callers prove themselves with the local token instead (web/
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import socket
@@ -27,14 +28,42 @@ _NLM_F_REQUEST = 1
 _NLMSG_ERROR = 2
 _NO_COOKIE = 0xFFFFFFFF
 _ALL_STATES = 0xFFFFFFFF
-_TCP_LISTEN = 10
+# TCP states (<net/tcp_states.h>) in which a socket is no client: TIME_WAIT and LISTEN.
+_TIME_WAIT = 6
+_LISTEN = 10
+_NOT_A_CALLER = (_TIME_WAIT, _LISTEN)
 _HEADER = struct.Struct("=IHHII")  # nlmsghdr: len, type, flags, seq, pid
-_UID_AT = _HEADER.size + 64  # inet_diag_msg: 4 bytes, a 48-byte sockid, expires, rqueue, wqueue, uid
+# inet_diag_msg: family, state, timer, retrans; a 48-byte sockid; expires, rqueue, wqueue; uid, inode
+_UID_AT = _HEADER.size + 64
 
 
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _address(host: str) -> Address:
+    """The address, an IPv4-mapped IPv6 one as plain IPv4 (the kernel hashes such sockets so)."""
+    address = ipaddress.ip_address(host)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+@functools.cache
 def available() -> bool:
-    """Whether the peer of a loopback connection can be looked up on this machine."""
-    return sys.platform == "linux" and (hasattr(socket, "AF_NETLINK") or os.access(TABLES[0], os.R_OK))
+    """Whether the peer of a loopback connection can be looked up here: tried once, on a connection
+    of this process's own (a sandbox may refuse netlink and hide /proc/net even on Linux)."""
+    if sys.platform != "linux":
+        return False
+    try:
+        with (
+            socket.create_server(("127.0.0.1", 0)) as listener,
+            socket.create_connection(listener.getsockname()[:2], timeout=5),
+        ):
+            accepted, address = listener.accept()
+            with accepted:
+                return peer_uid(address[:2], accepted.getsockname()[:2]) == own_uid()
+    except OSError:
+        return False
 
 
 def own_uid() -> int:
@@ -55,17 +84,6 @@ def peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None:
         return _by_table(client, server)
     except ValueError:  # not an IP address
         return None
-
-
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-
-
-def _address(host: str) -> Address:
-    """The address, an IPv4-mapped IPv6 one as plain IPv4 (the kernel hashes such sockets so)."""
-    address = ipaddress.ip_address(host)
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    return address
 
 
 def _by_netlink(client: tuple[str, int], server: tuple[str, int]) -> int | None:
@@ -90,11 +108,15 @@ def _by_netlink(client: tuple[str, int], server: tuple[str, int]) -> int | None:
     _length, kind, _flags, _seq, _pid = _HEADER.unpack_from(answer)
     # The kernel's lookup falls back to a listening socket on the client's address: only the very
     # connection asked for counts, both of its ends as given.
-    if kind == _NLMSG_ERROR or answer[_HEADER.size + 1] == _TCP_LISTEN:
+    if kind == _NLMSG_ERROR or answer[_HEADER.size + 1] in _NOT_A_CALLER:
         return None
     if _ends(answer) != ((source, client[1]), (destination, server[1])):
         return None
-    return int(struct.unpack_from("=I", answer, _UID_AT)[0])
+    uid, inode = struct.unpack_from("=II", answer, _UID_AT)
+    # A socket with no file (inode 0) is one its process closed: a TIME_WAIT entry (which the kernel
+    # reports as uid 0) or an orphan. It can read no reply, and its uid says nothing of who sent the
+    # request: a client that sends and closes at once must not pass for root.
+    return int(uid) if inode else None
 
 
 def _ends(answer: bytes) -> tuple[tuple[Address, int], tuple[Address, int]]:
@@ -123,6 +145,7 @@ def _spelled(host: str) -> set[str]:
 
 
 def _by_table(client: tuple[str, int], server: tuple[str, int]) -> int | None:
+    """`peer_uid` by a walk of /proc/net/tcp{,6}, for a kernel whose netlink lookup is refused."""
     local = {f"{a}:{client[1]:04X}" for a in _spelled(client[0])}
     remote = {f"{a}:{server[1]:04X}" for a in _spelled(server[0])}
     for table in TABLES:
@@ -130,10 +153,11 @@ def _by_table(client: tuple[str, int], server: tuple[str, int]) -> int | None:
             with open(table, encoding="ascii") as rows:
                 next(rows, None)  # the header
                 for row in rows:
-                    # sl local_address rem_address st tx:rx tr:when retrnsmt uid ...
+                    # sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode ...
                     fields = row.split()
-                    if len(fields) > 7 and fields[1] in local and fields[2] in remote:
-                        return int(fields[7])
+                    if len(fields) > 9 and fields[1] in local and fields[2] in remote:
+                        closed = int(fields[3], 16) in _NOT_A_CALLER or fields[9] == "0"
+                        return None if closed else int(fields[7])
         except OSError:
             continue
     return None

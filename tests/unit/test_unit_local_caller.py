@@ -109,3 +109,20 @@ def test_the_token_file_is_private_kept_and_replaced_when_others_could_read_it(t
     assert again != made and stat.S_IMODE(os.stat(file).st_mode) == 0o600
     assert local_token.matches(again, again) and not local_token.matches(made, again)
     assert os.listdir(root) == [local_token.FILE_NAME]
+
+
+def test_a_client_that_closed_its_socket_is_nobody() -> None:
+    # A request sent and the socket closed at once leaves an orphan, then a TIME_WAIT entry, which the
+    # kernel lists as uid 0: to a daemon run as root, such a client would pass for its owner.
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        client = socket.create_connection(listener.getsockname()[:2])
+        accepted, address = listener.accept()
+        with accepted:
+            ends = (address[0], address[1]), accepted.getsockname()[:2]
+            assert peer.peer_uid(*ends) == os.getuid()
+            client.sendall(b"POST /v1/memories HTTP/1.1\r\n\r\n")
+            client.close()
+            assert accepted.recv(100)
+            assert peer.peer_uid(*ends) is None and peer._by_table(*ends) is None  # orphaned
+        # The server's end is closed too: the client's is in TIME_WAIT now.
+        assert peer.peer_uid(*ends) is None and peer._by_table(*ends) is None
