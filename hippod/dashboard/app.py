@@ -69,47 +69,47 @@ async def _json(run: View, request: Request, state: DaemonState, stores: Stores)
 
 
 async def _checked(
-    request: Request, token: str, token_file: str, respond: Callable[[], Awaitable[Response]]
+    request: Request, token: local_token.LocalToken, respond: Callable[[], Awaitable[Response]]
 ) -> Response:
-    _check_caller(request, token, token_file)
+    """`respond`, for the daemon's own user alone (`_check_caller`)."""
+    _check_caller(request, token)
     return await respond()
 
 
-def _check_caller(request: Request, token: str, token_file: str) -> None:
+def _check_caller(request: Request, token: local_token.LocalToken) -> None:
     """The page's data is memory text: it goes to the user who owns the daemon alone, proven by the
     connection (local_caller) or by the local token the page was opened with (the URL's #token=,
     which the page sends back as a Bearer credential)."""
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer" and given.strip():
-        if not local_token.matches(given.strip(), token):
+        if not token.matches(given.strip()):
             raise HttpError(401, "unauthorized", "invalid local token", {"WWW-Authenticate": "Bearer"})
         return
-    refused = local_caller.refusal(request.scope, token_file)
+    refused = local_caller.refusal(request.scope, token.file)
     if refused is not None:
         raise refused
 
 
-def build(state: DaemonState, stores: Stores, token: str) -> ASGIApp:
+def build(state: DaemonState, stores: Stores, token: local_token.LocalToken) -> ASGIApp:
     """The whole dashboard, ready for uvicorn; `token` is the local token (web/local_token.py)."""
 
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
 
     home = state.registry.global_root
-    token_file = local_token.path(home)
 
     async def described() -> Response:
         listed = [{"root": r, "kind": "global" if r == home else "project"} for r in stores.roots]
         return json_response({"version": __version__, "tenant": stores.tenant, "stores": listed})
 
     async def meta(request: Request) -> Response:
-        return await answered("dashboard /api/meta", _checked(request, token, token_file, described))
+        return await answered("dashboard /api/meta", _checked(request, token, described))
 
     async def view(request: Request) -> Response:
         run = VIEWS.get(request.path_params["name"])
         if run is None:
             return error_response(404, "not_found", f"no view {request.path_params['name']}")
-        checked = _checked(request, token, token_file, lambda: _json(run, request, state, stores))
+        checked = _checked(request, token, lambda: _json(run, request, state, stores))
         return await answered(f"dashboard {request.url.path}", checked)
 
     routes = [

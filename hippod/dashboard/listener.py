@@ -30,7 +30,7 @@ class DashboardListener:
         self.port: int | None = None
         self.started_at: str | None = None
         self.stores = Stores("default", [])
-        self.token = ""
+        self.token: local_token.LocalToken | None = None
 
     @property
     def running(self) -> bool:
@@ -45,7 +45,8 @@ class DashboardListener:
         query = "" if store == roots[0] else f"?store={quote(store, safe='')}"
         # Where the daemon cannot see which user a connection is from, the page proves it with the
         # local token, handed over in the fragment (never sent to any server, dropped by the page).
-        fragment = "" if peer.available() else f"#token={self.token}"
+        token = self.token.current() if self.token is not None else ""
+        fragment = "" if peer.available() else f"#token={token}"
         return DashboardReply(
             running=True,
             url=f"{url(HOST, self.port)}/{query}{fragment}",
@@ -76,13 +77,15 @@ class DashboardListener:
             self._add(store)
             return self.reply(store)
         global_root = self.state.registry.global_root
-        self.token = local_token.ensure(global_root)
-        sock = bind(HOST, listen_port, found)
-        self.port = sock.getsockname()[1]
+        self.token = local_token.LocalToken(global_root)
+        self.token.current()
         # The global store is always one click away; the store asked for comes first.
         self.stores = Stores(tenant, [store] if store == global_root else [store, global_root])
+        built = app.build(self.state, self.stores, self.token)
         bounds = Bounds.from_config(self.state.http_config)  # the HTTP API's bounds hold here too
-        self.server = AsgiServer(app.build(self.state, self.stores, self.token), sock, "dashboard", bounds)
+        sock = bind(HOST, listen_port, found)
+        self.port = sock.getsockname()[1]
+        self.server = AsgiServer(built, sock, "dashboard", bounds)
         self.started_at = clock.iso(clock.now())
         log.info("dashboard listening on %s", url(HOST, self.port))
         return self.reply(store)

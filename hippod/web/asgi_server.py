@@ -71,6 +71,7 @@ def bind(host: str, port: int, found: Address) -> socket.socket:
         sock.bind(address)
         sock.listen(1024)
     except OSError as exc:
+        sock.retire()
         sock.close()
         raise HippoError("bad_state", f"cannot listen on {host}:{port}: {exc.strerror}") from None
     sock.setblocking(False)
@@ -88,7 +89,7 @@ class AsgiServer:
     def __init__(self, app: ASGIApp, sock: socket.socket, what: str, bounds: Bounds) -> None:
         config = uvicorn.Config(
             app,
-            http=protocol(bounds),
+            http=protocol(bounds, sock),
             log_config=None,
             access_log=False,
             lifespan="off",
@@ -110,6 +111,8 @@ class AsgiServer:
         except Exception:
             log.exception("the %s listener stopped", self.what)
         finally:
+            if isinstance(sock, GatedSocket):
+                sock.retire()
             sock.close()
 
     async def close(self) -> None:

@@ -68,7 +68,9 @@ class Authenticator:
         # server has no local user of its own: its operator works through its socket.
         self.keyless = not allow_remote and not team
         self.token_file = local_token.path(registry.global_root)
-        self.token = None if team else local_token.ensure(registry.global_root)
+        self.token = None if team else local_token.LocalToken(registry.global_root)
+        if self.token is not None:
+            self.token.current()  # made now, so `auth token` and the listener agree from the start
         self._verified: OrderedDict[bytes, str] = OrderedDict()
 
     def _local_user(self) -> Principal:
@@ -90,7 +92,7 @@ class Authenticator:
                 "malformed Authorization header; send: Authorization: Bearer hk_<id>.<secret>"
             )
         if local_token.looks_like(token):
-            if self.token is None or not local_token.matches(token, self.token):
+            if self.token is None or not self.token.matches(token):
                 raise _unauthorized("invalid local token")
             return self._local_user()
         return await self._key_holder(token)

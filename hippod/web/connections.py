@@ -86,8 +86,13 @@ class Budget:
     def __init__(self) -> None:
         self.cap = int(DAEMON_DEFAULTS["http"]["maxConnections"])
         self.open = 0  # served by a live protocol
-        self.pending = 0  # accepted through the gate, their protocol not made yet
+        # The listening sockets open now; each counts what it accepted whose protocol is not made yet.
+        self.gates: set[GatedSocket] = set()
         self.refused = ThrottledWarning(log, "refused %d HTTP connection(s): %s")
+
+    @property
+    def pending(self) -> int:
+        return sum(gate.pending for gate in self.gates)
 
     def size(self, configured: int) -> None:
         """Set the cap from the setting and the open-file limit now (a listener is opening)."""
@@ -116,14 +121,26 @@ class GatedSocket(socket.socket):
     """A listening socket whose accept refuses connections past the cap itself, synchronously: the
     loop's accept pass (asyncio's selector loops call this accept) sees only admitted ones."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Admitted connections whose protocol asyncio has not made yet: those of a listener that
+        # closes first never get one, so the listener drops its count as it closes (`retire`).
+        self.pending = 0
+        BUDGET.gates.add(self)
+
     def accept(self) -> tuple[socket.socket, Any]:
         for _ in range(REFUSE_BATCH):
             conn, address = super().accept()  # BlockingIOError when none waits: the pass ends
             if not BUDGET.full:
-                BUDGET.pending += 1
+                self.pending += 1
                 return conn, address
             BUDGET.refuse(conn)
         raise BlockingIOError  # more may wait: the next pass takes them, after other work
+
+    def retire(self) -> None:
+        """The listener is closed: what it admitted and never served no longer counts."""
+        self.pending = 0
+        BUDGET.gates.discard(self)
 
 
 class BoundedH11(H11Protocol):
@@ -132,6 +149,7 @@ class BoundedH11(H11Protocol):
     (`protocol`)."""
 
     bounds: ClassVar[Bounds]
+    gate: ClassVar[GatedSocket | None]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -140,8 +158,8 @@ class BoundedH11(H11Protocol):
         self._deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        if BUDGET.pending:
-            BUDGET.pending -= 1  # the gate admitted it
+        if self.gate is not None and self.gate.pending:
+            self.gate.pending -= 1  # the gate admitted it
         elif BUDGET.full:
             # A loop that accepts without the gate (Windows' proactor): refused here instead.
             BUDGET.refused.note(f"{BUDGET.open} open, the most this daemon holds")
@@ -204,12 +222,14 @@ class BoundedH11(H11Protocol):
         self.transport.abort()
 
 
-def protocol(bounds: Bounds) -> type[BoundedH11]:
-    """The protocol class one listener passes to uvicorn (`http=`), carrying that listener's bounds."""
+def protocol(bounds: Bounds, gate: socket.socket) -> type[BoundedH11]:
+    """The protocol class one listener passes to uvicorn (`http=`), carrying that listener's bounds
+    and its listening socket (a GatedSocket, which admitted each connection it serves)."""
     BUDGET.size(bounds.max_connections)
 
     class Bounded(BoundedH11):
         pass
 
     Bounded.bounds = bounds
+    Bounded.gate = gate if isinstance(gate, GatedSocket) else None
     return Bounded

@@ -60,10 +60,11 @@ class HttpListener:
             )
         registry = self.state.registry
         authenticator = Authenticator(registry, allow_remote=allow_remote, team=registry.team is not None)
-        sock = bind(host, port, found)
-        bound_port = sock.getsockname()[1]
         asgi = app.build(self.state, authenticator)
-        self.server = AsgiServer(asgi, sock, "HTTP", Bounds.from_config(self.state.http_config))
+        bounds = Bounds.from_config(self.state.http_config)
+        sock = bind(host, port, found)  # last: nothing after it can fail and leave the port taken
+        bound_port = sock.getsockname()[1]
+        self.server = AsgiServer(asgi, sock, "HTTP", bounds)
         self.reply = ServeReply(
             running=True,
             url=url(host, bound_port),

@@ -27,6 +27,7 @@ _JSON_TYPES = (b"application/json",)
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
+    """The value of a request header (its first), by lower-case name."""
     for key, value in scope["headers"]:
         if key == name:
             return bytes(value)
@@ -43,6 +44,7 @@ def _own_origin(origin: bytes, scope: Scope) -> bool:
 
 
 def _json_body(scope: Scope) -> bool:
+    """Whether the request says its body is JSON (application/json or application/*+json)."""
     given = _header(scope, b"content-type")
     if given is None:
         return False

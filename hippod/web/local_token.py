@@ -3,8 +3,8 @@ the dashboard is this user where the daemon cannot see who is calling (not Linux
 that runs as another user on purpose.
 
 It sits beside the global store (`<HIPPO_HOME or the data dir>/http-token`, mode 0600), made by the
-daemon when a listener first opens and kept across restarts; deleting the file and opening the
-listener again makes a new one. Sent as `Authorization: Bearer hl_...`, the SDK's `api_key`.
+daemon when a listener first opens and kept across restarts; deleting the file makes a new one at
+its next use. Sent as `Authorization: Bearer hl_...`, the SDK's `api_key`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ _SECRET_BYTES = 32
 
 
 def path(global_root: str) -> str:
+    """Where the token is kept for the store at `global_root`."""
     return os.path.join(global_root, FILE_NAME)
 
 
@@ -55,7 +56,8 @@ def _read(file: str) -> str | None:
 
 
 def ensure(global_root: str) -> str:
-    """The local token, made (0600, written whole) when there is none yet."""
+    """The local token, made (0600, written whole) when there is none yet. Of two made at once, the
+    first to land is kept and the other caller reads it."""
     file = path(global_root)
     found = _read(file)
     if found is not None:
@@ -69,9 +71,42 @@ def ensure(global_root: str) -> str:
             handle.write(token + "\n")
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temporary, file)
-    except BaseException:
+        if os.path.lexists(file):
+            os.replace(temporary, file)  # one that proves nothing (see _read) gives way
+        else:
+            try:
+                os.link(temporary, file)  # never over another's new token
+            except FileExistsError:
+                return _read(file) or ensure(global_root)
+    finally:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        raise
     return token
+
+
+class LocalToken:
+    """The local token as its file holds it now, for a listener that runs for days: read again when
+    the file changes, made again when it is deleted (so deleting it puts a new one in force at once)."""
+
+    def __init__(self, global_root: str) -> None:
+        self.global_root = global_root
+        self.file = path(global_root)
+        self._token = ""
+        self._seen: tuple[int, int, int] | None = None
+
+    def _identity(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.file)
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def current(self) -> str:
+        seen = self._identity()
+        if seen is None or seen != self._seen:
+            self._token = ensure(self.global_root)
+            self._seen = self._identity()
+        return self._token
+
+    def matches(self, given: str) -> bool:
+        return matches(given, self.current())

@@ -5,6 +5,7 @@ by the local token), never another user of the machine, a web page, or a name re
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING
 
 import httpx
@@ -75,6 +76,13 @@ def test_the_local_token_lets_a_program_in_as_the_user_through_the_sdk(
     wrong = other_user.request("GET", f"{url}/v1/memories?q=lesson", {"Authorization": f"Bearer {token}x"})
     assert wrong.status == 401 and "local token" in wrong.json()["error"]
     assert _total(hippo) == 1
+    # Deleting the file puts a new token in force at once, on the listener already open too.
+    os.unlink(hippo.json("auth", "token")["path"])
+    renewed = hippo.ok("auth", "token").stdout.strip()
+    assert renewed != token
+    search = f"{url}/v1/memories?q=lesson"
+    assert other_user.request("GET", search, {"Authorization": f"Bearer {token}"}).status == 401
+    assert other_user.request("GET", search, {"Authorization": f"Bearer {renewed}"}).status == 200
 
 
 def test_a_web_page_cannot_write_through_a_simple_request(hippo: Hippo) -> None:

@@ -4,12 +4,15 @@ the settings in daemon.json."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hippod.config import load_daemon_config
-from hippod.web.connections import Bounds, cap_for
+from hippod.web.asgi_server import AsgiServer, bind, resolve
+from hippod.web.connections import BUDGET, Bounds, cap_for
 
 
 @pytest.mark.parametrize(
@@ -49,3 +52,20 @@ def test_unusable_bounds_fall_back_to_the_defaults_with_a_warning(tmp_path: Path
     loaded = load_daemon_config(str(tmp_path))
     assert Bounds.from_config(loaded.values["http"]) == Bounds(10, 30, 5, 1000)
     assert len(loaded.warnings) == 4 and all("http." in warning for warning in loaded.warnings)
+
+
+async def test_a_listener_that_closes_before_serving_what_it_accepted_leaves_no_count() -> None:
+    # asyncio makes an accepted connection's protocol a turn later; a listener closed first (serve
+    # --stop in a burst) never serves it, and its count must go with it, or the cap shrinks for good.
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("nothing is served")
+
+    sock = bind("127.0.0.1", 0, await resolve("127.0.0.1", 0))
+    before = BUDGET.pending
+    with socket.create_connection(sock.getsockname()[:2]):
+        conn, _ = sock.accept()  # admitted by the gate, as asyncio's accept pass does
+        with conn:
+            assert BUDGET.pending == before + 1
+            server = AsgiServer(app, sock, "test", Bounds(1, 1, 1, 10))
+            await server.close()
+    assert BUDGET.pending == before and sock not in BUDGET.gates
