@@ -29,6 +29,9 @@ pytestmark = [
 
 # strace -f prints "PID connect(FD, {sa_family=AF_..., ...}, LEN" whether or not the call then blocks.
 _CONNECT = re.compile(r"connect\(\d+, \{sa_family=(?P<family>AF_\w+)(?P<rest>.*?)\}, \d+")
+# A datagram sent to an address of its own, with no connect() first: sendto's fifth argument, or
+# sendmsg's msg_name (a send on a connected socket names none, and its connect() is checked).
+_ADDRESSED = re.compile(r"(?:sendto|sendmsg)\(\d+, .*?\{sa_family=(?P<family>AF_\w+)(?P<rest>.*?)\}")
 _IPV4 = re.compile(r'inet_addr\("(?P<addr>[^"]*)"\)')
 _IPV6 = re.compile(r'inet_pton\(AF_INET6, "(?P<addr>[^"]*)"')
 _UNIX = re.compile(r'sun_path=(?P<path>@?"[^"]*")')
@@ -49,7 +52,7 @@ def _stays_here(family: str, rest: str, own_socket: str) -> bool:
     """Whether one connect() stays on this machine: to 127.0.0.0/8 or ::1, the daemon's own socket
     or glibc's name-service cache, or AF_UNSPEC (which takes a datagram socket's peer away rather
     than naming one)."""
-    if family == "AF_UNSPEC":
+    if family in ("AF_UNSPEC", "AF_NETLINK"):  # AF_NETLINK: the kernel (the peer lookup's sock_diag)
         return True
     if family == "AF_INET":
         addr = _IPV4.search(rest)
@@ -64,10 +67,11 @@ def _stays_here(family: str, rest: str, own_socket: str) -> bool:
 
 
 def _outside(trace: str, own_socket: str) -> list[str]:
-    """The connect() lines of a trace that reach past loopback and the daemon's own socket."""
+    """The connect() and addressed send lines of a trace that reach past loopback and the daemon's own
+    socket."""
     found = []
     for line in trace.splitlines():
-        call = _CONNECT.search(line)
+        call = _CONNECT.search(line) or _ADDRESSED.search(line)
         if call is not None and not _stays_here(call["family"], call["rest"], own_socket):
             found.append(line)
         elif call is None and "connect(" in line and "resumed>" not in line:
@@ -84,7 +88,7 @@ def test_a_daemon_with_every_extra_connects_only_to_loopback(hippo: Hippo) -> No
         "-qq",
         "--seccomp-bpf",
         "-e",
-        "trace=connect",
+        "trace=connect,sendto,sendmsg",
         "-e",
         "signal=none",
         "-o",
