@@ -7,18 +7,14 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
+from e2e.raw_conn import RawConn as RawConn  # re-exported: tests take it from the harness
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.framing import pack, recv_frame
-from hippoctl.protocol.version import PROTOCOL
 
 # Inherited variables that would change what a daemon or client does.
 SCRUBBED_VARS = (
@@ -46,8 +42,6 @@ SCRUBBED_VARS = (
 FAKEBIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fakebin")
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 20.0
-
-_decode_daemon = msgspec.msgpack.Decoder(m.DaemonMessage).decode
 
 
 # --- process helpers ----------------------------------------------------------------------------------
@@ -119,61 +113,6 @@ def wait_for(predicate: Any, timeout: float, interval: float = 0.05) -> bool:
         if time.monotonic() >= deadline:
             return False
         time.sleep(interval)
-
-
-# --- raw socket client --------------------------------------------------------------------------------
-
-
-class RawConn:
-    """A raw connection to the daemon socket for sending arbitrary frames."""
-
-    def __init__(self, path: str, home: str, timeout: float = 10.0) -> None:
-        self.home = home
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(path)
-
-    def send_bytes(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def send(self, message: Any) -> None:
-        """Send a protocol struct or a plain dict, msgpack-encoded and framed."""
-        self.sock.sendall(pack(msgspec.msgpack.encode(message)))
-
-    def hello(self, protocol: int = PROTOCOL, home: str | None = None) -> m.Message | None:
-        self.send(
-            m.Hello(
-                protocol=protocol,
-                client_version="test",
-                pid=os.getpid(),
-                home=self.home if home is None else home,
-            )
-        )
-        return self.recv()
-
-    def recv(self) -> m.Message | None:
-        """The next daemon message, or None when the daemon closed the connection."""
-        try:
-            raw = recv_frame(self.sock)
-        except ConnectionResetError:
-            return None
-        return None if raw is None else _decode_daemon(raw)
-
-    def at_eof(self) -> bool:
-        """True when the daemon has closed its side (reads return nothing, or the peer reset)."""
-        try:
-            return self.sock.recv(1) == b""
-        except ConnectionResetError:
-            return True
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def __enter__(self) -> RawConn:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 # --- the hippo fixture --------------------------------------------------------------------------------

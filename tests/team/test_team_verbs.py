@@ -31,7 +31,7 @@ _VALUES: dict[Any, Any] = {str: "x", int: 1, float: 0.5, bool: False}
 _TOOL_ARGUMENTS = {"hippo_card_move": {"action": "block", "reason": "waiting on review"}}
 # Served, but not sent by the walk: it would stop the server.
 _NOT_SENT = (m.Shutdown,)
-# The verbs issue 32 found failing on a team server, as a person types them.
+# Verbs of a laptop's own store, as a person types them on a team server.
 _REFUSED_VERBS = (
     ("decide", "we use postgres"),
     ("card", "list"),
