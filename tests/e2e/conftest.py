@@ -45,5 +45,5 @@ def api(request: pytest.FixtureRequest, hippo: Hippo) -> Api:
 
 @pytest.fixture
 def other_user() -> OtherUser:
-    """Another OS user of this machine (hippo-probe), whose uid is not the daemon's."""
+    """Another OS user of this machine (hippo-other), whose uid is not the daemon's."""
     return ensure()

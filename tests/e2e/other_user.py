@@ -1,4 +1,4 @@
-"""Another OS user on this machine, for the tests of what that user must not reach: `hippo-probe`,
+"""Another OS user on this machine, for the tests of what that user must not reach: `hippo-other`,
 made when the tests run as root (as in CI), and programs run as it with runuser."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-NAME = "hippo-probe"
+NAME = "hippo-other"
 
 # Sends one HTTP request with the standard library and prints {"status", "body", "headers"}.
 _REQUEST = """
@@ -53,7 +53,7 @@ def _python() -> str:
 
 @dataclass(frozen=True)
 class OtherUser:
-    """Runs programs as `hippo-probe`, whose uid is not the daemon's."""
+    """Runs programs as `hippo-other`, whose uid is not the daemon's."""
 
     name: str
     uid: int

@@ -19,34 +19,20 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from e2e.other_user import NAME, ensure
 from hippoctl.protocol import paths, spool
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
-OTHER = "hippo-other"
+OTHER = NAME
 PAYLOAD = {"session_id": "sess-owner", "cwd": "/home/u/proj", "hook_event_name": "SessionEnd"}
 
 
 @pytest.fixture(scope="session")
 def other_user() -> pwd.struct_passwd:
-    """A second OS user, made with useradd once (kept: tests on other workers may be using it)."""
-    if os.getuid() != 0:
-        pytest.skip("needs root to make and act as a second OS user (useradd)")
-    with contextlib.suppress(KeyError):
-        return pwd.getpwnam(OTHER)
-    if shutil.which("useradd") is None:
-        pytest.skip("useradd is not installed")
-    done = subprocess.run(
-        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", OTHER],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    try:
-        return pwd.getpwnam(OTHER)
-    except KeyError:
-        pytest.fail(f"useradd {OTHER} failed: {done.stderr.strip()}")
+    """The second OS user of the e2e tests (e2e/other_user.py), as the user database has it."""
+    return pwd.getpwnam(ensure().name)
 
 
 @pytest.fixture
