@@ -205,12 +205,23 @@ class Database:
         prepared = await asyncio.to_thread(prepare, path)
         # The writer begins IMMEDIATE transactions implicitly at its first write, which saves
         # a round trip to its thread per transaction; the write lock makes it the only writer.
-        writer = await aiosqlite.connect(path, isolation_level="IMMEDIATE")
-        reader = await aiosqlite.connect(path, isolation_level=None)
-        for conn in (writer, reader):
-            for pragma in PRAGMAS[1:]:
-                await conn.execute(pragma)
-        await reader.execute("PRAGMA query_only=ON")
+        opened: list[aiosqlite.Connection] = []
+        try:
+            writer = await aiosqlite.connect(path, isolation_level="IMMEDIATE")
+            opened.append(writer)
+            reader = await aiosqlite.connect(path, isolation_level=None)
+            opened.append(reader)
+            for conn in (writer, reader):
+                for pragma in PRAGMAS[1:]:
+                    await conn.execute(pragma)
+            await reader.execute("PRAGMA query_only=ON")
+        except BaseException:
+            # Each connection has a thread of its own, which would keep the daemon from exiting: one
+            # opened before a failure (out of files, say) is closed, not left behind.
+            for conn in opened:
+                with contextlib.suppress(Exception):
+                    await conn.close()
+            raise
         return cls(path, writer, reader), prepared
 
     @asynccontextmanager
