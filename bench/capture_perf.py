@@ -1,11 +1,11 @@
 """Capture bench: how fast the §3 extraction and transcript summarising run, in-process.
 
 A measuring tool, not a test: it prints a table and asserts nothing about time. The text is every
-dialogue turn of the LoCoMo dev conversations (read from the shared bench data, never copied),
+dialogue turn of the LoCoMo dev conversations (given with --data, read in place, never copied),
 repeated until it reaches the requested size; the transcript is a synthetic Claude Code JSONL with
 the same turns as user and assistant messages.
 
-Usage: python bench/capture_perf.py [--mib 8]
+Usage: python bench/capture_perf.py --data locomo_dev.json [--mib 8]
 """
 
 from __future__ import annotations
@@ -18,14 +18,11 @@ from pathlib import Path
 from hippod.ingest import transcript
 from hippod.ingest.extract import extract
 
-# The shared data sits beside the checkout; it is read in place, never copied.
-LOCOMO = Path(__file__).resolve().parents[1] / ".." / "shared" / "bench-data" / "locomo" / "locomo_dev.json"
 
-
-def turns() -> list[str]:
+def turns(data: Path) -> list[str]:
     """Every dialogue turn's text, in order."""
     out: list[str] = []
-    for sample in json.loads(LOCOMO.read_text(encoding="utf-8")):
+    for sample in json.loads(data.read_text(encoding="utf-8")):
         conversation = sample["conversation"]
         for key, value in conversation.items():
             if key.startswith("session_") and isinstance(value, list):
@@ -35,9 +32,10 @@ def turns() -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
     parser.add_argument("--mib", type=float, default=8.0, help="size of the text to extract from")
     args = parser.parse_args()
-    said = turns()
+    said = turns(args.data)
     base = "\n".join(said)
     text = (base + "\n") * max(1, int(args.mib * 1024 * 1024 / len(base)))
     started = time.perf_counter()

@@ -236,8 +236,8 @@ def render(name: str, result: Measured) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--locomo", default=locomo.DEFAULT_DATA, help="LoCoMo JSON file")
-    parser.add_argument("--longmemeval", default=longmemeval.DEFAULT_DATA, help="LongMemEval .json(.xz)")
+    parser.add_argument("--locomo", required=True, help="LoCoMo JSON file")
+    parser.add_argument("--longmemeval", required=True, help="LongMemEval .json(.xz)")
     parser.add_argument("--per-question", type=int, default=20, help="unrelated memories drawn per question")
     parser.add_argument("--seed", type=int, default=14, help="seed of the draw of unrelated memories")
     args = parser.parse_args(argv)

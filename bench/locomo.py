@@ -18,7 +18,7 @@ synthetic memories), every conversation goes into one copy of that store instead
 evidence competes with the other conversations' turns and all of that store's memories: retrieval
 quality at the size of a large store.
 
-Usage: python bench/locomo.py [--data PATH] [--limit N] [--conversations N] [--embed] [--distractors STORE]
+Usage: python bench/locomo.py --data PATH [--limit N] [--conversations N] [--embed] [--distractors STORE]
 """
 
 from __future__ import annotations
@@ -35,9 +35,6 @@ from typing import Any
 
 from harness import BenchError, log, pct
 from qa import QaDaemon, qa_daemon
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_DATA = os.path.join(REPO, "..", "shared", "bench-data", "locomo", "locomo_dev.json")
 
 EVIDENCE_RE = re.compile(r"D:?(\d+):0*(\d+)")
 SESSION_RE = re.compile(r"session_(\d+)")
@@ -291,7 +288,7 @@ def _positive(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--data", default=DEFAULT_DATA, help="LoCoMo JSON file (default: %(default)s)")
+    parser.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
     parser.add_argument("--limit", type=_positive, help="score at most N questions in all (quick run)")
     parser.add_argument("--conversations", type=_positive, help="use only the first N conversations")
     parser.add_argument("--embed", action="store_true", help="hybrid recall with the hippod[embed] extra")

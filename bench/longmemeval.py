@@ -20,7 +20,7 @@ official script counts as evidence only answer sessions with a has_answer user t
 answer is in an assistant turn has none, and scores recall_all 1 and recall_any 0); the session figures
 under that rule are printed on a line of their own, for comparison with published numbers.
 
-Usage: python bench/longmemeval.py [--data PATH(.json|.json.xz)] [--limit N] [--budget B] [--embed]
+Usage: python bench/longmemeval.py --data PATH(.json|.json.xz) [--limit N] [--budget B] [--embed]
 """
 
 from __future__ import annotations
@@ -40,14 +40,6 @@ from qa import QaDaemon, qa_daemon
 
 from hippoctl.protocol import validate
 
-DEFAULT_DATA = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-    "..",
-    "shared",
-    "bench-data",
-    "longmemeval",
-    "longmemeval_s_dev46.json.xz",
-)
 TOP_K = 10
 CLI_MIN_RESULTS = 1  # `hippoctl recall`'s default --min-results
 
@@ -324,7 +316,7 @@ def run(questions: Sequence[Question], budget: int | None, embed: bool) -> list[
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--data", default=DEFAULT_DATA, help="LongMemEval .json or .json.xz")
+    parser.add_argument("--data", required=True, help="LongMemEval .json or .json.xz")
     parser.add_argument("--limit", type=int, help="score only the first N questions (after exclusions)")
     parser.add_argument("--budget", type=int, help="also score `recall --budget B` at the session level")
     parser.add_argument("--embed", action="store_true", help="hybrid recall with the hippod[embed] extra")

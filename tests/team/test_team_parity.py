@@ -1,10 +1,10 @@
 """Ranking parity: the SQLite store and the team store on PostgreSQL, filled with the same memories,
 choose the same candidates and rank the same top 10 for the benches' queries.
 
-Two sets of memories: one LoCoMo conversation as the bench stores it (a memory per dialogue turn,
-its questions as the queries), and 3,000 memories of the synthetic corpus of bench/perf.py with its
-queries, on which the commonest terms pass the narrowing limit (recall/narrow.py) and most queries
-find more than the 200 candidates kept.
+Two sets of memories: one LongMemEval haystack as its bench stores it (a memory per user turn, with
+its session's date; tests/fixtures/longmemeval, MIT), asked the dev questions; and 3,000 memories of
+the synthetic corpus of bench/perf.py with its queries, on which the commonest terms pass the
+narrowing limit (recall/narrow.py) and most queries find more than the 200 candidates kept.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from hippod.team import memories as pg_rows
 from hippod.team.pg import TeamDatabase
 
 REPO = Path(__file__).resolve().parents[2]
-LOCOMO = REPO / ".." / "shared" / "bench-data" / "locomo" / "locomo_dev.json"
+HAYSTACK = REPO / "tests" / "fixtures" / "longmemeval" / "haystack.json"
 sys.path.insert(0, str(REPO / "bench"))
 import corpus  # noqa: E402  (bench/corpus.py: the synthetic corpus of the perf benches)
 
@@ -60,18 +60,11 @@ def _memories(tenant: str, texts: list[tuple[str, list[str]]]) -> list[Memory]:
     ]
 
 
-def _locomo() -> tuple[list[tuple[str, list[str]]], list[str]]:
-    """The first LoCoMo conversation's turns as the bench stores them, and its questions."""
-    sample = json.loads(LOCOMO.read_text(encoding="utf-8"))[0]
-    conversation = sample["conversation"]
-    texts: list[tuple[str, list[str]]] = []
-    for number in range(1, 100):
-        turns = conversation.get(f"session_{number}")
-        if not isinstance(turns, list):
-            continue
-        date = conversation.get(f"session_{number}_date_time", "")
-        texts += [(f"[{date}] {t['speaker']}: {t['text']}", [f"session:{number}"]) for t in turns]
-    return texts, [str(q["question"]) for q in sample["qa"]]
+def _longmemeval() -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """The haystack's user turns, each with its session's date, and the questions."""
+    data = json.loads(HAYSTACK.read_text(encoding="utf-8"))
+    texts = [(f"[{date}] {text}", [f"session:{date[:10]}"]) for date, text in data["turns"]]
+    return texts, [str(q) for q in data["questions"]]
 
 
 def _synthetic() -> tuple[list[tuple[str, list[str]]], list[str]]:
@@ -117,11 +110,11 @@ async def _compare(sqlite_db: Database, team_db: TeamDatabase, tenant: str, quer
     return answered
 
 
-@pytest.mark.parametrize("bench", ["locomo", "synthetic"])
+@pytest.mark.parametrize("bench", ["longmemeval", "synthetic"])
 async def test_both_backends_rank_the_bench_queries_alike(
     bench: str, sqlite_db: Database, team_db: TeamDatabase, tenant: str
 ) -> None:
-    texts, queries = _locomo() if bench == "locomo" else _synthetic()
+    texts, queries = _longmemeval() if bench == "longmemeval" else _synthetic()
     await _fill(sqlite_db, team_db, tenant, _memories(tenant, texts))
     answered = await _compare(sqlite_db, team_db, tenant, queries)
     # Most queries find something, so the comparison is not between two empty lists.

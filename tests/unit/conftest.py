@@ -14,8 +14,8 @@ from hippod import clock
 from hippod.store import db as dbmod
 from hippod.store.records import Memory
 
-# tests/unit/conftest.py -> parents[2] is the repository; the spec sits beside it in ../shared.
-VECTORS_PATH = Path(__file__).resolve().parents[2] / ".." / "shared" / "spec" / "vectors.json"
+# The spec's expected values (its vectors.json), copied in as they are: they are facts.
+VECTORS_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "spec" / "vectors.json"
 
 
 # Fixture name -> the vectors.json section whose cases it is parametrized over.
@@ -23,7 +23,7 @@ VECTOR_FIXTURES = {"strength_case": "strength", "reward_case": "reward_factor", 
 
 
 def load_vectors() -> dict[str, Any]:
-    """The expected values from the spec (never copied into the repo)."""
+    """The expected values from the spec."""
     with open(VECTORS_PATH, encoding="utf-8") as handle:
         data: dict[str, Any] = json.load(handle)
     return data
