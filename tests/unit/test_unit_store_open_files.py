@@ -11,7 +11,7 @@ from pathlib import Path
 # Opens stores with 0 to 15 files to spare (out of files at each step of the opening), then names the
 # connection threads still alive; os._exit, as a leaked thread would hang a normal exit.
 _SCRIPT = """
-import asyncio, json, os, sys, threading
+import asyncio, json, os, sys, threading, time
 from hippod.store.db import Database
 
 async def main(folder):
@@ -33,7 +33,12 @@ async def main(folder):
                 os.close(fd)
         if db is not None:
             await db.close()
-    alive = [t.name for t in threading.enumerate() if "_connection_worker_thread" in t.name]
+    # A closed connection's thread ends just after its close is answered; a leaked one never does.
+    workers = [t for t in threading.enumerate() if "_connection_worker_thread" in t.name]
+    deadline = time.monotonic() + 20
+    for thread in workers:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    alive = [t.name for t in workers if t.is_alive()]
     print(json.dumps(alive), flush=True)
     os._exit(0)
 
