@@ -22,6 +22,7 @@ from hippod.dashboard import views_activity, views_cards, views_memories
 from hippod.dashboard.calls import Stores, ViewCall
 from hippod.state import DaemonState
 from hippod.web import local_caller, local_token
+from hippod.web.auth import bearer
 from hippod.web.errors import HttpError
 from hippod.web.guard import Guard
 from hippod.web.routing import answered, error_response, exception_handlers, json_response
@@ -80,9 +81,9 @@ def _check_caller(request: Request, token: local_token.LocalToken) -> None:
     """The page's data is memory text: it goes to the user who owns the daemon alone, proven by the
     connection (local_caller) or by the local token the page was opened with (the URL's #token=,
     which the page sends back as a Bearer credential)."""
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and given.strip():
-        if not token.matches(given.strip()):
+    given = bearer(request.headers.get("authorization", ""))
+    if given is not None:
+        if not token.matches(given):
             raise HttpError(401, "unauthorized", "invalid local token", {"WWW-Authenticate": "Bearer"})
         return
     refused = local_caller.refusal(request.scope, token.file)

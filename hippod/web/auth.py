@@ -54,6 +54,13 @@ def is_loopback(host: str | None) -> bool:
     return address.is_loopback
 
 
+def bearer(authorization: str) -> str | None:
+    """The credential of an `Authorization: Bearer <credential>` header; None when it is not one."""
+    scheme, space, credential = authorization.partition(" ")
+    credential = credential.strip()
+    return credential if space and scheme.lower() == "bearer" and credential else None
+
+
 def _unauthorized(message: str) -> HttpError:
     return HttpError(401, "unauthorized", message, {"WWW-Authenticate": "Bearer"})
 
@@ -85,9 +92,8 @@ class Authenticator:
             if refused is not None:
                 raise refused
             return self._local_user()
-        scheme, space, token = authorization[0].partition(" ")
-        token = token.strip()
-        if not space or scheme.lower() != "bearer" or not token:
+        token = bearer(authorization[0])
+        if token is None:
             raise _unauthorized(
                 "malformed Authorization header; send: Authorization: Bearer hk_<id>.<secret>"
             )

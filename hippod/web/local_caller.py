@@ -15,6 +15,7 @@ that resolves to 127.0.0.1) can all reach a loopback port. So a request without 
 
 from __future__ import annotations
 
+from starlette.datastructures import Headers
 from starlette.types import Scope
 
 from hippoctl.protocol.ownership import owner_name
@@ -22,55 +23,42 @@ from hippod.web import peer
 from hippod.web.errors import HttpError
 from hippod.web.guard import LOOPBACK_HOSTS, loopback_host
 
-_SAME_SITE_FETCH = (b"same-origin", b"none")
-_JSON_TYPES = (b"application/json",)
+_SAME_SITE_FETCH = ("same-origin", "none")
 
 
-def _header(scope: Scope, name: bytes) -> bytes | None:
-    """The value of a request header (its first), by lower-case name."""
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value)
-    return None
-
-
-def _own_origin(origin: bytes, scope: Scope) -> bool:
+def _own_origin(origin: str, scope: Scope) -> bool:
     """Whether `origin` is this listener's own: http, a loopback name, the port it listens on."""
     server = scope.get("server")
-    if server is None or not origin.startswith(b"http://"):
+    if server is None or not origin.startswith("http://"):
         return False
-    host, _, port = origin[len(b"http://") :].rpartition(b":")
-    return host.lower() in LOOPBACK_HOSTS and port == str(server[1]).encode()
+    host, _, port = origin[len("http://") :].rpartition(":")
+    return host.lower().encode() in LOOPBACK_HOSTS and port == str(server[1])
 
 
-def _json_body(scope: Scope) -> bool:
+def _json_body(headers: Headers) -> bool:
     """Whether the request says its body is JSON (application/json or application/*+json)."""
-    given = _header(scope, b"content-type")
-    if given is None:
-        return False
-    media = given.split(b";", 1)[0].strip().lower()
-    return media in _JSON_TYPES or (media.startswith(b"application/") and media.endswith(b"+json"))
+    media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
 def refusal(scope: Scope, token_file: str) -> HttpError | None:
     """Why this request may not be served as the local user without a key, or None when it may.
     `token_file` is named in the answer where the local token is the way in."""
+    headers = Headers(scope=scope)
     if not loopback_host(scope["headers"]):
-        host = (_header(scope, b"host") or b"").decode("latin-1")
         return HttpError(
             403,
             "forbidden",
-            f"Host {host!r} is not this machine: without a key, ask for 127.0.0.1, localhost or [::1]",
+            f"Host {headers.get('host', '')!r} is not this machine: without a key, ask for 127.0.0.1, "
+            "localhost or [::1]",
         )
-    origin = _header(scope, b"origin")
+    origin = headers.get("origin")
     if origin is not None and not _own_origin(origin, scope):
-        return HttpError(
-            403, "forbidden", f"a request from a web page ({origin.decode('latin-1')}) needs an API key"
-        )
-    fetch_site = _header(scope, b"sec-fetch-site")
+        return HttpError(403, "forbidden", f"a request from a web page ({origin}) needs an API key")
+    fetch_site = headers.get("sec-fetch-site")
     if fetch_site is not None and fetch_site.lower() not in _SAME_SITE_FETCH:
         return HttpError(403, "forbidden", "a request from another site's page needs an API key")
-    if scope["method"] == "POST" and not _json_body(scope):
+    if scope["method"] == "POST" and not _json_body(headers):
         return HttpError(
             415,
             "unsupported_media_type",
