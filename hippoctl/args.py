@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 
 from hippoctl import (
     __version__,
+    args_backup,
     args_cards,
     args_context,
     args_continuity,
@@ -319,6 +320,7 @@ def _foundation_verbs(verb: Callable[..., Any]) -> None:
     args_integrations.add_verbs(verb)
     args_http.add_verbs(verb)
     args_cards.add_verbs(verb)
+    args_backup.add_verbs(verb)
 
     p = verb(
         "daemon",
@@ -358,6 +360,8 @@ def build_body(args: argparse.Namespace) -> m.Body:
         return args_integrations.BUILDERS[verb](args)
     if verb in args_http.BUILDERS:
         return args_http.BUILDERS[verb](args)
+    if verb in args_backup.BUILDERS:
+        return args_backup.BUILDERS[verb](args)
     if verb == "card":
         return args_cards.build(args)
     if verb == "remember":

@@ -13,6 +13,7 @@ from hippod.handlers import (
     agents,
     audit,
     auth_keys,
+    backup,
     card_runs,
     cards,
     compaction,
@@ -171,6 +172,10 @@ async def _route(ctx: RequestContext) -> tuple[Any, str]:
             return await imports.import_(ctx, body)
         case m.Export() as body:
             return await imports.export(ctx, body)
+        case m.Backup() as body:
+            return await backup.backup(ctx, body)
+        case m.Restore() as body:
+            return await backup.restore(ctx, body)
         case m.Capture() as body:
             return await capture_handler.capture(ctx, body)
         case m.LearnGit() as body:

@@ -28,6 +28,8 @@ JOBS: tuple[type[m.Body], ...] = (
     m.Sync,
     m.Import,
     m.Export,
+    m.Backup,
+    m.Restore,
     m.Capture,
     m.LearnGit,
     m.Embed,

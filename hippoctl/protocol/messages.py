@@ -11,12 +11,14 @@ from typing import Any
 
 import msgspec
 
+from hippoctl.protocol import messages_backup as backup
 from hippoctl.protocol import messages_cards as cards
 from hippoctl.protocol import messages_continuity as continuity
 from hippoctl.protocol import messages_ingest as ingest
 from hippoctl.protocol import messages_integrations as integrations
 from hippoctl.protocol import messages_lifecycle as lifecycle
 from hippoctl.protocol.body import Body as Body  # re-exported: every verb's body derives from m.Body
+from hippoctl.protocol.messages_backup import *  # noqa: F403  (m.<Body> names every verb)
 from hippoctl.protocol.messages_continuity import *  # noqa: F403  (m.<Body> names every verb)
 from hippoctl.protocol.messages_ingest import *  # noqa: F403  (m.<Body> names every verb)
 from hippoctl.protocol.messages_integrations import *  # noqa: F403  (m.<Body> names every verb)
@@ -199,6 +201,7 @@ RequestBody = (
     | ingest.BODIES
     | continuity.BODIES
     | integrations.BODIES
+    | backup.BODIES
     | cards.CardCreate
     | cards.CardShow
     | cards.CardList

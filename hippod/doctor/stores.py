@@ -7,6 +7,7 @@ may leave empty `-wal`/`-shm` files beside a WAL database, and that is all.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sqlite3
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from hippod import clock
 from hippod.doctor import Findings, hippoctl
 from hippod.errors import HippoError
 from hippod.store import sqlite_errors
+from hippod.store.backup import BACKUP_DIR
 from hippod.store.config import ConfigFile, mirror_layout
 from hippod.store.db import APPLICATION_ID, DB_NAME
 from hippod.store.migrations import SCHEMA_VERSION
@@ -29,6 +31,8 @@ PENDING_MINUTES = 10
 # "Mirrors: what a million files cost"): doctor suggests the day layout.
 MANY_MIRRORS = 100_000
 _SHOWN_PROBLEMS = 3
+# What `hippoctl backup` names a backup in a store's backups/ folder (store/backup.py).
+_BACKUP_NAME = re.compile(r"hippo-(\d{8}T\d{6})(?:-(\d+))?\.db")
 
 
 @dataclass
@@ -50,6 +54,7 @@ class StoreFacts:
     oldest_memory: str | None = None
     stale_compactions: int = 0  # pending compaction rows older than PENDING_MINUTES
     counts: StoreCounts | None = None
+    backup: str | None = None  # the newest file `hippoctl backup` left in the store's backups/
 
     @property
     def db(self) -> str:
@@ -86,7 +91,7 @@ def open_readonly(path: str) -> sqlite3.Connection:
 
 def inspect(root: str, kind: str, now: datetime | None = None) -> StoreFacts:
     """Read the store at `root` without changing it (blocking; run it in a worker thread)."""
-    facts = StoreFacts(root=root, kind=kind)
+    facts = StoreFacts(root=root, kind=kind, backup=newest_backup(root))
     facts.exists = os.path.isfile(facts.db)
     if not facts.exists:
         return facts
@@ -103,6 +108,27 @@ def inspect(root: str, kind: str, now: datetime | None = None) -> StoreFacts:
     finally:
         conn.close()
     return facts
+
+
+def newest_backup(root: str) -> str | None:
+    """The newest backup `hippoctl backup` wrote into the store's backups/ folder, or None."""
+    folder = os.path.join(root, BACKUP_DIR)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    found = [(m[1], int(m[2] or 1), name) for name in names if (m := _BACKUP_NAME.fullmatch(name))]
+    return os.path.join(folder, max(found)[2]) if found else None
+
+
+def _restore_fix(facts: StoreFacts) -> str:
+    """How to put a backup back in place of the store: the newest one when there is one."""
+    where = facts.project_dir
+    if facts.backup is not None:
+        args = ("restore", facts.backup) if where else ("restore", facts.backup, "--global")
+        return f"{hippoctl(*args, directory=where)} (the newest backup there)"
+    prefix = hippoctl(directory=where)
+    return f"{prefix} restore <backup>{'' if where else ' --global'} (a copy `hippoctl backup` wrote)"
 
 
 def _row(conn: sqlite3.Connection, sql: str, args: tuple[object, ...] = ()) -> Any:
@@ -193,12 +219,11 @@ def store_check(facts: StoreFacts) -> list[Check]:
     if facts.corrupt:
         # hippod sets the file aside and opens it again once it is replaced.
         fresh = f"run: {hippoctl('init', directory=where)}" if where else "hippod starts an empty store there"
-        found.add(
-            FAIL,
-            f"store {facts.db} is corrupt ({facts.error})",
-            f"mv {shlex.quote(facts.db)} {shlex.quote(facts.db + '.corrupt')}, then copy a backup in its "
-            f"place; without one, {fresh}",
-        )
+        fix = _restore_fix(facts)
+        if facts.backup is None:
+            aside = f"mv {shlex.quote(facts.db)} {shlex.quote(facts.db + '.corrupt')}"
+            fix += f"; without one, {aside}, then {fresh}" if where else f"; without one, {aside}: {fresh}"
+        found.add(FAIL, f"store {facts.db} is corrupt ({facts.error})", fix)
     elif facts.error is not None:
         found.add(
             FAIL,
@@ -224,7 +249,8 @@ def store_check(facts: StoreFacts) -> list[Check]:
             FAIL,
             f"{facts.db} failed quick_check: {shown}" + (f" (and {more} more)" if more > 0 else ""),
             f"hippoctl daemon stop, then: sqlite3 {facts.db} .recover | sqlite3 {facts.db}.recovered "
-            f"and put {facts.db}.recovered in its place",
+            f"and put {facts.db}.recovered in its place"
+            + ("" if facts.backup is None else f"; or restore a backup: {_restore_fix(facts)}"),
         )
     else:
         _softer(found, facts, status_cmd)

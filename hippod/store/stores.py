@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -155,6 +156,12 @@ class Store:
     def touch(self) -> None:
         self.last_used = time.monotonic()
 
+    def reloaded(self) -> None:
+        """After a restore replaced the database under it: forget the vectors read from the old one
+        and bring the mirrors in line with the new."""
+        self.nearest = None
+        self.mirrors.heal()
+
     async def _load(self, ids: list[str]) -> list[Memory]:
         return await memories.get_many(self.db.reader, ids)
 
@@ -221,6 +228,8 @@ class StoreRegistry:
         self._set_aside: dict[str, tuple[tuple[int, int, int, int] | None, HippoError]] = {}
         # Open stores found corrupt: never used again, closed at shutdown.
         self._quarantined: list[Store] = []
+        # Roots whose file a restore is putting in place: opening one waits until it is there.
+        self._held: dict[str, asyncio.Event] = {}
 
     def _aside(self, root: str) -> HippoError | None:
         """The error of a store set aside whose file has not changed since; None otherwise."""
@@ -264,6 +273,10 @@ class StoreRegistry:
         if store is not None:
             store.touch()
             return store
+        held = self._held.get(root)
+        if held is not None:
+            await held.wait()
+            return await self.open(root)
         aside = self._aside(root)
         if aside is not None:
             raise aside
@@ -325,6 +338,30 @@ class StoreRegistry:
                 sqlite_errors.CORRUPT, f"a store is corrupt ({exc})", hint="hippoctl doctor names it"
             )
         return HippoError(found.code, found.message, hint=found.hint, details=found.details)
+
+    async def swap_file(self, root: str, new: str, keep: str) -> None:
+        """Put the database file `new` in place of the store's at root, which is not open (a corrupt
+        file set aside, or none): the file there moves to `keep`, with its -wal, and the store is not
+        opened by anyone until the new file is in place."""
+        root = os.path.realpath(root)
+        path = os.path.join(root, DB_NAME)
+        held = self._held[root] = asyncio.Event()
+        try:
+            if os.path.lexists(path):
+                os.replace(path, keep)
+            for store in [s for s in self._quarantined if s.root == root]:
+                # Closing checkpoints its WAL into the file now at `keep`, and removes the WAL.
+                self._quarantined.remove(store)
+                await _close_logged(store)
+            if os.path.lexists(path + "-wal"):
+                os.replace(path + "-wal", keep + "-wal")
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path + "-shm")
+            os.replace(new, path)
+            self._set_aside.pop(root, None)
+        finally:
+            del self._held[root]
+            held.set()
 
     async def settled(self) -> None:
         """Wait for the bookkeeping writes that replies left in every open store (Database.settled)."""

@@ -113,8 +113,10 @@ def test_corrupt_global_store_is_set_aside(hippo: Hippo) -> None:
     assert done.returncode == 1
     [check] = [ln for ln in done.stdout.splitlines() if ln.startswith("FAIL  Global store")]
     assert f"store {hippo.db} {NOT_A_DB}" in check, check
-    assert f"fix: mv {hippo.db} {hippo.db}.corrupt, then copy a backup in its place" in check, check
-    assert "hippod starts an empty store there" in check, check
+    assert "fix: hippoctl restore <backup> --global (a copy `hippoctl backup` wrote); " in check, check
+    assert f"without one, mv {hippo.db} {hippo.db}.corrupt: hippod starts an empty store there" in check, (
+        check
+    )
 
     # Reported once in the log, with no stack; the file is untouched.
     log = Path(hippo.log).read_text()
@@ -155,7 +157,8 @@ def test_corrupt_project_store_is_set_aside(hippo: Hippo) -> None:
     done = hippo.ctl("doctor", cwd=project)
     [check] = [ln for ln in done.stdout.splitlines() if ln.startswith("FAIL  Project store")]
     assert (
-        f"fix: mv {db} {db}.corrupt, then copy a backup in its place; without one, run: hippoctl -C" in check
+        f"restore <backup> (a copy `hippoctl backup` wrote); without one, mv {db} {db}.corrupt, then run:"
+        in check
     )
     _no_traceback(hippo)
     assert _files_digest(db) == before

@@ -141,11 +141,34 @@ def test_a_file_that_is_not_a_database_is_corrupt_and_the_fix_says_move_it_aside
     assert check.status == "fail"
     assert check.message == f"store {db} is corrupt (file is not a database)"
     assert check.fix == (
-        f"mv {db} {db}.corrupt, then copy a backup in its place; "
-        f"without one, run: hippoctl -C {tmp_path} init"
+        f"hippoctl -C {tmp_path} restore <backup> (a copy `hippoctl backup` wrote); "
+        f"without one, mv {db} {db}.corrupt, then run: hippoctl -C {tmp_path} init"
     )
     [check] = stores.store_check(stores.inspect(str(root), "global", NOW))
-    assert check.fix is not None and check.fix.endswith("without one, hippod starts an empty store there")
+    assert check.fix == (
+        "hippoctl restore <backup> --global (a copy `hippoctl backup` wrote); "
+        f"without one, mv {db} {db}.corrupt: hippod starts an empty store there"
+    )
+
+
+def test_the_fix_for_a_corrupt_store_restores_its_newest_backup(tmp_path: Path) -> None:
+    root = tmp_path / "junk"
+    backups = root / "backups"
+    backups.mkdir(parents=True)
+    (root / dbmod.DB_NAME).write_bytes(b"this is not sqlite at all\n" * 400)
+    for name in (
+        "hippo-20260101T090000.db",
+        "hippo-20260102T090000.db",
+        "hippo-20260102T090000-2.db",  # the second of that second: the newest
+        "hippo-before-restore-20260301T090000.db",  # the store as a restore found it, not a backup
+        "notes.txt",
+    ):
+        (backups / name).write_bytes(b"")
+    newest = backups / "hippo-20260102T090000-2.db"
+    [check] = stores.store_check(stores.inspect(str(root), "global", NOW))
+    assert check.fix == f"hippoctl restore {newest} --global (the newest backup there)"
+    [check] = stores.store_check(stores.inspect(str(root), "project", NOW))
+    assert check.fix == f"hippoctl -C {tmp_path} restore {newest} (the newest backup there)"
 
 
 def test_a_damaged_page_fails_quick_check(tmp_path: Path) -> None:

@@ -1,0 +1,124 @@
+"""`backup [<dest>]` and `restore <file>`: a copy of a store's database taken while the daemon runs,
+and a store made a copy of one (README, "Backing up and restoring a store")."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sqlite3
+
+from hippoctl.protocol import messages as m
+from hippoctl.protocol.replies_backup import BackupReply, RestoreReply
+from hippoctl.protocol.wording import plural
+from hippod.errors import HippoError
+from hippod.request import RequestContext
+from hippod.store import backup as files
+from hippod.store import sqlite_errors
+from hippod.store.db import Database
+from hippod.store.stores import Store, StoreRegistry
+
+
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB" if n >= 1024 * 1024 else f"{max(1, n // 1024)} KiB"
+
+
+async def backup(ctx: RequestContext, body: m.Backup) -> tuple[BackupReply, str]:
+    store = await ctx.target_store(write=False)
+    dest = await asyncio.to_thread(files.destination, store.root, body.path)
+    try:
+        size, count = await asyncio.to_thread(files.copy_database, store.db.path, dest)
+    except sqlite3.Error as exc:
+        if sqlite_errors.is_corrupt(exc):
+            raise  # the store's own damage, named by dispatch
+        raise HippoError("backup_dest", f"cannot write {dest}: {exc}") from None
+    reply = BackupReply(store=store.root, path=dest, bytes=size, memories=count)
+    return reply, f"Backed up {store.root} ({plural(count, 'memory')}, {_size(size)}) to {dest}"
+
+
+def _sqlite(store: Store) -> Database:
+    """The store's SQLite database (these verbs are not served on a team server's PostgreSQL)."""
+    assert isinstance(store.db, Database), "backup and restore need a SQLite store"
+    return store.db
+
+
+async def _open_unless_corrupt(registry: StoreRegistry, root: str) -> Store | None:
+    try:
+        return await registry.open(root)
+    except HippoError as exc:
+        if exc.code != sqlite_errors.CORRUPT:
+            raise
+        return None
+
+
+async def _keep_copy(registry: StoreRegistry, store: Store, keep: str) -> Store | None:
+    """Copy the store as it is to `keep`; None when its file turns out corrupt (it is then set aside,
+    and moved to `keep` instead of copied)."""
+    try:
+        await asyncio.to_thread(files.copy_database, store.db.path, keep)
+    except sqlite3.DatabaseError as exc:
+        named = await registry.corrupt_error(exc)
+        if named is None or store.root in registry.stores:
+            raise
+        return None
+    return store
+
+
+async def restore(ctx: RequestContext, body: m.Restore) -> tuple[RestoreReply, str]:
+    registry = ctx.state.registry
+    if ctx.request.global_store:
+        root: str | None = registry.global_root
+    else:
+        root = registry.project_root_for(ctx.request.cwd)
+    if root is None:
+        raise HippoError(
+            "no_project_store",
+            f"no project store above {ctx.request.cwd}: restore --global replaces the global store, "
+            "or hippoctl init makes a project store to restore into",
+        )
+    # No sleep of the store runs while it is replaced.
+    async with ctx.state.sleep_locks.setdefault(root, asyncio.Lock()):
+        store = await _open_unless_corrupt(registry, root)
+        page_size = None if store is None else await files.page_size(_sqlite(store))
+        temp, from_schema = await asyncio.to_thread(files.candidate, body.path, root, page_size)
+        try:
+            await asyncio.to_thread(_record, ctx, temp, body.path, from_schema)
+            keep = await asyncio.to_thread(files.destination, root, None, "before-restore")
+            if store is not None:
+                store = await _keep_copy(registry, store, keep)
+            if store is not None:
+                await files.replace(_sqlite(store), temp)
+                store.reloaded()
+            else:
+                await registry.swap_file(root, temp, keep)
+                store = await registry.open(root)
+        finally:
+            for leftover in (temp, temp + "-wal", temp + "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(leftover)
+    return await _restored(store, body.path, from_schema, keep)
+
+
+def _record(ctx: RequestContext, temp: str, source: str, schema: int) -> None:
+    files.record_restore(temp, tenant=ctx.tenant, actor=ctx.actor, source=source, schema=schema)
+
+
+async def _restored(store: Store, source: str, from_schema: int, keep: str) -> tuple[RestoreReply, str]:
+    rows = list(await store.db.reader.execute_fetchall("SELECT count(*) FROM memories"))
+    count = int(rows[0][0])
+    reply = RestoreReply(
+        store=store.root,
+        source=source,
+        memories=count,
+        schema=store.schema,
+        from_schema=from_schema,
+        kept=keep,
+    )
+    migrated = (
+        f", migrated from schema {from_schema} to {store.schema}" if from_schema != store.schema else ""
+    )
+    text = (
+        f"Restored {store.root} from {source} ({plural(count, 'memory')}{migrated}); "
+        f"the store as it was is kept in {keep}"
+    )
+    return reply, text
