@@ -56,7 +56,7 @@ def add_verbs(verb: AddVerb) -> None:
 
     verb(
         "mcp",
-        "MCP server over stdio (13 tools)",
+        "MCP server over stdio (19 tools)",
         "hippoctl mcp",
         "hippoctl mcp --global",
     )

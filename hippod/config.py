@@ -21,6 +21,8 @@ DAEMON_DEFAULTS: dict[str, Any] = {
         "autostart": False,
         "host": "127.0.0.1",
         "port": 6789,
+        # Listen beyond loopback, as `serve --allow-remote` does (which also turns the keyless path off).
+        "allowRemote": False,
         "headerTimeoutSeconds": 10,
         "bodyTimeoutSeconds": 30,
         "keepAliveSeconds": 5,

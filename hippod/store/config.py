@@ -33,7 +33,8 @@ STORE_DEFAULTS: dict[str, Any] = {
         "breaking",
         "deprecate",
     ],
-    "search": {"localBump": 1.2},
+    # Merged recall multiplies project hits by localBump and team hits (the team's cache) by teamBump.
+    "search": {"localBump": 1.2, "teamBump": 1.0},
     "mmr": {"enabled": True, "lambda": 0.7},
     "embeddings": {
         "enabled": "auto",
