@@ -42,11 +42,17 @@ def _sqlite(store: Store) -> Database:
     return store.db
 
 
-async def _open_unless_corrupt(registry: StoreRegistry, root: str) -> Store | None:
+# A store that cannot be opened for one of these is replaced by putting the backup's file in its place.
+_UNOPENABLE = frozenset({sqlite_errors.CORRUPT, "store_too_new", "foreign_store"})
+
+
+async def _open_if_usable(registry: StoreRegistry, root: str) -> Store | None:
+    """The store at root, open; None when its file is corrupt, of a newer hippod (a restore after going
+    back to an older version) or not hippod's."""
     try:
         return await registry.open(root)
     except HippoError as exc:
-        if exc.code != sqlite_errors.CORRUPT:
+        if exc.code not in _UNOPENABLE:
             raise
         return None
 
@@ -78,7 +84,7 @@ async def restore(ctx: RequestContext, body: m.Restore) -> tuple[RestoreReply, s
         )
     # No sleep of the store runs while it is replaced.
     async with ctx.state.sleep_locks.setdefault(root, asyncio.Lock()):
-        store = await _open_unless_corrupt(registry, root)
+        store = await _open_if_usable(registry, root)
         page_size = None if store is None else await files.page_size(_sqlite(store))
         temp, from_schema = await asyncio.to_thread(files.candidate, body.path, root, page_size)
         try:

@@ -162,6 +162,26 @@ def test_restore_puts_a_backup_in_place_of_a_corrupt_store(hippo: Hippo) -> None
     assert _rows(hippo.db, "PRAGMA integrity_check") == [("ok",)]
 
 
+def test_restore_after_going_back_to_an_older_hippod(hippo: Hippo) -> None:
+    """A store a newer hippod migrated cannot be opened by this one; restoring the backup taken
+    before the upgrade puts that file in its place."""
+    hippo.start()
+    hippo.ok("remember", "--global", "the walrus before the upgrade")
+    backup = hippo.json("backup", "--global")["path"]
+    hippo.ok("remember", "--global", "the walrus after the upgrade")
+    hippo.stop()
+    with contextlib.closing(sqlite3.connect(hippo.db)) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")  # as a newer hippod left it
+    hippo.start()
+    done = hippo.ctl("recall", "--global", "walrus")
+    assert done.returncode == 1 and "this hippod knows schema" in done.stderr, done.stderr
+
+    reply = hippo.json("restore", backup, "--global")
+    assert _rows(reply["kept"], "PRAGMA user_version") == [(SCHEMA_VERSION + 1,)]
+    contents = [r["content"] for r in hippo.json("recall", "--global", "walrus")["results"]]
+    assert contents == ["the walrus before the upgrade"]
+
+
 def test_bad_destinations_and_files_are_one_line_errors_that_change_nothing(hippo: Hippo) -> None:
     hippo.start()
     hippo.ok("remember", "--global", "the global walrus swims under the ice")
