@@ -275,6 +275,11 @@ def _foundation_verbs(verb: Callable[..., Any]) -> None:
     p.add_argument("id", help="the memory's id")
     p.add_argument("--archive", action="store_true", help="archive a raw row instead (needs --reason)")
     p.add_argument("--reason", help="why, kept in the audit log")
+    p.add_argument(
+        "--global-too",
+        action="store_true",
+        help="also remove its global copy when it was shared or promoted by hand (auto-share's always goes)",
+    )
 
     p = verb(
         "outcome",
@@ -395,7 +400,7 @@ def build_body(args: argparse.Namespace) -> m.Body:
     if verb == "forget":
         if args.archive and not args.reason:
             raise UsageError("--archive needs --reason")
-        return m.Forget(id=args.id, archive=args.archive, reason=args.reason)
+        return m.Forget(id=args.id, archive=args.archive, reason=args.reason, global_too=args.global_too)
     if verb == "outcome":
         return m.Outcome(good=args.good, id=args.id)
     if verb == "status":

@@ -151,6 +151,8 @@ class Forget(Body):
     id: str
     archive: bool = False
     reason: str | None = None
+    # Also remove the global copy a share or promote by hand made (auto-share's copy always goes).
+    global_too: bool = False
 
 
 class Outcome(Body):

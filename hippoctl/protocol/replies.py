@@ -150,6 +150,10 @@ class InspectReply(Reply):
 class ForgetReply(Reply):
     id: str
     archived: bool
+    # The memory's copies in the global store (a project memory shared there): removed with it, or
+    # kept (a copy shared or promoted by hand, without --global-too).
+    global_removed: list[str] = msgspec.field(default_factory=list)
+    global_kept: list[str] = msgspec.field(default_factory=list)
 
 
 class OutcomeReply(Reply):

@@ -43,6 +43,15 @@ class SleepFaded(Reply):
     tenant: str = "default"
 
 
+class SleepShared(Reply):
+    """A memory auto-share copied to the global store (`global_id` None in a dry run)."""
+
+    id: str
+    global_id: str | None
+    text: str
+    tenant: str = "default"
+
+
 class SleepConflict(Reply):
     """A conflict open after the sleep; `new` when this sleep found (or reopened) it."""
 
@@ -58,9 +67,9 @@ class SleepConflict(Reply):
 class SleepReply(Reply):
     """The results of one sleep of one store, as `sleep --json` prints them.
 
-    The owner's sleep covers the whole store, and so do its counts; `merges`, `went_dormant` and
-    `open_conflicts` name the memories, and hold only those of the asking tenant. A key holder's sleep
-    over HTTP covers that tenant alone, and so does all of its reply.
+    The owner's sleep covers the whole store, and so do its counts; `merges`, `went_dormant`,
+    `open_conflicts` and `shared_memories` name the memories, and hold only those of the asking
+    tenant. A key holder's sleep over HTTP covers that tenant alone, and so does all of its reply.
     """
 
     dry_run: bool = False
@@ -88,6 +97,8 @@ class SleepReply(Reply):
     merges: list[SleepMerge] = msgspec.field(default_factory=list)
     went_dormant: list[SleepFaded] = msgspec.field(default_factory=list)
     open_conflicts: list[SleepConflict] = msgspec.field(default_factory=list)
+    # What `shared` counts: each memory and its copy in the global store.
+    shared_memories: list[SleepShared] = msgspec.field(default_factory=list)
 
 
 # --- supersede, reject, invalidate, decide, dormant, audit (memory-model.md §12-§15) ------------------
@@ -107,6 +118,8 @@ class RejectReply(Reply):
     archived: list[str]  # raw copies archived instead
     # Copies in the global store, left there but hidden from this project's reads
     global_copies: int = 0
+    # This project's own copies in the global store (what share, promote or auto-share made), removed
+    global_removed: list[str] = msgspec.field(default_factory=list)
 
 
 class RejectionItem(Reply):

@@ -112,6 +112,7 @@ async def context(
             isolation=isolation,
             cross_project=body.cross_project,
             is_secret=lambda mem=mem: looks_secret(mem.content, mem.tags),  # type: ignore[misc]
+            memory_source=mem.source,
         )
         if place is not Place.HIDDEN:
             shown.append((item, place))

@@ -15,9 +15,10 @@ from hippoctl.protocol.replies_lifecycle import (
     SupersedeReply,
     UnrejectReply,
 )
-from hippoctl.protocol.wording import plural
+from hippoctl.protocol.wording import agree, plural
 from hippod import clock
 from hippod.errors import HippoError
+from hippod.handlers import global_copies
 from hippod.handlers.memory import find_memory, fresh_memory, given_tags, validate_content
 from hippod.lifecycle import invalidate as inv
 from hippod.lifecycle.digest import content_digest, normalize
@@ -125,10 +126,21 @@ async def reject(ctx: RequestContext, body: m.Reject) -> tuple[RejectReply, str]
     else:
         raise HippoError("usage", "reject takes a memory id or --value")
     removed, archived, digest = await reject_value(ctx, store, text, reason, source)
+    # This project's own copies in the global store are as wrong as the memory: they go too.
+    ours = await global_copies.of(ctx, store, text)
+    taken = await global_copies.remove(ctx, ours, source, "reject")
     elsewhere = await _global_copies(ctx, store, digest)
-    reply = RejectReply(digest=digest, removed=removed, archived=archived, global_copies=elsewhere)
+    reply = RejectReply(
+        digest=digest, removed=removed, archived=archived, global_copies=elsewhere, global_removed=taken
+    )
     copies = len(removed) + len(archived)
     lines = [f"Rejected value {digest[:12]} ({copies} {'copy' if copies == 1 else 'copies'} removed)"]
+    if taken:
+        n = len(taken)
+        lines.append(
+            f"{agree(n, 'its global copy', 'its global copies')} [{', '.join(taken)}] "
+            f"{agree(n, 'was')} removed too"
+        )
     if elsewhere:
         lines.append(
             f"the global store still holds {plural(elsewhere, 'copy')}; it stays out of this project's "

@@ -11,7 +11,9 @@ from hippoctl.protocol import validate
 from hippoctl.protocol.replies import ForgetReply, InspectReply, RememberReply, StrengthMath
 from hippod import clock
 from hippod.errors import HippoError
+from hippod.handlers import global_copies
 from hippod.lifecycle import strength as st
+from hippod.lifecycle.share import reaches_every_project
 from hippod.request import RequestContext
 from hippod.store import agent_links
 from hippod.store.records import Memory
@@ -224,7 +226,11 @@ async def inspect(ctx: RequestContext, body: m.Inspect) -> tuple[InspectReply, s
         supersedes=supersedes,
         conflicts=list(memory.conflicts_with),
     )
-    lines = [f"{key}: {_show(value)}" for key, value in fields.items() if key != "content"]
+    lines = [
+        f"{key}: {_origin(memory, store) if key == 'origin_project' else _show(value)}"
+        for key, value in fields.items()
+        if key != "content"
+    ]
     lines += [
         "",
         "live strength math:",
@@ -241,6 +247,20 @@ async def inspect(ctx: RequestContext, body: m.Inspect) -> tuple[InspectReply, s
         memory.content,
     ]
     return reply, "\n".join(lines)
+
+
+def _origin(memory: Memory, store: Store) -> str:
+    """The origin_project line's value, with what it means for the reads of other projects."""
+    origin = memory.origin_project
+    if not origin:
+        if store.kind == "global":
+            return "none (a global memory: every project's reads show it)"
+        return "none (this project's own)"
+    if store.kind == "project" and origin == store.project:
+        return f"{origin} (this project's own)"
+    if reaches_every_project(memory.source):
+        return f"{origin} (copied from that project: every project's reads show it)"
+    return f"{origin} (only that project's reads show it)"
 
 
 def _show(value: object) -> str:
@@ -285,4 +305,19 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
         store.mirrors.changed([memory])
         return ForgetReply(id=memory.id, archived=True), f"Archived [{memory.id}]"
     await store.mirrors.write_now([memory.id])  # off the disk before the reply
-    return ForgetReply(id=memory.id, archived=False), f"Forgot [{memory.id}]"
+    reply = ForgetReply(id=memory.id, archived=False)
+    # Auto-share's copy goes with the memory (nobody asked for it); a copy shared or promoted by hand
+    # was the user's choice that it holds everywhere, and stays unless --global-too.
+    copies = await global_copies.of(ctx, store, memory.content)
+    taken = [c for c in copies if body.global_too or global_copies.auto_made(c)]
+    reply.global_removed = await global_copies.remove(ctx, taken, memory.id, "forget")
+    reply.global_kept = [c.id for c in copies if c.id not in {t.id for t in taken}]
+    text = f"Forgot [{memory.id}]"
+    if reply.global_removed:
+        text += f"; its global copy [{', '.join(reply.global_removed)}] was removed too"
+    for kept in reply.global_kept:
+        text += (
+            f"\nIts global copy [{kept}], shared by hand, stays in every project's reads; "
+            f"`hippoctl forget {kept}` removes it"
+        )
+    return reply, text

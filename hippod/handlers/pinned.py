@@ -208,6 +208,7 @@ def _shown(entry: pb.Entry, project: str) -> bool:
         isolation=True,
         cross_project=False,
         is_secret=lambda: looks_secret(memory.content, memory.tags),
+        memory_source=memory.source,
     )
     return place is Place.MAIN
 

@@ -8,6 +8,7 @@ from hippoctl.protocol import validate
 from hippod import clock
 from hippod.handlers.recall_store import score_store
 from hippod.lifecycle.digest import refused
+from hippod.lifecycle.share import reaches_every_project
 from hippod.recall import pinned_block as pb
 from hippod.recall import tombstones
 from hippod.recall.merge import merge_results
@@ -46,7 +47,9 @@ async def prompt_matches(
         mem = scored.memory
         if hidden and refused(mem.content, hidden):
             continue
-        if mem.pinned or mem.origin_project not in (None, "", primary.project):
+        if mem.pinned or not (
+            mem.origin_project in (None, "", primary.project) or reaches_every_project(mem.source)
+        ):
             continue
         if session_id and mem.source == "compaction" and mem.source_session_id == session_id:
             continue

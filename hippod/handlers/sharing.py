@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import Peer, PeersReply, SharedItem, ShareReply, SyncReply
@@ -12,6 +15,7 @@ from hippod import clock
 from hippod.errors import HippoError
 from hippod.lifecycle import share as rules
 from hippod.lifecycle.digest import refused
+from hippod.lifecycle.locality import project_names
 from hippod.request import RequestContext
 from hippod.store import memories, rejections, sharing
 from hippod.store.records import Memory
@@ -48,28 +52,44 @@ async def _copy_in(
     return stored
 
 
-def auto_share_score(memory: Memory, min_score: float) -> float | None:
+def auto_share_score(memory: Memory, min_score: float, names: Iterable[str]) -> float | None:
     """The memory's transfer score when `share --auto` (and sleep's phase 12) would share it, whatever
-    the global store holds already; else None."""
+    the global store holds already; else None. `names` are its project's (locality.project_names)."""
     # The score is cheap and rules out most rows; eligibility runs the secret detector.
     score = rules.transfer_score(memory)
-    return score if score >= min_score and rules.auto_share_eligible(memory) else None
+    return score if score >= min_score and rules.auto_share_eligible(memory, names) else None
+
+
+async def names_of(store: Store) -> frozenset[str]:
+    """The names of a project store's folder that an auto-shared lesson must not hold."""
+    return await asyncio.to_thread(project_names, os.path.dirname(store.root))
+
+
+@dataclass(frozen=True, slots=True)
+class AutoShared:
+    """One memory auto-share chose: its transfer score and, unless a dry run, the copy's id."""
+
+    memory: Memory
+    score: float
+    copy_id: str | None
 
 
 async def auto_share(
     project: Store, global_store: Store | None, rows: Sequence[Memory], *, min_score: float, dry_run: bool
-) -> list[tuple[Memory, float]]:
-    """Phase 12 / `share --auto`: copy eligible rows scoring >= min_score; returns (original, score).
+) -> list[AutoShared]:
+    """Phase 12 / `share --auto`: copy eligible rows scoring >= min_score, each with source
+    `auto-shared:<project>:<iso>` and its project as origin_project.
 
     `global_store` None stands for a global store not created yet (a dry run must not create it).
     """
     now = clock.iso(clock.now())
+    names = await names_of(project)
     chosen: list[tuple[Memory, float]] = []
     copies: list[Memory] = []
     keys: dict[str, dict[str, str]] = {}
     rejected: dict[str, set[str]] = {}
     for memory in rows:
-        score = auto_share_score(memory, min_score)
+        score = auto_share_score(memory, min_score, names)
         if score is None:
             continue
         tenant = memory.tenant_id
@@ -89,20 +109,22 @@ async def auto_share(
             rules.copy_for(
                 memory,
                 new_id=_global_id(),
-                source=f"shared:{project.project}:{now}",
+                source=f"{rules.AUTO_SHARED}{project.project}:{now}",
                 now=now,
-                origin_project="",
+                origin_project=project.project,
             )
         )
     if dry_run or not copies or global_store is None:
-        return chosen
+        return [AutoShared(m, s, None) for m, s in chosen]
     stored = {
         c.id
         for c in await _copy_in(
             global_store, copies, actor="daemon", op="share", origins=[m.id for m, _ in chosen]
         )
     }
-    return [pair for pair, copy in zip(chosen, copies, strict=True) if copy.id in stored]
+    return [
+        AutoShared(m, s, copy.id) for (m, s), copy in zip(chosen, copies, strict=True) if copy.id in stored
+    ]
 
 
 async def _project_memory(ctx: RequestContext, memory_id: str) -> tuple[Store, Memory]:
@@ -132,7 +154,7 @@ async def _to_global(
             "rejected_value", "this text was rejected in the global store and cannot be copied there"
         )
     now = clock.iso(clock.now())
-    copy = rules.copy_for(memory, new_id=_global_id(), source=source, now=now, origin_project="")
+    copy = rules.copy_for(memory, new_id=_global_id(), source=source, now=now, origin_project=store.project)
     stored = await _copy_in(global_store, [copy], actor=ctx.actor, op=op, origins=[memory.id])
     if not stored:
         raise HippoError(
@@ -143,7 +165,7 @@ async def _to_global(
 
 async def promote(ctx: RequestContext, body: m.Promote) -> tuple[ShareReply, str]:
     store, memory = await _project_memory(ctx, body.id)
-    item, text = await _to_global(ctx, store, memory, f"promoted:{store.project}", "promote", None)
+    item, text = await _to_global(ctx, store, memory, f"{rules.PROMOTED}{store.project}", "promote", None)
     if not item.already:
         text = f"Promoted {memory.id} to the global store as {item.global_id}"
     return ShareReply(dry_run=False, items=[item]), text
@@ -168,7 +190,7 @@ async def share(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, str]:
             "secret_detected", f"{memory.id} looks like it holds a secret; it stays in this project"
         )
     now = clock.iso(clock.now())
-    item, text = await _to_global(ctx, store, memory, f"shared:{store.project}:{now}", "share", score)
+    item, text = await _to_global(ctx, store, memory, f"{rules.SHARED}{store.project}:{now}", "share", score)
     if not item.already:
         text = f"Shared {memory.id} to the global store as {item.global_id} (transfer score {score:.2f})"
     else:
@@ -184,10 +206,12 @@ async def _share_auto(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, s
     chosen = await auto_share(
         store, await ctx.global_store(), rows, min_score=body.min_score, dry_run=body.dry_run
     )
-    items = [SharedItem(m.id, None, round(s, 4)) for m, s in chosen]
+    items = [SharedItem(c.memory.id, c.copy_id, round(c.score, 4)) for c in chosen]
     verb = "Would share" if body.dry_run else "Shared"
     lines = [f"{verb} {plural(len(items), 'memory')} (transfer score >= {body.min_score:g})"]
-    lines += [f"  {m.id}  score {s:.2f}  {' '.join(m.content.split())[:80]}" for m, s in chosen]
+    lines += [
+        f"  {c.memory.id}  score {c.score:.2f}  {' '.join(c.memory.content.split())[:80]}" for c in chosen
+    ]
     return ShareReply(dry_run=body.dry_run, items=items), "\n".join(lines)
 
 
@@ -229,16 +253,22 @@ async def sync(ctx: RequestContext, body: m.Sync) -> tuple[SyncReply, str]:
             counts["present"] += 1
         elif refused(memory.content, rejected):
             counts["rejected"] += 1
-        elif memory.origin_project not in (None, "", store.project) and not body.cross_project:
+        elif (
+            memory.origin_project not in (None, "", store.project)
+            and not rules.reaches_every_project(memory.source)
+            and not body.cross_project
+        ):
             counts["other"] += 1
         else:
-            present.add(key)
+            # A shared copy becomes this project's own; another project's row keeps its origin.
+            reaches = rules.reaches_every_project(memory.source)
             copies.append(
                 rules.copy_for(
                     memory, new_id="mem_" + secrets.token_hex(6), source="sync:global", now=now,
-                    origin_project=memory.origin_project,
+                    origin_project=store.project if reaches else memory.origin_project,
                 )
             )  # fmt: skip
+            present.add(key)
             origins.append(memory.id)
     stored = await _copy_in(store, copies, actor=ctx.actor, op="sync", origins=origins) if copies else []
     reply = SyncReply(

@@ -19,7 +19,7 @@ from hippoctl.protocol.replies_lifecycle import SleepReply
 from hippod import clock, heap
 from hippod.agentnotes.importer import import_store
 from hippod.handlers import sleep_report
-from hippod.handlers.sharing import auto_share, auto_share_score
+from hippod.handlers.sharing import AutoShared, auto_share, auto_share_score, names_of
 from hippod.handlers.team import queue_shares
 from hippod.ingest.gitrun import learn_from_git
 from hippod.lifecycle.sleep_plan import Plan, Settings
@@ -193,7 +193,9 @@ def _new_id() -> str:
     return "sem_" + secrets.token_hex(6)
 
 
-def _reply(result: Plan, options: SleepOptions, shared: int, learned: tuple[int, int]) -> SleepReply:
+def _reply(
+    result: Plan, options: SleepOptions, shared: list[AutoShared], learned: tuple[int, int]
+) -> SleepReply:
     return sleep_report.build(
         result, dry_run=options.dry_run, shared=shared, learned=learned[0], agent_notes=learned[1]
     )
@@ -233,7 +235,7 @@ async def _sleep(
             await step("sleep: the store changed meanwhile; planning again")
             result, _, _ = await rows.planned(store.db, settings, _new_id, conn)
         await rows.apply(conn, result, dormant_at=result.now, step=step)
-        reply = _reply(result, options, 0, learned)
+        reply = _reply(result, options, [], learned)
         await finish_compactions(store)
         if store.kind == "global" and not store.team and options.tenant is None:  # the owner's ledger
             await prune_ledger(conn, settings.now)
@@ -246,7 +248,8 @@ async def _sleep(
     written = time.monotonic()
     if not store.team:  # a team store has no mirror files
         await _after_commit(store, result)
-    reply.shared, reply.shared_team = await _share_phase(state, store, options, result, dry_run=False)
+    shared, reply.shared_team = await _share_phase(state, store, options, result, dry_run=False)
+    sleep_report.add_shared(reply, shared)
     if reply.shared:
         async with store.db.transaction() as conn:
             await rows.set_shared(conn, reply.shared)
@@ -263,9 +266,9 @@ async def _sleep(
 
 async def _share_phase(
     state: DaemonState, store: Store, options: SleepOptions, result: Plan, *, dry_run: bool
-) -> tuple[int, int]:
-    """Phase 12, after the project commit (the global store is another database): (copied to the
-    global store, queued for the team server)."""
+) -> tuple[list[AutoShared], int]:
+    """Phase 12, after the project commit (the global store is another database): (what was copied
+    to the global store, how many memories were queued for the team server)."""
     if (
         options.no_share
         or options.tenant is not None  # sharing onward is the store owner's choice
@@ -273,7 +276,7 @@ async def _share_phase(
         or store.team
         or not store.config.get("autoShareOnSleep", True)
     ):
-        return 0, 0
+        return [], 0
     registry = state.registry
     global_store: Store | None = None
     if not dry_run or os.path.isfile(os.path.join(registry.global_root, DB_NAME)):
@@ -285,9 +288,10 @@ async def _share_phase(
     if global_store is not None and store.config.get("autoShareToTeam", False) and in_team(registry):
         # The same choice as for the global store, but each memory once whatever the global store
         # holds already: the team may not have what this user shared before joining it.
-        eligible = [m for m in result.live.share if auto_share_score(m, AUTO_SHARE_MIN) is not None]
+        names = await names_of(store)
+        eligible = [m for m in result.live.share if auto_share_score(m, AUTO_SHARE_MIN, names) is not None]
         queued = sum(await queue_shares(state, eligible, dry_run=dry_run))
-    return len(copied), queued
+    return copied, queued
 
 
 async def _after_commit(store: Store, result: Plan) -> None:

@@ -2,13 +2,15 @@
 full report of sleep.md §9 behind `--verbose`.
 
 The summary says what changed in words (what was merged, which conflicts are open, what went
-dormant, what else was removed or learned) and names no memory ids, phases or sampling; `--verbose`
-and `--json` carry the rest.
+dormant, what was shared and where, what else was removed or learned) and names no memory ids,
+phases or sampling, but the global copies' ids, by which a copy is taken back; `--verbose` and
+`--json` carry the rest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -19,11 +21,15 @@ from hippoctl.protocol.replies_lifecycle import (
     SleepFaded,
     SleepMerge,
     SleepReply,
+    SleepShared,
 )
 from hippoctl.protocol.wording import agree, plural
 from hippod.continuity import render as layout
 from hippod.lifecycle.merge import merge_detail
 from hippod.lifecycle.sleep_plan import Plan
+
+if TYPE_CHECKING:
+    from hippod.handlers.sharing import AutoShared
 
 DETAIL_LINES = 50
 DRY_RUN_HEADER = "Dry run — nothing was written."
@@ -93,8 +99,10 @@ def _conflicts(result: Plan) -> list[SleepConflict]:
     return items
 
 
-def build(result: Plan, *, dry_run: bool, shared: int, learned: int, agent_notes: int) -> SleepReply:
-    """The reply of one sleep from its plan."""
+def build(
+    result: Plan, *, dry_run: bool, shared: Sequence[AutoShared], learned: int, agent_notes: int
+) -> SleepReply:
+    """The reply of one sleep from its plan (and what phase 12 shared, when known)."""
     faded = result.faded
     counts = DedupeCounts()
     for dup in result.duplicates:
@@ -114,7 +122,8 @@ def build(result: Plan, *, dry_run: bool, shared: int, learned: int, agent_notes
         junk_removed=len(result.junk_removed),
         junk_warnings=len(result.junk_warnings),
         conflicts=ConflictCounts(open=changes.open, new=changes.new, auto_resolved=len(changes.auto_resolve)),
-        shared=shared,
+        shared=len(shared),
+        shared_memories=_shared(shared),
         learned=learned,
         agent_notes=agent_notes,
         rejected=result.merge_rejected,
@@ -136,6 +145,21 @@ def build(result: Plan, *, dry_run: bool, shared: int, learned: int, agent_notes
     )
 
 
+def _shared(shared: Sequence[AutoShared]) -> list[SleepShared]:
+    return [
+        SleepShared(
+            id=c.memory.id, global_id=c.copy_id, text=first_line(c.memory.content), tenant=c.memory.tenant_id
+        )
+        for c in shared
+    ]
+
+
+def add_shared(reply: SleepReply, shared: Sequence[AutoShared]) -> None:
+    """Put what phase 12 shared, after the reply was built, in the reply."""
+    reply.shared = len(shared)
+    reply.shared_memories = _shared(shared)
+
+
 def for_tenant(reply: SleepReply, tenant: str) -> SleepReply:
     """The reply with only `tenant`'s memories named: one tenant never reads another's text."""
     return msgspec.structs.replace(
@@ -143,12 +167,13 @@ def for_tenant(reply: SleepReply, tenant: str) -> SleepReply:
         merges=[m for m in reply.merges if m.tenant == tenant],
         went_dormant=[d for d in reply.went_dormant if d.tenant == tenant],
         open_conflicts=[c for c in reply.open_conflicts if c.tenant == tenant],
+        shared_memories=[c for c in reply.shared_memories if c.tenant == tenant],
     )
 
 
 def counts_only(reply: SleepReply) -> SleepReply:
     """The reply without the memories it names, as the run record keeps it."""
-    return msgspec.structs.replace(reply, merges=[], went_dormant=[], open_conflicts=[])
+    return msgspec.structs.replace(reply, merges=[], went_dormant=[], open_conflicts=[], shared_memories=[])
 
 
 # --- the short summary --------------------------------------------------------------------------------
@@ -170,7 +195,7 @@ def _and(parts: Sequence[str]) -> str:
 
 
 def _also(reply: SleepReply) -> str | None:
-    """One sentence for the rest: removals other than fading to dormant, lessons, sharing."""
+    """One sentence for the rest: removals other than fading to dormant, lessons, the team's queue."""
     d = reply.deduped
     faded = reply.removed - reply.dormant_moved - reply.secret_deleted
     removed = [
@@ -184,7 +209,6 @@ def _also(reply: SleepReply) -> str | None:
     others = [
         ("learned {} from git", reply.learned, "lesson"),
         ("imported {}", reply.agent_notes, "agent note"),
-        ("shared {} with the global store", reply.shared, "memory"),
         ("queued {} for the team", reply.shared_team, "memory"),
     ]
     parts = [f"removed {_and(gone)}"] if gone else []
@@ -219,9 +243,30 @@ def summary_lines(reply: SleepReply) -> list[str]:
             "(`hippoctl dormant` lists them, `hippoctl dormant restore <id>` brings one back):"
         )
         lines += _listed([_quote(d.text) for d in reply.went_dormant])
+    lines += _shared_lines(reply)
     also = _also(reply)
     if also is not None:
         lines.append(also)
+    return lines
+
+
+def _shared_lines(reply: SleepReply) -> list[str]:
+    """What auto-share copied to the global store, where every project sees it, and how to take a
+    copy back or stop it (sleep.md §8)."""
+    if not reply.shared:
+        return []
+    verb = "Would share" if reply.dry_run else "Shared"
+    lines = [
+        f"{verb} {plural(reply.shared, 'lesson')} with the global store, "
+        "where every project's recall, context and prompt hook can show "
+        f"{agree(reply.shared, 'it')}:"
+    ]
+    shared = reply.shared_memories
+    lines += _listed([_quote(c.text) + (f" as {c.global_id}" if c.global_id else "") for c in shared])
+    undo = "" if reply.dry_run else "`hippoctl forget <g_id>` takes a copy back; "
+    lines.append(
+        f'  ({undo}"autoShareOnSleep": false in the project\'s .hippo/config.json turns auto-share off)'
+    )
     return lines
 
 
@@ -267,6 +312,7 @@ def render(reply: SleepReply) -> str:
         f"Open conflicts: {c.open} ({c.new} new, {c.auto_resolved} auto-resolved)",
         f"Auto-shared {plural(reply.shared, 'memory')} to the global store",
     ]
+    lines += [f"  {c.id} as {c.global_id or '-'}: {c.text}" for c in reply.shared_memories]
     if reply.shared_team:
         lines.append(f"Queued {plural(reply.shared_team, 'memory')} for the team")
     if reply.details:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
+from hippod.lifecycle.locality import tie
 from hippod.lifecycle.secrets import looks_secret
 from hippod.store.records import Memory
 
@@ -18,6 +20,13 @@ AUTO_SHARE_AT = 0.6
 MANUAL_SHARE_AT = 0.3
 KEY_CHARS = 200
 _SHARED_ISO = re.compile(r":\d{4}-\d\d-\d\dT[^:]*:[^:]*:[^:]*$")
+# Sources of the copies `share`, `promote` and auto-share make in the global store. Each holds beyond
+# the project it came from (its origin_project): by the user's choice, or as a lesson naming nothing
+# of that project, so every project's reads show it (recall.md §9.5).
+SHARED = "shared:"
+PROMOTED = "promoted:"
+AUTO_SHARED = "auto-shared:"
+COPY_SOURCES = (SHARED, PROMOTED, AUTO_SHARED)
 
 
 def transfer_score(memory: Memory) -> float:
@@ -43,15 +52,23 @@ def private(memory: Memory) -> bool:
     return memory.scope is not None and (memory.scope == "unknown:legacy" or ":private:" in memory.scope)
 
 
-def auto_share_eligible(memory: Memory) -> bool:
-    """Live, not superseded, not raw, not private-scoped, not secret-flagged (sleep.md §8)."""
+def auto_share_eligible(memory: Memory, names: Iterable[str]) -> bool:
+    """Live, not superseded, not raw, not private-scoped, not secret-flagged (sleep.md §8), and a
+    lesson naming nothing of its project, whose `names` are given (locality.tie)."""
     return (
         memory.superseded_by is None
         and memory.kind not in ("raw", "archived")
         and memory.layer != "buffer"
         and not private(memory)
+        and tie(memory.content, names) is None
         and not looks_secret(memory.content, memory.tags)
     )
+
+
+def reaches_every_project(source: str) -> bool:
+    """A global copy made by `share`, `promote` or auto-share: shown in every project, whichever
+    project its origin_project names."""
+    return source.startswith(COPY_SOURCES)
 
 
 def copy_for(memory: Memory, *, new_id: str, source: str, now: str, origin_project: str | None) -> Memory:
@@ -88,11 +105,13 @@ def copy_for(memory: Memory, *, new_id: str, source: str, now: str, origin_proje
 
 
 def contributor(source: str) -> str | None:
-    """The project named by a `shared:<project>:<iso>` or `promoted:<project>` source."""
-    if source.startswith("promoted:"):
-        return source[len("promoted:") :]
-    if source.startswith("shared:"):
-        rest = source[len("shared:") :]
-        match = _SHARED_ISO.search(rest)
-        return rest[: match.start()] if match else rest
+    """The project named by a `shared:<project>:<iso>`, `auto-shared:<project>:<iso>` or
+    `promoted:<project>` source."""
+    if source.startswith(PROMOTED):
+        return source[len(PROMOTED) :]
+    for prefix in (SHARED, AUTO_SHARED):
+        if source.startswith(prefix):
+            rest = source[len(prefix) :]
+            match = _SHARED_ISO.search(rest)
+            return rest[: match.start()] if match else rest
     return None

@@ -77,13 +77,16 @@ class Rows:
 
 
 def replay(scan: Scan, rows: Rows, now: datetime, count: int) -> list[Memory]:
-    """Phase 6: strengthen the sampled survivors, as memories.strengthen does in SQL."""
+    """Phase 6: strengthen the sampled survivors, as memories.strengthen(retrieval=False) does in SQL.
+
+    A replay is not a retrieval: `retrieval_count` counts the times a memory was handed out (recall,
+    `retrieved Nx`, the dashboard, the transfer score of auto-share), so replay leaves it alone.
+    """
     picked = [scan.replay_pool[p] for p in decay.replay_picks(scan.replay_weights, now, count)]
     got = rows.get(picked)
     stamp = iso(now)
     for k in picked:
         memory = got[k]
-        memory.retrieval_count += 1
         memory.last_retrieved = stamp
         memory.half_life_days += RETRIEVAL_HALF_LIFE_BONUS
         memory.strength = 1.0

@@ -214,8 +214,7 @@ def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
     current = {scan.ids[k]: scan.conflicts_with[k] for k in sorted(scan.conflicts_with) if k not in gone}
     current.update((m.id, m.conflicts_with) for m in involved.values() if m.id not in current)
     changes = conflict_changes(detected, existing, current)
-    # A replay adds a retrieval, which can lift a row's transfer score: replayed rows are offered too.
-    offered = sorted((set(scan.share) | {k for k in rows.changed if k < len(scan)}) - gone)
+    offered = sorted(set(scan.share) - gone)
     share = [rows.changed[k] if k in rows.changed else scan.share[k] for k in offered]
     share += [rows.changed[k] for k in live if k >= len(scan)]
     for memory in share:

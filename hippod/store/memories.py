@@ -300,16 +300,21 @@ async def admitted(conn: aiosqlite.Connection, tenant: str, *, scope: str | None
     return [row_to_memory(r) for r in rows]
 
 
-async def strengthen(conn: aiosqlite.Connection, ids: Sequence[str], now: str, bonus_days: float) -> None:
-    """One strengthening retrieval for each id (memory-model.md §9.2-9.3), in one round trip.
+async def strengthen(
+    conn: aiosqlite.Connection, ids: Sequence[str], now: str, bonus_days: float, *, retrieval: bool = True
+) -> None:
+    """One strengthening retrieval for each id (memory-model.md §9.2-9.3), in one round trip; with
+    `retrieval` False (sleep's replay) the same strengthening, but `retrieval_count` is left alone: it
+    counts the times a memory was handed out, which `retrieved Nx` and the transfer score read.
 
     The update is relative and its conditions are checked by SQLite, so it applies to the row as
     it is now, never to values read earlier: no strengthening while bad marks lead or once
     superseded. A memory just retrieved has decayed 0 days and carries no penalty, so its cached
     strength is 1.0.
     """
+    count = "retrieval_count = retrieval_count + 1, " if retrieval else ""
     await conn.executemany(
-        "UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved = ?, "
+        f"UPDATE memories SET {count}last_retrieved = ?, "
         "half_life_days = half_life_days + ?, strength = 1.0, updated_at = ?, "
         "confidence = CASE confidence WHEN 'stale' THEN 'observed' ELSE confidence END "
         "WHERE id = ? AND outcome_negative <= outcome_positive AND superseded_by IS NULL",

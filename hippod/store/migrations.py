@@ -13,6 +13,7 @@ from hippod.lifecycle.digest import content_digest
 from hippod.store.migrations_cards import m011_cards
 from hippod.store.migrations_http import m010_http
 from hippod.store.migrations_mirrors import m012_mirror_days
+from hippod.store.migrations_share import m016_share_origins
 from hippod.store.migrations_sleeps import m015_tenant_sleeps
 from hippod.store.migrations_team import m013_team_outbox, m014_team_marks
 
@@ -373,6 +374,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m013_team_outbox,
     m014_team_marks,
     m015_tenant_sleeps,
+    m016_share_origins,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -6,16 +6,21 @@ from typing import Any
 
 import aiosqlite
 
+from hippod.lifecycle.share import COPY_SOURCES
 from hippod.store.memories import row_to_memory
 from hippod.store.records import COLUMNS, Memory
 
 _SELECT = ", ".join(f"m.{c}" for c in COLUMNS)
 # Admitted as recall admits (recall.md §2), never superseded, and not from another project:
-# a row of another project is neither this project's, '' nor null (project isolation, §9.5).
+# a row of another project is neither this project's, '' nor null (project isolation, §9.5), unless
+# it is a copy `share`, `promote` or auto-share made (lifecycle/share.py COPY_SOURCES), which holds
+# beyond its project.
 _ADMITTED = (
     "m.tenant_id = ? AND m.layer != 'buffer' AND m.kind != 'archived' AND m.superseded_by IS NULL "
     "AND (m.scope IS NULL OR (m.scope != 'unknown:legacy' AND m.scope NOT LIKE '%:private:%')) "
-    "AND (m.origin_project IS NULL OR m.origin_project IN ('', ?))"
+    "AND (m.origin_project IS NULL OR m.origin_project IN ('', ?) "
+    + "".join(f"OR m.source LIKE '{prefix}%' " for prefix in COPY_SOURCES)
+    + ")"
 )
 
 

@@ -27,10 +27,10 @@ async def live_rows(conn: aiosqlite.Connection, tenant: str) -> list[Memory]:
 
 
 async def contributions(conn: aiosqlite.Connection, tenant: str) -> list[tuple[str, str]]:
-    """(source, created) of every global memory copied in by share or promote."""
+    """(source, created) of every global memory copied in by share, promote or auto-share."""
     rows = await conn.execute_fetchall(
         "SELECT source, created FROM memories WHERE tenant_id = ? "
-        "AND (source LIKE 'shared:%' OR source LIKE 'promoted:%')",
+        "AND (source LIKE 'shared:%' OR source LIKE 'promoted:%' OR source LIKE 'auto-shared:%')",
         (tenant,),
     )
     return [(str(s), str(c)) for s, c in rows]

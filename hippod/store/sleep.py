@@ -155,7 +155,9 @@ async def apply(
     await conn.executemany("DELETE FROM dormant_memories WHERE id = ?", [(i,) for i, _ in plan.expired])
     await _audit(conn, now, "dormant_expire", ((t, i, {}) for i, t in plan.expired))
     await step("sleep: writing phase 6 (replay)")
-    await memories.strengthen(conn, [m.id for m in plan.replayed], now, RETRIEVAL_HALF_LIFE_BONUS)
+    await memories.strengthen(
+        conn, [m.id for m in plan.replayed], now, RETRIEVAL_HALF_LIFE_BONUS, retrieval=False
+    )
     await step("sleep: writing phase 8 (merge)")
     for merge in plan.merges:
         await memories.insert(conn, merge.semantic)

@@ -281,11 +281,15 @@ async def admitted(conn: Source, tenant: str, *, scope: str | None) -> list[Memo
     return [row_to_memory(r) for r in rows]
 
 
-async def strengthen(conn: Conn, ids: Sequence[str], now: str, bonus_days: float) -> None:
+async def strengthen(
+    conn: Conn, ids: Sequence[str], now: str, bonus_days: float, *, retrieval: bool = True
+) -> None:
     """One strengthening retrieval for each id (memory-model.md §9.2-9.3), relative to the row as it is
-    now: none while bad marks lead or once superseded; the cached strength becomes 1.0."""
+    now: none while bad marks lead or once superseded; the cached strength becomes 1.0. With
+    `retrieval` False (sleep's replay) `retrieval_count` is left alone: it counts real retrievals."""
+    count = "retrieval_count = retrieval_count + 1, " if retrieval else ""
     await conn.execute(
-        "UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved = %s, "
+        f"UPDATE memories SET {count}last_retrieved = %s, "
         "half_life_days = half_life_days + %s, strength = 1.0, updated_at = %s, "
         "confidence = CASE confidence WHEN 'stale' THEN 'observed' ELSE confidence END "
         "WHERE id = ANY(%s) AND outcome_negative <= outcome_positive AND superseded_by IS NULL "

@@ -162,7 +162,9 @@ async def apply(conn: Conn, plan: Plan, *, dormant_at: str, step: Callable[[str]
     await _audit(conn, now, "dormant_expire", ((t, i, {}) for i, t in plan.expired))
     await step("sleep: writing phase 6 (replay)")
     if plan.replayed:
-        await memories.strengthen(conn, [m.id for m in plan.replayed], now, RETRIEVAL_HALF_LIFE_BONUS)
+        await memories.strengthen(
+            conn, [m.id for m in plan.replayed], now, RETRIEVAL_HALF_LIFE_BONUS, retrieval=False
+        )
     await step("sleep: writing phase 8 (merge)")
     for merge in plan.merges:
         await memories.insert(conn, merge.semantic)

@@ -40,7 +40,7 @@ def test_share_promote_and_peers(hippo: Hippo) -> None:
     assert done.stdout.startswith(f"Promoted {note} to the global store as g_")
     sources = sorted(s for _, s, _, _ in _global(hippo))
     assert sources[0] == "promoted:webapp" and all(s.startswith("shared:webapp:20") for s in sources[1:])
-    assert all(origin == "" for _, _, origin, _ in _global(hippo))
+    assert all(origin == "webapp" for _, _, origin, _ in _global(hippo))
     peers = hippo.json("peers", cwd=folder)["peers"]
     assert [(p["project"], p["memories"]) for p in peers] == [("webapp", 3)]
     assert hippo.ok("peers").stdout.startswith("Projects contributing to the global store:\n  webapp")

@@ -1,8 +1,10 @@
-"""Shared fixtures for the unit tests: the spec's vectors, a Memory factory, a clean clock, a database."""
+"""Shared fixtures for the unit tests: the spec's vectors, a Memory factory, a clean clock, a database,
+an old store."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from e2e.sleep_support import make
 
 from hippod import clock
 from hippod.store import db as dbmod
+from hippod.store import migrations
 from hippod.store.records import Memory
 
 # The spec's expected values (its vectors.json), copied in as they are: they are facts.
@@ -64,3 +67,26 @@ async def database(tmp_path: Path) -> AsyncIterator[dbmod.Database]:
         yield db
     finally:
         await db.close()
+
+
+@pytest.fixture
+def old_store(tmp_path: Path) -> Iterator[Callable[[int], sqlite3.Connection]]:
+    """Opens a store database (autocommit, as migrate wants it) brought up to schema `version` only,
+    for a test of the migrations after it; closed afterwards."""
+    opened: list[sqlite3.Connection] = []
+
+    def at(version: int) -> sqlite3.Connection:
+        conn = sqlite3.connect(tmp_path / "hippo.db", isolation_level=None)
+        opened.append(conn)
+        conn.execute("PRAGMA application_id = 1213223748")
+        for number, migration in enumerate(migrations.MIGRATIONS[:version], start=1):
+            migration(conn)
+            conn.execute(f"PRAGMA user_version = {number}")
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(version),))
+        return conn
+
+    try:
+        yield at
+    finally:
+        for conn in opened:
+            conn.close()

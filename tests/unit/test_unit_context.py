@@ -59,9 +59,17 @@ def test_cap_cuts_at_a_line() -> None:
 
 
 def test_placement() -> None:
-    def place(origin: str | None, source: str, current: str, *, secret: bool = False, **flags: bool) -> Place:
+    def place(
+        origin: str | None,
+        source: str,
+        current: str,
+        *,
+        secret: bool = False,
+        copy: str = "cli",
+        **flags: bool,
+    ) -> Place:
         options = {"isolation": True, "cross_project": False} | flags
-        return placement(origin, source, current, is_secret=lambda: secret, **options)
+        return placement(origin, source, current, is_secret=lambda: secret, memory_source=copy, **options)
 
     assert place("proj", "local", "proj", secret=True) is Place.MAIN
     assert place(None, "local", "proj", secret=True) is Place.MAIN
@@ -71,6 +79,11 @@ def test_placement() -> None:
     assert place("billing", "global", "proj") is Place.HIDDEN
     assert place("billing", "global", "proj", cross_project=True) is Place.OTHER
     assert place("billing", "global", "proj", isolation=False) is Place.MAIN
+    # A copy share, promote or auto-share made holds beyond the project it came from.
+    for copy in ("shared:billing:2026-01-01T00:00:00.000Z", "promoted:billing", "auto-shared:billing:x"):
+        assert place("billing", "global", "proj", copy=copy) is Place.MAIN
+        assert place("billing", "global", "proj", copy=copy, secret=True) is Place.HIDDEN
+    assert place("billing", "global", "proj", copy="agent:claude-code:notes.md") is Place.HIDDEN
     assert (
         place("billing", "global", "proj", secret=True, isolation=False, cross_project=True) is Place.HIDDEN
     )

@@ -108,35 +108,28 @@ async def test_reject_finds_copies_stored_in_another_spelling(
     assert await memories.live(database.reader, "default") == []
 
 
-def test_the_digest_migration_recomputes_stored_digests(tmp_path: Path) -> None:
-    path = tmp_path / "hippo.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        # A store at schema 8, whose rows carry digests made by the old rule.
-        conn.execute("PRAGMA application_id = 1213223748")
-        for number, migration in enumerate(migrations.MIGRATIONS[:8], start=1):
-            migration(conn)
-            conn.execute(f"PRAGMA user_version = {number}")
-        conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '8')")
-        columns = "id, content, created, valid_from, last_retrieved, half_life_days, updated_at, "
-        columns += "content_digest, fts_content, fts_tags"
-        for memory_id, content in (("mem_a", "Rotate the keys."), ("mem_b", "plain text")):
-            old = hashlib.sha256(legacy_normalize(content).encode()).hexdigest()
-            conn.execute(
-                f"INSERT INTO memories ({columns}) VALUES (?, ?, 'x', 'x', 'x', 365, 'x', ?, '', '')",
-                (memory_id, content, old),
-            )
+def test_the_digest_migration_recomputes_stored_digests(
+    old_store: Callable[[int], sqlite3.Connection],
+) -> None:
+    # A store at schema 8, whose rows carry digests made by the old rule.
+    conn = old_store(8)
+    columns = "id, content, created, valid_from, last_retrieved, half_life_days, updated_at, "
+    columns += "content_digest, fts_content, fts_tags"
+    for memory_id, content in (("mem_a", "Rotate the keys."), ("mem_b", "plain text")):
+        old = hashlib.sha256(legacy_normalize(content).encode()).hexdigest()
         conn.execute(
-            f"INSERT INTO dormant_memories ({columns}) "
-            "VALUES ('mem_c', 'Faded\u200b note.', 'x', 'x', 'x', 365, 'x', 'old', '', '')"
+            f"INSERT INTO memories ({columns}) VALUES (?, ?, 'x', 'x', 'x', 365, 'x', ?, '', '')",
+            (memory_id, content, old),
         )
-        assert migrations.migrate(conn) == migrations.SCHEMA_VERSION
-        rows = dict(conn.execute("SELECT id, content_digest FROM memories").fetchall())
-        assert rows == {"mem_a": content_digest("rotate the keys"), "mem_b": content_digest("plain text")}
-        (dormant,) = conn.execute("SELECT content_digest FROM dormant_memories").fetchone()
-        assert dormant == content_digest("faded note")
-    finally:
-        conn.close()
+    conn.execute(
+        f"INSERT INTO dormant_memories ({columns}) "
+        "VALUES ('mem_c', 'Faded\u200b note.', 'x', 'x', 'x', 365, 'x', 'old', '', '')"
+    )
+    assert migrations.migrate(conn) == migrations.SCHEMA_VERSION
+    rows = dict(conn.execute("SELECT id, content_digest FROM memories").fetchall())
+    assert rows == {"mem_a": content_digest("rotate the keys"), "mem_b": content_digest("plain text")}
+    (dormant,) = conn.execute("SELECT content_digest FROM dormant_memories").fetchone()
+    assert dormant == content_digest("faded note")
 
 
 def test_cut_removes_every_spelling_of_the_value_from_a_summary() -> None:

@@ -83,18 +83,41 @@ async def test_a_daily_plan_compares_only_what_changed(
     assert [[m.id for m in merge.members] for merge in result.merges] == [[old_a.id, new.id]]
 
 
-async def test_auto_share_is_offered_the_rows_that_score_enough_after_replay(
+async def test_replay_strengthens_but_is_no_retrieval_so_auto_share_is_offered_what_scored_before(
     database: dbmod.Database, make_memory: Callable[..., Memory]
 ) -> None:
-    # 0.5 + 0.1 for an "error" tag (stale: not replayed); a third retrieval (the replay's) adds 0.1.
+    # 0.5 + 0.1 for an "error" tag (stale: not replayed); two retrievals add nothing, nor does replay.
     tagged = make_memory(
         "Pip needs the --user flag on this machine", tags=["error"], last_retrieved=RECENT, confidence="stale"
     )
     replayed = make_memory(
-        "The build cache lives in /var/cache/build", retrieval_count=2, last_retrieved=RECENT
+        "The build cache lives in /var/cache/build",
+        retrieval_count=2,
+        last_retrieved=RECENT,
+        half_life_days=30.0,
+        strength=0.5,
     )
     plain = make_memory("Lunch is at noon on Fridays", confidence="stale", last_retrieved=RECENT)
     await _store(database, [tagged, replayed, plain])
     result = _plan(database.path, 1, replay=5)
-    assert [m.id for m in result.replayed] == [replayed.id]
-    assert [(m.id, m.retrieval_count) for m in result.live.share] == [(tagged.id, 0), (replayed.id, 3)]
+    [again] = result.replayed
+    assert again.id == replayed.id
+    assert (again.retrieval_count, again.half_life_days, again.strength) == (2, 32.0, 1.0)
+    assert again.last_retrieved == "2026-03-01T00:00:00.000Z"
+    assert [(m.id, m.retrieval_count) for m in result.live.share] == [(tagged.id, 0)]
+
+
+async def test_replay_written_by_sql_leaves_the_retrieval_count(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    row = make_memory("Replayed at night", retrieval_count=2, half_life_days=30.0, strength=0.5)
+    await _store(database, [row])
+    async with database.transaction() as conn:
+        await memories.strengthen(conn, [row.id], "2026-03-01T00:00:00.000Z", 2.0, retrieval=False)
+    replayed = await memories.get(database.reader, row.tenant_id, row.id)
+    assert replayed is not None
+    assert (replayed.retrieval_count, replayed.half_life_days, replayed.strength) == (2, 32.0, 1.0)
+    async with database.transaction() as conn:
+        await memories.strengthen(conn, [row.id], "2026-03-01T00:00:00.000Z", 2.0)  # a recall
+    recalled = await memories.get(database.reader, row.tenant_id, row.id)
+    assert recalled is not None and recalled.retrieval_count == 3

@@ -8,6 +8,7 @@ from hippoctl.protocol.replies_lifecycle import (
     SleepFaded,
     SleepMerge,
     SleepReply,
+    SleepShared,
 )
 from hippod.handlers import sleep_report as sr
 
@@ -54,6 +55,7 @@ def test_conflicts_dormant_and_the_rest_in_words() -> None:
         open_conflicts=[
             SleepConflict(a="mem_c", b="mem_d", a_text="X is on", b_text="X is off", reason="r", new=True)
         ],
+        shared_memories=[SleepShared(id="mem_e", global_id="g_0123456789ab", text="Use rg, not grep")],
     )
     assert sr.summary_lines(reply) == [
         "1 open conflict (`hippoctl conflicts` lists it, `hippoctl resolve <n>` settles it):",
@@ -62,9 +64,13 @@ def test_conflicts_dormant_and_the_rest_in_words() -> None:
         "`hippoctl dormant restore <id>` brings one back):",
         '  - "Old fact one"',
         '  - "Old fact two"',
+        "Shared 1 lesson with the global store, where every project's recall, context and prompt hook "
+        "can show it:",
+        '  - "Use rg, not grep" as g_0123456789ab',
+        '  (`hippoctl forget <g_id>` takes a copy back; "autoShareOnSleep": false in the project\'s '
+        ".hippo/config.json turns auto-share off)",
         "Also removed 2 duplicates, 1 junk memory, 1 faded memory, 1 faded memory holding a secret and "
-        "1 expired dormant memory; learned 1 lesson from git; imported 2 agent notes; shared 1 memory "
-        "with the global store.",
+        "1 expired dormant memory; learned 1 lesson from git; imported 2 agent notes.",
     ]
     text = "\n".join(sr.summary_lines(reply))
     assert "mem_" not in text and "strength" not in text

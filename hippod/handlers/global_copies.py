@@ -1,0 +1,64 @@
+"""A project memory's copies in the global store (what `share`, `promote` and auto-share made of it),
+for `forget` and `reject` in the project to say what became of them and to remove them."""
+
+from __future__ import annotations
+
+import os
+
+from hippod import clock
+from hippod.lifecycle.digest import content_digest
+from hippod.lifecycle.share import AUTO_SHARED, reaches_every_project
+from hippod.request import RequestContext
+from hippod.store import memories
+from hippod.store.db import DB_NAME
+from hippod.store.records import Memory
+from hippod.store.stores import Store
+
+
+async def _global(ctx: RequestContext) -> Store | None:
+    """The global store, if it exists: looking for copies never creates it."""
+    registry = ctx.state.registry
+    if not os.path.isfile(os.path.join(registry.global_root, DB_NAME)):
+        return None
+    return await ctx.global_store()
+
+
+async def of(ctx: RequestContext, store: Store, text: str) -> list[Memory]:
+    """The live copies of `text` this project store put in the global store (same text, this
+    project as origin, made by share, promote or auto-share); none for any other store."""
+    if store.kind != "project" or store.team:
+        return []
+    global_store = await _global(ctx)
+    if global_store is None:
+        return []
+    found = await memories.with_digest(global_store.db.reader, ctx.tenant, content_digest(text))
+    return [
+        c
+        for c in found
+        if c.origin_project == store.project and reaches_every_project(c.source) and c.kind != "archived"
+    ]
+
+
+def auto_made(copy: Memory) -> bool:
+    """A copy auto-share made, which nobody asked for."""
+    return copy.source.startswith(AUTO_SHARED)
+
+
+async def remove(ctx: RequestContext, copies: list[Memory], original: str | None, op: str) -> list[str]:
+    """Delete these global copies in one transaction, each audited `forget` with the project's memory
+    and the verb that took it (`op`); returns the ids deleted."""
+    if not copies:
+        return []
+    global_store = await ctx.global_store()
+    now = clock.iso(clock.now())
+    gone: list[str] = []
+    async with global_store.db.transaction() as conn:
+        for copy in copies:
+            if await global_store.rows.delete(conn, ctx.tenant, copy.id):
+                gone.append(copy.id)
+                await global_store.rows.audit(
+                    conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=copy.id,
+                    metadata={"copy_of": original, "with": op},
+                )  # fmt: skip
+    await global_store.mirrors.write_now(gone)
+    return gone
