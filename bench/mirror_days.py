@@ -186,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
             gits += [r.removeprefix("git: ") for r in rows[1:]]
             log(rows[0])
     print("Mirror passes by hippod's MirrorWriter, no daemon (heal: every mirror written; the other")
-    print("columns: one pass after that change, ms; recall: a recall's bookkeeping of 50 memories)")
+    print("columns: one pass after that change, ms; recall: 50 memories whose usage numbers alone")
+    print("changed, handed over as a sleep hands them over: compared, none written)")
     print(HEADER)
     print("\n".join(table))
     if gits:
