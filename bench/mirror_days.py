@@ -8,9 +8,10 @@ daemon drives it after each commit. For each layout:
 
 - the heal that writes every mirror of the store (what opening it, or switching layout, costs);
 - a pass after NEW_BATCH new memories of the last day (what an import or a burst of remembers costs);
-- a pass after one memory of an old day changed (an outcome mark);
+- a pass after one memory of an old day changed (pinned);
 - a pass after DELETE_COUNT memories of different days were deleted (a sleep's dedupe, a reject);
-- a pass after a recall's bookkeeping of TOUCH_COUNT memories;
+- a pass over TOUCH_COUNT memories whose usage numbers alone changed (a recall's strengthening, as a
+  sleep hands such rows over): mirrors hold none of them, so each is compared and none written;
 - files, inodes and disk allocated;
 - then, in a fresh git repo holding the mirrors (hard links, with hippod's `.hippo/.gitignore`):
   `git status` untracked, `git add`, `git commit`, `git status` committed (mirror_layouts.git_costs).
@@ -127,7 +128,7 @@ async def _measure(size: int, layout: str, base: str, git_up_to: int) -> list[st
         append_s = await _timed(writer)
         old = rows[len(rows) // 3]
         async with database.transaction() as conn:
-            await conn.execute("UPDATE memories SET outcome_positive = 1 WHERE id = ?", (old.id,))
+            await conn.execute("UPDATE memories SET pinned = 1 WHERE id = ?", (old.id,))
         writer.changed_ids([old.id])
         change_s = await _timed(writer)
         gone = [rows[i].id for i in range(7, len(rows), max(1, len(rows) // DELETE_COUNT))][:DELETE_COUNT]
@@ -139,7 +140,7 @@ async def _measure(size: int, layout: str, base: str, git_up_to: int) -> list[st
         touched = [rows[i].id for i in range(3, len(rows), max(1, len(rows) // TOUCH_COUNT))][:TOUCH_COUNT]
         async with database.transaction() as conn:
             await memories.strengthen(conn, touched, "2026-12-03T10:00:00.000Z", 2.0)
-        writer.touched(touched)
+        writer.changed_ids(touched)
         touch_s = await _timed(writer)
         await writer.close()
         files, inodes, mb = _disk(root)
@@ -185,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
             gits += [r.removeprefix("git: ") for r in rows[1:]]
             log(rows[0])
     print("Mirror passes by hippod's MirrorWriter, no daemon (heal: every mirror written; the other")
-    print("columns: one pass after that change, ms; recall: a recall's bookkeeping of 50 memories)")
+    print("columns: one pass after that change, ms; recall: 50 memories whose usage numbers alone")
+    print("changed, handed over as a sleep hands them over: compared, none written)")
     print(HEADER)
     print("\n".join(table))
     if gits:

@@ -142,8 +142,8 @@ def skipped_checks(reason: str, *, cwd: str, global_store: bool) -> list[Check]:
 
 
 def daemon_checks(*, cwd: str, global_store: bool) -> list[Check]:
-    """The `Doctor` request's checks, with the Hook commands check after the agents'; a refused
-    request becomes one failed check."""
+    """The `Doctor` request's checks, with the Hook commands check after the agents' and the block
+    commands' after the Blocks checks; a refused request becomes one failed check."""
     request = request_envelope(m.Doctor(command=hook_command()), cwd=cwd, global_store=global_store)
     try:
         reply = call(request, spawn=False, timeout=DOCTOR_TIMEOUT)
@@ -157,7 +157,12 @@ def daemon_checks(*, cwd: str, global_store: bool) -> list[Check]:
         return [Check("Daemon checks", FAIL, f"unreadable doctor reply: {exc}", RESTART)]
     checks = found.checks
     after = max((i + 1 for i, c in enumerate(checks) if c.name in AGENT_CHECKS), default=len(checks))
-    return [*checks[:after], *doctor_hooks.checks(found.commands, cwd=cwd), *checks[after:]]
+    hooks = doctor_hooks.checks(found.commands, cwd=cwd)
+    checks = [*checks[:after], *hooks, *checks[after:]]
+    # The blocks' commands follow the daemon's Blocks checks of the files that hold them.
+    blocks_at = (i + 1 for i, c in enumerate(checks) if c.name == doctor_hooks.BLOCKS)
+    after = max(blocks_at, default=after + len(hooks))
+    return [*checks[:after], *doctor_hooks.block_checks(found.blocks, cwd=cwd), *checks[after:]]
 
 
 def all_checks(*, cwd: str, global_store: bool) -> tuple[list[Check], dict[str, Any] | None]:

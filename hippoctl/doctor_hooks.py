@@ -1,5 +1,6 @@
-"""`doctor`'s Hook commands check: run every installed hook command the way its host does, and fail
-each one that cannot start (integrations.md §12).
+"""`doctor`'s Hook commands check, and the Blocks check's commands: run every installed hook command
+the way its host does, and every command a project's hippo block asks its agents to run the way an
+agent's shell does, and fail each one that cannot start (integrations.md §12).
 
 A host runs a hook as `/bin/sh -c <command>` with its own PATH, often without the folder this client
 lives in, and writes the event's JSON to stdin. Doctor does the same with `PATH=/usr/bin:/bin` and an
@@ -14,6 +15,11 @@ listens on, `HIPPO_HOME` a scratch folder (where a hook verb spools what it coul
 outside the program, so it holds for whatever the command starts, an older hippoctl included.
 Everything that decides whether a command starts (the shell finding the program, its interpreter,
 the imports, the arguments) happens before it reaches for the socket, so nothing of the check is lost.
+
+An agent runs a block's commands (`context --auto`, `remember ... --error`) in its shell tool, which
+is `/bin/sh -c` with a PATH as bare as a host's. They are no hook verbs: out of the daemon's reach
+they exit 3 (UNREACHABLE), which under the seal means they got as far as asking the daemon, so that
+counts as starting for them.
 """
 
 from __future__ import annotations
@@ -27,9 +33,12 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from hippoctl.protocol.errors import UNREACHABLE
 from hippoctl.protocol.replies_doctor import FAIL, OK, Check, HookCommand
+from hippoctl.protocol.wording import plural
 
 NAME = "Hook commands"
+BLOCKS = "Blocks"
 SHELL = "/bin/sh"
 BARE_PATH = "/usr/bin:/bin"
 # Far above any start-up time: a command that runs this long is stuck, not slow.
@@ -106,20 +115,48 @@ def run_all(commands: Sequence[str], *, env: Mapping[str, str], cwd: str) -> dic
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _failures(
+    name: str, commands: Sequence[HookCommand], env: Mapping[str, str] | None, cwd: str, *, in_block: bool
+) -> list[Check]:
+    """Run the commands; a failed check per command that does not start. A block's command is shown
+    in backquotes, as the block has it, and its exit 3 counts as started (the module docstring)."""
+    outcomes = run_all([c.command for c in commands], env=os.environ if env is None else env, cwd=cwd)
+    failed = []
+    for c in commands:
+        outcome = outcomes[c.command]
+        if outcome.problem is None or (in_block and outcome.code == UNREACHABLE):
+            continue
+        shown = f"`{c.command}`" if in_block else c.command
+        message = f"{c.entry}: {shown} {outcome.problem} with PATH={BARE_PATH} ({outcome.detail})"
+        failed.append(Check(name, FAIL, message, c.fix))
+    return failed
+
+
 def checks(commands: Sequence[HookCommand], *, cwd: str, env: Mapping[str, str] | None = None) -> list[Check]:
     """One failed check per entry whose command cannot start from a bare PATH, else one ok check."""
     if not commands:
         return [Check(NAME, OK, "no hook commands of hippod's are installed")]
     if sys.platform == "win32":
         return [Check(NAME, OK, f"{len(commands)} installed; not run here (hosts on Windows use no /bin/sh)")]
-    outcomes = run_all([c.command for c in commands], env=os.environ if env is None else env, cwd=cwd)
-    failed = []
-    for c in commands:
-        outcome = outcomes[c.command]
-        if outcome.problem is not None:
-            message = f"{c.entry}: {c.command} {outcome.problem} with PATH={BARE_PATH} ({outcome.detail})"
-            failed.append(Check(NAME, FAIL, message, c.fix))
+    failed = _failures(NAME, commands, env, cwd, in_block=False)
     if failed:
         return failed
     started = "the 1 command starts" if len(commands) == 1 else f"all {len(commands)} commands start"
     return [Check(NAME, OK, f"{started} with PATH={BARE_PATH}, as their hosts run them")]
+
+
+def block_checks(
+    commands: Sequence[HookCommand], *, cwd: str, env: Mapping[str, str] | None = None
+) -> list[Check]:
+    """The Blocks check of the hippo blocks' commands: one failed check per command an agent's
+    shell cannot start, else one ok check; nothing when no block holds a command of hippoctl's."""
+    if not commands:
+        return []
+    if sys.platform == "win32":
+        return [Check(BLOCKS, OK, f"{plural(len(commands), 'block command')}; not run here (no /bin/sh)")]
+    failed = _failures(BLOCKS, commands, env, cwd, in_block=True)
+    if failed:
+        return failed
+    started = "the 1 command" if len(commands) == 1 else f"all {len(commands)} commands"
+    message = f"{started} of the hippo blocks start with PATH={BARE_PATH}, as agents run them"
+    return [Check(BLOCKS, OK, message)]

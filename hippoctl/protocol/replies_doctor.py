@@ -53,11 +53,12 @@ class HookCommand(msgspec.Struct):
 
 
 class DoctorReply(msgspec.Struct):
-    """The daemon's half of `doctor`: its checks, in the order they are printed, and the installed
-    hook commands."""
+    """The daemon's half of `doctor`: its checks, in the order they are printed, the installed hook
+    commands, and the commands the project's hippo blocks ask agents to run (`entry` names the file)."""
 
     checks: list[Check]
     commands: list[HookCommand] = msgspec.field(default_factory=list)
+    blocks: list[HookCommand] = msgspec.field(default_factory=list)
 
 
 class StoreCounts(msgspec.Struct):

@@ -9,7 +9,8 @@ from hippoctl.protocol.replies import Reply
 
 class SetupReply(Reply):
     """targets: agents whose user-level wiring was installed (or would be, with --dry-run);
-    refreshed: workspaces whose instruction blocks `--all` refreshed."""
+    refreshed: projects whose instruction blocks were refreshed (the one setup ran in, and with
+    `--all` every registered workspace)."""
 
     dry_run: bool
     global_store: str

@@ -70,6 +70,20 @@ def installed_commands(inputs: Inputs) -> list[HookCommand]:
         return []
 
 
+def block_commands(inputs: Inputs) -> list[HookCommand]:
+    """The commands in the project's hippo blocks; none when reading them fails (logged)."""
+    if inputs.project_root is None:
+        return []
+    project = os.path.dirname(inputs.project_root)
+    try:
+        return targets.doctor_block_commands(
+            project, inputs.command, global_root=inputs.global_root, env=inputs.env
+        )
+    except Exception:
+        log.exception("listing the hippo blocks' commands failed")
+        return []
+
+
 def run_checks(inputs: Inputs) -> list[Check]:
     """Service, Stores, Sleep, Daily run, Workspaces, Watch roots, the agents', Spool, Config, Embeddings,
     Network."""

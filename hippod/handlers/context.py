@@ -2,6 +2,10 @@
 
 Query mode runs the recall pipeline; `*` mode lists every admitted memory by strength. Pinned
 injection (`--pinned-only`, the per-prompt hook) is handled elsewhere.
+
+An agent runs `context --auto` once as a task begins, and must get what the store has: a query
+derived from the changed paths or the branch (` M app.py` gives `app`) that finds nothing falls back
+to `*` mode. Markdown that would be empty says that nothing was found, as recall does.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from hippod.errors import HippoError
 from hippod.handlers import recall as recall_handler
 from hippod.lifecycle import strength as st
 from hippod.lifecycle.secrets import looks_secret
+from hippod.recall import render as recall_render
 from hippod.recall import tombstones
 from hippod.recall.budget import fill_budget, tokens
 from hippod.recall.merge import merge_results
@@ -44,6 +49,7 @@ PREAMBLE_EVENTS = 5
 # ceil(chars / 4) <= 2,500 keeps an additional-context block within its 10,000 characters.
 ADDITIONAL_CONTEXT_BUDGET = layout.ADDITIONAL_CONTEXT_CHARS // 4
 LOCAL_BUMP = 1.2
+NOTHING_FOUND = "No memories found"
 
 
 @dataclass(slots=True)
@@ -81,7 +87,8 @@ async def context(
             mode="query" if body.query else "all", query=body.query, budget=body.budget, tokens=0
         ), ""
     query = body.query
-    if query is None and body.auto:
+    derived = query is None and body.auto
+    if derived:
         query = await auto_query(ctx.request.cwd) or None
     if query is not None and not query_terms(query):
         query = None
@@ -92,6 +99,14 @@ async def context(
     else:
         project, primary, ranked = await _by_strength(ctx, body.scope)
     config = primary.config
+    current = project.project if project is not None else ""
+    isolation = bool(config.get("contextProjectIsolation", True))
+    shown = _shown(ranked, current, isolation=isolation, cross_project=body.cross_project)
+    if derived and query is not None and not shown:
+        # The derived query is a guess at the task; when it finds nothing, the strongest memories.
+        ranking, query = None, None
+        project, primary, ranked = await _by_strength(ctx, body.scope)
+        shown = _shown(ranked, current, isolation=isolation, cross_project=body.cross_project)
     budget = (
         body.budget if body.budget is not None else int(config.get("defaultContextBudget", DEFAULT_BUDGET))
     )
@@ -100,8 +115,22 @@ async def context(
         return ContextReply(mode=mode, query=query, budget=budget, tokens=0), ""
     if body.format == "additional-context":
         budget = min(budget, ADDITIONAL_CONTEXT_BUDGET)
-    current = project.project if project is not None else ""
-    isolation = bool(config.get("contextProjectIsolation", True))
+    preamble = await _preamble(primary, ctx.tenant)
+    reply, markdown, taken = _fill(body, mode, query, budget, preamble, shown)
+    if ranking is not None and query is not None:
+        await recall_handler.after_recall(ctx, ranking, taken, query, mode="context")
+    text = _formatted(body.format, reply, markdown)
+    if text:
+        await ledger_rows.queue_sent(ctx, primary, surface=surface, text=text, items=len(reply.memories))
+    elif body.format == "markdown":
+        text = recall_render.no_results(query) if query is not None else NOTHING_FOUND
+    return reply, text
+
+
+def _shown(
+    ranked: list[Scored], current: str, *, isolation: bool, cross_project: bool
+) -> list[tuple[Scored, Place]]:
+    """The ranked memories this project may see (recall.md §9.5), each with where it is shown."""
     shown: list[tuple[Scored, Place]] = []
     for item in ranked:
         mem = item.memory
@@ -110,20 +139,13 @@ async def context(
             item.source,
             current,
             isolation=isolation,
-            cross_project=body.cross_project,
+            cross_project=cross_project,
             is_secret=lambda mem=mem: looks_secret(mem.content, mem.tags),  # type: ignore[misc]
             memory_source=mem.source,
         )
         if place is not Place.HIDDEN:
             shown.append((item, place))
-    preamble = await _preamble(primary, ctx.tenant)
-    reply, markdown, taken = _fill(body, mode, query, budget, preamble, shown)
-    if ranking is not None and query is not None:
-        await recall_handler.after_recall(ctx, ranking, taken, query, mode="context")
-    text = _formatted(body.format, reply, markdown)
-    if text:
-        await ledger_rows.queue_sent(ctx, primary, surface=surface, text=text, items=len(reply.memories))
-    return reply, text
+    return shown
 
 
 async def _by_strength(ctx: RequestContext, scope: str | None) -> tuple[Store | None, Store, list[Scored]]:

@@ -19,7 +19,7 @@ from hippoctl.protocol.wording import plural
 from hippod import __version__, clock
 from hippod.daily_run import LOG_NAME
 from hippod.doctor import bundle
-from hippod.doctor.run import Inputs, installed_commands, run_checks
+from hippod.doctor.run import Inputs, block_commands, installed_commands, run_checks
 from hippod.integrations import services
 from hippod.request import RequestContext
 
@@ -45,14 +45,16 @@ async def _inputs(ctx: RequestContext, command: str) -> Inputs:
 
 
 async def doctor(ctx: RequestContext, body: m.Doctor) -> tuple[DoctorReply, str]:
-    """The checks, and the installed hook commands for the client to run as their hosts would."""
+    """The checks, and the installed hook commands and the hippo blocks' commands for the client to
+    run as their hosts would."""
     inputs = await _inputs(ctx, body.command)
     checks = await asyncio.to_thread(run_checks, inputs)
     commands = await asyncio.to_thread(installed_commands, inputs)
+    in_blocks = await asyncio.to_thread(block_commands, inputs)
     failed = sum(c.status == FAIL for c in checks)
     warned = sum(c.status == WARN for c in checks)
     text = f"{plural(len(checks), 'check')}: {failed} failed, {plural(warned, 'warning')}"
-    return DoctorReply(checks=checks, commands=commands), text
+    return DoctorReply(checks=checks, commands=commands, blocks=in_blocks), text
 
 
 async def support_bundle(ctx: RequestContext, body: m.SupportBundle) -> tuple[SupportBundleReply, str]:

@@ -270,10 +270,13 @@ async def _after_recall(
         if team is not None:
             await team_marks.record_recall(conn, store, team, tenant, session, now, strengthen=strengthen)
 
+    # Mirrors hold no usage numbers: strengthening changes one only where it lifts a stale memory
+    # to observed. The pass reads those rows back as committed (one forgotten meanwhile is skipped).
+    lifted = [s.memory.id for s in picked if s.memory.confidence == "stale"] if strengthen else []
+
     def mirror() -> None:
-        # The mirror pass reads these rows back as committed (a memory forgotten meanwhile is skipped).
-        if strengthen:
-            store.mirrors.touched(ids)
+        if lifted:
+            store.mirrors.changed_ids(lifted)
 
     # The results are chosen and strengthening cannot change them: the reply goes out first.
     skipped = await store.db.write_bookkeeping(write, mirror, after_reply=True)

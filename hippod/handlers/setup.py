@@ -139,7 +139,7 @@ async def _init_project(ctx: RequestContext, body: m.Init) -> InitReply:
             reply.targets.append(target)
             if target == "codex" and not targets.user_home_exists(target, os.environ):
                 # Codex's hooks go in only where Codex is installed (§1); its block still does.
-                report = targets.install_project(target, cwd, global_root=global_root)
+                report = targets.install_project(target, cwd, body.command, global_root=global_root)
             else:
                 report = targets.install(target, cwd, body.command, global_root=global_root, env=os.environ)
             _absorb(ctx, reply.lines, report, cwd)
@@ -212,10 +212,16 @@ async def _setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
     installed = None if body.no_schedule else await services.state(env)
     service_due = not body.no_schedule and (installed is None or installed.enabled is False)
     registered = workspaces.read_or_empty(global_root)[0] if body.all else []
+    # The project setup runs in, if any, has its older blocks refreshed too: their commands may be
+    # ones its agents' shells cannot start (a bare `hippoctl`).
+    here = None if ctx.request.global_store else ctx.state.registry.project_root_for(ctx.request.cwd)
+    projects = list(dict.fromkeys([*([os.path.dirname(here)] if here else []), *registered]))
     reply = SetupReply(dry_run=body.dry_run, global_store=global_root, targets=wired)
     if body.dry_run:
         done = [t for t in wired if targets.user_wiring_state(t, body.command, env) == "installed"]
         reply.lines = _plan(global_root, wired, done, service_due, registered)
+        outdated = [p for project in projects for p in targets.outdated_blocks(project, body.command)]
+        reply.lines += [f"Would update the hippo block in {path}" for path in outdated]
         return reply, "\n".join(reply.lines)
     made = await seeding.make_store(ctx, global_root)
     reply.lines += _store_lines(made, ctx.request.cwd)
@@ -234,9 +240,9 @@ async def _setup(ctx: RequestContext, body: m.Setup) -> tuple[SetupReply, str]:
         reply.service = services.service_name()
     reply.imported = await seeding.import_user_notes(ctx)
     reply.lines.append(f"{INDENT}Imported {reply.imported} user-level agent notes")
-    for workspace in registered:
+    for workspace in projects:
         if os.path.isdir(workspace):
-            report = targets.refresh_blocks(workspace, global_root=global_root)
+            report = targets.refresh_blocks(workspace, body.command, global_root=global_root)
             if report.lines:
                 reply.refreshed.append(workspace)
             _absorb(ctx, reply.lines, report)

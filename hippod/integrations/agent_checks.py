@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from hippoctl.protocol.replies_doctor import Check
+from hippoctl.protocol.replies_doctor import Check, HookCommand
 from hippoctl.protocol.wording import plural
 from hippod.integrations import blockfiles, blocks, claude, codex, files, homes, installed, opencode
 
@@ -91,15 +91,23 @@ def _agents_target(path: str, global_root: str, detected: list[str]) -> str:
     return choices[0] if choices else "codex"
 
 
-def block_checks(project: str | None, *, global_root: str, detected: list[str]) -> list[Check]:
-    """One check per instruction file the project has."""
+def _block_files(project: str, global_root: str, detected: list[str]) -> list[tuple[str, str, str]]:
+    """(path, variant, fix) of each instruction file the project may have."""
+    found = []
+    for path, kind in dict.fromkeys(blockfiles.locate(project, k) for k in (blocks.CLAUDE, blocks.AGENTS)):
+        target = "claude-code" if kind == blocks.CLAUDE else _agents_target(path, global_root, detected)
+        found.append((path, kind, _install(target)))
+    return found
+
+
+def block_checks(project: str | None, command: str, *, global_root: str, detected: list[str]) -> list[Check]:
+    """One check per instruction file the project has; `command` is the installing client's hook
+    prefix, which a current block's commands start with."""
     name = "Blocks"
     if project is None:
         return [Check(name=name, status=OK, message="no project here")]
     checks = []
-    for path, kind in dict.fromkeys(blockfiles.locate(project, k) for k in (blocks.CLAUDE, blocks.AGENTS)):
-        target = "claude-code" if kind == blocks.CLAUDE else _agents_target(path, global_root, detected)
-        fix = _install(target)
+    for path, kind, fix in _block_files(project, global_root, detected):
         try:
             text = files.read_text(path)
         except files.Unreadable as exc:
@@ -108,17 +116,43 @@ def block_checks(project: str | None, *, global_root: str, detected: list[str]) 
             continue
         if text is None:
             continue
-        state = blocks.state(text, kind)
+        state = blocks.state(text, kind, blocks.block_prefix(command))
         if state == "installed":
             checks.append(Check(name=name, status=OK, message=f"current hippo block in {path}"))
         elif state == "edited":
             message = f"edited hippo block in {path} (left alone by install)"
-            fix = f"remove the block between the hippo markers in {path}, then {fix}"
+            fix = _edited_fix(path, fix)
             checks.append(Check(name=name, status=WARN, message=message, fix=fix))
         else:
             word = "an outdated" if state == "outdated" else "no"
             checks.append(Check(name=name, status=WARN, message=f"{word} hippo block in {path}", fix=fix))
     return checks or [Check(name=name, status=OK, message=f"no CLAUDE.md or AGENTS.md in {project}")]
+
+
+def _edited_fix(path: str, fix: str) -> str:
+    return f"remove the block between the hippo markers in {path}, then {fix}"
+
+
+def block_commands(
+    project: str | None, command: str, *, global_root: str, detected: list[str]
+) -> list[HookCommand]:
+    """The commands the project's hippo blocks ask its agents to run, whatever the block's state
+    (the agent runs what it reads), for doctor's client half to run as an agent's shell would."""
+    if project is None:
+        return []
+    found = []
+    for path, kind, fix in _block_files(project, global_root, detected):
+        try:
+            text = files.read_text(path)
+        except files.Unreadable:
+            continue
+        span = None if text is None else blocks.find(text)
+        if span is None or span.end < 0:
+            continue
+        if blocks.state(text, kind, blocks.block_prefix(command)) == "edited":
+            fix = _edited_fix(path, fix)
+        found += [HookCommand(entry=path, command=c, fix=fix) for c in blocks.commands(span.body)]
+    return found
 
 
 def checks(
@@ -128,5 +162,5 @@ def checks(
         claude_check(command, env),
         *codex_checks(command, env),
         opencode_check(project, command, env),
-        *block_checks(project, global_root=global_root, detected=detected),
+        *block_checks(project, command, global_root=global_root, detected=detected),
     ]

@@ -41,21 +41,22 @@ def _block_records(global_root: str, path: str) -> list[installed.Record]:
     return [r for r in installed.load(global_root) if r.kind == "block" and r.file == path]
 
 
-def _patch(path: str, variant: str, report: Report) -> tuple[str, str, str] | None:
+def _patch(path: str, variant: str, prefix: str, report: Report) -> tuple[str, str, str] | None:
     """(old text, patched text, outcome) for an existing file; an edited block is reported."""
     text = files.read_or_warn(path, report)
     if text is None:
         return None
-    new_text, outcome = blocks.patched(text, variant)
+    new_text, outcome = blocks.patched(text, variant, prefix)
     if outcome == "edited":
         report.warnings.append(_edited(path))
     return text, new_text, outcome
 
 
-def install(target: str, path: str, variant: str, *, global_root: str) -> Report:
-    """Add or update the block in an existing file; an edited block is reported and left alone."""
+def install(target: str, path: str, variant: str, prefix: str, *, global_root: str) -> Report:
+    """Add or update the block in an existing file, its commands started by `prefix`
+    (blocks.block_prefix); an edited block is reported and left alone."""
     report = Report()
-    patch = _patch(path, variant, report)
+    patch = _patch(path, variant, prefix, report)
     if patch is None or patch[2] == "edited":
         return report
     text, new_text, outcome = patch
@@ -63,12 +64,12 @@ def install(target: str, path: str, variant: str, *, global_root: str) -> Report
         files.write_atomic(path, new_text, global_root=global_root)
         verb = "Installed" if outcome == "added" else "Updated"
         report.lines.append(f"{verb} {target} block in {path}")
-    current = blocks.digest(blocks.current_body(variant))
+    current = blocks.digest(blocks.current_body(variant, prefix))
     installed.add(global_root, installed.Record(target=target, kind="block", file=path, digest=current))
     return report
 
 
-def uninstall(target: str, path: str, variant: str, *, global_root: str) -> Report:
+def uninstall(target: str, path: str, *, global_root: str) -> Report:
     """Remove the block when this target installed it, no other target still has it, and it is
     unedited; drops this target's record either way."""
     report = Report()
@@ -85,7 +86,7 @@ def uninstall(target: str, path: str, variant: str, *, global_root: str) -> Repo
     if not mine:
         report.warnings.append(f"hippo block in {path} kept: {target} did not install it")
         return report
-    new_text, outcome = blocks.without(text, variant)
+    new_text, outcome = blocks.without(text)
     if outcome == "edited":
         report.warnings.append(_edited(path))
     elif new_text != text:
@@ -106,15 +107,15 @@ def _forget_backup_if_restored(path: str, text: str, global_root: str) -> None:
         files.forget_backup(path, global_root)
 
 
-def refresh(path: str, variant: str, *, global_root: str) -> Report:
+def refresh(path: str, variant: str, prefix: str, *, global_root: str) -> Report:
     """Replace an older unedited block with the current one and update its records' digests."""
     report = Report()
-    patch = _patch(path, variant, report)
+    patch = _patch(path, variant, prefix, report)
     if patch is None or patch[2] != "updated":
         return report
     files.write_atomic(path, patch[1], global_root=global_root)
     report.lines.append(f"Updated hippo block in {path}")
-    current = blocks.digest(blocks.current_body(variant))
+    current = blocks.digest(blocks.current_body(variant, prefix))
     for record in _block_records(global_root, path):
         record.digest = current
         installed.add(global_root, record)
@@ -129,7 +130,7 @@ def clean_cursorrules(project: str, *, global_root: str) -> Report:
     text = files.read_or_warn(path, report)
     if text is None:
         return report
-    new_text, outcome = blocks.without(text, blocks.AGENTS)
+    new_text, outcome = blocks.without(text)
     if outcome == "edited":
         report.warnings.append(_edited(path))
     if outcome != "removed":

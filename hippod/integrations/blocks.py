@@ -1,17 +1,30 @@
 """The instruction block in a project's CLAUDE.md or AGENTS.md (integrations.md §4, §8).
 
 The block sits between `<!-- hippo:start -->` and `<!-- hippo:end -->`; its body (the text between
-the markers, line endings made LF and outer whitespace trimmed) is recognised by sha256 against
-every body hippod has shipped, and against the bodies the original hippo wrote between the same
-markers. A known older body is replaced by the current one; any other body is the user's, and is
-left alone, as is a start marker with no end marker after it. Text outside the markers is never
-touched, and a file is patched only when it already exists.
+the markers, line endings made LF and outer whitespace trimmed) is recognised against every body
+hippod has shipped, and against the bodies the original hippo wrote between the same markers. A
+known older body is replaced by the current one; any other body is the user's, and is left alone,
+as is a start marker with no end marker after it. Text outside the markers is never touched, and a
+file is patched only when it already exists.
+
+The agent runs the block's commands in its own shell, whose PATH rarely holds the folder the client
+lives in (a bare `hippoctl` there is `not found`, exit 127), so since version 2 they start with the
+installing client's own prefix, as the hooks do (hippoctl/selfcommand.py), written from `~/` when
+it lies under the home folder: the block is committed with the project, and teammates who install
+hippod the same way (pipx, uv tool: `~/.local/bin/hippoctl`) get the same text. A version-2 body
+under any other hippoctl prefix (an install that moved, a teammate's) counts as an older body.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
+import shlex
+import sys
 from dataclasses import dataclass
+
+from hippod.integrations.commands import is_hippoctl_prefix, split, starts_hippoctl
 
 START = "<!-- hippo:start -->"
 END = "<!-- hippo:end -->"
@@ -39,12 +52,19 @@ personal details: `hippoctl remember "<what you learned and why>"`
 - When the session finishes, unless a hook captures it: pipe a 2-5 bullet summary (decisions, \
 errors, lessons) into `hippoctl capture --stdin`"""
 
+# From version 2 a body is a template: PREFIX stands for the words that start the client.
+PREFIX = "{hippoctl}"
+_CLAUDE_V2 = _CLAUDE_V1.replace("`hippoctl ", f"`{PREFIX} ")
+_AGENTS_V2 = _AGENTS_V1.replace("`hippoctl ", f"`{PREFIX} ")
+
 # (variant, version) -> body. Add a new version here; never change or drop a shipped one.
 BODIES: dict[tuple[str, int], str] = {
     (CLAUDE, 1): _CLAUDE_V1,
     (AGENTS, 1): _AGENTS_V1,
+    (CLAUDE, 2): _CLAUDE_V2,
+    (AGENTS, 2): _AGENTS_V2,
 }
-CURRENT = {CLAUDE: 1, AGENTS: 1}
+CURRENT = {CLAUDE: 2, AGENTS: 2}
 
 # sha256 of the bodies the original hippo wrote between the same markers (up to its 1.33): its
 # claude-code block, and its codex, cursor, openclaw, opencode and pi blocks (all AGENTS.md).
@@ -88,19 +108,79 @@ def digest(body: str) -> str:
     return hashlib.sha256(body.replace("\r\n", "\n").strip().encode("utf-8")).hexdigest()
 
 
-def current_body(variant: str) -> str:
-    return BODIES[(variant, CURRENT[variant])]
+def block_prefix(command: str, home: str | None = None) -> str:
+    """The words the block's commands start with, from the installing client's hook prefix
+    (selfcommand.hook_command): the same, with a path under the home folder written from `~/`."""
+    home = os.path.expanduser("~") if home is None else home
+    words = split(command)
+    if sys.platform == "win32" or not words or not home.startswith("/") or home == "/":
+        return command
+    first = words[0]
+    if not first.startswith(home.rstrip("/") + "/"):
+        return command
+    # `~/` stays outside the quotes, where sh expands it; the rest is quoted as a word.
+    rest = "~/" + shlex.quote(first[len(home.rstrip("/")) + 1 :])
+    return " ".join([rest, *(shlex.quote(w) for w in words[1:])])
+
+
+def current_body(variant: str, prefix: str) -> str:
+    """The current body, its commands started by `prefix` (block_prefix)."""
+    return BODIES[(variant, CURRENT[variant])].replace(PREFIX, prefix)
 
 
 def _shipped() -> dict[str, tuple[str, str]]:
-    table = {digest(body): (variant, str(version)) for (variant, version), body in BODIES.items()}
+    table = {
+        digest(body): (variant, str(version))
+        for (variant, version), body in BODIES.items()
+        if PREFIX not in body
+    }
     for variant, digests in _ORIGINAL.items():
         table.update({d: (variant, "original") for d in digests})
     return table
 
 
-# digest -> (variant, version): every body that counts as unedited.
+# digest -> (variant, version): every body without a prefix that counts as unedited.
 SHIPPED = _shipped()
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """A template as a pattern: the first PREFIX captures the prefix, the others must repeat it."""
+    first, *rest = template.split(PREFIX)
+    return re.compile(re.escape(first) + r"(?P<prefix>[^`\n]+)" + "(?P=prefix)".join(map(re.escape, rest)))
+
+
+_TEMPLATES = [_template_pattern(body) for body in BODIES.values() if PREFIX in body]
+
+
+def _templated(body: str) -> bool:
+    """Whether a body is a shipped template under some hippoctl prefix."""
+    normal = body.replace("\r\n", "\n").strip()
+    for pattern in _TEMPLATES:
+        found = pattern.fullmatch(normal)
+        if found is not None:
+            words = split(found.group("prefix"))
+            if words is not None and is_hippoctl_prefix(words):
+                return True
+    return False
+
+
+def unedited(body: str, shipped: dict[str, tuple[str, str]] = SHIPPED) -> bool:
+    """Whether a block's body is one hippod or the original hippo wrote (any version, any prefix)."""
+    return digest(body) in shipped or _templated(body)
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def commands(body: str) -> list[str]:
+    """The commands a body asks the agent to run: its inline code that starts hippoctl (a bare
+    `hippoctl`, a path to it, or `<python> -m hippoctl`), each once, in order."""
+    found: list[str] = []
+    for match in _CODE.finditer(body):
+        command = match.group(1).strip()
+        if starts_hippoctl(split(command) or []) and command not in found:
+            found.append(command)
+    return found
 
 
 @dataclass(frozen=True)
@@ -124,9 +204,10 @@ def find(text: str) -> Span | None:
     return Span(start, close + len(END), text[start + len(START) : close])
 
 
-def state(text: str | None, variant: str, shipped: dict[str, tuple[str, str]] = SHIPPED) -> str:
-    """`absent` (no file or no block), `installed` (the current body), `outdated` (an older shipped
-    body) or `edited` (anything else, an unterminated block, or a stray end marker)."""
+def state(text: str | None, variant: str, prefix: str, shipped: dict[str, tuple[str, str]] = SHIPPED) -> str:
+    """`absent` (no file or no block), `installed` (the current body under `prefix`), `outdated`
+    (an older shipped body, or the current one under another prefix) or `edited` (anything else, an
+    unterminated block, or a stray end marker)."""
     if text is None:
         return "absent"
     span = find(text)
@@ -134,46 +215,46 @@ def state(text: str | None, variant: str, shipped: dict[str, tuple[str, str]] = 
         return "edited" if END in text else "absent"
     if span.end < 0:
         return "edited"
-    found = digest(span.body)
-    if found == digest(current_body(variant)):
+    if digest(span.body) == digest(current_body(variant, prefix)):
         return "installed"
-    return "outdated" if found in shipped else "edited"
+    return "outdated" if unedited(span.body, shipped) else "edited"
 
 
 def _eol(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
-def render(variant: str, eol: str = "\n") -> str:
+def render(variant: str, prefix: str, eol: str = "\n") -> str:
     """The whole block, markers included, without a final newline."""
-    return eol.join([START, *current_body(variant).split("\n"), END])
+    return eol.join([START, *current_body(variant, prefix).split("\n"), END])
 
 
-def patched(text: str, variant: str, shipped: dict[str, tuple[str, str]] = SHIPPED) -> tuple[str, str]:
+def patched(
+    text: str, variant: str, prefix: str, shipped: dict[str, tuple[str, str]] = SHIPPED
+) -> tuple[str, str]:
     """(new text, what happened): `added` after a blank line, `updated` from an older body, or the
     text unchanged with `current` or `edited`."""
-    found = state(text, variant, shipped)
+    found = state(text, variant, prefix, shipped)
     eol = _eol(text)
+    block = render(variant, prefix, eol)
     if found == "absent":
         if not text:
-            return render(variant, eol) + eol, "added"
+            return block + eol, "added"
         gap = eol if text.endswith("\n") else eol + eol
-        return text + gap + render(variant, eol) + eol, "added"
+        return text + gap + block + eol, "added"
     if found == "outdated":
         span = find(text)
         assert span is not None
-        return text[: span.start] + render(variant, eol) + text[span.end :], "updated"
+        return text[: span.start] + block + text[span.end :], "updated"
     return text, "current" if found == "installed" else "edited"
 
 
-def without(text: str, variant: str, shipped: dict[str, tuple[str, str]] = SHIPPED) -> tuple[str, str]:
-    """(new text, what happened): the unedited block `removed` with the blank line `patched` put
-    before it, or the text unchanged with `absent` or `edited`."""
-    found = state(text, variant, shipped)
-    if found in ("absent", "edited"):
-        return text, found
+def without(text: str, shipped: dict[str, tuple[str, str]] = SHIPPED) -> tuple[str, str]:
+    """(new text, what happened): the unedited block (of any version, under any prefix) `removed`
+    with the blank line `patched` put before it, or the text unchanged with `absent` or `edited`."""
     span = find(text)
-    assert span is not None
+    if span is None or span.end < 0 or not unedited(span.body, shipped):
+        return text, "edited" if span is not None or END in text else "absent"
     eol = _eol(text)
     before, after = text[: span.start], text[span.end :]
     if after.startswith(eol):

@@ -102,6 +102,11 @@ def is_hippoctl_prefix(words: list[str]) -> bool:
     return len(words) == 3 and words[1:] == ["-m", "hippoctl"]
 
 
+def starts_hippoctl(words: list[str]) -> bool:
+    """Whether the words start hippoctl with some verb: a hippoctl prefix and more after it."""
+    return any(is_hippoctl_prefix(words[:n]) and len(words) > n for n in (1, 3))
+
+
 def is_hippod_form(command: str, suffix: str) -> bool:
     """Whether `command` is `<some hippoctl prefix> <suffix>`."""
     words, tail = split(command), suffix.split()

@@ -22,6 +22,7 @@ from hippod.integrations.commands import (
     HookSpec,
     is_hippoctl_prefix,
     is_hippod_form,
+    starts_hippoctl,
 )
 
 # A JSON array of strings on one line: how the plugin holds each command (opencode.plugin_source).
@@ -60,8 +61,7 @@ def plugin_argvs(text: str) -> list[list[str]]:
             words = json.loads(match.group(0))
         except json.JSONDecodeError:
             continue
-        starts = any(is_hippoctl_prefix(words[:n]) and len(words) > n for n in (1, 3))
-        if starts and words not in found:
+        if starts_hippoctl(words) and words not in found:
             found.append(words)
     return found
 

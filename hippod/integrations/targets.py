@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 
 from hippoctl.protocol.messages import HOOK_TARGETS as TARGETS
-from hippoctl.protocol.replies_doctor import Check
+from hippoctl.protocol.replies_doctor import Check, HookCommand
 from hippoctl.protocol.replies_hooks_install import HookFile, HookTarget
 from hippoctl.protocol.wording import plural
 from hippod.integrations import (
@@ -54,10 +54,11 @@ def detect(project: str, env: Mapping[str, str]) -> list[str]:
     return found
 
 
-def install_project(target: str, project: str, *, global_root: str) -> Report:
-    """The target's instruction block in the project's CLAUDE.md or AGENTS.md, only if that file exists."""
+def install_project(target: str, project: str, command: str, *, global_root: str) -> Report:
+    """The target's instruction block in the project's CLAUDE.md or AGENTS.md, only if that file
+    exists, its commands started as `command` starts the hooks."""
     path, kind = blockfiles.locate(project, variant(target))
-    return blockfiles.install(target, path, kind, global_root=global_root)
+    return blockfiles.install(target, path, kind, blocks.block_prefix(command), global_root=global_root)
 
 
 def check(target: str, env: Mapping[str, str]) -> None:
@@ -93,7 +94,7 @@ def install_user(target: str, command: str, *, global_root: str, env: Mapping[st
 
 def install(target: str, project: str, command: str, *, global_root: str, env: Mapping[str, str]) -> Report:
     """`hook install <target>`: the project's block and the machine-level wiring."""
-    report = install_project(target, project, global_root=global_root)
+    report = install_project(target, project, command, global_root=global_root)
     if target == "opencode":
         # Also cleans the project's opencode.json, which install_user has no project for.
         return report.extend(opencode.install(command, project, global_root=global_root, env=env))
@@ -102,8 +103,8 @@ def install(target: str, project: str, command: str, *, global_root: str, env: M
 
 def uninstall(target: str, project: str, *, global_root: str, env: Mapping[str, str]) -> Report:
     """`hook uninstall <target>`: exactly hippod's own entries, and the block where §8 allows."""
-    path, kind = blockfiles.locate(project, variant(target))
-    report = blockfiles.uninstall(target, path, kind, global_root=global_root)
+    path, _ = blockfiles.locate(project, variant(target))
+    report = blockfiles.uninstall(target, path, global_root=global_root)
     try:
         if target == "cursor":
             report.extend(blockfiles.clean_cursorrules(project, global_root=global_root))
@@ -140,25 +141,46 @@ def user_wiring_state(target: str, command: str, env: Mapping[str, str]) -> str:
     return "absent"
 
 
-def refresh_blocks(project: str, *, global_root: str) -> Report:
-    """Replace unedited older blocks in a project's CLAUDE.md / AGENTS.md with the current ones."""
+def _block_files(project: str) -> list[tuple[str, str]]:
+    """(path, variant) of the project's CLAUDE.md and AGENTS.md, once each."""
+    return list(dict.fromkeys(blockfiles.locate(project, k) for k in (blocks.CLAUDE, blocks.AGENTS)))
+
+
+def refresh_blocks(project: str, command: str, *, global_root: str) -> Report:
+    """Replace unedited older blocks in a project's CLAUDE.md / AGENTS.md with the current ones,
+    their commands started as `command` starts the hooks."""
     report = Report()
-    for path, kind in dict.fromkeys(blockfiles.locate(project, k) for k in (blocks.CLAUDE, blocks.AGENTS)):
-        report.extend(blockfiles.refresh(path, kind, global_root=global_root))
+    prefix = blocks.block_prefix(command)
+    for path, kind in _block_files(project):
+        report.extend(blockfiles.refresh(path, kind, prefix, global_root=global_root))
     return report
+
+
+def outdated_blocks(project: str, command: str) -> list[str]:
+    """The project's instruction files whose block refresh_blocks would replace (read-only)."""
+    prefix = blocks.block_prefix(command)
+    found = []
+    for path, kind in _block_files(project):
+        try:
+            text = files.read_text(path)
+        except files.Unreadable:
+            continue
+        if blocks.state(text, kind, prefix) == "outdated":
+            found.append(path)
+    return found
 
 
 # --- hook list ------------------------------------------------------------------------------------
 
 
-def _block_file(path: str, kind: str) -> tuple[HookFile, bool]:
+def _block_file(path: str, kind: str, command: str) -> tuple[HookFile, bool]:
     try:
         text = files.read_text(path)
     except files.Unreadable as exc:
         return HookFile(kind="block", path=path, state="edited", detail=f"{exc}; left alone"), True
     if text is None:
         return HookFile(kind="block", path=path, state="absent", detail="no such file"), False
-    state = blocks.state(text, kind)
+    state = blocks.state(text, kind, blocks.block_prefix(command))
     detail = {"absent": "no hippo block", "edited": "edited by hand; left alone"}.get(state, "")
     return HookFile(kind="block", path=path, state=state, detail=detail), True
 
@@ -204,7 +226,7 @@ def _overall(found: list[tuple[HookFile, bool]]) -> str:
 
 def status(target: str, project: str, command: str, *, env: Mapping[str, str]) -> HookTarget:
     """`hook list`'s row for one target (read-only)."""
-    found = [_block_file(*blockfiles.locate(project, variant(target)))]
+    found = [_block_file(*blockfiles.locate(project, variant(target)), command)]
     if target == "claude-code":
         found.append(_hooks_file(claude.status(command, env)))
     elif target == "codex":
@@ -231,3 +253,11 @@ def doctor_checks(
     """Claude Code, Codex, OpenCode and Blocks checks of integrations.md §12 (read-only)."""
     found = [] if project is None else detect(project, env)
     return agent_checks.checks(project, command, global_root=global_root, env=env, detected=found)
+
+
+def doctor_block_commands(
+    project: str | None, command: str, *, global_root: str, env: Mapping[str, str]
+) -> list[HookCommand]:
+    """The commands in the project's hippo blocks, for doctor's client half to run (read-only)."""
+    found = [] if project is None else detect(project, env)
+    return agent_checks.block_commands(project, command, global_root=global_root, detected=found)

@@ -223,7 +223,7 @@ def folders_in(where: Folder) -> list[str]:
 
 
 def write(root: str, relative: str, text: str) -> None:
-    """Replace root/relative with text, creating its folders; see the module docstring."""
+    """Replace root/relative with text, creating its folders, unless it holds that text already."""
     with Folders(root) as folders:
         folders.write(relative, text)
 
@@ -260,10 +260,15 @@ class Folders:
             self._open[relative] = where
         return where
 
-    def write(self, relative: str, text: str) -> None:
-        """Replace root/relative with text, creating its folders."""
+    def write(self, relative: str, text: str) -> bool:
+        """Replace root/relative with text, creating its folders, unless it holds that text already
+        (a committed mirror keeps its file untouched); whether it wrote."""
         parent, name = os.path.split(relative)
-        write_in(self._folder(parent, create=True), name, text)
+        where = self._folder(parent, create=True)
+        if read_in(where, name) == text:
+            return False
+        write_in(where, name, text)
+        return True
 
     def remove(self, relative: str) -> bool:
         """Remove root/relative when it is there; a missing or linked folder means nothing to remove."""

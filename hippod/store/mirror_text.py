@@ -1,5 +1,12 @@
 """The text of the memory mirrors: one file per memory (memory-model.md §3), or one section of a
-day file in the day layout (store/mirror_days.py)."""
+day file in the day layout (store/mirror_days.py).
+
+Mirrors are committed with the project, so they hold what a memory is, never how it has been used:
+the numbers recalls, outcomes and sleeps move on their own (strength, retrieval count, last
+retrieval, half-life, outcome counts) stay in the database, where `inspect` shows them, and a
+mirror's text changes only when the memory itself does (memory-model.md §3 lists them too: a file
+that changed with every recall dirtied the project's git status).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,6 @@ import re
 
 from hippod.store.records import Memory
 
-# What a recall changes. The day layout leaves these out, so recalls never rewrite a day file.
-BOOKKEEPING = frozenset({"last_retrieved", "retrieval_count", "strength", "half_life_days"})
 UNDATED = "undated"
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
@@ -23,26 +28,16 @@ def _scalar(value: object) -> str:
     return str(value)
 
 
-def _half_life(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else value
-
-
 def fields(memory: Memory) -> list[tuple[str, object]]:
-    """The front matter's fields, in order."""
+    """The front matter's fields, in order: memory-model.md §3's without the usage numbers."""
     values: list[tuple[str, object]] = [
         ("id", memory.id),
         ("created", memory.created),
-        ("last_retrieved", memory.last_retrieved),
-        ("retrieval_count", memory.retrieval_count),
-        ("strength", round(memory.strength, 4)),
-        ("half_life_days", _half_life(memory.half_life_days)),
         ("layer", memory.layer),
         ("tags", memory.tags),
         ("emotional_valence", memory.emotional_valence),
         ("schema_fit", memory.schema_fit),
         ("source", memory.source),
-        ("outcome_positive", memory.outcome_positive),
-        ("outcome_negative", memory.outcome_negative),
         ("conflicts_with", memory.conflicts_with),
         ("pinned", memory.pinned),
         ("confidence", memory.confidence),
@@ -88,9 +83,7 @@ def day_header(layer: str, day: str, part: int) -> str:
 
 
 def section(memory: Memory) -> str:
-    """One memory in a day file: a heading with its id, its fields but the bookkeeping ones in a
-    YAML block, then the content verbatim."""
-    front = "\n".join(
-        f"{key}: {_scalar(value)}" for key, value in fields(memory) if key not in BOOKKEEPING and key != "id"
-    )
+    """One memory in a day file: a heading with its id, its other fields in a YAML block, then the
+    content verbatim."""
+    front = "\n".join(f"{key}: {_scalar(value)}" for key, value in fields(memory) if key != "id")
     return f"## {memory.id}\n\n```yaml\n{front}\n```\n\n{memory.content}\n\n"

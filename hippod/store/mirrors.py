@@ -1,10 +1,11 @@
 """Markdown mirrors of each memory, written after commits and coalesced per store (memory-model.md §2-§3).
 
-Nothing reads the mirrors back; they exist for people and for grep. Writes happen in a
-worker thread about a second after the change, so bursts of writes cost one pass; a verb that
-takes a text away writes its mirrors at once and synced (`write_now`). After the store opens and
-after each sleep, a pass also heals the folders from the database (store/mirror_heal.py), and
-`status` reports how many mirrors are missing.
+Nothing reads the mirrors back; they exist for people, for grep and for the project's git. They hold
+no usage numbers (store/mirror_text.py), so a recall changes none of them, and a file is rewritten
+only when its text changes. Writes happen in a worker thread about a second after the change, so
+bursts of writes cost one pass; a verb that takes a text away writes its mirrors at once and synced
+(`write_now`). After the store opens and after each sleep, a pass also heals the folders from the
+database (store/mirror_heal.py), and `status` reports how many mirrors are missing.
 """
 
 from __future__ import annotations
@@ -33,11 +34,6 @@ def dormant_file(memory_id: str) -> str:
 
 
 COALESCE_SECONDS = 1.0
-# A recall changes only the retrieval bookkeeping of what it returned (last_retrieved,
-# retrieval_count, strength, half-life). Those mirrors are refreshed at most this often, with the
-# next other change, or at shutdown: rewriting some 50 files after every recall took as much of
-# the daemon's CPU as the recall itself, and competed with the next one.
-BOOKKEEPING_SECONDS = 60.0
 # At shutdown the pending mirrors are written for at most this long; the rest are stale until the
 # next open heals them. A large import just before a stop leaves ~100,000 of them (a minute or more).
 CLOSE_SECONDS = 10.0
@@ -60,8 +56,7 @@ class MirrorWriter:
 
     Writers hand over the Memory they just committed (`changed`), or only its id when they
     changed it in SQL (`changed_ids`); those rows are read back at the pass, as committed then.
-    Ids whose only change is a recall's bookkeeping (`touched`) wait for a later pass, at most
-    BOOKKEEPING_SECONDS. Passes never overlap, so healing never sees a pass half done.
+    Passes never overlap, so healing never sees a pass half done.
 
     `layout` gives the store's `mirrors.layout`, read at each pass: `memory` (a file per memory,
     memory-model.md §2) or `day` (a file per layer and day, store/mirror_days.py). A change of
@@ -92,14 +87,12 @@ class MirrorWriter:
         self.healed = self.removed = 0
         self.healed_at: str | None = None
         self._changed: dict[str, Memory | None] = {}
-        self._touched: set[str] = set()
         self._deleted: set[str] = set()
         # Other files under the root (dormant and conflict mirrors): relative path -> text, None = remove.
         self._files: dict[str, str | None] = {}
         self._stats_due = False
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()  # write now (flush_now, close)
-        self._hurry = asyncio.Event()  # something besides bookkeeping is pending
         self._closed = False
         self._close_by: float | None = None  # time.monotonic() past which a closing pass stops
         self._refused: object = None  # the unknown layout last warned about
@@ -116,19 +109,10 @@ class MirrorWriter:
             self._deleted.discard(memory_id)
         self._schedule()
 
-    def touched(self, ids: Iterable[str]) -> None:
-        """Memories whose only change is a recall's bookkeeping: mirrored within BOOKKEEPING_SECONDS
-        (day files leave those fields out)."""
-        if self.layout == "day":
-            return
-        self._touched.update(ids)
-        self._schedule(lazy=True)
-
     def deleted(self, ids: Iterable[str]) -> None:
         for memory_id in ids:
             self._deleted.add(memory_id)
             self._changed.pop(memory_id, None)
-            self._touched.discard(memory_id)
         self._schedule()
 
     def files(self, changes: dict[str, str | None]) -> None:
@@ -143,51 +127,34 @@ class MirrorWriter:
         self._heal_due = True
         self._schedule()
 
-    def _schedule(self, *, lazy: bool = False) -> None:
+    def _schedule(self) -> None:
         if not self.enabled:
             self._changed.clear()
-            self._touched.clear()
             self._deleted.clear()
             self._files.clear()
             self._stats_due = self._heal_due = False
             return
-        if not lazy:
-            self._hurry.set()
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
 
     def _pending(self) -> bool:
-        return bool(
-            self._changed
-            or self._touched
-            or self._deleted
-            or self._files
-            or self._stats_due
-            or self._heal_due
-        )
+        return bool(self._changed or self._deleted or self._files or self._stats_due or self._heal_due)
 
     async def _run(self) -> None:
         # Changes that arrive during a pass are picked up by the next turn of the loop.
         while self._pending():
-            if not self._hurry.is_set():
-                # Only bookkeeping is pending: it waits for another change, flush_now or the timeout.
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._hurry.wait(), BOOKKEEPING_SECONDS)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), COALESCE_SECONDS)
             if not self._closed:
                 self._wake.clear()
-                self._hurry.clear()
             await self.flush()
 
     async def flush(self) -> None:
         """Write everything pending now (also called at shutdown, where healing waits for the next open)."""
         async with self._pass:
-            pending: dict[str, Memory | None] = dict.fromkeys(self._touched - self._deleted)
-            pending.update(self._changed)
+            pending: dict[str, Memory | None] = dict(self._changed)
             deleted, files = list(self._deleted), dict(self._files)
             self._changed.clear()
-            self._touched.clear()
             self._deleted.clear()
             self._files.clear()
             stats_due, self._stats_due = self._stats_due, False
@@ -217,7 +184,6 @@ class MirrorWriter:
                 self._deleted.discard(memory_id)
             for memory_id in (*deleted, *changed):
                 self._changed.pop(memory_id, None)
-                self._touched.discard(memory_id)
             for relative in files:
                 self._files.pop(relative, None)
             if self._layout_now():  # the layout changed: the next pass heals the folders into it
@@ -356,7 +322,6 @@ class MirrorWriter:
         and no two passes write the same files at once.
         """
         self._wake.set()
-        self._hurry.set()
         if self._task is not None:
             await self._task
         await self.flush()

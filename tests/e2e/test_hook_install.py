@@ -103,7 +103,7 @@ def test_claude_code_install_twice_then_uninstall(hippo: Hippo) -> None:
     assert data["hooks"]["UserPromptSubmit"][0] == USER_SETTINGS["hooks"]["UserPromptSubmit"][0]
     claude_md = Path(folder, "CLAUDE.md").read_text()
     assert outside_markers(claude_md) == USER_MD + "\n\n"
-    assert blocks.find(claude_md).body.strip() == blocks.current_body(blocks.CLAUDE)  # type: ignore[union-attr]
+    assert blocks.find(claude_md).body.strip() == blocks.current_body(blocks.CLAUDE, PREFIX)  # type: ignore[union-attr]
 
     snapshot = settings.read_bytes(), Path(folder, "CLAUDE.md").read_bytes()
     out, err = hook(hippo, folder, "install", "claude-code")
@@ -217,7 +217,7 @@ def test_codex_appends_two_entries_and_the_agents_block(hippo: Hippo) -> None:
         ],
     }
     assert data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] == f"{PREFIX} {PROMPT}"
-    assert blocks.state(Path(folder, "AGENTS.md").read_text(), blocks.AGENTS) == "installed"
+    assert blocks.state(Path(folder, "AGENTS.md").read_text(), blocks.AGENTS, PREFIX) == "installed"
     snapshot = hooks_json.read_bytes(), Path(folder, "AGENTS.md").read_bytes()
     out, err = hook(hippo, folder, "install", "codex")
     assert out == "codex: nothing changed\n" and "trust them once" in err
@@ -233,7 +233,7 @@ def test_codex_without_its_home_gets_only_the_block(hippo: Hippo) -> None:
     _, err = hook(hippo, folder, "install", "codex")
     assert "Codex home" in err and "not found" in err
     assert not Path(hippo.user_home, ".codex").exists()
-    assert blocks.state(Path(folder, "AGENTS.md").read_text(), blocks.AGENTS) == "installed"
+    assert blocks.state(Path(folder, "AGENTS.md").read_text(), blocks.AGENTS, PREFIX) == "installed"
     codex = listed(hippo, folder)["codex"]
     assert codex["detected"] and codex["state"] == "installed"
     assert codex["files"][1]["detail"] == "Codex home not found"
@@ -241,7 +241,7 @@ def test_codex_without_its_home_gets_only_the_block(hippo: Hippo) -> None:
 
 def test_agents_md_readers_share_one_block(hippo: Hippo) -> None:
     hippo.start()
-    legacy = blocks.render(blocks.AGENTS) + "\n"
+    legacy = blocks.render(blocks.AGENTS, PREFIX) + "\n"
     folder = project(
         hippo, **{"AGENTS.md": USER_MD, ".cursorrules": "Prefer tabs.\n\n" + legacy, ".pi/agent/x": ""}
     )
@@ -281,7 +281,7 @@ def test_opencode_plugin_and_stray_hooks(hippo: Hippo) -> None:
     assert json.dumps([sys.executable, "-m", "hippoctl", "session-end", "--once"]) in text
     assert json.loads(Path(folder, "opencode.json").read_text()) == {"model": "m"}
     assert json.loads(user_config.read_text()) == {"theme": "t"}
-    assert blocks.state(Path(folder, "AGENTS.md").read_text(), blocks.AGENTS) == "installed"
+    assert blocks.state(Path(folder, "AGENTS.md").read_text(), blocks.AGENTS, PREFIX) == "installed"
     snapshot = plugin.read_bytes()
     assert hook(hippo, folder, "install", "opencode")[0] == "opencode: nothing changed\n"
     assert plugin.read_bytes() == snapshot

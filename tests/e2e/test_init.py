@@ -196,7 +196,7 @@ def test_init_wires_linked_instruction_files_and_opencode_json_as_hook_install_d
     assert (project / "AGENTS.md").is_symlink() and claude_md.count(START) == 1
     assert json.loads((project / "opencode.json").read_text()) == {"model": "x"}
     again = hippo.ok("init", "--no-schedule", cwd=str(project))
-    assert (project / "CLAUDE.md").read_text() == claude_md and "block" not in again.stdout
+    assert (project / "CLAUDE.md").read_text() == claude_md and " block in " not in again.stdout
 
 
 def test_init_writes_the_opencode_plugin_where_opencode_is_installed(hippo: Hippo, tmp_path: Path) -> None:

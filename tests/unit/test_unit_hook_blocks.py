@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from hippod.integrations import blockfiles, blocks, files, installed
 
 USER_TEXT = "# My project\n\nBuild with `make`.\n"
+# How the installing client starts itself (selfcommand.hook_command), as the block names it.
+CLIENT = "/opt/hippo/bin/hippoctl"
 OLD_BODY = "## Project Memory (Hippo)\n\nAn older wording of the block."
 
 
@@ -21,7 +24,10 @@ def old_shipped(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_bodies_say_what_no_hook_does() -> None:
-    claude, agents = blocks.current_body(blocks.CLAUDE), blocks.current_body(blocks.AGENTS)
+    claude, agents = (
+        blocks.current_body(blocks.CLAUDE, "hippoctl"),
+        blocks.current_body(blocks.AGENTS, "hippoctl"),
+    )
     for body in (claude, agents):
         assert body.startswith("## Project Memory (Hippo)\n")
         assert "`hippoctl context --auto --budget 1500`" in body
@@ -33,33 +39,79 @@ def test_bodies_say_what_no_hook_does() -> None:
     assert len(claude) < 450 and len(agents) < 700  # read on every session: keep them short
 
 
-def test_every_shipped_body_is_known_by_its_digest() -> None:
+def test_every_command_starts_with_the_installing_client() -> None:
+    claude, agents = blocks.current_body(blocks.CLAUDE, CLIENT), blocks.current_body(blocks.AGENTS, CLIENT)
+    assert blocks.commands(claude) == [
+        f"{CLIENT} context --auto --budget 1500",
+        f'{CLIENT} remember "<what went wrong and why>" --error',
+    ]
+    assert blocks.commands(agents) == [
+        f"{CLIENT} context --auto --budget 1500",
+        f'{CLIENT} remember "<what went wrong and why>" --error',
+        f'{CLIENT} remember "<what you learned and why>"',
+        f"{CLIENT} capture --stdin",
+    ]
+    assert "`hippoctl " not in claude + agents
+
+
+def test_every_shipped_body_is_known() -> None:
     for (variant, version), body in blocks.BODIES.items():
-        assert blocks.SHIPPED[blocks.digest(body)] == (variant, str(version))
+        if blocks.PREFIX in body:  # a template: known under any hippoctl prefix
+            for prefix in (CLIENT, "/usr/bin/python3 -m hippoctl", "~/'my venv/bin/hippoctl'"):
+                assert blocks.unedited(body.replace(blocks.PREFIX, prefix))
+            assert not blocks.unedited(body.replace(blocks.PREFIX, "rm -rf /"))
+        else:
+            assert blocks.SHIPPED[blocks.digest(body)] == (variant, str(version))
     assert blocks.digest("x\r\n") == blocks.digest("\nx\n")
 
 
+def test_a_block_of_bare_hippoctl_commands_is_replaced_in_place() -> None:
+    old = blocks.BODIES[(blocks.CLAUDE, 1)]
+    assert "`hippoctl context --auto --budget 1500`" in old
+    text = f"intro\n\n{blocks.START}\n{old}\n{blocks.END}\n\nafter\n"
+    assert blocks.state(text, blocks.CLAUDE, CLIENT) == "outdated"
+    new, outcome = blocks.patched(text, blocks.CLAUDE, CLIENT)
+    assert (new, outcome) == (f"intro\n\n{blocks.render(blocks.CLAUDE, CLIENT)}\n\nafter\n", "updated")
+    # The current wording under another install's prefix is older too; under this one, current.
+    moved = blocks.render(blocks.CLAUDE, "/old/venv/bin/hippoctl")
+    assert blocks.state(moved, blocks.CLAUDE, CLIENT) == "outdated"
+    assert blocks.patched(moved, blocks.CLAUDE, CLIENT) == (blocks.render(blocks.CLAUDE, CLIENT), "updated")
+    assert blocks.without(moved + "\n") == ("", "removed")
+
+
+def test_the_prefix_is_quoted_and_written_from_the_home_folder() -> None:
+    assert blocks.block_prefix("/home/ann/.local/bin/hippoctl", "/home/ann") == "~/.local/bin/hippoctl"
+    spaced = shlex.join(["/home/ann/my venv/bin/python", "-m", "hippoctl"])
+    prefix = blocks.block_prefix(spaced, "/home/ann/")
+    assert prefix == "~/'my venv/bin/python' -m hippoctl"
+    assert blocks.block_prefix(CLIENT, "/home/ann") == CLIENT
+    assert blocks.block_prefix("/home/annex/bin/hippoctl", "/home/ann") == "/home/annex/bin/hippoctl"
+    body = blocks.current_body(blocks.AGENTS, prefix)
+    assert blocks.commands(body)[0] == "~/'my venv/bin/python' -m hippoctl context --auto --budget 1500"
+    assert blocks.state(blocks.render(blocks.AGENTS, prefix), blocks.AGENTS, prefix) == "installed"
+
+
 def test_append_after_a_blank_line_then_nothing() -> None:
-    text, outcome = blocks.patched(USER_TEXT, blocks.CLAUDE)
+    text, outcome = blocks.patched(USER_TEXT, blocks.CLAUDE, CLIENT)
     assert outcome == "added"
-    assert text == USER_TEXT + "\n" + blocks.render(blocks.CLAUDE) + "\n"
-    assert blocks.patched(text, blocks.CLAUDE) == (text, "current")
-    assert blocks.state(text, blocks.CLAUDE) == "installed"
+    assert text == USER_TEXT + "\n" + blocks.render(blocks.CLAUDE, CLIENT) + "\n"
+    assert blocks.patched(text, blocks.CLAUDE, CLIENT) == (text, "current")
+    assert blocks.state(text, blocks.CLAUDE, CLIENT) == "installed"
 
 
 def test_append_to_unterminated_last_line_and_empty_file() -> None:
     assert (
-        blocks.patched("no newline", blocks.AGENTS)[0]
-        == "no newline\n\n" + blocks.render(blocks.AGENTS) + "\n"
+        blocks.patched("no newline", blocks.AGENTS, CLIENT)[0]
+        == "no newline\n\n" + blocks.render(blocks.AGENTS, CLIENT) + "\n"
     )
-    assert blocks.patched("", blocks.AGENTS)[0] == blocks.render(blocks.AGENTS) + "\n"
+    assert blocks.patched("", blocks.AGENTS, CLIENT)[0] == blocks.render(blocks.AGENTS, CLIENT) + "\n"
 
 
 def test_older_shipped_body_is_replaced_text_outside_kept(old_shipped: str) -> None:
     text = "intro\n" + old_shipped + "after the block\n"
-    new, outcome = blocks.patched(text, blocks.CLAUDE)
+    new, outcome = blocks.patched(text, blocks.CLAUDE, CLIENT)
     assert outcome == "updated"
-    assert new == "intro\n" + USER_TEXT + "\n" + blocks.render(blocks.CLAUDE) + "\nafter the block\n"
+    assert new == "intro\n" + USER_TEXT + "\n" + blocks.render(blocks.CLAUDE, CLIENT) + "\nafter the block\n"
 
 
 def test_edited_and_unterminated_blocks_are_left_alone() -> None:
@@ -67,29 +119,29 @@ def test_edited_and_unterminated_blocks_are_left_alone() -> None:
     unterminated = f"{USER_TEXT}{blocks.START}\nhalf a block\n"
     stray_end = f"{USER_TEXT}{blocks.END}\n"
     for text in (edited, unterminated, stray_end):
-        assert blocks.patched(text, blocks.CLAUDE) == (text, "edited")
-        assert blocks.without(text, blocks.CLAUDE) == (text, "edited")
+        assert blocks.patched(text, blocks.CLAUDE, CLIENT) == (text, "edited")
+        assert blocks.without(text) == (text, "edited")
 
 
 def test_crlf_file_keeps_its_line_endings() -> None:
     text = USER_TEXT.replace("\n", "\r\n")
-    new, _ = blocks.patched(text, blocks.AGENTS)
+    new, _ = blocks.patched(text, blocks.AGENTS, CLIENT)
     assert "\n" not in new.replace("\r\n", "")
-    assert blocks.state(new, blocks.AGENTS) == "installed"
-    assert blocks.without(new, blocks.AGENTS) == (text, "removed")
+    assert blocks.state(new, blocks.AGENTS, CLIENT) == "installed"
+    assert blocks.without(new) == (text, "removed")
 
 
 @pytest.mark.parametrize("before", [USER_TEXT, "", "a\n\n", "no newline"])
 def test_without_undoes_the_append(before: str) -> None:
-    text, _ = blocks.patched(before, blocks.CLAUDE)
-    restored, outcome = blocks.without(text, blocks.CLAUDE)
+    text, _ = blocks.patched(before, blocks.CLAUDE, CLIENT)
+    restored, outcome = blocks.without(text)
     assert outcome == "removed"
     assert restored == (before if before.endswith("\n") or not before else before + "\n")
 
 
 def test_without_a_block_in_the_middle() -> None:
-    text = f"top\n\n{blocks.render(blocks.CLAUDE)}\n\nbottom\n"
-    assert blocks.without(text, blocks.CLAUDE) == ("top\n\nbottom\n", "removed")
+    text = f"top\n\n{blocks.render(blocks.CLAUDE, CLIENT)}\n\nbottom\n"
+    assert blocks.without(text) == ("top\n\nbottom\n", "removed")
 
 
 # --- files and installed.json -------------------------------------------------------------------------
@@ -101,7 +153,7 @@ def records(root: Path) -> list[installed.Record]:
 
 def test_file_is_never_created(tmp_path: Path) -> None:
     report = blockfiles.install(
-        "claude-code", str(tmp_path / "CLAUDE.md"), blocks.CLAUDE, global_root=str(tmp_path)
+        "claude-code", str(tmp_path / "CLAUDE.md"), blocks.CLAUDE, CLIENT, global_root=str(tmp_path)
     )
     assert not (tmp_path / "CLAUDE.md").exists() and report.lines == [] and records(tmp_path) == []
 
@@ -109,9 +161,9 @@ def test_file_is_never_created(tmp_path: Path) -> None:
 def test_install_twice_one_backup_and_a_record(tmp_path: Path) -> None:
     path = tmp_path / "CLAUDE.md"
     path.write_text(USER_TEXT)
-    first = blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=str(tmp_path))
+    first = blockfiles.install("claude-code", str(path), blocks.CLAUDE, CLIENT, global_root=str(tmp_path))
     after, recorded = path.read_bytes(), Path(installed.path(str(tmp_path))).read_bytes()
-    second = blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=str(tmp_path))
+    second = blockfiles.install("claude-code", str(path), blocks.CLAUDE, CLIENT, global_root=str(tmp_path))
     assert first.lines == [f"Installed claude-code block in {path}"] and second.lines == []
     assert path.read_bytes() == after
     # The record keeps its first installed_at: re-running changes no file, installed.json included.
@@ -119,14 +171,14 @@ def test_install_twice_one_backup_and_a_record(tmp_path: Path) -> None:
     assert Path(files.backup_path(str(path), str(tmp_path))).read_text() == USER_TEXT
     [record] = records(tmp_path)
     assert (record.target, record.kind, record.file) == ("claude-code", "block", str(path))
-    assert record.digest == blocks.digest(blocks.current_body(blocks.CLAUDE))
+    assert record.digest == blocks.digest(blocks.current_body(blocks.CLAUDE, CLIENT))
 
 
 def test_edited_block_reported_and_untouched(tmp_path: Path) -> None:
     path = tmp_path / "AGENTS.md"
     text = f"{blocks.START}\nmine now\n{blocks.END}\n"
     path.write_text(text)
-    report = blockfiles.install("codex", str(path), blocks.AGENTS, global_root=str(tmp_path))
+    report = blockfiles.install("codex", str(path), blocks.AGENTS, CLIENT, global_root=str(tmp_path))
     assert report.warnings == [f"edited hippo block in {path} left alone"]
     assert path.read_text() == text and files.existing_backup(str(path), str(tmp_path)) is None
 
@@ -135,21 +187,21 @@ def test_agents_block_stays_while_another_target_has_it(tmp_path: Path) -> None:
     path, root = tmp_path / "AGENTS.md", str(tmp_path)
     path.write_text(USER_TEXT)
     for target in ("codex", "cursor"):
-        blockfiles.install(target, str(path), blocks.AGENTS, global_root=root)
+        blockfiles.install(target, str(path), blocks.AGENTS, CLIENT, global_root=root)
     assert path.read_text().count(blocks.START) == 1
-    kept = blockfiles.uninstall("cursor", str(path), blocks.AGENTS, global_root=root)
+    kept = blockfiles.uninstall("cursor", str(path), global_root=root)
     assert kept.lines == [f"Kept the hippo block in {path} for codex"]
-    assert blocks.state(path.read_text(), blocks.AGENTS) == "installed"
-    gone = blockfiles.uninstall("codex", str(path), blocks.AGENTS, global_root=root)
+    assert blocks.state(path.read_text(), blocks.AGENTS, CLIENT) == "installed"
+    gone = blockfiles.uninstall("codex", str(path), global_root=root)
     assert gone.lines == [f"Removed hippo block from {path}"]
     assert path.read_text() == USER_TEXT and records(tmp_path) == []
 
 
 def test_uninstall_without_a_record_keeps_the_block(tmp_path: Path) -> None:
     path = tmp_path / "AGENTS.md"
-    text = blocks.patched(USER_TEXT, blocks.AGENTS)[0]
+    text = blocks.patched(USER_TEXT, blocks.AGENTS, CLIENT)[0]
     path.write_text(text)
-    report = blockfiles.uninstall("pi", str(path), blocks.AGENTS, global_root=str(tmp_path))
+    report = blockfiles.uninstall("pi", str(path), global_root=str(tmp_path))
     assert report.warnings == [f"hippo block in {path} kept: pi did not install it"]
     assert path.read_text() == text
 
@@ -158,19 +210,21 @@ def test_refresh_replaces_older_body_and_updates_records(tmp_path: Path, old_shi
     path, root = tmp_path / "CLAUDE.md", str(tmp_path)
     path.write_text(old_shipped)
     installed.add(root, installed.Record(target="claude-code", kind="block", file=str(path), digest="old"))
-    report = blockfiles.refresh(str(path), blocks.CLAUDE, global_root=root)
+    report = blockfiles.refresh(str(path), blocks.CLAUDE, CLIENT, global_root=root)
     assert report.lines == [f"Updated hippo block in {path}"]
-    assert path.read_text() == USER_TEXT + "\n" + blocks.render(blocks.CLAUDE) + "\n"
-    assert [r.digest for r in records(tmp_path)] == [blocks.digest(blocks.current_body(blocks.CLAUDE))]
+    assert path.read_text() == USER_TEXT + "\n" + blocks.render(blocks.CLAUDE, CLIENT) + "\n"
+    assert [r.digest for r in records(tmp_path)] == [
+        blocks.digest(blocks.current_body(blocks.CLAUDE, CLIENT))
+    ]
 
 
 def test_cursorrules_legacy_block_cleaned(tmp_path: Path) -> None:
     rules = tmp_path / ".cursorrules"
-    rules.write_text(blocks.patched("Use tabs.\n", blocks.AGENTS)[0])
+    rules.write_text(blocks.patched("Use tabs.\n", blocks.AGENTS, CLIENT)[0])
     report = blockfiles.clean_cursorrules(str(tmp_path), global_root=str(tmp_path))
     assert report.lines == [f"Removed legacy hippo block from {rules}"]
     assert rules.read_text() == "Use tabs.\n"
-    rules.write_text(blocks.render(blocks.AGENTS) + "\n")
+    rules.write_text(blocks.render(blocks.AGENTS, CLIENT) + "\n")
     blockfiles.clean_cursorrules(str(tmp_path), global_root=str(tmp_path))
     assert not rules.exists()
     rules.write_text(f"{blocks.START}\nedited\n{blocks.END}\n")
@@ -184,10 +238,10 @@ def test_crlf_file_keeps_its_line_endings_on_disk(tmp_path: Path) -> None:
     path, root = tmp_path / "CLAUDE.md", str(tmp_path)
     user = USER_TEXT.replace("\n", "\r\n").encode()
     path.write_bytes(user)
-    blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=root)
+    blockfiles.install("claude-code", str(path), blocks.CLAUDE, CLIENT, global_root=root)
     written = path.read_bytes()
     assert written.startswith(user) and b"\n" not in written.replace(b"\r\n", b"")
-    blockfiles.uninstall("claude-code", str(path), blocks.CLAUDE, global_root=root)
+    blockfiles.uninstall("claude-code", str(path), global_root=root)
     assert path.read_bytes() == user
 
 
@@ -195,8 +249,8 @@ def test_a_file_that_is_not_utf8_text_is_left_alone(tmp_path: Path) -> None:
     path, root = tmp_path / "CLAUDE.md", str(tmp_path)
     path.write_bytes(b"# Caf\xe9 notes\n")
     for report in (
-        blockfiles.install("claude-code", str(path), blocks.CLAUDE, global_root=root),
-        blockfiles.uninstall("claude-code", str(path), blocks.CLAUDE, global_root=root),
+        blockfiles.install("claude-code", str(path), blocks.CLAUDE, CLIENT, global_root=root),
+        blockfiles.uninstall("claude-code", str(path), global_root=root),
     ):
         assert report.lines == [] and report.warnings == [f"{path} is not UTF-8 text; left alone"]
     assert path.read_bytes() == b"# Caf\xe9 notes\n" and files.existing_backup(str(path), root) is None
@@ -212,15 +266,15 @@ def test_agents_md_linked_to_claude_md_is_one_file_with_one_block(tmp_path: Path
     def install_both() -> None:
         for target, variant in (("claude-code", blocks.CLAUDE), ("codex", blocks.AGENTS)):
             path, kind = blockfiles.locate(root, variant)
-            blockfiles.install(target, path, kind, global_root=root)
+            blockfiles.install(target, path, kind, CLIENT, global_root=root)
 
     install_both()
     after = claude_md.read_bytes()
     assert (tmp_path / "AGENTS.md").is_symlink() and after.count(blocks.START.encode()) == 1
     install_both()
     assert claude_md.read_bytes() == after  # the two installs agree: nothing swaps back and forth
-    path, kind = blockfiles.locate(root, blocks.AGENTS)
-    kept = blockfiles.uninstall("codex", path, kind, global_root=root)
+    path, _ = blockfiles.locate(root, blocks.AGENTS)
+    kept = blockfiles.uninstall("codex", path, global_root=root)
     assert kept.lines == [f"Kept the hippo block in {path} for claude-code"]
-    blockfiles.uninstall("claude-code", path, kind, global_root=root)
+    blockfiles.uninstall("claude-code", path, global_root=root)
     assert claude_md.read_text() == USER_TEXT and (tmp_path / "AGENTS.md").is_symlink()

@@ -99,8 +99,9 @@ async def test_a_file_per_layer_and_day_in_the_order_stored(
     now = await _current(database, rows)
     day2 = (root / "episodic/2026/12/2026-12-01.md").read_text(encoding="utf-8")
     assert day2 == _day_text("episodic", "2026-12-01", [now[0], now[2]])
-    # The fields a recall changes are not in a day file; the rest are.
-    assert "strength:" not in day2 and "retrieval_count:" not in day2 and "last_retrieved:" not in day2
+    # The numbers recalls, outcomes and sleeps change are not in a day file; the rest are.
+    for usage in ("strength:", "retrieval_count:", "last_retrieved:", "half_life_days:", "outcome_"):
+        assert usage not in day2
     assert f"## {rows[0].id}\n" in day2 and "confidence: " in day2 and "deploys need the VPN\n" in day2
     assert (await writer.check()).missing == 0
     await writer.close()
@@ -123,7 +124,7 @@ async def test_new_memories_are_appended_and_a_recall_rewrites_nothing(
     async with database.transaction() as conn:
         await memories.strengthen(conn, [first.id], "2026-12-02T00:00:00.000Z", 2.0)
     mtime = path.stat().st_mtime_ns
-    writer.touched([first.id])
+    writer.changed_ids([first.id])
     await writer.flush_now()
     assert path.stat().st_mtime_ns == mtime and path.stat().st_ino == inode
     await writer.close()

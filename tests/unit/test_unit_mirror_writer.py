@@ -1,11 +1,11 @@
-"""A recall's bookkeeping reaches the mirrors later than other changes: at most BOOKKEEPING_SECONDS
-after, with the next other change, or at shutdown; never lost."""
+"""The mirror writer's passes: a file is rewritten only when its text changes (usage numbers are not
+in it), deleted memories stay deleted, a closing pass keeps to its time, healing renders off the loop."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -40,58 +40,39 @@ def _mirror(root: Path, memory: Memory) -> Path:
     return root / memory.layer / f"{memory.id}.md"
 
 
-async def _wait_for(path: Path, timeout: float) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        if path.exists():
-            return True
-        await asyncio.sleep(0.02)
-    return path.exists()
-
-
-async def test_bookkeeping_alone_waits_then_shutdown_writes_it(
+async def test_usage_numbers_alone_leave_the_mirror_file_untouched(
     database: dbmod.Database, make_memory: Callable[..., Memory], tmp_path: Path
 ) -> None:
     writer, rows, root = await _writer(database, make_memory, tmp_path)
-    writer.touched([rows[0].id])
-    # Well past the 1 s coalescing window of other changes, and nothing is written yet.
-    assert not await _wait_for(_mirror(root, rows[0]), mirrors.COALESCE_SECONDS + 1.0)
+    writer.changed_ids([r.id for r in rows])
+    await writer.flush_now()
+    path = _mirror(root, rows[0])
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    for usage in ("strength:", "retrieval_count:", "last_retrieved:", "half_life_days:", "outcome_"):
+        assert f"\n{usage}" not in text
+    # A recall's strengthening and an outcome: every usage number moves, nothing the mirror holds.
+    async with database.transaction() as conn:
+        await memories.strengthen(conn, [rows[0].id], "2026-12-02T00:00:00.000Z", 2.0)
+        marked = replace(rows[0], outcome_positive=3, outcome_negative=1, strength=0.5)
+        await memories.update_outcome(conn, [marked])
+    writer.changed_ids([rows[0].id])
+    await writer.flush_now()
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    # A change to the memory itself is written.
+    async with database.transaction() as conn:
+        await conn.execute("UPDATE memories SET pinned = 1 WHERE id = ?", (rows[0].id,))
+    writer.changed_ids([rows[0].id])
     await writer.close()
-    assert _mirror(root, rows[0]).read_text(encoding="utf-8") == render(rows[0])
-
-
-async def test_another_change_takes_the_bookkeeping_along(
-    database: dbmod.Database, make_memory: Callable[..., Memory], tmp_path: Path
-) -> None:
-    writer, rows, root = await _writer(database, make_memory, tmp_path)
-    writer.touched([rows[0].id])
-    writer.changed_ids([rows[1].id])
-    # The real change comes out within its coalescing window, and the touched mirror with it.
-    assert await _wait_for(_mirror(root, rows[1]), 30.0)
-    assert _mirror(root, rows[0]).read_text(encoding="utf-8") == render(rows[0])
-    assert not _mirror(root, rows[2]).exists()
-    await writer.close()
-
-
-async def test_bookkeeping_is_written_after_its_own_window(
-    database: dbmod.Database,
-    make_memory: Callable[..., Memory],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(mirrors, "BOOKKEEPING_SECONDS", 0.5)
-    writer, rows, root = await _writer(database, make_memory, tmp_path)
-    writer.touched([rows[2].id])
-    assert await _wait_for(_mirror(root, rows[2]), 30.0)
-    await writer.close()
+    assert "\npinned: true\n" in path.read_text(encoding="utf-8")
 
 
 async def test_a_deleted_memory_is_not_written_back(
     database: dbmod.Database, make_memory: Callable[..., Memory], tmp_path: Path
 ) -> None:
     writer, rows, root = await _writer(database, make_memory, tmp_path)
-    writer.touched([rows[0].id, rows[1].id])
+    writer.changed_ids([rows[0].id, rows[1].id])
     writer.deleted([rows[0].id])
     await writer.close()
     assert not _mirror(root, rows[0]).exists()
