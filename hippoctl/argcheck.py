@@ -76,14 +76,42 @@ def in_wire_range(value: int | None, flag: str) -> None:
         raise UsageError(f"{flag} is out of range: {value}")
 
 
-def did_you_mean(word: str, names: Iterable[str], *, quote: bool = True) -> str:
-    """`; did you mean 'recall'?` for the name closest to a mistyped word, or "" when none is close."""
+# Actions that only look: when a mistyped word is as close to one of these as to an action that
+# changes something (`daemon stat`: status or start), the one that only looks is suggested.
+READ_ONLY_ACTIONS = frozenset({"status", "list", "show", "get", "read"})
+
+
+def closest(word: str, names: Iterable[str]) -> str | None:
+    """The name a mistyped word most likely meant, or None when none is close.
+
+    A name the word begins (`claude` for claude-code) comes before a name spelled alike, and among
+    several candidates an action that only looks comes before one that changes something.
+    """
     import difflib  # only on this error path
 
-    close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.75)
-    if not close:
-        return ""
-    return f"; did you mean {close[0]!r}?" if quote else f"; did you mean {close[0]}?"
+    choices = list(names)
+    starts = [name for name in choices if word and name.startswith(word)]
+    candidates = starts or difflib.get_close_matches(word, choices, n=3, cutoff=0.75)
+    looking = [name for name in candidates if name in READ_ONLY_ACTIONS]
+    if looking:
+        return looking[0]
+    if len(starts) > 1:
+        # `c` begins several names: let spelling decide, if any is close.
+        close = difflib.get_close_matches(word, starts, n=1, cutoff=0.75)
+        return close[0] if close else None
+    return candidates[0] if candidates else None
+
+
+def did_you_mean(word: str, names: Iterable[str]) -> str:
+    """`; did you mean 'recall'?` for the name closest to a mistyped word, or "" when none is close."""
+    found = closest(word, names)
+    return "" if found is None else f"; did you mean {found!r}?"
+
+
+def unknown_option(word: str, options: Iterable[str]) -> str:
+    """The one-line error for an option no parser knows, with the closest known one."""
+    flag = word.split("=", 1)[0]
+    return f"unknown option {flag!r}{did_you_mean(flag, options)}"
 
 
 class Number:
@@ -114,6 +142,21 @@ class Number:
         return value
 
 
+class MemoryId:
+    """An argument's `type=` for a memory's id: refused when empty or blank (`inspect ""`), which would
+    name no memory, before the daemon is asked."""
+
+    def __call__(self, text: str) -> str:
+        return self.parse(text, None)
+
+    def parse(self, text: str, flag: str | None) -> str:
+        """`text` when it can be a memory's id; a UsageError naming the option (or the id) otherwise."""
+        what = "the memory id" if flag is None else flag
+        check(validate.memory_id_problem(text, what))
+        return utf8(text, what)
+
+
+MEMORY_ID = MemoryId()
 COUNT = Number(0)  # budgets, limits and counts: 0 or more
 DAYS = Number(1)
 FRACTION = Number(0, 1, real=True)

@@ -23,8 +23,21 @@ from hippoctl import (
     args_integrations,
     args_lifecycle,
 )
-from hippoctl.argcheck import COUNT, SECONDS, Number, UsageError, check, did_you_mean, read_text, tags, utf8
-from hippoctl.argv import verb_of
+from hippoctl.argcheck import (
+    COUNT,
+    MEMORY_ID,
+    SECONDS,
+    MemoryId,
+    Number,
+    UsageError,
+    check,
+    did_you_mean,
+    read_text,
+    tags,
+    unknown_option,
+    utf8,
+)
+from hippoctl.argv import verb_index, verb_of
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippoctl.protocol.version import PROTOCOL
@@ -69,25 +82,77 @@ class Parser(argparse.ArgumentParser):
         )
 
     def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
-        # A numeric option's own message names the option and its range (argcheck.Number).
+        # A numeric option's own message names the option and its range (argcheck.Number), and an
+        # empty memory id is refused in the same words for every verb (argcheck.MemoryId).
+        flag = action.option_strings[0] if action.option_strings else None
         if isinstance(action.type, Number):
-            label = action.option_strings[0] if action.option_strings else str(action.metavar or action.dest)
-            return action.type.parse(arg_string, label)
+            return action.type.parse(arg_string, flag or str(action.metavar or action.dest))
+        if isinstance(action.type, MemoryId):
+            return action.type.parse(arg_string, flag)
         return super()._get_value(action, arg_string)
 
     def parse(self, argv: Sequence[str]) -> argparse.Namespace:
-        """parse_args, with a `did you mean` for a mistyped option of the verb."""
-        args, extras = self.parse_known_args(argv)
+        """parse_args, with one line naming an unknown option (and the closest known one).
+
+        An unknown option before the verb is reported before the verb is looked for: its value would
+        otherwise be taken for the verb (`--tmeout 3 status` is not the verb `3`).
+        """
+        verb_at = verb_index(argv)
+        unknown = self.unknown_option_in(argv[:verb_at])
+        if unknown is not None:
+            raise UsageError(unknown)
+        try:
+            args, extras = self.parse_known_args(argv)
+        except UsageError:
+            # A verb's unknown option can leave a required argument unfilled; name the option.
+            verb = argv[verb_at] if verb_at < len(argv) else None
+            parser = self.verb_parsers.get(verb) if verb is not None else None
+            unknown = parser.unknown_option_in(argv[verb_at + 1 :]) if parser is not None else None
+            if unknown is not None:
+                raise UsageError(unknown) from None
+            raise
         if extras:
             verb = getattr(args, "verb", None)
             if "--json" in extras and verb in NO_JSON_VERBS:
                 raise UsageError(no_json(str(verb)))
             parser = self.verb_parsers.get(verb, self) if isinstance(verb, str) else self
-            options = [o for action in parser._actions for o in action.option_strings]
-            flag = next((word.split("=", 1)[0] for word in extras if word.startswith("--")), None)
-            hint = did_you_mean(flag, options, quote=False) if flag is not None else ""
-            raise UsageError(f"unrecognized arguments: {' '.join(extras)}{hint}")
+            unknown = parser.unknown_option_in(extras)
+            if unknown is not None:
+                raise UsageError(unknown)
+            many = "s" if len(extras) > 1 else ""
+            raise UsageError(f"unexpected argument{many}: {' '.join(extras)}")
         return args
+
+    def unknown_option_in(self, words: Sequence[str]) -> str | None:
+        """The error for the first word that looks like an option this parser does not take, or None.
+
+        A word argparse would take as an abbreviation of one option (`--lim` for --limit) is known,
+        and so is anything after `--` or a value an option takes (`--scope -x`).
+        """
+        options = {o: a for a in self._actions for o in a.option_strings}
+        skip = False
+        for word in words:
+            if skip:
+                skip = False
+                continue
+            if word == "--":
+                return None
+            if not word.startswith("-") or word == "-" or self._negative_number_matcher.match(word):
+                continue
+            flag = word.split("=", 1)[0]
+            if not word.startswith("--") and len(word) > 2 and word[:2] in options:
+                continue  # `-C/tmp`: a short option with its value attached
+            known = options.get(flag)
+            if known is None and flag.startswith("--"):
+                # argparse takes the start of one option's name for the option (`--lim` for --limit).
+                meant = {id(a): a for o, a in options.items() if o.startswith(flag)}
+                if len(meant) > 1:
+                    continue  # ambiguous: argparse names the candidates
+                known = next(iter(meant.values()), None)
+            if known is None:
+                return unknown_option(word, options)
+            skip = known.nargs != 0 and "=" not in word
+        return None
 
 
 def no_json(verb: str) -> str:
@@ -264,7 +329,7 @@ def _foundation_verbs(verb: Callable[..., Any]) -> None:
         "hippoctl inspect mem_0123456789ab",
         "hippoctl inspect mem_0123456789ab --json",
     )
-    p.add_argument("id", help="the memory's id (mem_...)")
+    p.add_argument("id", type=MEMORY_ID, help="the memory's id (mem_...)")
 
     p = verb(
         "forget",
@@ -272,7 +337,7 @@ def _foundation_verbs(verb: Callable[..., Any]) -> None:
         "hippoctl forget mem_0123456789ab",
         'hippoctl forget raw_0123456789ab --archive --reason "holds a customer name"',
     )
-    p.add_argument("id", help="the memory's id")
+    p.add_argument("id", type=MEMORY_ID, help="the memory's id")
     p.add_argument("--archive", action="store_true", help="archive a raw row instead (needs --reason)")
     p.add_argument("--reason", help="why, kept in the audit log")
     p.add_argument(
@@ -292,7 +357,7 @@ def _foundation_verbs(verb: Callable[..., Any]) -> None:
     mark.add_argument(
         "--bad", dest="good", action="store_false", help="it was wrong: fades faster, ranks lower"
     )
-    p.add_argument("--id", help="mark this memory instead of the last recalled batch")
+    p.add_argument("--id", type=MEMORY_ID, help="mark this memory instead of the last recalled batch")
 
     verb(
         "status",

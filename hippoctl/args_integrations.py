@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from hippoctl.argcheck import DAYS, UsageError
 from hippoctl.args_ingest import absolute
+from hippoctl.mcp_names import TOOL_NAMES
 from hippoctl.protocol import messages as m
 
 AddVerb = Callable[..., argparse.ArgumentParser]
@@ -56,7 +57,7 @@ def add_verbs(verb: AddVerb) -> None:
 
     verb(
         "mcp",
-        "MCP server over stdio (19 tools)",
+        f"MCP server over stdio ({len(TOOL_NAMES)} tools)",
         "hippoctl mcp",
         "hippoctl mcp --global",
     )

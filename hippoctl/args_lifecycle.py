@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Callable
 
 from hippoctl import args_ingest
-from hippoctl.argcheck import COUNT, FRACTION, Number, UsageError, check, read_text, tags, utf8
+from hippoctl.argcheck import COUNT, FRACTION, MEMORY_ID, Number, UsageError, check, read_text, tags, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 
@@ -26,7 +26,7 @@ def add_verbs(verb: AddVerb) -> None:
         'hippoctl supersede mem_0123456789ab "Staging runs Postgres 16"',
         "hippoctl supersede mem_0123456789ab - --tag db < note.txt",
     )
-    p.add_argument("id", help="the memory to replace")
+    p.add_argument("id", type=MEMORY_ID, help="the memory to replace")
     p.add_argument("text", help="the new version ('-' reads stdin)")
     p.add_argument(
         "--tag",
@@ -47,7 +47,7 @@ def add_verbs(verb: AddVerb) -> None:
         'hippoctl reject mem_0123456789ab --reason "wrong: staging has no VPN"',
         'hippoctl reject --value "Deploy on Fridays" --reason "never true here"',
     )
-    p.add_argument("id", nargs="?", help="the memory whose text to reject")
+    p.add_argument("id", nargs="?", type=MEMORY_ID, help="the memory whose text to reject")
     p.add_argument("--value", help="the text to reject, instead of a memory id")
     p.add_argument("--reason", required=True, help="why (required), kept with the tombstone")
 
@@ -71,7 +71,7 @@ def add_verbs(verb: AddVerb) -> None:
         "hippoctl invalidate --id mem_0123456789ab",
     )
     p.add_argument("pattern", nargs="?", help="words naming the replaced thing")
-    p.add_argument("--id", help="weaken this one memory instead")
+    p.add_argument("--id", type=MEMORY_ID, help="weaken this one memory instead")
     p.add_argument("--reason", help="why, kept in the audit log")
     p.add_argument("--dry-run", action="store_true", help=DRY_RUN)
 
@@ -150,7 +150,9 @@ def add_verbs(verb: AddVerb) -> None:
     p.add_argument(
         "n", type=_conflict_id, metavar="conflict-id", help="the conflict's number (from `conflicts`)"
     )
-    p.add_argument("--keep", metavar="MEM_ID", help="the side that is right; the other is weakened")
+    p.add_argument(
+        "--keep", type=MEMORY_ID, metavar="MEM_ID", help="the side that is right; the other is weakened"
+    )
     p.add_argument("--forget", action="store_true", help="with --keep: delete the other side")
     p.add_argument("--reject-loser", action="store_true", help="with --keep: tombstone the other side")
     p.add_argument("--reason", help="why, kept in the audit log")
@@ -161,7 +163,7 @@ def add_verbs(verb: AddVerb) -> None:
         "hippoctl promote mem_0123456789ab",
         "hippoctl promote mem_0123456789ab -C ~/code/api",
     )
-    p.add_argument("id", help="the project memory to copy")
+    p.add_argument("id", type=MEMORY_ID, help="the project memory to copy")
 
     p = verb(
         "share",
@@ -170,7 +172,7 @@ def add_verbs(verb: AddVerb) -> None:
         "hippoctl share --auto --min-score 0.7 --dry-run",
         "hippoctl share --team mem_0123456789ab mem_ba9876543210",
     )
-    p.add_argument("id", nargs="*", help="the memory to share (with --team, one or more)")
+    p.add_argument("id", nargs="*", type=MEMORY_ID, help="the memory to share (with --team, one or more)")
     p.add_argument("--team", action="store_true", help="queue them for the team server (see: hippoctl team)")
     p.add_argument("--force", action="store_true", help="share even below the transfer score threshold")
     p.add_argument("--auto", action="store_true", help="share every memory that scores high enough")

@@ -9,17 +9,24 @@ from collections.abc import Sequence
 VALUED = frozenset({"-C", "--timeout"})
 
 
-def verb_of(argv: Sequence[str]) -> str | None:
-    """The verb argv names (the first word that is not an option or an option's value), if any."""
+def verb_index(argv: Sequence[str]) -> int:
+    """Where the verb is in argv, len(argv) when there is none: the first word that is neither an
+    option nor an option's value."""
     skip = False
-    for arg in argv:
+    for i, arg in enumerate(argv):
         if skip:
             skip = False
         elif arg in VALUED:
             skip = True
         elif not arg.startswith("-"):
-            return arg
-    return None
+            return i
+    return len(argv)
+
+
+def verb_of(argv: Sequence[str]) -> str | None:
+    """The verb argv names (the first word that is not an option or an option's value), if any."""
+    i = verb_index(argv)
+    return argv[i] if i < len(argv) else None
 
 
 def is_prompt_hook(argv: Sequence[str]) -> bool:

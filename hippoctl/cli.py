@@ -15,7 +15,7 @@ from hippoctl.output import print_json
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.paths import socket_path
-from hippoctl.protocol.version import PROTOCOL
+from hippoctl.protocol.version import PROTOCOL, spoken
 
 if TYPE_CHECKING:
     from hippoctl.progress import Bar
@@ -56,7 +56,7 @@ def _version(as_json: bool) -> int:
         print("hippod: not running")
     else:
         print(
-            f"hippod {daemon['version']} (protocol {daemon['min_protocol']}-{daemon['protocol']}), "
+            f"hippod {daemon['version']} ({spoken(daemon['min_protocol'], daemon['protocol'])}), "
             f"pid {daemon['pid']}"
         )
     return 0

@@ -1,4 +1,4 @@
-"""The 19 MCP tools of `hippoctl mcp` (integrations.md §11, and §14's cards) as typed signatures.
+"""The MCP tools of `hippoctl mcp` (integrations.md §11, and §14's cards) as typed signatures.
 
 Each function is never called: its parameters (types, defaults, descriptions) become the tool's
 input schema, and its docstring the tool's description. The daemon checks the same arguments again
@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from hippoctl.mcp_names import TOOL_NAMES
 from hippoctl.protocol.validate import MAX_ID
 
 Budget = Annotated[int, Field(ge=0, description="Token budget for the reply (tokens = characters / 4).")]
@@ -208,24 +209,5 @@ def hippo_card_comment(
     """Add a comment to a card."""
 
 
-TOOLS: tuple[Callable[..., None], ...] = (
-    hippo_recall,
-    hippo_assemble,
-    hippo_drill,
-    hippo_remember,
-    hippo_outcome,
-    hippo_context,
-    hippo_status,
-    hippo_learn,
-    hippo_conflicts,
-    hippo_resolve,
-    hippo_share,
-    hippo_peers,
-    hippo_predict_baserate,
-    hippo_card_list,
-    hippo_card_show,
-    hippo_card_create,
-    hippo_card_claim,
-    hippo_card_move,
-    hippo_card_comment,
-)
+# Served in the order of TOOL_NAMES; each name is a signature above.
+TOOLS: tuple[Callable[..., None], ...] = tuple(globals()[name] for name in TOOL_NAMES)

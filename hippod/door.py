@@ -31,6 +31,21 @@ _ID_FIELDS: dict[type[m.Body], tuple[tuple[str, str], ...]] = {
     },
 }
 
+# Fields that name a memory by its id (one, none or a list): an empty one names none.
+_MEMORY_ID_FIELDS: dict[type[m.Body], tuple[str, ...]] = {
+    m.Inspect: ("id",),
+    m.Forget: ("id",),
+    m.Outcome: ("id", "ids"),
+    m.Supersede: ("id",),
+    m.Reject: ("id",),
+    m.Invalidate: ("id",),
+    m.Promote: ("id",),
+    m.Share: ("id",),
+    m.Resolve: ("keep",),
+    m.DormantRestore: ("id",),
+    m.DormantForget: ("id",),
+}
+
 
 def refusal(request: m.Request) -> str | None:
     """Why the request cannot be served as sent, in one line; None when it passes."""
@@ -44,6 +59,12 @@ def refusal(request: m.Request) -> str | None:
         value = getattr(body, name)
         for number in value if isinstance(value, list) else [value]:
             problem = None if number is None else validate.id_problem(number, what)
+            if problem is not None:
+                return problem
+    for name in _MEMORY_ID_FIELDS.get(type(body), ()):
+        value = getattr(body, name)
+        for memory_id in value if isinstance(value, list) else [value]:
+            problem = validate.memory_id_problem(memory_id)
             if problem is not None:
                 return problem
     for name in body.__struct_fields__:

@@ -19,7 +19,7 @@ from hippoctl.protocol.errors import exit_code_for
 from hippoctl.protocol.framing import FrameError, pack, read_frame
 from hippoctl.protocol.ownership import peer_uid
 from hippoctl.protocol.paths import home_override
-from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
+from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL, spoken
 from hippod import __version__
 from hippod.dispatch import dispatch
 from hippod.errors import HippoError
@@ -169,8 +169,8 @@ class Server:
             return
         if not in_range and not isinstance(request.body, FROZEN):
             message = (
-                f"hippod {__version__} speaks protocol {MIN_PROTOCOL}-{PROTOCOL}; "
-                f"this hippoctl speaks {hello.protocol}. Run: hippoctl daemon restart"
+                f"hippod {__version__} speaks {spoken(MIN_PROTOCOL, PROTOCOL)}; "
+                f"this hippoctl speaks protocol {hello.protocol}. Run: hippoctl daemon restart"
             )
             await self._send(writer, _error(request.id, "protocol_mismatch", message))
             return

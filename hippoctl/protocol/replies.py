@@ -189,7 +189,8 @@ class StoreStatus(Reply):
     total_remembered: int
     total_recalled: int
     total_forgotten: int
-    embeddings: str | None = None  # coverage, when the store's embeddings are not off
+    # How many memories have a vector of the store's model, or why embeddings are off (`off: <why>`).
+    embeddings: str | None = None
     dormant: int = 0
     open_conflicts: int = 0
     mirrors: MirrorStatus | None = None

@@ -57,6 +57,13 @@ def id_problem(value: int, what: str) -> str | None:
     return None
 
 
+def memory_id_problem(value: str | None, what: str = "the memory id") -> str | None:
+    """A memory's id, when one is given, is not empty: an empty one would name no memory at all."""
+    if value is not None and not value.strip():
+        return f"{what} is empty"
+    return None
+
+
 def query_problem(query: str) -> str | None:
     """A query needs at least one searchable word."""
     if not _SEARCH_TERM.search(query):

@@ -1,8 +1,10 @@
 """Words shared by the client's and the daemon's reply texts: a count with its noun in the right number,
-and the words that agree with a count (was/were, has/have, it/them)."""
+the words that agree with a count (was/were, has/have, it/them), and a dry run's first line."""
 
 from __future__ import annotations
 
+# The first line of every dry run's reply (sleep, import, capture, invalidate, setup): one wording.
+DRY_RUN = "Dry run: nothing was changed."
 _SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh")
 _VOWELS = frozenset("aeiou")
 # The singular of a word that follows a count's number, and its form for every other count.

@@ -72,18 +72,24 @@ class Settings:
     cosine_floor: float  # a memory with no query term is returned only from this cosine up
     mmr: bool
     mmr_lambda: float
+    off_reason: str | None = None  # with mode "off": what turned embeddings off, in words
+
+
+ENV_OFF = f"{ENV_SWITCH}=off in the daemon's environment"
+CONFIG_OFF = "embeddings.enabled is false in this store's config.json"
 
 
 def settings(config: dict[str, Any]) -> Settings:
     """The embeddings settings of a store config; unusable values fall back to the defaults."""
     section = config.get("embeddings") or {}
     enabled = section.get("enabled", "auto")
+    off_reason: str | None = None
     if os.environ.get(ENV_SWITCH, "").strip().lower() in ("off", "false", "0"):
-        mode = "off"
+        mode, off_reason = "off", ENV_OFF
     elif enabled is True or str(enabled).lower() == "true":
         mode = "required"
     elif enabled is False or str(enabled).lower() in ("false", "off"):
-        mode = "off"
+        mode, off_reason = "off", CONFIG_OFF
     else:
         mode = "auto"
     model = section.get("model")
@@ -98,6 +104,7 @@ def settings(config: dict[str, Any]) -> Settings:
         cosine_floor=DEFAULT_COSINE_FLOOR if floor is None else floor,
         mmr=mmr.get("enabled", True) is not False,
         mmr_lambda=0.7 if lam is None else lam,
+        off_reason=off_reason,
     )
 
 

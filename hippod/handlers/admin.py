@@ -17,7 +17,7 @@ from hippoctl.protocol.replies import (
 )
 from hippoctl.protocol.spool import count as spool_count
 from hippoctl.protocol.spool import spool_root
-from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
+from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL, spoken
 from hippoctl.protocol.wording import agree, plural
 from hippod import __version__, clock
 from hippod.handlers.schedule_text import schedule_lines
@@ -29,7 +29,7 @@ from hippod.store.stores import Store
 
 async def ping(ctx: RequestContext, body: m.Ping) -> tuple[PingReply, str]:
     reply = PingReply(version=__version__, protocol=PROTOCOL, min_protocol=MIN_PROTOCOL, pid=ctx.state.pid)
-    return reply, f"hippod {__version__} (protocol {MIN_PROTOCOL}-{PROTOCOL}), pid {ctx.state.pid}"
+    return reply, f"hippod {__version__} ({spoken(MIN_PROTOCOL, PROTOCOL)}), pid {ctx.state.pid}"
 
 
 def _duration(seconds: float) -> str:
@@ -151,13 +151,16 @@ def _mirror_line(mirrors: MirrorStatus) -> str:
     return f"  mirrors: {mirrors.missing} missing; {healed}{when}"
 
 
-async def _embedding_coverage(store: Store) -> str | None:
-    """The coverage line of `status`: memories with a vector of the model, unless embeddings are off."""
+async def _embedding_coverage(store: Store) -> str:
+    """The embeddings line of `status`: how many memories have a vector of the model, or why there
+    are none to count (embeddings turned off, the extra not installed, the model not loading)."""
     settings = store.embed_settings()
     if settings.mode == "off":
-        return None
+        return f"off: {settings.off_reason or 'turned off'}"
+    if store.embedder.missing(settings):
+        return f"off: {store.embedder.reason(settings.model) or 'the model cannot be loaded'}"
     have, total = await embeddings.count(store.db.reader, settings.model)
-    return f"{have} of {plural(total, 'memory')} {agree(have, 'has')} a {settings.model} vector"
+    return f"{have} of {plural(total, 'memory')} {agree(have, 'has')} a vector ({settings.model})"
 
 
 async def status(ctx: RequestContext, body: m.Status) -> tuple[StatusReply, str]:
@@ -175,8 +178,7 @@ async def status(ctx: RequestContext, body: m.Status) -> tuple[StatusReply, str]
             f"  totals: remembered {s.total_remembered}, recalled {s.total_recalled}, "
             f"forgotten {s.total_forgotten}",
         ]
-        if s.embeddings is not None:
-            lines.append(f"  embeddings: {s.embeddings}")
+        lines.append(f"  embeddings: {s.embeddings}")
         if s.mirrors is not None:
             lines.append(_mirror_line(s.mirrors))
     return StatusReply(stores=stores), "\n".join(lines)

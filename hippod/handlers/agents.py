@@ -6,6 +6,7 @@ import os
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_agents import AgentImportReply, AgentToolReport
+from hippoctl.protocol.wording import DRY_RUN
 from hippod.agentnotes.importer import import_project
 from hippod.request import RequestContext
 
@@ -49,11 +50,12 @@ async def import_agents(ctx: RequestContext, body: m.Import) -> tuple[AgentImpor
         warnings=report.warnings,
     )
     if not report.tools:
-        return reply, "No agent tools enabled (HIPPO_AGENT_MEMORY_TOOLS or agentMemories.tools)."
+        none = "No agent tools enabled (HIPPO_AGENT_MEMORY_TOOLS or agentMemories.tools)."
+        return reply, f"{DRY_RUN}\n{none}" if body.dry_run else none
     lines: list[str] = []
     for tool in report.tools:
         lines += _tool_lines(tool, body.dry_run)
-    head = "Dry run: nothing written." if body.dry_run else "Imported agent notes:"
+    head = DRY_RUN if body.dry_run else "Imported agent notes:"
     lines.insert(0, head)
     lines.append(
         f"{'Would add' if body.dry_run else 'Added'} {reply.added}, replaced {reply.replaced}, "

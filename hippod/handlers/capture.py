@@ -9,7 +9,7 @@ import aiosqlite
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import CapturedItem, CaptureReply
-from hippoctl.protocol.wording import agree, plural
+from hippoctl.protocol.wording import DRY_RUN, agree, plural
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory
@@ -161,7 +161,7 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
     if not body.dry_run:
         return reply, f"Captured {counts}"
     lines = [f"[{item.category}] {item.text}" for item in done.items]
-    return reply, "\n".join([*lines, f"Would capture {counts}"])
+    return reply, "\n".join([DRY_RUN, *lines, f"Would capture {counts}"])
 
 
 async def _default_transcript() -> str:

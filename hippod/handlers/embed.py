@@ -34,7 +34,7 @@ async def _one(ctx: RequestContext, store: Store, status_only: bool) -> EmbedSto
     settings = store.embed_settings()
     entry = EmbedStore(path=store.root, kind=store.kind, model=settings.model, dim=None, embedded=0, total=0)
     if settings.mode == "off":
-        entry.unavailable = "embeddings.enabled is false in this store's config.json"
+        entry.unavailable = settings.off_reason or "embeddings are off"
         return entry
     embedder = await store.embedder.get(settings)
     if embedder is None:

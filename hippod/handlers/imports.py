@@ -22,7 +22,7 @@ from typing import Any
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import MAX_FRAME
 from hippoctl.protocol.replies_imports import ExportReply, ImportEntry, ImportReply
-from hippoctl.protocol.wording import plural
+from hippoctl.protocol.wording import DRY_RUN, plural
 from hippod import __version__, clock, heap
 from hippod.errors import HippoError
 from hippod.handlers.memory import fresh_memory, given_tags, new_id
@@ -233,7 +233,7 @@ def _unchanged(store: Store, path: str, seen: ImportedFile, dry_run: bool) -> tu
         imported_at=seen.imported_at,
     )
     when = seen.imported_at.replace("T", " ")[:16] + " UTC"
-    verb = "Would import" if dry_run else "Imported"
+    verb = f"{DRY_RUN}\nWould import" if dry_run else "Imported"
     return reply, (
         f"{verb} nothing: {path} is unchanged since its import on {when} "
         f"({plural(seen.chunks, 'chunk')} then; --force reads it again)"
@@ -268,10 +268,10 @@ def _reply(
     counts = f"({plural(plan.skipped, 'duplicate')} skipped, {plan.rejected} rejected)"
     if not dry_run:
         return reply, f"Imported {imported} of {plan.total} {counts}"
-    lines = [f"- {e.preview} [{', '.join(e.tags)}]" for e in entries]
+    lines = [DRY_RUN, *(f"- {e.preview} [{', '.join(e.tags)}]" for e in entries)]
     if reply.entries_omitted:
         lines.append(f"... and {reply.entries_omitted} more")
-    lines.append(f"Would import {imported} of {plan.total} {counts}; nothing was written")
+    lines.append(f"Would import {imported} of {plan.total} {counts}")
     return reply, "\n".join(lines)
 
 

@@ -15,7 +15,7 @@ from hippoctl.protocol.replies_lifecycle import (
     SupersedeReply,
     UnrejectReply,
 )
-from hippoctl.protocol.wording import agree, plural
+from hippoctl.protocol.wording import DRY_RUN, agree, plural
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.handlers import global_copies
@@ -263,7 +263,8 @@ async def invalidate(ctx: RequestContext, body: m.Invalidate) -> tuple[Invalidat
         store.written(hit)
     label = body.pattern if body.pattern is not None else body.id
     verb = "Would invalidate" if body.dry_run else "Invalidated"
-    lines = [f'{verb} {plural(len(hit), "memory")} referencing "{label}".']
+    lines = [DRY_RUN] if body.dry_run else []
+    lines.append(f'{verb} {plural(len(hit), "memory")} referencing "{label}".')
     lines += [f"  [{mem.id}] {mem.content[:120]}" for mem in hit]
     lines += [f"  skipped (pinned): [{memory_id}]" for memory_id in skipped]
     reply = InvalidateReply(

@@ -9,6 +9,7 @@ from dataclasses import asdict
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippoctl.protocol.replies import ForgetReply, InspectReply, RememberReply, StrengthMath
+from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.handlers import global_copies
@@ -227,7 +228,7 @@ async def inspect(ctx: RequestContext, body: m.Inspect) -> tuple[InspectReply, s
         conflicts=list(memory.conflicts_with),
     )
     lines = [
-        f"{key}: {_origin(memory, store) if key == 'origin_project' else _show(value)}"
+        f"{key}: {_show_field(key, value, memory, store)}"
         for key, value in fields.items()
         if key != "content"
     ]
@@ -235,7 +236,7 @@ async def inspect(ctx: RequestContext, body: m.Inspect) -> tuple[InspectReply, s
         "",
         "live strength math:",
         f"  strength {math.strength:.4f} = clamp(decay {math.decay:.4f} x boost {math.boost:.4f} "
-        f"x emotion {math.emotion:g}) x penalty {math.penalty:g}"
+        f"x emotion {math.emotion:g} ({memory.emotional_valence} valence)) x {_penalty(memory, math)}"
         + (" (pinned: 1.0)" if memory.pinned else ""),
         f"  {math.days_since_retrieved:.2f} days since last retrieval; "
         f"reward factor {math.reward_factor:.4f}; "
@@ -261,6 +262,34 @@ def _origin(memory: Memory, store: Store) -> str:
     if reaches_every_project(memory.source):
         return f"{origin} (copied from that project: every project's reads show it)"
     return f"{origin} (only that project's reads show it)"
+
+
+def _penalty(memory: Memory, math: StrengthMath) -> str:
+    """The penalty term, with the bad marks it stands for when there are any beyond the good ones."""
+    beyond = memory.outcome_negative - memory.outcome_positive
+    if beyond <= 0:
+        return f"penalty {math.penalty:g}"
+    return f"penalty {math.penalty:g} ({plural(beyond, 'bad mark')} more than good)"
+
+
+# A field whose stored value is a code, and what each value of it means.
+_MEANINGS: dict[str, dict[object, str]] = {
+    "outcome_score": {
+        1: "+1 (the last mark was good)",
+        -1: "-1 (the last mark was bad)",
+        None: "null (never marked)",
+    },
+}
+
+
+def _show_field(key: str, value: object, memory: Memory, store: Store) -> str:
+    """A field's value as inspect prints it: its meaning beside a code, else as stored."""
+    if key == "origin_project":
+        return _origin(memory, store)
+    meaning = _MEANINGS.get(key)
+    if meaning is not None and isinstance(value, int | None) and value in meaning:
+        return meaning[value]
+    return _show(value)
 
 
 def _show(value: object) -> str:

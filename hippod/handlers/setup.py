@@ -12,7 +12,7 @@ import os
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import InitReply, McpSettings
 from hippoctl.protocol.replies_setup import SetupReply
-from hippoctl.protocol.wording import plural
+from hippoctl.protocol.wording import DRY_RUN, plural
 from hippod import workspaces
 from hippod.integrations import commands, files, seeding, services, targets
 from hippod.integrations.report import Report
@@ -253,7 +253,7 @@ def _plan(
     global_root: str, wired: list[str], done: list[str], service_due: bool, registered: list[str]
 ) -> list[str]:
     """What `setup` would do, for --dry-run; `done` are the `wired` targets already installed."""
-    lines = ["Dry run: nothing was changed."]
+    lines = [DRY_RUN]
     if not os.path.isfile(os.path.join(global_root, DB_NAME)):
         lines.append(f"Would create the global store at {global_root}")
     for target in wired:

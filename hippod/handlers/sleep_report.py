@@ -23,7 +23,7 @@ from hippoctl.protocol.replies_lifecycle import (
     SleepReply,
     SleepShared,
 )
-from hippoctl.protocol.wording import agree, plural
+from hippoctl.protocol.wording import DRY_RUN, agree, plural
 from hippod.continuity import render as layout
 from hippod.lifecycle.merge import merge_detail
 from hippod.lifecycle.sleep_plan import Plan
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from hippod.handlers.sharing import AutoShared
 
 DETAIL_LINES = 50
-DRY_RUN_HEADER = "Dry run — nothing was written."
+DRY_RUN_HEADER = DRY_RUN
 ITEM_CHARS = 120  # a memory's first line in the typed reply
 LISTED = 3  # memories of each kind the summary quotes
 QUOTE_CHARS = 80  # a quoted memory in the summary

@@ -178,7 +178,7 @@ def test_import_agents_skip_rules_dry_run_forget_and_restore(hippo: Hippo) -> No
         "Architecture notes: " + "layers " * 300,
     )
     dry = hippo.ok("import", "--agents", "--dry-run")
-    assert dry.stdout.splitlines()[0] == "Dry run: nothing written."
+    assert dry.stdout.splitlines()[0] == "Dry run: nothing was changed."
     assert "codex: ~/.codex (exists)\n  found ~/.codex/memories/memory_summary.md\n" in dry.stdout
     assert (
         "would add 2, replace 0, dormant 0, skip 4 (duplicate 1, rejected 1, secret 1, short 1)" in dry.stdout

@@ -67,8 +67,10 @@ def test_dry_run_lists_and_writes_nothing(hippo: Hippo) -> None:
     hippo.start()
     hippo.ok("remember", "keep a single writer connection per store for every write")
     done = hippo.ok("capture", "--stdin", "--dry-run", input=CONVERSATION)
-    assert done.stdout.splitlines() == [f"[{category}] {text}" for category, text in EXPECTED[1:]] + [
-        "Would capture 3 items (1 skipped as a duplicate)"
+    assert done.stdout.splitlines() == [
+        "Dry run: nothing was changed.",
+        *(f"[{category}] {text}" for category, text in EXPECTED[1:]),
+        "Would capture 3 items (1 skipped as a duplicate)",
     ]
     assert len(_rows(hippo.db)) == 1
 

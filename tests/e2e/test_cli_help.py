@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from e2e.harness import wait_for
+from hippoctl.protocol import messages as m
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
@@ -49,9 +50,31 @@ def test_a_mistyped_verb_gets_did_you_mean_not_the_list_of_verbs(hippo: Hippo) -
         == "hippoctl: error: unknown verb 'recal'; did you mean 'recall'?"
     )
     assert one_line_usage_error(hippo, "hook", "lst").endswith("did you mean 'list'?")
-    assert one_line_usage_error(hippo, "recall", "deploy", "--limt", "2").endswith("did you mean --limit?")
+    assert one_line_usage_error(hippo, "recall", "deploy", "--limt", "2").endswith("did you mean '--limit'?")
     message = one_line_usage_error(hippo, "teleport")
     assert "remember" not in message and len(message) < 100, message
+
+
+def test_typos_get_one_line_naming_the_mistake_and_exit_2(hippo: Hippo) -> None:
+    for args, message in (
+        (("--tmeout", "3", "status"), "unknown option '--tmeout'; did you mean '--timeout'?"),
+        (("recall", "--limt", "3", "cache"), "unknown option '--limt'; did you mean '--limit'?"),
+        (("inspect", ""), "the memory id is empty"),
+    ):
+        assert one_line_usage_error(hippo, *args) == f"hippoctl: error: {message}", args
+    # Of `start` and `status`, the action that only looks is suggested.
+    assert one_line_usage_error(hippo, "daemon", "stat").endswith("; did you mean 'status'?")
+    assert one_line_usage_error(hippo, "hook", "install", "claude").endswith("; did you mean 'claude-code'?")
+    assert not os.path.exists(hippo.socket)  # all refused before a daemon was asked
+
+    # The daemon refuses an empty id from a client that skips the check, as a usage error too.
+    hippo.start()
+    with hippo.raw() as conn:
+        assert isinstance(conn.hello(), m.Welcome)
+        conn.send(m.Request(id=7, cwd=hippo.root, body=m.Inspect(id="")))
+        reply = conn.recv()
+    assert isinstance(reply, m.Error) and reply.exit_code == 2, reply
+    assert reply.message == "the memory id is empty", reply
 
 
 def _settled(hippo: Hippo) -> bool:
@@ -104,7 +127,10 @@ def test_import_json_names_the_format_before_a_path_and_the_output_otherwise(hip
     export = Path(hippo.root, "export.json")
     hippo.ok("export", str(export))
     done = hippo.ok("import", "--json", str(export), "--dry-run")
-    assert done.stdout.startswith("Would import 0 of 2 (2 duplicates skipped, 0 rejected)")
+    assert done.stdout.splitlines() == [
+        "Dry run: nothing was changed.",
+        "Would import 0 of 2 (2 duplicates skipped, 0 rejected)",
+    ]
     reply = json.loads(hippo.ok("import", "--json", str(export), "--json").stdout)
     assert (reply["total"], reply["skipped"]) == (2, 2)
     message = one_line_usage_error(hippo, "import", "--json")

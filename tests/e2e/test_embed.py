@@ -68,7 +68,7 @@ def test_new_memories_are_embedded_and_recall_is_hybrid(hippo: Hippo) -> None:
     assert abs(first["why"]["base"] - (0.4 * first["why"]["bm25_norm"] + 0.6 * first["why"]["cosine"])) < 1e-5
 
     status = hippo.ok("status", cwd=project).stdout
-    assert f"  embeddings: 3 of 3 memories have a {MODEL} vector" in status
+    assert f"  embeddings: 3 of 3 memories have a vector ({MODEL})" in status
 
     # forget drops the vector with the memory.
     hippo.ok("forget", ids[CATS], cwd=project)

@@ -106,7 +106,7 @@ def test_hello_with_unknown_protocol(hippo: Hippo, protocol: int) -> None:
         reply = conn.recv()
         assert isinstance(reply, m.Error), reply
         assert (reply.id, reply.code, reply.exit_code) == (3, "protocol_mismatch", 4)
-        assert f"this hippoctl speaks {protocol}" in reply.message
+        assert f"this hippoctl speaks protocol {protocol}" in reply.message
         assert "hippoctl daemon restart" in reply.message
         assert conn.at_eof()
     still_serves(hippo, "Protofox")
@@ -172,7 +172,7 @@ def test_client_protocol_mismatch_exits_4(hippo: Hippo) -> None:
         assert done.returncode == 4, (args, done.returncode, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1, done.stderr
-        assert "speaks protocol 1-1; this hippoctl speaks 999" in lines[0]
+        assert "speaks protocol 1; this hippoctl speaks protocol 999" in lines[0]
         assert "hippoctl daemon restart" in lines[0]
     assert hippo.json("status")["stores"][0]["total"] == 0
 

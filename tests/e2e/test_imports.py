@@ -142,10 +142,11 @@ def test_dry_run_lists_and_writes_nothing(hippo: Hippo) -> None:
     path = _write(hippo, "notes.md", MARKDOWN)
     done = hippo.ok("import", "--markdown", path, "--dry-run", "--tag", "x")
     assert done.stdout.splitlines() == [
+        "Dry run: nothing was changed.",
         "- Notes before any heading, kept without a section. [imported, x]",
         "- Run make test before every push to main [imported, build-test, x]",
         "- Use pnpm, never npm, in this repository because the lockfile is pnpm's [imported, build-test, x]",
-        "Would import 3 of 5 (2 duplicates skipped, 0 rejected); nothing was written",
+        "Would import 3 of 5 (2 duplicates skipped, 0 rejected)",
     ]
     reply = _import(hippo, "--markdown", path, "--dry-run")
     assert reply["dry_run"] is True and reply["imported"] == 0

@@ -13,31 +13,13 @@ from mcp.shared.exceptions import MCPError
 
 from e2e.mcp_support import RawMcp, call_error, call_ok, mcp_session
 from e2e.sleep_support import make, plant, project, query
+from hippod.mcp.args import TOOLS as DAEMON_TOOLS
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
-TOOLS = {
-    "hippo_recall",
-    "hippo_assemble",
-    "hippo_drill",
-    "hippo_remember",
-    "hippo_outcome",
-    "hippo_context",
-    "hippo_status",
-    "hippo_learn",
-    "hippo_conflicts",
-    "hippo_resolve",
-    "hippo_share",
-    "hippo_peers",
-    "hippo_predict_baserate",
-    "hippo_card_list",
-    "hippo_card_show",
-    "hippo_card_create",
-    "hippo_card_claim",
-    "hippo_card_move",
-    "hippo_card_comment",
-}
+# What the daemon takes arguments for (hippod/mcp/args.py): the client must list the same 19 tools.
+TOOLS = set(DAEMON_TOOLS)
 # tool -> (required inputs, {input: default}) as integrations.md §11 lists them
 SCHEMAS: dict[str, tuple[set[str], dict[str, object]]] = {
     "hippo_recall": ({"query"}, {"budget": 4000, "include_continuity": False}),
@@ -68,7 +50,10 @@ async def test_initialize_and_list_the_19_tools(hippo: Hippo) -> None:
         init = session.initialize_result
         assert init is not None and init.server_info.name == "hippod"
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
-    assert set(listed) == TOOLS
+    assert set(listed) == TOOLS and len(listed) == 19
+    # `hippoctl --help` counts the tools the server lists.
+    [line] = [line for line in hippo.ok("--help").stdout.splitlines() if line.split()[:1] == ["mcp"]]
+    assert line.endswith(f"MCP server over stdio ({len(listed)} tools)"), line
     for name, (required, defaults) in SCHEMAS.items():
         schema = listed[name].input_schema
         assert set(schema.get("required", [])) == required, name

@@ -141,9 +141,9 @@ def test_dry_run_changes_nothing(hippo: Hippo) -> None:
     # Everything would change: decay, junk, conflicts, sharing; nothing may be written.
     assert data["dry_run"] and data["removed"] == 5 and data["dormant_moved"] == 5
     text = hippo.ok("sleep", "--dry-run", "--verbose", cwd=folder).stdout
-    assert text.startswith("Dry run — nothing was written.\nRunning consolidation...\n")
+    assert text.startswith("Dry run: nothing was changed.\nRunning consolidation...\n")
     summary = hippo.ok("sleep", "--dry-run", cwd=folder).stdout.splitlines()
-    assert summary[0] == "Dry run — nothing was written."
+    assert summary[0] == "Dry run: nothing was changed."
     assert any(line.startswith("5 memories went dormant after fading from disuse") for line in summary)
     hippo.stop()
     assert files(store_dir) == before

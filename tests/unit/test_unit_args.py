@@ -104,13 +104,46 @@ def _error(argv: list[str]) -> str:
             ["export", "--format", "mardown"],
             "--format 'mardown' is not one of json, markdown; did you mean 'markdown'?",
         ),
-        (["recall", "x", "--limt", "3"], "unrecognized arguments: --limt 3; did you mean --limit?"),
-        (["recall", "x", "--bogus"], "unrecognized arguments: --bogus"),
+        (["recall", "x", "--limt", "3"], "unknown option '--limt'; did you mean '--limit'?"),
+        (["recall", "--limt", "3", "cache"], "unknown option '--limt'; did you mean '--limit'?"),
+        (["recall", "--limt"], "unknown option '--limt'; did you mean '--limit'?"),  # no query left
+        (["recall", "x", "--bogus"], "unknown option '--bogus'"),
+        (["status", "extra"], "unexpected argument: extra"),
+        # An unknown option before the verb is named, not its value taken for the verb.
+        (["--tmeout", "3", "status"], "unknown option '--tmeout'; did you mean '--timeout'?"),
+        (["--tmeout=3", "status"], "unknown option '--tmeout'; did you mean '--timeout'?"),
+        # Between an action that changes something and one that only looks, the one that looks.
+        (
+            ["daemon", "stat"],
+            "daemon: action 'stat' is not one of start, stop, restart, status, "
+            "install-service, uninstall-service; did you mean 'status'?",
+        ),
+        (
+            ["hook", "install", "claude"],
+            "hook: target 'claude' is not one of claude-code, codex, cursor, openclaw, opencode, pi; "
+            "did you mean 'claude-code'?",
+        ),
+        (["inspect", ""], "the memory id is empty"),
+        (["forget", "  "], "the memory id is empty"),
+        (["outcome", "--good", "--id", ""], "--id is empty"),
         (["watch", "true", "--json"], "watch has no JSON output; leave out --json"),
     ],
 )
 def test_a_mistyped_word_gets_one_line_naming_the_closest_choice(argv: list[str], message: str) -> None:
     assert _error(argv) == message
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-C/tmp", "--glob", "status"],  # a short option's value attached; the start of --global
+        ["recall", "--lim", "2", "cache"],  # the start of --limit
+        ["recall", "-42"],  # a negative number is a word, not an option
+        ["--timeout=3", "recall", "cache"],
+    ],
+)
+def test_known_options_in_every_form_argparse_takes_are_not_called_unknown(argv: list[str]) -> None:
+    args.build_parser(argv).parse(argv)
 
 
 def _parsed(argv: list[str]) -> tuple[m.Body, bool]:

@@ -7,7 +7,8 @@ from typing import Any
 
 import msgspec
 
-from hippoctl import mcp_server
+from hippoctl import args, mcp_server, mcp_specs
+from hippoctl.mcp_names import TOOL_NAMES
 from hippod.mcp import args as a
 
 # Inputs whose default the daemon takes from the store's config (memory-model.md §4); the schema
@@ -42,3 +43,12 @@ def test_the_context_argument_is_not_part_of_the_schema() -> None:
     tool = mcp_server.tool(mcp_server.TOOLS[0], _never)
     assert mcp_server.CONTEXT_ARG not in tool.parameters["properties"]
     assert tool.context_kwarg == mcp_server.CONTEXT_ARG
+
+
+def test_the_help_counts_the_tools_of_the_table() -> None:
+    # Every signature in mcp_specs is served, in the order of the names table the help counts.
+    signatures = {name for name in vars(mcp_specs) if name.startswith("hippo_")}
+    assert [spec.__name__ for spec in mcp_specs.TOOLS] == list(TOOL_NAMES)
+    assert set(TOOL_NAMES) == signatures
+    [line] = [line for line in args.build_parser().format_help().splitlines() if line.split()[:1] == ["mcp"]]
+    assert line.endswith(f"MCP server over stdio ({len(mcp_specs.TOOLS)} tools)"), line
