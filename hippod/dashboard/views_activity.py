@@ -138,6 +138,7 @@ def _counts(results: dict[str, object]) -> dict[str, int]:
         "deduped": sum(deduped.values()) if isinstance(deduped, dict) else 0,
         "junk_removed": results.get("junk_removed", 0),
         "new_conflicts": conflicts.get("new", 0) if isinstance(conflicts, dict) else 0,
+        "shared": results.get("shared", 0),
     }
     return {k: int(v) if isinstance(v, int | float) else 0 for k, v in values.items()}
 

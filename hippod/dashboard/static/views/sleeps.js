@@ -14,6 +14,20 @@ function named(item) {
   );
 }
 
+/** What a sleep did, in words, leaving out what it did not do (a sleep that only shared says so,
+    not `merged 0 into 0`). */
+function summary(c) {
+  const parts = [
+    c.merged ? `merged ${number(c.merged)} into ${number(c.semantic_created)}` : null,
+    c.dormant_moved ? `${number(c.dormant_moved)} went dormant` : null,
+    c.deduped ? plural(c.deduped, "duplicate") : null,
+    c.junk_removed ? `${number(c.junk_removed)} junk` : null,
+    c.new_conflicts ? plural(c.new_conflicts, "new conflict") : null,
+    c.shared ? `shared ${number(c.shared)}` : null,
+  ].filter(Boolean);
+  return [`${number(c.active)} active`, ...(parts.length ? parts : ["nothing changed"])].join(" · ");
+}
+
 function run(item, open) {
   const c = item.counts;
   const merges = item.merges.map((merge) =>
@@ -41,9 +55,7 @@ function run(item, open) {
       "summary",
       {},
       el("strong", {}, when(item.ts)),
-      ` · ${number(c.active)} active · merged ${number(c.merged)} into ${number(c.semantic_created)} · `
-        + `${number(c.dormant_moved)} went dormant · ${plural(c.deduped, "duplicate")} · ${number(c.junk_removed)} junk · `
-        + `${plural(c.new_conflicts, "new conflict")}`,
+      ` · ${summary(c)}`,
     ),
     item.merges.length ? el("h4", {}, `Merged (${number(item.merges_total)})`) : null,
     item.merges.length ? el("ul", { class: "merges" }, merges) : null,
@@ -67,6 +79,7 @@ export async function sleeps() {
       { label: "went dormant", values: ordered.map((r) => r.counts.dormant_moved) },
       { label: "duplicates", values: ordered.map((r) => r.counts.deduped) },
       { label: "junk", values: ordered.map((r) => r.counts.junk_removed) },
+      { label: "shared", values: ordered.map((r) => r.counts.shared) },
     ],
     { yLabel: "memories" },
   );
