@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import Peer, PeersReply, SharedItem, ShareReply, SyncReply
-from hippoctl.protocol.wording import plural
+from hippoctl.protocol.wording import DRY_RUN, plural
 from hippod import clock
 from hippod.errors import HippoError
 from hippod.lifecycle import share as rules
@@ -208,7 +208,8 @@ async def _share_auto(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, s
     )
     items = [SharedItem(c.memory.id, c.copy_id, round(c.score, 4)) for c in chosen]
     verb = "Would share" if body.dry_run else "Shared"
-    lines = [f"{verb} {plural(len(items), 'memory')} (transfer score >= {body.min_score:g})"]
+    lines = [DRY_RUN] if body.dry_run else []
+    lines.append(f"{verb} {plural(len(items), 'memory')} (transfer score >= {body.min_score:g})")
     lines += [
         f"  {c.memory.id}  score {c.score:.2f}  {' '.join(c.memory.content.split())[:80]}" for c in chosen
     ]

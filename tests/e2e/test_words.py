@@ -78,6 +78,7 @@ def test_every_dry_run_opens_with_the_same_line(hippo: Hippo) -> None:
         "capture": hippo.ok("capture", "--stdin", "--dry-run", cwd=folder, input=conversation),
         "invalidate": hippo.ok("invalidate", "staging VPN", "--dry-run", cwd=folder),
         "setup": hippo.ok("setup", "--dry-run"),
+        "share --auto": hippo.ok("share", "--auto", "--dry-run", cwd=folder),
     }
     for verb, done in runs.items():
         assert done.stdout.splitlines()[0] == DRY_RUN, (verb, done.stdout)
