@@ -141,6 +141,12 @@ def test_a_second_daemon_for_the_home_on_another_socket_exits_3_naming_the_first
         f"hippod: already running (pid {first}, socket {hippo.socket}); {STOP_FIRST}\n",
     )
     assert not os.path.exists(other)
+    # --detach and `daemon start` only want a daemon for the home: there is one.
+    detached = hippo.spawn("--detach", env=env)
+    assert detached.wait(timeout=30) == 0
+    assert hippo.output(detached)[0] == f"hippod already running (pid {first})\n"
+    done = hippo.ctl("daemon", "start", env=env)
+    assert (done.returncode, done.stdout) == (0, f"hippod already running (pid {first})\n"), done
     # A client of that socket talks to the home's daemon, and can stop it.
     status = json.loads(hippo.ctl("--json", "daemon", "status", env=env).stdout)
     assert (status["pid"], status["socket"]) == (first, hippo.socket)
