@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from hippoctl import __version__
 from hippoctl.argcheck import UsageError, count_tag_flags
 from hippoctl.argv import is_prompt_hook
-from hippoctl.client import ClientError, call, daemon_holds_lock, ping, request_envelope
+from hippoctl.client import ClientError, call, daemon_running, ping, request_envelope
 from hippoctl.output import print_json
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
@@ -81,9 +81,9 @@ def _daemon_start(as_json: bool) -> int:
 
 
 def _wait_for_exit() -> None:
-    """Wait until the daemon has let go of its lock, i.e. finished shutting down."""
+    """Wait until the daemon has let go of its locks, i.e. finished shutting down."""
     deadline = time.monotonic() + STOP_WAIT
-    while daemon_holds_lock(socket_path()):
+    while daemon_running(socket_path()):
         if time.monotonic() >= deadline:
             raise ClientError(f"hippod did not stop within {STOP_WAIT:g} s", errors.FAILED)
         time.sleep(0.05)

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from hippoctl import __version__
-from hippoctl.protocol import errors, ownership
+from hippoctl.protocol import errors, instance, ownership
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import FrameError, pack, recv_frame
 from hippoctl.protocol.paths import lock_path, log_file, socket_path
@@ -43,9 +43,13 @@ def unreachable(message: str) -> ClientError:
 class Refused(ClientError):
     """The socket, or the process on it, is not this user's: nothing was sent."""
 
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message, errors.UNREACHABLE)
+        self.reason = reason
+
 
 def _refused(path: str, reason: str) -> Refused:
-    return Refused(f"refusing to talk to hippod on {path}: {reason}", errors.UNREACHABLE)
+    return Refused(f"refusing to talk to hippod on {path}: {reason}", reason)
 
 
 def _connect_once(path: str) -> socket.socket | None:
@@ -88,12 +92,56 @@ def remaining(deadline: float | None, cap: float | None) -> float | None:
     return left if cap is None else min(cap, left)
 
 
+def _home_root() -> str:
+    """The home (global root) this client's requests are for: its daemon holds the home's lock."""
+    from hippoctl.protocol.spool import global_root
+
+    return global_root()
+
+
+def _connect_home(path: str) -> socket.socket | None:
+    """A connection to the daemon of this home when it serves another socket than `path` (it was
+    started with another XDG_RUNTIME_DIR or HIPPO_SOCKET), as the record in the home names it.
+
+    That socket gets the same checks as ours; one that is not this user's is refused, naming the
+    daemon. None when no daemon holds the home, or it serves `path`.
+    """
+    home = _home_root()
+    running = instance.running(home)
+    if running is None or running.socket == path:
+        return None
+    try:
+        return _connect_once(running.socket)
+    except Refused as exc:
+        raise Refused(
+            f"hippod (pid {running.pid}) serves {home} on {running.socket}; refusing to talk to it: "
+            f"{exc.reason}",
+            exc.reason,
+        ) from None
+
+
+def daemon_running(path: str) -> bool:
+    """Whether a live daemon holds the lock of this socket or of this home (released last in a
+    shutdown, after every store is checkpointed and closed)."""
+    return daemon_holds_lock(path) or instance.lock_held(instance.lock_path(_home_root()))
+
+
+def _not_accepting(path: str) -> str:
+    home = _home_root()
+    running = instance.running(home)
+    if running is not None and running.socket != path:
+        return f"hippod (pid {running.pid}) serves {home} on {running.socket} but does not accept connections"
+    return f"hippod holds its lock but does not accept connections on {path}"
+
+
 def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPAWN_WAIT) -> socket.socket:
     """A connected socket to the daemon, starting it (bounded backoff, 5 s) when allowed.
 
-    A daemon that holds its lock but does not accept yet (its backlog full, or not listening yet,
-    one this call spawned included) is waited for, up to `patience` seconds; it is never taken for
-    a dead one. With a `deadline` (monotonic), every wait stops there too.
+    The daemon of this home may serve another socket than the one this client computes: its
+    record in the home names it (hippoctl/protocol/instance.py). A daemon that holds its lock but
+    does not accept yet (its backlog full, or not listening yet, one this call spawned included)
+    is waited for, up to `patience` seconds; it is never taken for a dead one. With a `deadline`
+    (monotonic), every wait stops there too.
     """
     path = socket_path()
     until = time.monotonic() + patience
@@ -101,13 +149,13 @@ def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPA
         until = min(until, deadline)
     attempt = 0
     while True:
-        sock = _connect_once(path)
+        sock = _connect_once(path) or _connect_home(path)
         if sock is not None:
             return sock
-        if not daemon_holds_lock(path):
+        if not daemon_running(path):
             break
         if time.monotonic() >= until:
-            raise unreachable(f"hippod holds its lock but does not accept connections on {path}")
+            raise unreachable(_not_accepting(path))
         time.sleep(max(0.0, min(BACKOFF[min(attempt, len(BACKOFF) - 1)], until - time.monotonic())))
         attempt += 1
     if not spawn:
@@ -129,7 +177,8 @@ def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPA
     while True:
         time.sleep(max(0.0, min(BACKOFF[min(attempt, len(BACKOFF) - 1)], wait_until - time.monotonic())))
         attempt += 1
-        sock = _connect_once(path)
+        # A daemon of this home that another client started on its socket meanwhile serves us too.
+        sock = _connect_once(path) or _connect_home(path)
         if sock is not None:
             return sock
         if spawn_at is not None and time.monotonic() >= spawn_at:
@@ -138,7 +187,7 @@ def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPA
             spawn_at = None
         if not loading and time.monotonic() < wait_until:
             continue
-        if time.monotonic() < starting_until and daemon_holds_lock(path):
+        if time.monotonic() < starting_until and daemon_running(path):
             loading, wait_until = True, starting_until
             continue
         log = log_file()
@@ -281,7 +330,7 @@ def _lock_taken(within: float | None) -> bool:
     """Whether a daemon holds its lock now or takes it within `within` seconds."""
     until = time.monotonic() + (within or 0.0)
     while True:
-        if daemon_holds_lock(socket_path()):
+        if daemon_running(socket_path()):
             return True
         if time.monotonic() >= until:
             return False
@@ -329,21 +378,5 @@ def ping(*, spawn: bool = False) -> dict[str, Any] | None:
 
 
 def daemon_holds_lock(sock_path: str) -> bool:
-    """Whether a live daemon still holds the single-instance lock next to this socket.
-
-    The lock is released last in a shutdown, after every store is checkpointed and closed.
-    """
-    import fcntl
-
-    try:
-        fd = os.open(lock_path(sock_path), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        # No lock file (no daemon), or not one a daemon of ours would have made (a link).
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    """Whether a live daemon holds the lock next to this socket (`<socket>.lock`)."""
+    return instance.lock_held(lock_path(sock_path))

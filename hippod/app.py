@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from hippod import clock, daemon_state, file_limits, spool_replay, start_heal
+from hippod import clock, daemon_state, file_limits, instance, spool_replay, start_heal
 from hippod.auto_sleep import AutoSleep
 from hippod.errors import HippoError
 from hippod.handlers import serve as serve_handler
@@ -61,6 +61,7 @@ def _adopt(state: DaemonState, sock: socket.socket) -> None:
     if isinstance(name, str) and name and name != state.socket:
         log.warning("systemd passed socket %s, but clients of this home connect to %s", name, state.socket)
         state.socket = name
+        instance.moved(state.registry.global_root, name)
 
 
 def _identity(path: str) -> tuple[int, int] | None:

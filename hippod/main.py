@@ -17,10 +17,10 @@ from typing import Any
 from hippoctl.protocol import ownership, paths
 from hippoctl.protocol.service_names import LAUNCHD_LABEL
 from hippoctl.protocol.spool import global_root
-from hippod import __version__, clock
+from hippod import __version__, clock, instance
 from hippod.config import LOG_LEVELS, load_daemon_config
 from hippod.lifecycle.strength import loss_aversion_from_env
-from hippod.lock import InstanceLock, LockFileError, lock_info
+from hippod.lock import LockFileError
 from hippod.logfile import RotatingLog
 from hippod.probe import ping
 from hippod.sd_notify import notify
@@ -29,8 +29,6 @@ log = logging.getLogger("hippod")
 
 # `hippod run` while another daemon serves this home (the README's exit codes).
 ALREADY_RUNNING = 3
-LOCK_WAIT_SECONDS = 5.0
-LOCK_PROBE_SECONDS = 0.25
 DETACH_WAIT_SECONDS = 5.0
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -82,7 +80,10 @@ def setup_logging(settings: dict[str, Any], foreground: bool) -> str:
         if os.path.islink(log_file):
             raise StartupError(f"log file {log_file} is a symbolic link; remove it") from None
         raise StartupError(f"cannot open log file {log_file}: {exc.strerror or exc}") from None
-    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%Y-%m-%dT%H:%M:%S%z")
+    # The pid tells apart the lines of daemons that share a log (one stopping as the next starts).
+    fmt = logging.Formatter(
+        "%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s", "%Y-%m-%dT%H:%M:%S%z"
+    )
     handler.setFormatter(fmt)
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -124,23 +125,6 @@ def ensure_private_dir(path: str) -> None:
         raise StartupError(
             f"runtime dir {path} is accessible to other users (mode {stat.S_IMODE(st.st_mode):o})"
         )
-
-
-def acquire(lock: InstanceLock, sock: str) -> int | None:
-    """Take the lock; if it is busy, return the pid of the daemon that answers, else raise."""
-    if lock.try_acquire(lock_info(os.getpid(), __version__)):
-        return None
-    deadline = time.monotonic() + LOCK_WAIT_SECONDS
-    while True:
-        pid = ping(sock, timeout=LOCK_PROBE_SECONDS)
-        if pid is not None:
-            return pid
-        # The holder may have just exited.
-        if lock.try_acquire(lock_info(os.getpid(), __version__)):
-            return None
-        if time.monotonic() >= deadline:
-            raise StartupError("lock held by unresponsive process")
-        time.sleep(LOCK_PROBE_SECONDS)
 
 
 def started_by_service_manager() -> bool:
@@ -186,13 +170,12 @@ def run(foreground: bool, team: TeamServe | None = None) -> int:
         ensure_private_dir(os.path.dirname(sock))
     else:
         ensure_socket_dir(os.path.dirname(sock))
-    lock = InstanceLock(paths.lock_path(sock))
     try:
-        running = acquire(lock, sock)
-    except LockFileError as exc:
+        claim = instance.claim(global_root(), sock)
+    except (LockFileError, instance.Unresponsive) as exc:
         raise StartupError(str(exc)) from None
-    if running is not None:
-        return already_running(running, sock)
+    if isinstance(claim, instance.Other):
+        return already_running(claim.pid, claim.socket)
     try:
         # The daemon's own modules load only now that it holds the lock: a client that spawned it
         # sees a daemon starting, and waits for it, however long a loaded machine takes to load them.
@@ -206,13 +189,22 @@ def run(foreground: bool, team: TeamServe | None = None) -> int:
         state.config_notice = notice
         return asyncio.run(serve(state, config))
     finally:
-        lock.release()
+        claim.release()
+
+
+def _running_pid(sock: str, timeout: float = 1.0) -> int | None:
+    """The pid of the daemon answering on `sock`, or of the one serving this home elsewhere."""
+    pid = ping(sock, timeout=timeout)
+    if pid is None:
+        other = instance.answering(global_root())
+        pid = other.pid if other is not None else None
+    return pid
 
 
 def detach() -> int:
     """Start a background daemon and return once it answers on the socket."""
     sock = paths.socket_path()
-    pid = ping(sock)
+    pid = _running_pid(sock)
     if pid is not None:
         print(f"hippod already running (pid {pid})")
         return 0
@@ -231,7 +223,7 @@ def detach() -> int:
             return 0
         if child.poll() is not None:
             # It may have exited because another daemon won the race: ask once more.
-            pid = ping(sock, timeout=0.25)
+            pid = _running_pid(sock, timeout=0.25)
             if pid is not None:
                 print(f"hippod already running (pid {pid})")
                 return 0

@@ -75,14 +75,18 @@ def _proc_env(pid: int) -> dict[str, str]:
     return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
 
 
-def _is_our_daemon(pid: int, home: str) -> bool:
+def _is_our_daemon(pid: int, home: str, user_home: str) -> bool:
+    """A hippod of this instance: one on its HIPPO_HOME, or one on the default home of its HOME."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
     if b"hippod" not in cmdline:
         return False
-    return _proc_env(pid).get("HIPPO_HOME") == home
+    env = _proc_env(pid)
+    if "HIPPO_HOME" in env:
+        return env["HIPPO_HOME"] == home
+    return env.get("HOME") == user_home
 
 
 def _kill(pid: int, sig: int) -> None:
@@ -340,8 +344,9 @@ class Hippo:
         return RawConn(self.socket, self.home, timeout=timeout)
 
     # teardown
-    def _daemon_pids(self) -> set[int]:
-        """Live daemons of this instance: our children, lock-file pids, any hippod using our home."""
+    def daemon_pids(self) -> set[int]:
+        """Live daemons of this instance: our children, lock-file pids, any hippod using our home
+        (HIPPO_HOME, or the default home under our HOME)."""
         pids = {p.pid for p in self.procs if p.poll() is None}
         for lock in (self.lock, *Path(self.runtime).glob("**/*.lock")):
             with contextlib.suppress(OSError, ValueError):
@@ -351,7 +356,7 @@ class Hippo:
         for entry in os.listdir("/proc"):
             if entry.isdigit():
                 pids.add(int(entry))
-        return {pid for pid in pids if pid != os.getpid() and _is_our_daemon(pid, self.home)}
+        return {pid for pid in pids if pid != os.getpid() and _is_our_daemon(pid, self.home, self.user_home)}
 
     def cleanup(self) -> None:
         for proc in self.procs:
@@ -359,7 +364,7 @@ class Hippo:
                 terminate_pid(proc.pid)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=5)
-        for pid in self._daemon_pids():
+        for pid in self.daemon_pids():
             terminate_pid(pid)
         for proc in self.procs:
             proc.out_file.close()  # type: ignore[attr-defined]
