@@ -143,8 +143,10 @@ class Server:
         # `version` and `daemon status|stop|restart` work between any client and daemon.
         in_range = MIN_PROTOCOL <= hello.protocol <= PROTOCOL
         ours = self.home
-        # A home no path can hold (a NUL byte) is not this daemon's either.
-        if "\x00" in hello.home or _realpath(hello.home) != ours:
+        # A home no path can hold (a NUL byte) is not this daemon's either. An empty home stands for
+        # the default one: a client naming the default folder explicitly is at the same home.
+        root = self.state.registry.global_root
+        if "\x00" in hello.home or (_realpath(hello.home) or root) != (ours or root):
             await self._send(
                 writer,
                 _error(None, "home_mismatch", f"this hippod serves HIPPO_HOME={ours or '(default)'}"),

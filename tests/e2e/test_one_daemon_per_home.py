@@ -196,3 +196,12 @@ def test_log_lines_carry_the_pid(hippo: Hippo) -> None:
     for line in lines:
         match = LOG_LINE.match(line)
         assert match is not None and int(match.group(1)) == pid, line
+
+
+def test_a_client_naming_the_default_home_explicitly_is_at_the_same_home(hippo: Hippo) -> None:
+    """HIPPO_HOME set to the default folder is the home a daemon started without it serves: the
+    client is welcomed, not refused with home_mismatch."""
+    login = Login(hippo)
+    first = login.start()
+    assert answers(login.socket, os.path.realpath(login.home)) == first
+    assert answers(login.socket, os.path.join(hippo.root, "elsewhere")) is None
