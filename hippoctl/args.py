@@ -310,7 +310,7 @@ def _foundation_verbs(verb: Callable[..., Any]) -> None:
         type=COUNT,
         default=1,
         metavar="N",
-        help="keep N results even past the budget (default 1)",
+        help="keep N results, each cut to fit the budget if need be (default 1)",
     )
     p.add_argument("--why", action="store_true", help="show how each score was made")
     p.add_argument("--scope", help="also memories of this scope (private and legacy scopes are hidden)")

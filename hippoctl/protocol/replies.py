@@ -110,6 +110,9 @@ class RecallItem(Reply):
     half_life_days: float
     superseded_by: str | None = None
     why: Why | None = None
+    # Cut to fit the budget: `content` is its start and a marker; `full_chars` is its whole length.
+    truncated: bool = False
+    full_chars: int | None = None
 
 
 class Skipped(Reply):

@@ -43,6 +43,9 @@ class ContextMemory(Reply):
     framed: str
     other_project: bool = False  # listed under the --cross-project section
     score: float = 0.0  # the ranking score (in `*` mode: the strength, global rows x 1/1.2)
+    # Cut to fit the budget: `content` is its start and a marker; `full_chars` is its whole length.
+    truncated: bool = False
+    full_chars: int | None = None
 
 
 class ContextReply(Reply):

@@ -14,6 +14,9 @@ class PinnedItem(Reply):
     tags: list[str]
     created: str
     content: str
+    # Cut to fit the budget: `content` is its start and a marker; `full_chars` is its whole length.
+    truncated: bool = False
+    full_chars: int | None = None
 
 
 class PinnedReply(Reply):

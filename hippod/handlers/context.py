@@ -36,6 +36,7 @@ from hippod.recall import render as recall_render
 from hippod.recall import tombstones
 from hippod.recall.budget import fill_budget, tokens
 from hippod.recall.merge import merge_results
+from hippod.recall.pack import pack
 from hippod.recall.score import Scored
 from hippod.recall.terms import query_terms
 from hippod.request import RequestContext
@@ -210,6 +211,15 @@ def _entry(item: Scored, place: Place, framing: str) -> ContextMemory:
     return entry
 
 
+def _with_text(entry: ContextMemory, text: str, framing: str, full_chars: int | None = None) -> ContextMemory:
+    """The entry showing `text` in place of its content; cut to fit when `full_chars` is given."""
+    shown = msgspec.structs.replace(entry, content=text)
+    if full_chars is not None:
+        shown.truncated, shown.full_chars = True, full_chars
+    shown.framed = layout.framed(shown, framing)
+    return shown
+
+
 def _block_cost(block: str) -> int:
     # One token more for the blank line that separates it from the next block.
     return tokens(block) + 1
@@ -237,11 +247,20 @@ def _fill(
     blocks = [parts[i][1] for i in head.taken]
 
     entries = [_entry(item, place, body.framing) for item, place in shown]
-    bullets = [layout.bullet(e, body.framing) for e in entries]
     reserved = head.used + _block_cost(layout.RESERVED_HEADING)
     if any(e.other_project for e in entries):
         reserved += _block_cost(layout.RESERVED_OTHER_HEADING)
-    fill = fill_budget([tokens(b + "\n") for b in bullets], budget, reserved=reserved, limit=body.limit)
+
+    def cost(index: int, content: str) -> int:
+        return tokens(layout.bullet(_with_text(entries[index], content, body.framing), body.framing) + "\n")
+
+    ids, contents = [e.id for e in entries], [e.content for e in entries]
+    fill = pack(ids, contents, cost, budget, reserved=reserved, limit=body.limit)
+    for index, text in fill.cut.items():
+        entries[index] = _with_text(
+            entries[index], text, body.framing, full_chars=len(entries[index].content)
+        )
+    bullets = {i: layout.bullet(entries[i], body.framing) for i in fill.taken}
     main = [i for i in fill.taken if not entries[i].other_project]
     other = [i for i in fill.taken if entries[i].other_project]
 

@@ -223,6 +223,8 @@ def _item(entry: pb.Entry, section: str) -> PinnedItem:
         tags=mem.tags,
         created=mem.created,
         content=mem.content,
+        truncated=entry.full_chars is not None,
+        full_chars=entry.full_chars,
     )
 
 

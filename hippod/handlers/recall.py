@@ -18,8 +18,9 @@ from hippod.handlers.outcome import last_batch_key
 from hippod.handlers.recall_store import score_store, warn
 from hippod.lifecycle import strength as st
 from hippod.recall import render, tombstones
-from hippod.recall.budget import LazySizes, fill_budget, tokens, tokens_of
+from hippod.recall.budget import tokens, tokens_of
 from hippod.recall.merge import merge_results
+from hippod.recall.pack import Packed, pack
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources
 from hippod.recall.terms import query_terms, stem
 from hippod.recall.tokenize import tokenize
@@ -83,6 +84,15 @@ def _item(s: Scored, why: bool, words: list[str]) -> RecallItem:
                 "session_id": mem.source_session_id,
             },
         )
+    return item
+
+
+def _shown(item: RecallItem, packed: Packed, index: int) -> RecallItem:
+    """The item as printed: its cut text and full size when it was cut, and what it costs."""
+    text = packed.cut.get(index)
+    if text is not None:
+        item = msgspec.structs.replace(item, content=text, truncated=True, full_chars=len(item.content))
+    item.tokens = packed.sizes[index]
     return item
 
 
@@ -161,49 +171,74 @@ async def recall(
     words = tokenize(body.query)
     # Items are built and rendered as the fill reaches them: past the budget, most never are.
     items: dict[int, RecallItem] = {}
-    blocks: dict[int, str] = {}
+    whole: dict[int, int] = {}  # each item's cost with all its text, kept across both fills
 
-    def measure(index: int) -> int:
-        items[index] = _item(ranked[index], body.why, words)
-        blocks[index] = render.item_block(items[index], why=body.why)
-        return tokens(blocks[index] + "\n\n")
+    def item(index: int) -> RecallItem:
+        if index not in items:
+            items[index] = _item(ranked[index], body.why, words)
+        return items[index]
 
-    sizes = LazySizes(len(ranked), measure)
+    def cost(index: int, content: str) -> int:
+        shown = item(index)
+        if content is shown.content:
+            if index not in whole:
+                whole[index] = tokens(render.item_block(shown, why=body.why) + "\n\n")
+            return whole[index]
+        shown = msgspec.structs.replace(shown, content=content)
+        return tokens(render.item_block(shown, why=body.why) + "\n\n")
+
+    ids = [s.memory.id for s in ranked]
+    contents = [s.memory.content for s in ranked]
     floors = [tokens_of(render.block_floor(s.memory.id, s.memory.content) + 2) for s in ranked]
     heading = tokens(render.reserved_heading(body.query) + "\n\n")
     min_results = max(0, body.min_results)
-    fill = fill_budget(
-        sizes, budget, reserved=heading, min_results=min_results, limit=body.limit, floors=floors
+    packed = pack(
+        ids,
+        contents,
+        cost,
+        budget,
+        reserved=heading,
+        min_results=min_results,
+        limit=body.limit,
+        floors=floors,
     )
-    if fill.skipped_budget or fill.skipped_limit:
+    if packed.skipped_budget or packed.skipped_limit:
         # Something is left out, so a cutoff line will be printed: fill again with room for it.
         reserved = heading + tokens(render.RESERVED_CUTOFF + "\n")
-        fill = fill_budget(
-            sizes, budget, reserved=reserved, min_results=min_results, limit=body.limit, floors=floors
+        packed = pack(
+            ids,
+            contents,
+            cost,
+            budget,
+            reserved=reserved,
+            min_results=min_results,
+            limit=body.limit,
+            floors=floors,
         )
-    chosen = [items[i] for i in fill.taken]
-    for index in fill.taken:
-        items[index].tokens = sizes[index]
+    chosen = [_shown(item(i), packed, i) for i in packed.taken]
     cut = None
-    if fill.skipped_budget or fill.skipped_limit:
-        cut = render.cutoff(len(chosen), len(ranked), fill.skipped_budget, fill.skipped_limit)
+    if packed.skipped_budget or packed.skipped_limit:
+        cut = render.cutoff(len(chosen), len(ranked), packed.skipped_budget, packed.skipped_limit)
     if chosen:
-        rest = render.body([blocks[i] for i in fill.taken], cut)
+        rest = render.body([render.item_block(i, why=body.why) for i in chosen], cut)
         total = tokens(render.reserved_heading(body.query) + "\n" + rest)
         text = render.heading(len(chosen), total, body.query) + "\n" + rest
+    elif packed.skipped_budget:
+        text = render.none_fit(body.query, len(ranked), budget)
+        total = tokens(text)
     else:
         text = render.no_results(body.query)
         total = tokens(text)
 
     await after_recall(
-        ctx, ranking, [ranked[i] for i in fill.taken], body.query, mode="recall", strengthen=body.strengthen
+        ctx, ranking, [ranked[i] for i in packed.taken], body.query, mode="recall", strengthen=body.strengthen
     )
     reply = RecallReply(
         query=body.query,
         budget=budget,
         tokens=total,
         candidates=len(ranked),
-        skipped=Skipped(budget=fill.skipped_budget, limit=fill.skipped_limit),
+        skipped=Skipped(budget=packed.skipped_budget, limit=packed.skipped_limit),
         results=chosen,
         mode="hybrid" if any(s.cosine is not None for s in ranked) else "bm25",
     )

@@ -40,11 +40,11 @@ def fill_budget(
     budget: int,
     *,
     reserved: int = 0,
-    min_results: int = 0,
     limit: int | None = None,
     floors: Sequence[int] | None = None,
 ) -> Fill:
-    """Greedy fill: take an item when it fits or fewer than min_results are taken; skip it and go on.
+    """Greedy fill: take an item when it fits, else skip it and go on (a later, smaller one may fit).
+    Items are taken whole; pack.pack cuts one into what is left.
 
     `reserved` tokens (heading and cutoff lines) count against the budget up front. `floors` are
     cheap lower bounds of the sizes: an item whose floor does not fit is skipped unmeasured, so
@@ -57,11 +57,11 @@ def fill_budget(
     for index in range(count):
         if limit is not None and len(taken) >= limit:
             return Fill(taken, skipped_budget, count - index, used)
-        if floors is not None and used + floors[index] > budget and len(taken) >= min_results:
+        if floors is not None and used + floors[index] > budget:
             skipped_budget += 1
             continue
         size = sizes[index]
-        if used + size <= budget or len(taken) < min_results:
+        if used + size <= budget:
             taken.append(index)
             used += size
         else:

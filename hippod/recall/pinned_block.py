@@ -5,13 +5,14 @@ Nothing here depends on the clock, so the block is byte-identical while its memo
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import msgspec
 
-from hippod.recall.budget import tokens
+from hippod.recall import cut
 from hippod.recall.score import scope_multiplier
 from hippod.store.records import Memory
 
@@ -28,10 +29,12 @@ PATH_TAG = "path:"
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One memory of the block, with the store it came from ("local" or "global")."""
+    """One memory of the block, with the store it came from ("local" or "global"); `full_chars` is
+    the memory's whole length when the block shows it cut (its `memory.content` is then the cut)."""
 
     memory: Memory
     source: str
+    full_chars: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,15 +110,42 @@ def render(pinned: Sequence[Entry], recent: Sequence[Entry]) -> str:
 
 def fill(pinned: Sequence[Entry], recent: Sequence[Entry], budget: int, max_chars: int = MAX_CHARS) -> Block:
     """Take entries in order (pinned, then recent) while the block stays within `budget` tokens and
-    `max_chars` characters; an entry that does not fit is skipped and the next one tried."""
-    taken_pinned: list[Entry] = []
-    taken_recent: list[Entry] = []
-    for entry, section in [*((e, taken_pinned) for e in pinned), *((e, taken_recent) for e in recent)]:
-        section.append(entry)
-        text = render(taken_pinned, taken_recent)
-        if tokens(text) > budget or len(text) > max_chars:
-            section.pop()
-    return Block(render(taken_pinned, taken_recent), taken_pinned, taken_recent)
+    `max_chars` characters; an entry that does not fit is skipped and the next one tried. Then the
+    first skipped entry longer than cut.LEAST_TEXT is cut to what is left, if that much of its text
+    fits (the rule of pack.pack)."""
+    # ceil(chars / 4) <= budget exactly when chars <= 4 x budget: one limit, in characters.
+    limit = min(max_chars, 4 * budget)
+    entries = [*((e, True) for e in pinned), *((e, False) for e in recent)]
+    taken: dict[int, Entry] = {}
+
+    def block(chosen: dict[int, Entry]) -> Block:
+        order = sorted(chosen)
+        in_pinned = [chosen[i] for i in order if entries[i][1]]
+        in_recent = [chosen[i] for i in order if not entries[i][1]]
+        return Block(render(in_pinned, in_recent), in_pinned, in_recent)
+
+    skipped: list[int] = []
+    for index, (entry, _) in enumerate(entries):
+        if len(block({**taken, index: entry}).markdown) <= limit:
+            taken[index] = entry
+        else:
+            skipped.append(index)
+    first = next((i for i in skipped if len(entries[i][0].memory.content) > cut.LEAST_TEXT), None)
+    if first is not None:
+        entry = entries[first][0]
+
+        def fits(text: str) -> bool:
+            return len(block({**taken, first: _showing(entry, text)}).markdown) <= limit
+
+        text = cut.fit(entry.memory.content, entry.memory.id, fits)
+        if text is not None:
+            taken[first] = _showing(entry, text, full_chars=len(entry.memory.content))
+    return block(taken)
+
+
+def _showing(entry: Entry, text: str, full_chars: int | None = None) -> Entry:
+    """The entry with `text` in place of its memory's content (a cut of it when `full_chars` is given)."""
+    return Entry(dataclasses.replace(entry.memory, content=text), entry.source, full_chars)
 
 
 def digest(markdown: str) -> str:

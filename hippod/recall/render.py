@@ -110,3 +110,9 @@ def body(items: list[str], cutoff_line: str | None) -> str:
 
 def no_results(query: str) -> str:
     return f'No memories found for: "{query}"'
+
+
+def none_fit(query: str, candidates: int, budget: int) -> str:
+    """Memories were found, but the budget is too small to show even one, cut (pack.pack)."""
+    found = plural(candidates, "memory")
+    return f'{found} found for: "{query}", but a budget of {plural(budget, "token")} cannot show one'

@@ -65,7 +65,14 @@ def _entry(
         created=item.created,
         pinned=pinned,
     )
-    return wire.ContextEntry(entry=memory, score=score, tokens=tokens, is_global=item.source == "global")
+    return wire.ContextEntry(
+        entry=memory,
+        score=score,
+        tokens=tokens,
+        is_global=item.source == "global",
+        truncated=item.truncated,
+        full_chars=item.full_chars,
+    )
 
 
 def _plain(value: Any) -> dict[str, Any] | None:

@@ -119,6 +119,8 @@ def _entry(item: RecallItem) -> wire.RecallEntry:
         retrieval_count=item.retrieval_count,
         superseded_by=item.superseded_by,
         why=why,
+        truncated=item.truncated,
+        full_chars=item.full_chars,
     )
 
 

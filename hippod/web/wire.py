@@ -151,6 +151,9 @@ class RecallEntry(Wire):
     retrieval_count: int
     superseded_by: str | None = None
     why: Why | None = None
+    # Cut to fit the budget: `content` is its start and a marker naming the memory and its full size.
+    truncated: bool = False
+    full_chars: int | None = None
 
 
 class Suppression(Wire):
@@ -176,6 +179,9 @@ class ContextEntry(Wire):
     score: float
     tokens: int
     is_global: bool
+    # Cut to fit the budget: `entry.content` is its start and a marker naming it and its full size.
+    truncated: bool = False
+    full_chars: int | None = None
 
 
 class ContextResult(Wire):

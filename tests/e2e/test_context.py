@@ -151,9 +151,10 @@ def test_json_shape_and_limit(hippo: Hippo) -> None:
     memory = data["memories"][0]
     assert set(memory) == {
         "id", "source", "confidence", "aged", "tags", "created", "strength", "content", "framed",
-        "other_project", "score",
+        "other_project", "score", "truncated", "full_chars",
     }  # fmt: skip
     assert memory["framed"] == memory["content"]
+    assert (memory["truncated"], memory["full_chars"]) == (False, None)
     # --json prints the same reply data.
     assert hippo.json("context", "nightly export", "--format", "json", "--limit", "1", cwd=folder) == data
 

@@ -33,30 +33,11 @@ def test_exact_fit_is_taken() -> None:
     assert fill.used == 10
 
 
-def test_min_results_forces_the_top_item_in() -> None:
-    fill = fill_budget([50, 3, 2], 10, min_results=1)
-    assert fill.taken == [0]
-    assert fill.skipped_budget == 2
-    assert fill.used == 50
-
-
-def test_without_min_results_the_oversized_top_item_is_skipped() -> None:
+def test_the_oversized_top_item_is_skipped() -> None:
     fill = fill_budget([50, 3, 2], 10)
     assert fill.taken == [1, 2]
     assert fill.skipped_budget == 1
     assert fill.used == 5
-
-
-def test_min_results_two() -> None:
-    fill = fill_budget([50, 40, 3], 10, min_results=2)
-    assert fill.taken == [0, 1]
-    assert fill.skipped_budget == 1
-
-
-def test_min_results_does_not_apply_once_met_even_if_room() -> None:
-    fill = fill_budget([2, 3, 50], 10, min_results=1)
-    assert fill.taken == [0, 1]
-    assert fill.skipped_budget == 1
 
 
 def test_limit_counts_taken_items() -> None:
@@ -94,14 +75,12 @@ def test_reserved_tokens_count_up_front() -> None:
     assert fill_budget([5, 5], 12).taken == [0, 1]
 
 
-def test_reserved_over_budget_still_honours_min_results() -> None:
-    fill = fill_budget([5, 1], 10, reserved=20, min_results=1)
-    assert fill.taken == [0]
-    assert fill.used == 25
-    assert fill_budget([5, 1], 10, reserved=20).taken == []
+def test_reserved_over_budget_takes_nothing() -> None:
+    fill = fill_budget([5, 1], 10, reserved=20)
+    assert fill.taken == [] and fill.skipped_budget == 2 and fill.used == 20
 
 
 def test_empty_list() -> None:
-    fill = fill_budget([], 100, min_results=1, limit=3)
+    fill = fill_budget([], 100, limit=3)
     assert fill.taken == []
     assert (fill.skipped_budget, fill.skipped_limit, fill.used) == (0, 0, 0)

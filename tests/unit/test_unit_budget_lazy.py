@@ -14,9 +14,8 @@ def test_lazy_fill_matches_the_full_fill_and_measures_less() -> None:
     for _ in range(500):
         sizes = [rng.randint(20, 120) for _ in range(rng.randint(0, 80))]
         budget = rng.randint(0, 3000)
-        min_results = rng.choice([0, 0, 1, 3])
         limit = rng.choice([None, None, 5, 40])
-        full = fill_budget(sizes, budget, reserved=15, min_results=min_results, limit=limit)
+        full = fill_budget(sizes, budget, reserved=15, limit=limit)
         measured: list[int] = []
 
         def measure(index: int, sizes: list[int] = sizes, measured: list[int] = measured) -> int:
@@ -28,7 +27,6 @@ def test_lazy_fill_matches_the_full_fill_and_measures_less() -> None:
             LazySizes(len(sizes), measure),
             budget,
             reserved=15,
-            min_results=min_results,
             limit=limit,
             floors=floors,
         )
@@ -48,11 +46,6 @@ def test_an_item_whose_floor_does_not_fit_is_skipped_unmeasured() -> None:
     # 10 + 30 + 30 + 30 = 100: no room left, the other 97 are skipped unread.
     assert fill.taken == [0, 1, 2] and fill.skipped_budget == 97 and fill.skipped_limit == 0
     assert measured == [0, 1, 2]
-
-
-def test_min_results_are_measured_even_past_the_budget() -> None:
-    fill = fill_budget(LazySizes(5, lambda index: 50), 40, min_results=2, floors=[50] * 5)
-    assert fill.taken == [0, 1] and fill.skipped_budget == 3
 
 
 def test_no_block_is_shorter_than_the_smallest() -> None:

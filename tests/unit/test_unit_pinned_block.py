@@ -9,6 +9,7 @@ from e2e.sleep_support import make
 
 from hippod.handlers.pinned import HookInput, Settings, hook_input
 from hippod.recall import pinned_block as pb
+from hippod.recall.cut import marker
 from hippod.store.records import Memory
 
 STAMP = "2026-01-01T00:00:00.000Z"
@@ -57,6 +58,21 @@ def test_fill_skips_what_does_not_fit_and_keeps_under_the_character_cap() -> Non
     capped = pb.fill(many, [], budget=100_000)
     assert 9_000 < len(capped.markdown) <= pb.MAX_CHARS
     assert pb.fill(many, [], budget=100_000) == capped
+
+
+def test_an_entry_too_long_for_what_is_left_is_cut_with_a_marker() -> None:
+    small = pb.Entry(mem("a", "Run make check"), "local")
+    huge = pb.Entry(mem("b", "segment line\n" * 70_000, pinned=False), "local")
+    after = pb.Entry(mem("c", "Prefer small commits", pinned=False), "local")
+    block = pb.fill([small], [huge, after], budget=1500)
+    assert len(block.markdown) <= 1500 * 4 and len(block.markdown) > 1500 * 4 - 100
+    assert [e.memory.id for e in block.recent] == ["b", "c"]
+    [cut] = [e for e in block.recent if e.full_chars is not None]
+    assert cut.full_chars == len(huge.memory.content)
+    assert cut.memory.content.endswith(marker("b", len(huge.memory.content)))
+    # The character cap holds too, whatever the budget.
+    assert len(pb.fill([small], [huge], budget=100_000).markdown) <= pb.MAX_CHARS
+    assert pb.fill([small], [huge], budget=1500) == pb.fill([small], [huge], budget=1500)
 
 
 def test_dedupe_drops_a_repeated_text() -> None:
