@@ -11,7 +11,7 @@ from datetime import datetime
 from hippoctl.protocol.replies import ScheduleStatus, WatchStatus
 from hippoctl.protocol.replies_doctor import FAIL, Check, HookCommand
 from hippoctl.protocol.spool import spool_root
-from hippod.doctor import folders, settings, sleep, stores
+from hippod.doctor import folders, network, settings, sleep, stores
 from hippod.doctor.service import service_check
 from hippod.integrations import hook_commands, targets
 from hippod.integrations.service_state import ServiceState
@@ -111,5 +111,5 @@ def run_checks(inputs: Inputs) -> list[Check]:
     checks += settings.embeddings_check(
         configs, settings.model_dir(), inputs.load_failures, loaded=inputs.loaded, counts=counts
     )
-    checks.append(settings.network_check(inputs.env, configs))
+    checks.append(network.network_check(inputs.env, configs, root))
     return checks

@@ -1,4 +1,4 @@
-"""The Config, Embeddings and Network checks: daemon.json, the stores' config.json, the daemon's env."""
+"""The Config and Embeddings checks: daemon.json and the stores' config.json."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check, StoreCounts
+from hippoctl.protocol.replies_doctor import FAIL, WARN, Check, StoreCounts
 from hippoctl.protocol.wording import plural
 from hippod.config import load_daemon_config
 from hippod.doctor import Findings, hippoctl
@@ -23,8 +23,6 @@ from hippod.embed.service import (
 from hippod.integrations import installed
 from hippod.jsonfile import merge, read_object
 from hippod.store.config import STORE_DEFAULTS
-
-_OFF = ("false", "off", "no", "0")
 
 
 @dataclass
@@ -134,26 +132,3 @@ def _model_state(package_dir: str, loaded: Mapping[str, float | None]) -> str:
     speed = loaded[DEFAULT_MODEL]
     rate = f", {speed:,.0f} memories/s" if speed else ""
     return f"{DEFAULT_MODEL} loaded offline from {weights}{rate}"
-
-
-def extraction_off(values: Mapping[str, Any]) -> bool:
-    """Whether a config turns LLM extraction off (`extraction.enabled: false`)."""
-    enabled = (values.get("extraction") or {}).get("enabled", "auto")
-    return enabled is False or str(enabled).strip().lower() in _OFF
-
-
-def network_check(env: Mapping[str, str], stores: Sequence[StoreConfig]) -> Check:
-    """Warn when ANTHROPIC_API_KEY is in the daemon's environment and extraction is not off in a store."""
-    if not env.get("ANTHROPIC_API_KEY", "").strip():
-        return Check("Network", OK, "ANTHROPIC_API_KEY is not set: sleep sends nothing out")
-    on = [s for s in stores if not extraction_off(s.values)]
-    if not on:
-        return Check("Network", OK, "ANTHROPIC_API_KEY is set; extraction is off in every store")
-    files = ", ".join(s.path for s in on)
-    return Check(
-        "Network",
-        WARN,
-        "ANTHROPIC_API_KEY is in the daemon's environment and extraction is not off: sleep will send "
-        f"memory text to the Anthropic API ({files})",
-        f'set "extraction": {{"enabled": false}} in {files}, or unset the key for the daemon',
-    )

@@ -13,6 +13,7 @@ import os
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from typing import Any
 
 from hippoctl.protocol import messages as m
@@ -31,8 +32,9 @@ TIMEOUT_S = 30.0
 MAX_PAGES = 10_000
 
 
-def api_url() -> str:
-    return os.environ.get("SLACK_API_URL", "").rstrip("/") or "https://slack.com/api"
+def api_url(env: Mapping[str, str] = os.environ) -> str:
+    """The Slack Web API's base URL: SLACK_API_URL in `env` (the daemon's), else Slack's own."""
+    return env.get("SLACK_API_URL", "").rstrip("/") or "https://slack.com/api"
 
 
 def _get(method: str, params: dict[str, str], token: str) -> tuple[int, dict[str, Any], float | None]:

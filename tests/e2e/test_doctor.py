@@ -104,12 +104,16 @@ def test_watch_roots_watched_and_not_there_yet_and_a_watcher_turned_off(hippo: H
     assert_exit_rule(code, document)
 
 
-def test_an_api_key_in_the_daemon_env_warns_about_the_network(hippo: Hippo) -> None:
+def test_an_api_key_in_the_daemon_env_sends_nothing(hippo: Hippo) -> None:
+    """Nothing in hippod calls the Anthropic API: the key in the daemon's environment changes nothing
+    that is sent, and doctor names no config.json for it."""
     hippo.start(env=hippo.daemon_env(ANTHROPIC_API_KEY="sk-ant-NOT-PRINTED"))
     code, document = doctor_json(hippo)
     network = by_name(document)["Network"]
-    assert network["status"] == "warn" and "memory text" in network["message"]
-    assert '"extraction": {"enabled": false}' in network["fix"]
+    assert network["status"] == "ok" and network["fix"] is None
+    assert network["message"].startswith("no memory text leaves this machine")
+    assert "ANTHROPIC_API_KEY is set but unused" in network["message"]
+    assert "sleep will send" not in network["message"] and "config.json" not in network["message"]
     assert "NOT-PRINTED" not in json.dumps(document)
     assert_exit_rule(code, document)
 

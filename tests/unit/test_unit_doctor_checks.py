@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,12 +13,14 @@ from pathlib import Path
 from hippoctl.protocol.replies import DailyRunResult, ScheduleStatus, WatchStatus
 from hippoctl.protocol.replies_doctor import StoreCounts
 from hippod.doctor import bundle, folders, settings
+from hippod.doctor.network import network_check
 from hippod.doctor.sleep import daily_check, sleep_check
 from hippod.doctor.stores import StoreFacts
 from hippod.embed.service import DEFAULT_MODEL, EXTRA_HINT
 from hippod.integrations import installed
 from hippod.store.db import APPLICATION_ID
 from hippod.store.migrations import SCHEMA_VERSION
+from hippod.teamlink import membership
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -299,20 +302,56 @@ def test_the_installed_extra_is_found_without_importing_it() -> None:
 # --- Network ------------------------------------------------------------------------------------------
 
 
-def test_an_api_key_with_extraction_on_warns(tmp_path: Path) -> None:
-    store = settings.read_store_config(str(tmp_path), "global")
-    check = settings.network_check({"ANTHROPIC_API_KEY": "sk-ant-test"}, [store])
-    assert check.status == "warn" and "memory text" in check.message
-    assert check.fix is not None and '"extraction": {"enabled": false}' in check.fix
-    assert "sk-ant-test" not in check.message + check.fix
+# Every module of hippod that opens an outbound HTTP connection. The Network check names what each
+# sends; one added here must be named there (hippod/doctor/network.py) in the same change.
+SENDERS = {"hippod/handlers/slack.py", "hippod/teamlink/calls.py"}
+CLIENTS = re.compile(
+    r"urlopen\(|\bimport (httpx|requests|aiohttp)\b|\bfrom (httpx|requests|aiohttp)\b|http\.client"
+)
+REPO = Path(__file__).resolve().parents[2]
 
 
-def test_an_api_key_with_extraction_off_is_ok(tmp_path: Path) -> None:
-    _write(tmp_path / "config.json", json.dumps({"extraction": {"enabled": False}}))
-    store = settings.read_store_config(str(tmp_path), "global")
-    assert settings.network_check({"ANTHROPIC_API_KEY": "sk-ant-test"}, [store]).status == "ok"
-    default = settings.read_store_config(str(tmp_path / "x"), "global")
-    assert settings.network_check({}, [default]).status == "ok"
+def test_the_network_check_knows_every_module_that_calls_out() -> None:
+    found = {
+        str(path.relative_to(REPO))
+        for path in (REPO / "hippod").rglob("*.py")
+        if CLIENTS.search(path.read_text(encoding="utf-8"))
+    }
+    assert found == SENDERS
+
+
+def test_an_api_key_sends_nothing_without_a_team(tmp_path: Path) -> None:
+    store = settings.read_store_config(str(tmp_path / "global"), "global")
+    check = network_check({"ANTHROPIC_API_KEY": "sk-ant-test"}, [store], str(tmp_path / "global"))
+    assert check.status == "ok" and check.fix is None
+    assert check.message.startswith("no memory text leaves this machine")
+    assert "ANTHROPIC_API_KEY is set but unused" in check.message
+    assert "sleep" not in check.message and "config.json" not in check.message
+    assert "sk-ant-test" not in check.message
+    assert "https://slack.com/api when you run it" in check.message
+    plain = network_check({}, [store], str(tmp_path / "global")).message
+    assert "ANTHROPIC" not in plain and plain.startswith("no memory text leaves this machine")
+
+
+def test_a_team_member_is_told_what_goes_to_its_server(tmp_path: Path) -> None:
+    root = tmp_path / "global"
+    root.mkdir()
+    membership.write(str(root), membership.Membership("https://team.example", "hk_secret", "2026-03-01"))
+    project = tmp_path / "proj" / ".hippo"
+    stores = [
+        settings.read_store_config(str(root), "global"),
+        settings.read_store_config(str(project), "project"),
+    ]
+    check = network_check({"SLACK_API_URL": "http://127.0.0.1:9/api"}, stores, str(root))
+    assert check.status == "ok" and "hk_secret" not in check.message
+    assert check.message.startswith("memory text goes to the team server at https://team.example: ")
+    assert "hippoctl share --team" in check.message and "http://127.0.0.1:9/api" in check.message
+    assert str(project) not in check.message
+    # A config.json is named only when it exists and turns auto-sharing to the team on.
+    _write(project / "config.json", json.dumps({"autoShareToTeam": True}))
+    stores[1] = settings.read_store_config(str(project), "project")
+    check = network_check({}, stores, str(root))
+    assert f"({project / 'config.json'} does)" in check.message
 
 
 # --- the bundle's masking -----------------------------------------------------------------------------
