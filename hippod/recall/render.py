@@ -8,13 +8,24 @@ from hippoctl.protocol.wording import plural
 BAR_CELLS = 10
 
 
+QUERY_SHOWN = 200  # characters of the query a heading repeats: a long query must not eat the budget
+
+
+def shown_query(query: str) -> str:
+    """The query as a heading repeats it: whole up to QUERY_SHOWN characters, else its start and how
+    long it is."""
+    if len(query) <= QUERY_SHOWN:
+        return query
+    return f"{query[:QUERY_SHOWN].rstrip()}… ({len(query):,} characters)"
+
+
 def heading(count: int, tokens: int, query: str) -> str:
-    return f'Found {plural(count, "memory")} ({plural(tokens, "token")}) for: "{query}"'
+    return f'Found {plural(count, "memory")} ({plural(tokens, "token")}) for: "{shown_query(query)}"'
 
 
 def reserved_heading(query: str) -> str:
     """The heading with its numbers padded to 6 digits, so its size is known before the fill."""
-    return f'Found 000000 memories (000000 tokens) for: "{query}"'
+    return f'Found 000000 memories (000000 tokens) for: "{shown_query(query)}"'
 
 
 def cutoff(shown: int, candidates: int, skipped_budget: int, skipped_limit: int) -> str:
@@ -109,10 +120,11 @@ def body(items: list[str], cutoff_line: str | None) -> str:
 
 
 def no_results(query: str) -> str:
-    return f'No memories found for: "{query}"'
+    return f'No memories found for: "{shown_query(query)}"'
 
 
 def none_fit(query: str, candidates: int, budget: int) -> str:
     """Memories were found, but the budget is too small to show even one, cut (pack.pack)."""
     found = plural(candidates, "memory")
-    return f'{found} found for: "{query}", but a budget of {plural(budget, "token")} cannot show one'
+    too_small = f"a budget of {plural(budget, 'token')} cannot show one"
+    return f'{found} found for: "{shown_query(query)}", but {too_small}'

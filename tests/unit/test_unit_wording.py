@@ -66,3 +66,12 @@ def test_workspace_list_heading() -> None:
     one = [WorkspaceEntry(path="/p", exists=True, has_store=True)]
     assert _list_text(one).splitlines()[0] == "1 registered workspace:"
     assert _list_text(one * 2).splitlines()[0] == "2 registered workspaces:"
+
+
+def test_a_long_query_is_shortened_where_a_heading_repeats_it() -> None:
+    """A heading counts against the budget: a query of thousands of words must not eat it."""
+    query = " ".join(f"zzq{i}x" for i in range(3000))
+    shown = heading(1, 10, query)
+    assert len(shown) < 300, shown
+    assert shown.endswith(f'… ({len(query):,} characters)"')
+    assert shown.startswith('Found 1 memory (10 tokens) for: "zzq0x zzq1x')
