@@ -164,8 +164,9 @@ def run(argv: list[str]) -> int:
         from hippoctl import prompt_hook
 
         return prompt_hook.main(argv)
-    from hippoctl.args import NO_JSON_VERBS, build_body, build_parser, no_json, wants_json
+    from hippoctl.args import build_body, build_parser, wants_json
     from hippoctl.args_ingest import HOOK_VERBS
+    from hippoctl.parser import NO_JSON_VERBS, no_json
 
     count_tag_flags(argv)
     parser = build_parser(argv)
