@@ -27,6 +27,7 @@ from hippod.heartbeat import Heartbeat, is_job
 from hippod.request import RequestContext
 from hippod.state import DaemonState
 from hippod.store.db import COMMIT_POINT, CommitPoint
+from hippod.store.stores import default_root
 
 log = logging.getLogger("hippod.server")
 
@@ -88,6 +89,7 @@ class Server:
         self.stopping = False
         self.inflight: set[asyncio.Task[Any]] = set()
         self.home = home_override() or ""  # read once: the daemon's environment does not change
+        self.default_home = default_root()
 
     async def _send(self, writer: asyncio.StreamWriter, message: m.Message) -> None:
         writer.write(pack(_encode(message), self.max_frame))
@@ -145,8 +147,8 @@ class Server:
         ours = self.home
         # A home no path can hold (a NUL byte) is not this daemon's either. An empty home stands for
         # the default one: a client naming the default folder explicitly is at the same home.
-        root = self.state.registry.global_root
-        if "\x00" in hello.home or (_realpath(hello.home) or root) != (ours or root):
+        default = self.default_home
+        if "\x00" in hello.home or (_realpath(hello.home) or default) != (ours or default):
             await self._send(
                 writer,
                 _error(None, "home_mismatch", f"this hippod serves HIPPO_HOME={ours or '(default)'}"),

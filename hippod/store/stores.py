@@ -52,9 +52,14 @@ SQLITE = Backend(memories, api_keys, rejections, conflicts, dormant, sleep_sql, 
 PROJECT_DIR = ".hippo"
 
 
+def default_root() -> str:
+    """The home without $HIPPO_HOME: the platformdirs user data dir for app "hippo"."""
+    return os.path.realpath(platformdirs.user_data_dir("hippo", appauthor=False))
+
+
 def global_root() -> str:
-    """$HIPPO_HOME, else the platformdirs user data dir for app "hippo"."""
-    return home_override() or os.path.realpath(platformdirs.user_data_dir("hippo", appauthor=False))
+    """$HIPPO_HOME, else the default home."""
+    return home_override() or default_root()
 
 
 def find_project_root(cwd: str, global_root_path: str) -> str | None:

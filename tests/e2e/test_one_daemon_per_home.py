@@ -205,3 +205,11 @@ def test_a_client_naming_the_default_home_explicitly_is_at_the_same_home(hippo: 
     first = login.start()
     assert answers(login.socket, os.path.realpath(login.home)) == first
     assert answers(login.socket, os.path.join(hippo.root, "elsewhere")) is None
+
+
+def test_a_client_of_the_default_home_is_refused_by_a_daemon_of_another_home(hippo: Hippo) -> None:
+    """The harness's daemon serves its own HIPPO_HOME: a client with none (the default home) is
+    refused with home_mismatch, not served from another home's stores."""
+    hippo.start()
+    assert answers(hippo.socket, hippo.home) is not None
+    assert answers(hippo.socket, "") is None
