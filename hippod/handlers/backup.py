@@ -57,16 +57,18 @@ async def _open_if_usable(registry: StoreRegistry, root: str) -> Store | None:
         return None
 
 
-async def _keep_copy(registry: StoreRegistry, store: Store, keep: str) -> Store | None:
-    """Copy the store as it is to `keep`; None when its file turns out corrupt (it is then set aside,
-    and moved to `keep` instead of copied)."""
+async def _replace(registry: StoreRegistry, store: Store, temp: str, keep: str) -> Store | None:
+    """Keep a copy of the open store at `keep` and make it the backup at `temp`, as one step; None when
+    its own file turns out corrupt (it is then set aside, and moved to `keep` instead of copied)."""
     try:
-        await asyncio.to_thread(files.copy_database, store.db.path, keep)
-    except sqlite3.DatabaseError as exc:
-        named = await registry.corrupt_error(exc)
+        await files.replace(_sqlite(store), temp, keep)
+    except files.KeepFailed as failed:
+        cause = failed.__cause__
+        named = await registry.corrupt_error(cause) if cause is not None else None
         if named is None or store.root in registry.stores:
-            raise
+            raise cause or failed from None
         return None
+    store.reloaded()
     return store
 
 
@@ -91,11 +93,8 @@ async def restore(ctx: RequestContext, body: m.Restore) -> tuple[RestoreReply, s
             await asyncio.to_thread(_record, ctx, temp, body.path, from_schema)
             keep = await asyncio.to_thread(files.destination, root, None, "before-restore")
             if store is not None:
-                store = await _keep_copy(registry, store, keep)
-            if store is not None:
-                await files.replace(_sqlite(store), temp)
-                store.reloaded()
-            else:
+                store = await _replace(registry, store, temp, keep)
+            if store is None:
                 await registry.swap_file(root, temp, keep)
                 store = await registry.open(root)
         finally:

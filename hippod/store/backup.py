@@ -7,6 +7,7 @@ The blocking functions run in a worker thread; `replace` runs on the event loop.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sqlite3
@@ -164,10 +165,21 @@ def record_restore(path: str, *, tenant: str, actor: str, source: str, schema: i
         )
 
 
-async def replace(db: Database, path: str) -> None:
-    """Make the open store `db` a copy of the database at `path`, in one transaction of its writer
-    (SQLite's backup into it): a reader sees the store before or after, never a mix."""
+class KeepFailed(Exception):
+    """The store could not be copied aside before a restore (its own file is damaged); `__cause__` is
+    SQLite's error."""
+
+
+async def replace(db: Database, path: str, keep: str) -> None:
+    """Copy the open store `db` to `keep`, then make it a copy of the database at `path`, both in one
+    transaction of its writer (SQLite's backup into it): no write commits between the two, and a
+    reader sees the store before or after, never a mix. Raises KeepFailed when the store's own file
+    cannot be copied, with nothing changed."""
     async with db.transaction() as writer:
+        try:
+            await asyncio.to_thread(copy_database, db.path, keep)
+        except sqlite3.DatabaseError as exc:
+            raise KeepFailed from exc
         point = COMMIT_POINT.get()
         if point is not None:
             point.reached = True  # past here a cancelled request still finishes: the copy is one step

@@ -105,6 +105,42 @@ def test_a_backup_taken_while_a_client_writes_holds_every_acknowledged_memory(hi
     assert _rows(dest, "SELECT count(*) FROM memories_fts") == [(len(numbers),)]
 
 
+def test_a_restore_while_a_client_writes_loses_no_acknowledged_memory(hippo: Hippo) -> None:
+    """Each acknowledged memory is in the store the restore kept aside or in the store after it: the
+    copy aside and the replacement are one step, with no write committed between them."""
+    os.makedirs(hippo.home)
+    Path(hippo.home, "config.json").write_text(NO_EMBEDDINGS)
+    hippo.start()
+    hippo.ok("remember", "backup walrus seed", "--global")
+    dest = os.path.join(hippo.root, "seed.db")
+    hippo.ok("backup", dest, "--global")
+    stop = os.path.join(hippo.root, "stop-writing")
+    acked = os.path.join(hippo.root, "acked")
+    with open(acked, "w", encoding="utf-8") as out:
+        writer = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, stop], env=hippo.env, cwd=hippo.root, stdout=out, text=True
+        )
+
+    def acknowledged() -> list[int]:
+        return [int(line) for line in Path(acked).read_text().split()]
+
+    kept: list[str] = []
+    try:
+        for _ in range(3):
+            count = len(acknowledged())
+            assert hippo.wait_for(lambda n=count: len(acknowledged()) >= n + 5, timeout=120)
+            kept.append(hippo.json("restore", dest, "--global")["kept"])
+    finally:
+        Path(stop).touch()
+        writer.wait(timeout=60)
+    assert writer.returncode == 0
+    found: set[str] = set(_contents(hippo.db))
+    for path in kept:
+        found |= _contents(path)
+    numbers = {int(c.split()[4]) for c in found if c.startswith("backup walrus note")}
+    assert set(acknowledged()) <= numbers, sorted(set(acknowledged()) - numbers)
+
+
 def test_restore_brings_a_project_store_back_and_keeps_the_store_as_it_was(hippo: Hippo) -> None:
     hippo.start()
     project = _project(hippo)
