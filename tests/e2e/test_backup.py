@@ -14,6 +14,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,6 +58,20 @@ def _one_line(stderr: str) -> str:
     return lines[0]
 
 
+def _writer(hippo: Hippo, stop: str) -> tuple[subprocess.Popen[str], Callable[[], list[int]]]:
+    """The _WRITER client, started, and what reads the numbers it has had acknowledged so far."""
+    acked = os.path.join(hippo.root, "acked")
+    with open(acked, "w", encoding="utf-8") as out:
+        writer = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, stop], env=hippo.env, cwd=hippo.root, stdout=out, text=True
+        )
+
+    def acknowledged() -> list[int]:
+        return [int(line) for line in Path(acked).read_text().split()]
+
+    return writer, acknowledged
+
+
 def _project(hippo: Hippo) -> str:
     project = os.path.join(hippo.root, "proj")
     os.makedirs(os.path.join(project, ".hippo"))
@@ -70,15 +85,7 @@ def test_a_backup_taken_while_a_client_writes_holds_every_acknowledged_memory(hi
     Path(hippo.home, "config.json").write_text(NO_EMBEDDINGS)
     hippo.start()
     stop = os.path.join(hippo.root, "stop-writing")
-    acked = os.path.join(hippo.root, "acked")
-    with open(acked, "w", encoding="utf-8") as out:
-        writer = subprocess.Popen(
-            [sys.executable, "-c", _WRITER, stop], env=hippo.env, cwd=hippo.root, stdout=out, text=True
-        )
-
-    def acknowledged() -> list[int]:
-        return [int(line) for line in Path(acked).read_text().split()]
-
+    writer, acknowledged = _writer(hippo, stop)
     try:
         assert hippo.wait_for(lambda: len(acknowledged()) >= 20, timeout=120), "the writer did not write"
         before = acknowledged()
@@ -115,15 +122,7 @@ def test_a_restore_while_a_client_writes_loses_no_acknowledged_memory(hippo: Hip
     dest = os.path.join(hippo.root, "seed.db")
     hippo.ok("backup", dest, "--global")
     stop = os.path.join(hippo.root, "stop-writing")
-    acked = os.path.join(hippo.root, "acked")
-    with open(acked, "w", encoding="utf-8") as out:
-        writer = subprocess.Popen(
-            [sys.executable, "-c", _WRITER, stop], env=hippo.env, cwd=hippo.root, stdout=out, text=True
-        )
-
-    def acknowledged() -> list[int]:
-        return [int(line) for line in Path(acked).read_text().split()]
-
+    writer, acknowledged = _writer(hippo, stop)
     kept: list[str] = []
     try:
         for _ in range(3):
