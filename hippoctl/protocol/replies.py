@@ -157,6 +157,8 @@ class ForgetReply(Reply):
     # kept (a copy shared or promoted by hand, without --global-too).
     global_removed: list[str] = msgspec.field(default_factory=list)
     global_kept: list[str] = msgspec.field(default_factory=list)
+    # Why the global store could not be looked at for copies (the forget itself is done).
+    global_problem: str | None = None
 
 
 class OutcomeReply(Reply):

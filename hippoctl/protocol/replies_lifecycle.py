@@ -120,6 +120,8 @@ class RejectReply(Reply):
     global_copies: int = 0
     # This project's own copies in the global store (what share, promote or auto-share made), removed
     global_removed: list[str] = msgspec.field(default_factory=list)
+    # Why the global store could not be looked at for copies (the rejection itself is done).
+    global_problem: str | None = None
 
 
 class RejectionItem(Reply):

@@ -4,8 +4,12 @@ for `forget` and `reject` in the project to say what became of them and to remov
 from __future__ import annotations
 
 import os
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from hippod import clock
+from hippod.errors import HippoError
 from hippod.lifecycle.digest import content_digest
 from hippod.lifecycle.share import AUTO_SHARED, reaches_every_project
 from hippod.request import RequestContext
@@ -62,3 +66,32 @@ async def remove(ctx: RequestContext, copies: list[Memory], original: str | None
                 )  # fmt: skip
     await global_store.mirrors.write_now(gone)
     return gone
+
+
+@dataclass
+class Settled:
+    """What became of a project memory's global copies once the project's own change is made."""
+
+    removed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    problem: str | None = None  # why the global store could not be looked at
+
+
+async def settle(
+    ctx: RequestContext,
+    store: Store,
+    text: str,
+    original: str | None,
+    op: str,
+    take: Callable[[Memory], bool],
+) -> Settled:
+    """Remove the copies of `text` this project put in the global store that `take` picks, keeping the
+    others. The project's change is committed by now: a global store that fails (damaged, a full
+    disk) is said in the reply, not raised as if the change had not been made."""
+    try:
+        copies = await of(ctx, store, text)
+        removed = await remove(ctx, [c for c in copies if take(c)], original, op)
+    except (HippoError, sqlite3.Error, OSError) as exc:
+        reason = exc.message if isinstance(exc, HippoError) else f"{type(exc).__name__}: {exc}"
+        return Settled(problem=f"the global store could not be checked for copies of it ({reason})")
+    return Settled(removed, [c.id for c in copies if c.id not in removed])

@@ -127,11 +127,16 @@ async def reject(ctx: RequestContext, body: m.Reject) -> tuple[RejectReply, str]
         raise HippoError("usage", "reject takes a memory id or --value")
     removed, archived, digest = await reject_value(ctx, store, text, reason, source)
     # This project's own copies in the global store are as wrong as the memory: they go too.
-    ours = await global_copies.of(ctx, store, text)
-    taken = await global_copies.remove(ctx, ours, source, "reject")
-    elsewhere = await _global_copies(ctx, store, digest)
+    settled = await global_copies.settle(ctx, store, text, source, "reject", lambda _copy: True)
+    taken = settled.removed
+    elsewhere = 0 if settled.problem is not None else await _global_copies(ctx, store, digest)
     reply = RejectReply(
-        digest=digest, removed=removed, archived=archived, global_copies=elsewhere, global_removed=taken
+        digest=digest,
+        removed=removed,
+        archived=archived,
+        global_copies=elsewhere,
+        global_removed=taken,
+        global_problem=settled.problem,
     )
     copies = len(removed) + len(archived)
     lines = [f"Rejected value {digest[:12]} ({copies} {'copy' if copies == 1 else 'copies'} removed)"]
@@ -141,6 +146,8 @@ async def reject(ctx: RequestContext, body: m.Reject) -> tuple[RejectReply, str]
             f"{agree(n, 'its global copy', 'its global copies')} [{', '.join(taken)}] "
             f"{agree(n, 'was')} removed too"
         )
+    if settled.problem is not None:
+        lines.append(settled.problem)
     if elsewhere:
         lines.append(
             f"the global store still holds {plural(elsewhere, 'copy')}; it stays out of this project's "

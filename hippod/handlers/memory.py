@@ -337,11 +337,19 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
     reply = ForgetReply(id=memory.id, archived=False)
     # Auto-share's copy goes with the memory (nobody asked for it); a copy shared or promoted by hand
     # was the user's choice that it holds everywhere, and stays unless --global-too.
-    copies = await global_copies.of(ctx, store, memory.content)
-    taken = [c for c in copies if body.global_too or global_copies.auto_made(c)]
-    reply.global_removed = await global_copies.remove(ctx, taken, memory.id, "forget")
-    reply.global_kept = [c.id for c in copies if c.id not in {t.id for t in taken}]
+    settled = await global_copies.settle(
+        ctx,
+        store,
+        memory.content,
+        memory.id,
+        "forget",
+        lambda c: body.global_too or global_copies.auto_made(c),
+    )
+    reply.global_removed, reply.global_kept = settled.removed, settled.kept
+    reply.global_problem = settled.problem
     text = f"Forgot [{memory.id}]"
+    if settled.problem is not None:
+        text += f"; {settled.problem}"
     if reply.global_removed:
         text += f"; its global copy [{', '.join(reply.global_removed)}] was removed too"
     for kept in reply.global_kept:

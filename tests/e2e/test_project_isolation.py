@@ -133,3 +133,21 @@ def test_forget_and_reject_in_the_project_say_what_became_of_the_global_copy(hip
     again = hippo.json("remember", "Prefer rg over grep when searching code", cwd=demo)["id"]
     assert hippo.json("forget", again, "--global-too", cwd=demo)["global_removed"] == [hand_copy]
     assert query(hippo.db, "SELECT count(*) FROM memories") == [(0,)]
+
+
+def test_forget_in_the_project_is_done_when_the_global_store_cannot_be_read(hippo: Hippo) -> None:
+    """The project's forget commits first: a damaged global store is said in its reply (exit 0), not
+    reported as a failed forget that a second try would call not found."""
+    hippo.start()
+    demo = folder(hippo, "demo")
+    auto = hippo.json("remember", LESSON, "--error", cwd=demo)["id"]
+    hippo.ok("sleep", cwd=demo)
+    assert query(hippo.db, "SELECT count(*) FROM memories") == [(1,)]
+    hippo.stop()
+    with open(hippo.db, "r+b") as damaged:
+        damaged.write(b"not a database at all" * 8)
+    hippo.start()
+    done = hippo.ctl("forget", auto, cwd=demo)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"Forgot [{auto}]; the global store could not be checked for copies"), done
+    assert hippo.ctl("inspect", auto, cwd=demo).returncode == 1
