@@ -23,6 +23,7 @@ from hippoctl.protocol.replies_context import (
     ContextReply,
     ContextSnapshot,
 )
+from hippoctl.protocol.wording import plural
 from hippod import clock
 from hippod.context import layout, ledger_rows
 from hippod.context.auto_query import auto_query
@@ -124,8 +125,18 @@ async def context(
     if text:
         await ledger_rows.queue_sent(ctx, primary, surface=surface, text=text, items=len(reply.memories))
     elif body.format == "markdown":
-        text = recall_render.no_results(query) if query is not None else NOTHING_FOUND
+        text = _nothing_shown(query, len(shown), budget)
     return reply, text
+
+
+def _nothing_shown(query: str | None, found: int, budget: int) -> str:
+    """What markdown says when it shows nothing: that nothing was found, or that the budget is too
+    small to show even one of what was."""
+    if found and query is not None:
+        return recall_render.none_fit(query, found, budget)
+    if found:
+        return f"{plural(found, 'memory')} found, but a budget of {plural(budget, 'token')} cannot show one"
+    return recall_render.no_results(query) if query is not None else NOTHING_FOUND
 
 
 def _shown(

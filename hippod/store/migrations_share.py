@@ -9,15 +9,21 @@ import sqlite3
 from hippod import clock
 from hippod.lifecycle.locality import tie
 from hippod.lifecycle.share import AUTO_SHARED, SHARED, contributor
-from hippod.store.records import COLUMNS
 
 _COPIES = (
     "SELECT id, source, content FROM {table} WHERE (origin_project IS NULL OR origin_project = '') "
-    "AND (source LIKE 'shared:%' OR source LIKE 'promoted:%')"
+    "AND (source GLOB 'shared:*' OR source GLOB 'promoted:*')"
 )
 DORMANT_REASON = "unshared"
-# Every stored column of memories (as store/dormant.py moves a row), as of this migration.
-_MOVED = ", ".join([*COLUMNS, "content_digest", "fts_content", "fts_tags"])
+# Every stored column of memories as of this migration (as store/dormant.py moves a row): written out,
+# since a later migration's columns are not there yet when a schema-15 store runs this one.
+_MOVED = (
+    "id, tenant_id, content, layer, kind, created, valid_from, last_retrieved, retrieval_count, "
+    "half_life_days, strength, emotional_valence, schema_fit, tags, source, confidence, pinned, "
+    "outcome_positive, outcome_negative, outcome_score, conflicts_with, parents, merged_into, "
+    "superseded_by, scope, owner, artifact_ref, origin_project, source_session_id, compaction_id, "
+    "trace_outcome, extracted_from, legacy_base, updated_at, content_digest, fts_content, fts_tags"
+)
 
 
 def m016_share_origins(conn: sqlite3.Connection) -> None:

@@ -19,7 +19,7 @@ _ADMITTED = (
     "m.tenant_id = ? AND m.layer != 'buffer' AND m.kind != 'archived' AND m.superseded_by IS NULL "
     "AND (m.scope IS NULL OR (m.scope != 'unknown:legacy' AND m.scope NOT LIKE '%:private:%')) "
     "AND (m.origin_project IS NULL OR m.origin_project IN ('', ?) "
-    + "".join(f"OR m.source LIKE '{prefix}%' " for prefix in COPY_SOURCES)
+    + "".join(f"OR m.source GLOB '{prefix}*' " for prefix in COPY_SOURCES)
     + ")"
 )
 

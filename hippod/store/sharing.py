@@ -30,7 +30,7 @@ async def contributions(conn: aiosqlite.Connection, tenant: str) -> list[tuple[s
     """(source, created) of every global memory copied in by share, promote or auto-share."""
     rows = await conn.execute_fetchall(
         "SELECT source, created FROM memories WHERE tenant_id = ? "
-        "AND (source LIKE 'shared:%' OR source LIKE 'promoted:%' OR source LIKE 'auto-shared:%')",
+        "AND (source GLOB 'shared:*' OR source GLOB 'promoted:*' OR source GLOB 'auto-shared:*')",
         (tenant,),
     )
     return [(str(s), str(c)) for s, c in rows]

@@ -89,6 +89,9 @@ def test_min_results_keeps_memories_cut_within_the_budget(hippo: Hippo) -> None:
     tiny = printed(hippo.ctl("recall", QUERY, "--budget", "30", "--min-results", "1"))
     assert tiny == f'2 memories found for: "{QUERY}", but a budget of 30 tokens cannot show one'
     assert tokens(tiny) <= 30
+    # context says the same, not that nothing was found.
+    tiny = printed(hippo.ctl("context", QUERY, "--budget", "30"))
+    assert tiny == f'2 memories found for: "{QUERY}", but a budget of 30 tokens cannot show one'
 
 
 def test_context_and_the_prompt_hook_cut_it_within_their_budgets(hippo: Hippo) -> None:
