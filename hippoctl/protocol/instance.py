@@ -46,7 +46,8 @@ def encode(record: Running) -> bytes:
 def lock_held(path: str) -> bool:
     """Whether a live process holds the exclusive flock on the lock file at `path`.
 
-    No file, or not one a daemon of ours would have made (a link), means no.
+    No file, or not one a daemon of ours would have made (a link, another user's file), means no:
+    another user who can write the home must not make this user's clients wait for a daemon.
     """
     try:
         import fcntl
@@ -57,6 +58,9 @@ def lock_held(path: str) -> bool:
     except OSError:
         return False
     try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+            return False
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
         return True

@@ -8,6 +8,7 @@ pid of the daemon that wrote them.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -21,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 from e2e.harness import RawConn
 from e2e.sleep_support import query
 from e2e.transcripts import claude_records, write_jsonl
+from hippoctl.protocol import instance, spool
 from hippoctl.protocol import messages as m
-from hippoctl.protocol import spool
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
+    from e2e.other_user import OtherUser
 
 WAIT = 60.0
 BARE_PATH = "/usr/bin:/bin"
@@ -213,3 +215,16 @@ def test_a_client_of_the_default_home_is_refused_by_a_daemon_of_another_home(hip
     hippo.start()
     assert answers(hippo.socket, hippo.home) is not None
     assert answers(hippo.socket, "") is None
+
+
+def test_a_home_lock_of_another_users_file_is_not_a_daemon(hippo: Hippo, other_user: OtherUser) -> None:
+    """A home another user can write: their flocked `hippod.lock` does not make this user's client
+    wait for a daemon that is not there."""
+    os.makedirs(hippo.home, mode=0o700)
+    lock = instance.lock_path(hippo.home)
+    with open(lock, "w", encoding="utf-8") as planted:
+        os.chown(lock, other_user.uid, -1)
+        fcntl.flock(planted, fcntl.LOCK_EX)
+        assert not instance.lock_held(lock)
+        os.chown(lock, os.getuid(), -1)
+        assert instance.lock_held(lock)  # the same lock, ours: held
