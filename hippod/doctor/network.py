@@ -1,7 +1,7 @@
 """The Network check: what this hippod sends off the machine, and when, as the installed code does it.
 
 Two modules open outbound connections: teamlink/calls.py (the team server, which gets memory text)
-and handlers/slack.py (`slack backfill`, which reads from Slack). A test keeps that list in step
+and connectors/slack_api.py (`slack backfill`, which reads from Slack). A test keeps that list in step
 with the code, so a new sender cannot ship without this check naming it.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hippoctl.protocol.replies_doctor import OK, Check
+from hippod.connectors.slack_api import api_url
 from hippod.doctor import hippoctl
 from hippod.doctor.settings import StoreConfig
-from hippod.handlers.slack import api_url
 from hippod.store.config import STORE_DEFAULTS
 from hippod.teamlink import membership
 from hippod.teamlink.sender import PULL_SECONDS

@@ -7,65 +7,20 @@ both ways is kept once; its cursor is saved after every page, so a run cut short
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Mapping
-from typing import Any
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import BackfillReply, DeadLetter, DeadLettersReply
 from hippoctl.protocol.wording import plural
 from hippod import clock
-from hippod.connectors import deliver
+from hippod.connectors import deliver, slack_api
 from hippod.connectors import slack as slack_plans
 from hippod.errors import HippoError
 from hippod.request import RequestContext
 from hippod.store import connectors
 
 PAGE = 200
-RETRIES = 3
-TIMEOUT_S = 30.0
 MAX_PAGES = 10_000
-
-
-def api_url(env: Mapping[str, str] = os.environ) -> str:
-    """The Slack Web API's base URL: SLACK_API_URL in `env` (the daemon's), else Slack's own."""
-    return env.get("SLACK_API_URL", "").rstrip("/") or "https://slack.com/api"
-
-
-def _get(method: str, params: dict[str, str], token: str) -> tuple[int, dict[str, Any], float | None]:
-    """One Web API call: (status, body, Retry-After seconds)."""
-    url = f"{api_url()}/{method}?{urllib.parse.urlencode(params)}"
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-            return response.status, json.loads(response.read() or b"{}"), None
-    except urllib.error.HTTPError as exc:
-        retry = exc.headers.get("Retry-After")
-        return exc.code, {}, float(retry) if retry and retry.isdigit() else None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise HippoError(
-            "slack_unreachable", f"cannot reach the Slack Web API at {api_url()}: {exc}"
-        ) from None
-
-
-async def _call(method: str, params: dict[str, str], token: str) -> dict[str, Any]:
-    """A Web API call, waiting out a rate limit (Retry-After, else 1, 2, 4 s) up to three times."""
-    for attempt in range(RETRIES + 1):
-        status, body, retry = await asyncio.to_thread(_get, method, params, token)
-        if status == 429 and attempt < RETRIES:
-            await asyncio.sleep(retry if retry is not None else 2.0**attempt)
-            continue
-        if status != 200:
-            raise HippoError("slack_error", f"slack {method}: HTTP {status}")
-        if body.get("ok") is not True:
-            raise HippoError("slack_error", f"slack {method}: {body.get('error') or 'not ok'}")
-        return body
-    raise HippoError("slack_error", f"slack {method}: still rate-limited after {RETRIES} retries")
 
 
 def _epoch(since: str | None) -> float:
@@ -91,7 +46,7 @@ async def slack_backfill(ctx: RequestContext, body: m.SlackBackfill) -> tuple[Ba
     oldest = max(since, float(cursor_ts) if cursor_ts else 0.0)
     # Private unless Slack says otherwise: a backfilled message is hidden from recall when unsure.
     try:
-        info = await _call("conversations.info", {"channel": body.channel}, token)
+        info = await slack_api.call("conversations.info", {"channel": body.channel}, token)
         private = info.get("channel", {}).get("is_private") is not False
     except HippoError:
         private = True
@@ -104,7 +59,7 @@ async def slack_backfill(ctx: RequestContext, body: m.SlackBackfill) -> tuple[Ba
             params["cursor"] = next_cursor
         elif oldest:
             params["oldest"] = f"{oldest:.6f}"
-        page = await _call("conversations.history", params, token)
+        page = await slack_api.call("conversations.history", params, token)
         pages += 1
         messages = [msg for msg in page.get("messages") or [] if isinstance(msg, dict)]
         team = next((str(msg["team"]) for msg in messages if isinstance(msg.get("team"), str)), team_default)
