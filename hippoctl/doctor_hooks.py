@@ -1,5 +1,6 @@
 """`doctor`'s Hook commands check, and the Blocks check's commands: run every installed hook command
-the way its host does, and every command a project's hippo block asks its agents to run the way an
+the way its host does, and the commands of a project's hippo blocks the daemon hands over (only
+hippod's own, word for word under this client's path: agent_checks.block_commands) the way an
 agent's shell does, and fail each one that cannot start (integrations.md §12).
 
 A host runs a hook as `/bin/sh -c <command>` with its own PATH, often without the folder this client

@@ -54,7 +54,8 @@ class HookCommand(msgspec.Struct):
 
 class DoctorReply(msgspec.Struct):
     """The daemon's half of `doctor`: its checks, in the order they are printed, the installed hook
-    commands, and the commands the project's hippo blocks ask agents to run (`entry` names the file)."""
+    commands, and the commands of the project's hippo blocks that are hippod's own under this client
+    (`entry` names the file)."""
 
     checks: list[Check]
     commands: list[HookCommand] = msgspec.field(default_factory=list)

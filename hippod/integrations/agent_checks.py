@@ -11,6 +11,7 @@ from hippoctl.protocol.wording import plural
 from hippod.integrations import blockfiles, blocks, claude, codex, files, homes, installed, opencode
 
 OK, WARN, FAIL = "ok", "warn", "fail"
+SETUP = "hippoctl setup"  # rewrites the outdated blocks of the project it runs in
 
 
 def _install(target: str) -> str:
@@ -94,18 +95,74 @@ def _agents_target(path: str, global_root: str, detected: list[str]) -> str:
 def _block_files(project: str, global_root: str, detected: list[str]) -> list[tuple[str, str, str]]:
     """(path, variant, fix) of each instruction file the project may have."""
     found = []
-    for path, kind in dict.fromkeys(blockfiles.locate(project, k) for k in (blocks.CLAUDE, blocks.AGENTS)):
+    for path, kind in blockfiles.block_files(project):
         target = "claude-code" if kind == blocks.CLAUDE else _agents_target(path, global_root, detected)
         found.append((path, kind, _install(target)))
     return found
 
 
+def _edited_fix(path: str, fix: str) -> str:
+    return f"remove the block between the hippo markers in {path}, then {fix}"
+
+
+def _file_check(path: str, kind: str, text: str, own: str, fix: str) -> Check:
+    """The Blocks check of one file that exists: its block's state, and for a current block under
+    another prefix, or an outdated one, the prefix its commands start."""
+    name = "Blocks"
+    state = blocks.state(text, kind, own)
+    span = blocks.find(text)
+    body = "" if span is None else span.body
+    if state == "installed":
+        other = blocks.current_prefix(body, kind)
+        if other is None or other == own:
+            return Check(name=name, status=OK, message=f"current hippo block in {path}")
+        # A teammate's install that is here too: the agent's shell starts it, so it stays; doctor
+        # runs only what starts this very client.
+        message = f"current hippo block in {path}, under {other} (a hippoctl here, not this one: not run)"
+        return Check(name=name, status=OK, message=message)
+    if state == "edited":
+        return Check(
+            name=name,
+            status=WARN,
+            message=f"edited hippo block in {path} (left alone by install)",
+            fix=_edited_fix(path, fix),
+        )
+    if state == "absent":
+        return Check(name=name, status=WARN, message=f"no hippo block in {path}", fix=fix)
+    prefix = blocks.template_prefix(body)
+    if prefix is not None and not blocks.resolves(prefix, own):
+        message = (
+            f"an outdated hippo block in {path}: its commands start `{prefix}`, not a path to a hippoctl here"
+        )
+        return Check(name=name, status=FAIL, message=message, fix=SETUP)
+    return Check(name=name, status=WARN, message=f"an outdated hippo block in {path}", fix=SETUP)
+
+
+def _edited_commands(path: str, body: str, own: str, fix: str) -> list[Check]:
+    """A warning for each command of an edited block that is none of the current bodies' under this
+    client's prefix: doctor never runs those (the block is the repository's text, so such a command
+    may be anything), and so cannot say whether it starts."""
+    allowed = blocks.own_commands(own)
+    return [
+        Check(
+            name="Blocks",
+            status=WARN,
+            message=f"{path}: `{c}` is not a command of hippod's block (edited), so doctor does not run it",
+            fix=_edited_fix(path, fix),
+        )
+        for c in blocks.commands(body)
+        if c not in allowed
+    ]
+
+
 def block_checks(project: str | None, command: str, *, global_root: str, detected: list[str]) -> list[Check]:
-    """One check per instruction file the project has; `command` is the installing client's hook
-    prefix, which a current block's commands start with."""
+    """One check per instruction file the project has, and one per edited command of an edited
+    block; `command` is the installing client's hook prefix, which a current block's commands start
+    with."""
     name = "Blocks"
     if project is None:
         return [Check(name=name, status=OK, message="no project here")]
+    own = blocks.block_prefix(command)
     checks = []
     for path, kind, fix in _block_files(project, global_root, detected):
         try:
@@ -116,30 +173,24 @@ def block_checks(project: str | None, command: str, *, global_root: str, detecte
             continue
         if text is None:
             continue
-        state = blocks.state(text, kind, blocks.block_prefix(command))
-        if state == "installed":
-            checks.append(Check(name=name, status=OK, message=f"current hippo block in {path}"))
-        elif state == "edited":
-            message = f"edited hippo block in {path} (left alone by install)"
-            fix = _edited_fix(path, fix)
-            checks.append(Check(name=name, status=WARN, message=message, fix=fix))
-        else:
-            word = "an outdated" if state == "outdated" else "no"
-            checks.append(Check(name=name, status=WARN, message=f"{word} hippo block in {path}", fix=fix))
+        checks.append(_file_check(path, kind, text, own, fix))
+        span = blocks.find(text)
+        if span is not None and span.end >= 0 and blocks.state(text, kind, own) == "edited":
+            checks += _edited_commands(path, span.body, own, fix)
     return checks or [Check(name=name, status=OK, message=f"no CLAUDE.md or AGENTS.md in {project}")]
-
-
-def _edited_fix(path: str, fix: str) -> str:
-    return f"remove the block between the hippo markers in {path}, then {fix}"
 
 
 def block_commands(
     project: str | None, command: str, *, global_root: str, detected: list[str]
 ) -> list[HookCommand]:
-    """The commands the project's hippo blocks ask its agents to run, whatever the block's state
-    (the agent runs what it reads), for doctor's client half to run as an agent's shell would."""
+    """The commands of the project's hippo blocks for doctor's client half to run as an agent's shell
+    would: only those that are, word for word, a command of the current bodies under this client's
+    own prefix, so that what runs is this client with hippod's own arguments, whatever the
+    repository's files say. The others are reported by block_checks, never run."""
     if project is None:
         return []
+    own = blocks.block_prefix(command)
+    allowed = blocks.own_commands(own)
     found = []
     for path, kind, fix in _block_files(project, global_root, detected):
         try:
@@ -149,9 +200,11 @@ def block_commands(
         span = None if text is None else blocks.find(text)
         if span is None or span.end < 0:
             continue
-        if blocks.state(text, kind, blocks.block_prefix(command)) == "edited":
+        if blocks.state(text, kind, own) == "edited":
             fix = _edited_fix(path, fix)
-        found += [HookCommand(entry=path, command=c, fix=fix) for c in blocks.commands(span.body)]
+        found += [
+            HookCommand(entry=path, command=c, fix=fix) for c in blocks.commands(span.body) if c in allowed
+        ]
     return found
 
 

@@ -33,6 +33,12 @@ def locate(project: str, variant: str) -> tuple[str, str]:
     return os.path.join(project, FILES[variant]), variant
 
 
+def block_files(project: str) -> list[tuple[str, str]]:
+    """(path, variant) of the project's CLAUDE.md and AGENTS.md, once each (one, when they are one
+    file)."""
+    return list(dict.fromkeys(locate(project, k) for k in (blocks.CLAUDE, blocks.AGENTS)))
+
+
 def _edited(path: str) -> str:
     return f"edited hippo block in {path} left alone"
 

@@ -11,8 +11,11 @@ The agent runs the block's commands in its own shell, whose PATH rarely holds th
 lives in (a bare `hippoctl` there is `not found`, exit 127), so since version 2 they start with the
 installing client's own prefix, as the hooks do (hippoctl/selfcommand.py), written from `~/` when
 it lies under the home folder: the block is committed with the project, and teammates who install
-hippod the same way (pipx, uv tool: `~/.local/bin/hippoctl`) get the same text. A version-2 body
-under any other hippoctl prefix (an install that moved, a teammate's) counts as an older body.
+hippod the same way (pipx, uv tool: `~/.local/bin/hippoctl`) get the same text. The current body
+under another prefix that starts a hippoctl on this machine (`resolves`: a teammate's install that
+is here too) counts as current, so teammates do not rewrite each other's committed block; under a
+prefix that starts nothing here (an install that moved, a teammate's path on another machine) it
+counts as an older body, as does version 1's bare `hippoctl`, which an agent's PATH rarely holds.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import hashlib
 import os
 import re
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -152,21 +156,70 @@ def _template_pattern(template: str) -> re.Pattern[str]:
 _TEMPLATES = [_template_pattern(body) for body in BODIES.values() if PREFIX in body]
 
 
-def _templated(body: str) -> bool:
-    """Whether a body is a shipped template under some hippoctl prefix."""
-    normal = body.replace("\r\n", "\n").strip()
-    for pattern in _TEMPLATES:
-        found = pattern.fullmatch(normal)
-        if found is not None:
-            words = split(found.group("prefix"))
-            if words is not None and is_hippoctl_prefix(words):
-                return True
-    return False
+_CURRENT_TEMPLATES = {variant: _template_pattern(BODIES[(variant, CURRENT[variant])]) for variant in CURRENT}
+
+
+def _hippoctl_prefix(pattern: re.Pattern[str], body: str) -> str | None:
+    """The prefix `body` fills `pattern`'s template with, when that prefix starts hippoctl."""
+    found = pattern.fullmatch(body.replace("\r\n", "\n").strip())
+    if found is None:
+        return None
+    words = split(found.group("prefix"))
+    return found.group("prefix") if words is not None and is_hippoctl_prefix(words) else None
+
+
+def template_prefix(body: str) -> str | None:
+    """The prefix of a body that is a shipped template under some hippoctl prefix (version 1's
+    bare `hippoctl` included: it is version 2 under that prefix), else None."""
+    return next((p for p in (_hippoctl_prefix(t, body) for t in _TEMPLATES) if p is not None), None)
+
+
+def current_prefix(body: str, variant: str) -> str | None:
+    """The prefix of a body that is `variant`'s current body under some hippoctl prefix, else None."""
+    return _hippoctl_prefix(_CURRENT_TEMPLATES[variant], body)
+
+
+def _from_home(word: str, home: str) -> str:
+    """A first word as sh expands it: `~/...` against the home folder."""
+    return home.rstrip("/") + word[1:] if word.startswith("~/") else word
+
+
+def _join(words: list[str]) -> str:
+    return subprocess.list2cmdline(words) if sys.platform == "win32" else shlex.join(words)
+
+
+def resolves(prefix: str, own: str, home: str | None = None) -> bool:
+    """Whether a block's `prefix` starts, on this machine, a hippoctl an agent's shell can run; `own`
+    is this client's block prefix (block_prefix), which always does.
+
+    Another prefix must be written as block_prefix writes one (an absolute path, or `~/` and a
+    quoted rest: no word the shell would expand or split otherwise, and no relative path, which the
+    agent's working folder, the repository, would decide), name an executable regular file, and be
+    hippoctl: a script of that name, or `<interpreter> -m hippoctl` with this client's interpreter.
+    Nothing is run to find out.
+    """
+    if prefix == own:
+        return True
+    home = os.path.expanduser("~") if home is None else home
+    words = split(prefix)
+    if not words or not is_hippoctl_prefix(words):
+        return False
+    path = _from_home(words[0], home)
+    if not os.path.isabs(path) or block_prefix(_join([path, *words[1:]]), home) != prefix:
+        return False
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        return False
+    if len(words) == 1:  # is_hippoctl_prefix: named hippoctl
+        return True
+    own_words = split(own) or []
+    if len(own_words) != 3:
+        return False
+    return os.path.realpath(path) == os.path.realpath(_from_home(own_words[0], home))
 
 
 def unedited(body: str, shipped: dict[str, tuple[str, str]] = SHIPPED) -> bool:
     """Whether a block's body is one hippod or the original hippo wrote (any version, any prefix)."""
-    return digest(body) in shipped or _templated(body)
+    return digest(body) in shipped or template_prefix(body) is not None
 
 
 _CODE = re.compile(r"`([^`\n]+)`")
@@ -181,6 +234,11 @@ def commands(body: str) -> list[str]:
         if starts_hippoctl(split(command) or []) and command not in found:
             found.append(command)
     return found
+
+
+def own_commands(prefix: str) -> frozenset[str]:
+    """Every command the current bodies give under `prefix`: what doctor may run of a block."""
+    return frozenset(c for variant in CURRENT for c in commands(current_body(variant, prefix)))
 
 
 @dataclass(frozen=True)
@@ -205,9 +263,10 @@ def find(text: str) -> Span | None:
 
 
 def state(text: str | None, variant: str, prefix: str, shipped: dict[str, tuple[str, str]] = SHIPPED) -> str:
-    """`absent` (no file or no block), `installed` (the current body under `prefix`), `outdated`
-    (an older shipped body, or the current one under another prefix) or `edited` (anything else, an
-    unterminated block, or a stray end marker)."""
+    """`absent` (no file or no block), `installed` (the current body under `prefix`, or under another
+    prefix that `resolves` here), `outdated` (an older shipped body, or the current one under a
+    prefix that does not resolve) or `edited` (anything else, an unterminated block, or a stray end
+    marker)."""
     if text is None:
         return "absent"
     span = find(text)
@@ -216,6 +275,9 @@ def state(text: str | None, variant: str, prefix: str, shipped: dict[str, tuple[
     if span.end < 0:
         return "edited"
     if digest(span.body) == digest(current_body(variant, prefix)):
+        return "installed"
+    other = current_prefix(span.body, variant)
+    if other is not None and resolves(other, prefix):
         return "installed"
     return "outdated" if unedited(span.body, shipped) else "edited"
 

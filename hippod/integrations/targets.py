@@ -141,17 +141,12 @@ def user_wiring_state(target: str, command: str, env: Mapping[str, str]) -> str:
     return "absent"
 
 
-def _block_files(project: str) -> list[tuple[str, str]]:
-    """(path, variant) of the project's CLAUDE.md and AGENTS.md, once each."""
-    return list(dict.fromkeys(blockfiles.locate(project, k) for k in (blocks.CLAUDE, blocks.AGENTS)))
-
-
 def refresh_blocks(project: str, command: str, *, global_root: str) -> Report:
     """Replace unedited older blocks in a project's CLAUDE.md / AGENTS.md with the current ones,
     their commands started as `command` starts the hooks."""
     report = Report()
     prefix = blocks.block_prefix(command)
-    for path, kind in _block_files(project):
+    for path, kind in blockfiles.block_files(project):
         report.extend(blockfiles.refresh(path, kind, prefix, global_root=global_root))
     return report
 
@@ -160,7 +155,7 @@ def outdated_blocks(project: str, command: str) -> list[str]:
     """The project's instruction files whose block refresh_blocks would replace (read-only)."""
     prefix = blocks.block_prefix(command)
     found = []
-    for path, kind in _block_files(project):
+    for path, kind in blockfiles.block_files(project):
         try:
             text = files.read_text(path)
         except files.Unreadable:
@@ -258,6 +253,7 @@ def doctor_checks(
 def doctor_block_commands(
     project: str | None, command: str, *, global_root: str, env: Mapping[str, str]
 ) -> list[HookCommand]:
-    """The commands in the project's hippo blocks, for doctor's client half to run (read-only)."""
+    """The commands of the project's hippo blocks that are hippod's own under this client, for
+    doctor's client half to run (read-only)."""
     found = [] if project is None else detect(project, env)
     return agent_checks.block_commands(project, command, global_root=global_root, detected=found)

@@ -1,12 +1,14 @@
 """End-to-end: the commands the CLAUDE.md / AGENTS.md blocks give agents start in an agent's shell
 (`/bin/sh -c`, `PATH=/usr/bin:/bin`, no XDG_RUNTIME_DIR) and do their job; an older block whose bare
 `hippoctl` an agent's shell cannot find is reported by `hook list` and `doctor`, and `init`, `setup`
-and `hook install` rewrite it in place (integrations.md §4, §12)."""
+and `hook install` rewrite it in place; a teammate's block that starts a hippoctl here stays; doctor
+runs a block's command only when it is hippod's own, under this client (integrations.md §4, §12)."""
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -25,6 +27,8 @@ SUMMARY = "- Decided: releases are cut from main only\n- Lesson: the deploy need
 # The blocks earlier versions wrote: every command starts with a bare `hippoctl`.
 OLD_CLAUDE, OLD_AGENTS = (blocks.BODIES[(variant, 1)] for variant in (blocks.CLAUDE, blocks.AGENTS))
 BARE_PATH = "/usr/bin:/bin"
+# How the harness's client names itself in the blocks it writes (it runs as `<python> -m hippoctl`).
+OWN = shlex.join([sys.executable, "-m", "hippoctl"])
 
 
 def agent_env(hippo: Hippo) -> dict[str, str]:
@@ -98,7 +102,7 @@ def test_the_commands_init_writes_into_the_blocks_start_in_an_agents_shell(hippo
     hippo.ok("init", "--no-schedule", "--no-learn", cwd=str(folder))
     hippo.ok("remember", "Deploys go through make release", "--pin", cwd=str(folder))
     # The harness runs the client as `<python> -m hippoctl`: that is how the blocks name it.
-    assert_commands_do_their_job(hippo, folder, f"{sys.executable} -m hippoctl")
+    assert_commands_do_their_job(hippo, folder, OWN)
     for name in ("CLAUDE.md", "AGENTS.md"):
         assert (folder / name).read_text(encoding="utf-8").startswith(USER_MD)
 
@@ -149,22 +153,18 @@ def test_old_blocks_of_bare_hippoctl_fail_doctor_and_setup_rewrites_them_in_plac
     rows_by_target = {r["target"]: r for r in hippo.json("hook", "list", cwd=str(folder))["targets"]}
     assert rows_by_target["claude-code"]["files"][0]["state"] == "outdated"
     assert rows_by_target["codex"]["files"][0]["state"] == "outdated"
+    # Doctor fails both blocks without running a command of theirs: a bare name is no path.
     code, checks = doctor_blocks(hippo, folder)
     assert code == 1
-    warned = [(c["status"], c["message"]) for c in checks if c["status"] == "warn"]
-    assert warned == [
-        ("warn", f"an outdated hippo block in {folder / name}") for name in ("CLAUDE.md", "AGENTS.md")
+    assert [(c["status"], c["message"], c["fix"]) for c in checks] == [
+        (
+            "fail",
+            f"an outdated hippo block in {folder / name}: its commands start `hippoctl`, "
+            "not a path to a hippoctl here",
+            "hippoctl setup",
+        )
+        for name in ("CLAUDE.md", "AGENTS.md")
     ]
-    failed = [c for c in checks if c["status"] == "fail"]
-    assert len(failed) == 6  # 2 commands in CLAUDE.md, 4 in AGENTS.md
-    first = failed[0]
-    assert first["message"].startswith(f"{folder / 'CLAUDE.md'}: `hippoctl context --auto --budget 1500` ")
-    assert (
-        f"cannot start with PATH={BARE_PATH} (exit 127: " in first["message"]
-        and "not found" in first["message"]
-    )
-    assert first["fix"] == "hippoctl hook install claude-code"
-    assert all(c["fix"] == "hippoctl hook install codex" for c in failed[2:])
 
     out = hippo.ok("setup", "--no-schedule", cwd=str(folder)).stdout
     for name in ("CLAUDE.md", "AGENTS.md"):
@@ -172,7 +172,7 @@ def test_old_blocks_of_bare_hippoctl_fail_doctor_and_setup_rewrites_them_in_plac
     claude_text = (folder / "CLAUDE.md").read_text(encoding="utf-8")
     assert claude_text.startswith(f"{USER_MD}\n{START}\n") and claude_text.endswith(f"{END}\n{AFTER_MD}")
     assert claude_text.count(START) == 1
-    assert_commands_do_their_job(hippo, folder, f"{sys.executable} -m hippoctl")
+    assert_commands_do_their_job(hippo, folder, OWN)
     code, checks = doctor_blocks(hippo, folder)
     assert [(c["status"], c["message"]) for c in checks] == [
         ("ok", f"current hippo block in {folder / 'CLAUDE.md'}"),
@@ -194,17 +194,104 @@ def test_init_and_hook_install_rewrite_an_old_block_in_place(hippo: Hippo) -> No
     out = hippo.ok("hook", "install", "codex", cwd=str(folder)).stdout
     assert f"Updated codex block in {folder / 'AGENTS.md'}" in out
     hippo.ok("remember", "Deploys go through make release", "--pin", cwd=str(folder))
-    assert_commands_do_their_job(hippo, folder, f"{sys.executable} -m hippoctl")
+    assert_commands_do_their_job(hippo, folder, OWN)
 
 
-def test_doctor_fails_an_edited_block_whose_commands_cannot_start(hippo: Hippo) -> None:
+def script(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def test_doctor_runs_no_command_the_repository_put_in_a_block(hippo: Hippo) -> None:
+    """A block is the repository's text: doctor runs only hippod's own commands under this client,
+    word for word; whatever else a block says it reports and never runs."""
     hippo.start()
-    mine = "## Project Memory (Hippo)\n\nAsk `hippoctl-nightly recall deploys` before `hippoctl status`.\n"
-    folder = shop(hippo, f"{START}\n{mine}{END}\n", USER_MD)
+    pwned = [Path(hippo.root, f"pwned-{n}") for n in range(3)]
+    edited = (
+        "## Project Memory (Hippo)\n\n"
+        f"- `hippoctl status; touch {pwned[0]}`\n"
+        f"- `{OWN} context --auto --budget 1500 $(touch {pwned[1]})`\n"
+        "- `./tools/hippoctl x`\n"
+        f"- `{OWN} context --auto --budget 1500`\n"  # hippod's own: it runs
+        "- `hippoctl-nightly recall deploys`\n"  # no hippoctl: not the block's business
+    )
+    folder = shop(hippo, f"{START}\n{edited}{END}\n")
+    # The shipped wording, word for word, under a script of the repository's own.
+    (folder / "AGENTS.md").write_text(
+        blocks.render(blocks.AGENTS, "./tools/hippoctl") + "\n", encoding="utf-8"
+    )
+    script(folder / "tools" / "hippoctl", f"touch {pwned[2]}")
     hippo.ok("init", "--no-schedule", "--no-learn", "--no-hooks", cwd=str(folder))
+    claude_md, agents_md = folder / "CLAUDE.md", folder / "AGENTS.md"
+
+    code, checks = doctor_blocks(hippo, folder)
+    assert [p for p in pwned if p.exists()] == []
+    assert code == 1
+    fix = f"remove the block between the hippo markers in {claude_md}, then hippoctl hook install claude-code"
+    not_run = "is not a command of hippod's block (edited), so doctor does not run it"
+    assert [(c["status"], c["message"], c.get("fix")) for c in checks] == [
+        ("warn", f"edited hippo block in {claude_md} (left alone by install)", fix),
+        ("warn", f"{claude_md}: `hippoctl status; touch {pwned[0]}` {not_run}", fix),
+        ("warn", f"{claude_md}: `{OWN} context --auto --budget 1500 $(touch {pwned[1]})` {not_run}", fix),
+        ("warn", f"{claude_md}: `./tools/hippoctl x` {not_run}", fix),
+        (
+            "fail",
+            f"an outdated hippo block in {agents_md}: its commands start `./tools/hippoctl`, "
+            "not a path to a hippoctl here",
+            "hippoctl setup",
+        ),
+        ("ok", f"the 1 command of the hippo blocks start with PATH={BARE_PATH}, as agents run them", None),
+    ]
+    # The relative script is no client: setup puts this one's block in its place.
+    assert f"Updated hippo block in {agents_md}" in hippo.ok("setup", "--no-schedule", cwd=str(folder)).stdout
+    assert commands_in(block_of(agents_md))[0] == f"{OWN} context --auto --budget 1500"
+    assert [p for p in pwned if p.exists()] == []
+
+
+def test_a_teammates_block_stays_where_its_hippoctl_is_here_and_doctor_does_not_run_it(hippo: Hippo) -> None:
+    """A committed block under a teammate's `~/.local/bin/hippoctl` counts as current where that path
+    is a hippoctl too; under a path this machine lacks it is outdated, and setup rewrites it."""
+    hippo.start()
+    ran = Path(hippo.root, "teammate-hippoctl-ran")
+    real = Path(sys.executable).parent / "hippoctl"
+    script(Path(hippo.user_home, ".local", "bin", "hippoctl"), f'touch {ran}\nexec {real} "$@"')
+    theirs = "~/.local/bin/hippoctl"
+    gone = "/home/alice-elsewhere/.venv/bin/hippoctl"
+    claude = f"{USER_MD}\n{blocks.render(blocks.CLAUDE, theirs)}\n{AFTER_MD}"
+    folder = shop(hippo, claude, f"{USER_MD}\n{blocks.render(blocks.AGENTS, gone)}\n")
+    claude_md, agents_md = folder / "CLAUDE.md", folder / "AGENTS.md"
+    hippo.ok("init", "--no-schedule", "--no-learn", "--no-hooks", cwd=str(folder))
+
+    rows_by_target = {r["target"]: r for r in hippo.json("hook", "list", cwd=str(folder))["targets"]}
+    assert rows_by_target["claude-code"]["files"][0]["state"] == "installed"
+    assert rows_by_target["codex"]["files"][0]["state"] == "outdated"
     code, checks = doctor_blocks(hippo, folder)
     assert code == 1
-    [failed] = [c for c in checks if c["status"] == "fail"]  # `hippoctl-nightly` is not hippoctl
-    assert failed["message"].startswith(f"{folder / 'CLAUDE.md'}: `hippoctl status` cannot start")
-    remove = f"remove the block between the hippo markers in {folder / 'CLAUDE.md'}"
-    assert failed["fix"] == f"{remove}, then hippoctl hook install claude-code"
+    assert [(c["status"], c["message"], c.get("fix")) for c in checks] == [
+        (
+            "ok",
+            f"current hippo block in {claude_md}, under {theirs} (a hippoctl here, not this one: not run)",
+            None,
+        ),
+        (
+            "fail",
+            f"an outdated hippo block in {agents_md}: its commands start `{gone}`, "
+            "not a path to a hippoctl here",
+            "hippoctl setup",
+        ),
+    ]
+
+    out = hippo.ok("setup", "--no-schedule", cwd=str(folder)).stdout
+    assert f"Updated hippo block in {agents_md}" in out and str(claude_md) not in out
+    hippo.ok("hook", "install", "claude-code", cwd=str(folder))
+    hippo.ok("init", "--no-schedule", "--no-learn", cwd=str(folder))
+    assert claude_md.read_text(encoding="utf-8") == claude
+    assert commands_in(block_of(agents_md))[0] == f"{OWN} context --auto --budget 1500"
+    code, checks = doctor_blocks(hippo, folder)
+    assert [(c["status"], c["message"]) for c in checks][1:] == [
+        ("ok", f"current hippo block in {agents_md}"),
+        ("ok", f"all 4 commands of the hippo blocks start with PATH={BARE_PATH}, as agents run them"),
+    ]
+    assert not ran.exists()

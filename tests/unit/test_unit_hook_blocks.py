@@ -1,4 +1,5 @@
-"""Instruction blocks (integrations.md §4): patching CLAUDE.md / AGENTS.md text and files for real."""
+"""Instruction blocks (integrations.md §4): patching CLAUDE.md / AGENTS.md text and files for real,
+which prefixes count as current on this machine, and which commands doctor may run."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hippod.integrations import blockfiles, blocks, files, installed
+from hippod.integrations import agent_checks, blockfiles, blocks, files, installed
 
 USER_TEXT = "# My project\n\nBuild with `make`.\n"
 # How the installing client starts itself (selfcommand.hook_command), as the block names it.
@@ -72,7 +73,7 @@ def test_a_block_of_bare_hippoctl_commands_is_replaced_in_place() -> None:
     assert blocks.state(text, blocks.CLAUDE, CLIENT) == "outdated"
     new, outcome = blocks.patched(text, blocks.CLAUDE, CLIENT)
     assert (new, outcome) == (f"intro\n\n{blocks.render(blocks.CLAUDE, CLIENT)}\n\nafter\n", "updated")
-    # The current wording under another install's prefix is older too; under this one, current.
+    # The current wording under a prefix that is no hippoctl here is older too; under this one, current.
     moved = blocks.render(blocks.CLAUDE, "/old/venv/bin/hippoctl")
     assert blocks.state(moved, blocks.CLAUDE, CLIENT) == "outdated"
     assert blocks.patched(moved, blocks.CLAUDE, CLIENT) == (blocks.render(blocks.CLAUDE, CLIENT), "updated")
@@ -278,3 +279,77 @@ def test_agents_md_linked_to_claude_md_is_one_file_with_one_block(tmp_path: Path
     assert kept.lines == [f"Kept the hippo block in {path} for claude-code"]
     blockfiles.uninstall("claude-code", path, global_root=root)
     assert claude_md.read_text() == USER_TEXT and (tmp_path / "AGENTS.md").is_symlink()
+
+
+def executable(path: Path) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_prefix_resolves_to_an_executable_hippoctl_written_as_hippod_writes_it(tmp_path: Path) -> None:
+    home = str(tmp_path)
+    executable(tmp_path / ".local" / "bin" / "hippoctl")
+    executable(tmp_path / "venv" / "bin" / "python")
+    executable(tmp_path / "$(x)" / "hippoctl")  # a folder whose name the shell expands unless quoted
+    Path(executable(tmp_path / "plain" / "hippoctl")).chmod(0o644)
+    assert blocks.resolves("~/.local/bin/hippoctl", CLIENT, home)
+    assert blocks.resolves("~/'$(x)/hippoctl'", CLIENT, home)  # quoted, as block_prefix quotes it
+    own_python = "~/venv/bin/python -m hippoctl"
+    assert blocks.resolves(own_python, f"{tmp_path}/venv/../venv/bin/python -m hippoctl", home)
+    assert blocks.resolves(CLIENT, CLIENT, home)  # this client's own, whatever is on disk
+    for nowhere in (
+        "hippoctl",  # a bare name: the agent's PATH decides
+        "./.local/bin/hippoctl",  # relative: the agent's working folder (the repository) decides
+        f"{tmp_path}/.local/bin/hippoctl",  # block_prefix writes it from ~/
+        "/opt/gone/bin/hippoctl",
+        "~/plain/hippoctl",  # not executable
+        '~/"$(x)/hippoctl"',  # the agent's shell would run x
+        "~/$(x)/hippoctl",
+    ):
+        assert not blocks.resolves(nowhere, CLIENT, home), nowhere
+    assert not blocks.resolves(own_python, CLIENT, home)  # another interpreter may lack hippoctl
+
+
+def test_the_current_body_under_a_prefix_that_resolves_here_stays(tmp_path: Path) -> None:
+    """A teammate's committed block is current where its hippoctl is here too: nothing rewrites it."""
+    theirs = executable(tmp_path / "teammate" / "bin" / "hippoctl")
+    path, root = tmp_path / "CLAUDE.md", str(tmp_path)
+    text = f"{USER_TEXT}\n{blocks.render(blocks.CLAUDE, theirs)}\n"
+    path.write_text(text)
+    assert blocks.state(text, blocks.CLAUDE, CLIENT) == "installed"
+    assert blocks.patched(text, blocks.CLAUDE, CLIENT) == (text, "current")
+    assert blockfiles.refresh(str(path), blocks.CLAUDE, CLIENT, global_root=root).lines == []
+    assert blockfiles.install("claude-code", str(path), blocks.CLAUDE, CLIENT, global_root=root).lines == []
+    assert path.read_text() == text
+    # The older wording under it is still older, as is the current one once the path is gone.
+    older = (
+        f"{blocks.START}\n{blocks.BODIES[(blocks.AGENTS, 2)].replace(blocks.PREFIX, theirs)}\n{blocks.END}"
+    )
+    assert blocks.state(older, blocks.CLAUDE, CLIENT) == "outdated"
+    os.remove(theirs)
+    assert blocks.state(text, blocks.CLAUDE, CLIENT) == "outdated"
+
+
+def test_doctor_runs_only_this_clients_own_commands_word_for_word(tmp_path: Path) -> None:
+    project, root = tmp_path / "proj", str(tmp_path)
+    teammate = executable(tmp_path / "teammate" / "bin" / "hippoctl")
+    hostile = (
+        f"`{CLIENT} context --auto --budget 1500`\n"
+        f"`{CLIENT} context --auto --budget 1500; touch pwned`\n"
+        f'`{CLIENT} remember "$(touch pwned)" --error`\n'
+        "`./tools/hippoctl context --auto --budget 1500`\n"
+        f"`{teammate} capture --stdin`\n"
+    )
+    project.mkdir()
+    (project / "CLAUDE.md").write_text(f"{blocks.START}\n{hostile}{blocks.END}\n")
+    (project / "AGENTS.md").write_text(blocks.render(blocks.AGENTS, teammate))
+    found = agent_checks.block_commands(str(project), CLIENT, global_root=root, detected=[])
+    assert [(c.entry, c.command) for c in found] == [
+        (str(project / "CLAUDE.md"), f"{CLIENT} context --auto --budget 1500")
+    ]
+    checks = agent_checks.block_checks(str(project), CLIENT, global_root=root, detected=[])
+    edited = [c.message.split("`")[1] for c in checks if "edited), so doctor does not run it" in c.message]
+    assert edited == blocks.commands(hostile)[1:]
+    assert {c.status for c in checks} == {"warn", "ok"}
