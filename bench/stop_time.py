@@ -9,7 +9,9 @@ fresh sandbox and daemon:
 - import: an import of N lines whose duplicate check is slow (a small vocabulary makes every line a
   candidate near-copy of many others), stopped once the check runs;
 - import-write: an import of N lines of the bench corpus, stopped once it writes its memories;
-- sleep: a store of N memories, stopped once the sleep's plan has opened its snapshot;
+- sleep: a store of N memories of the bench corpus, stopped once the sleep's plan has opened its
+  snapshot;
+- sleep-long: the same with N memories of 400 words each, which the plan takes minutes to compare;
 - team: a laptop (embeddings on) joined to a team server (`hippod serve --team`, needs --pg) whose
   team holds N memories, stopped while it copies and embeds them.
 
@@ -20,10 +22,11 @@ acknowledged memories (and, for the team, the team's memories) are there after a
 stopped import left (nothing, or everything), and the vectors stored at the stop and --catch-up
 seconds after the restart (the restarted daemon embeds what had none).
 
-Usage: python bench/stop_time.py [--phases embedding,import,import-write,sleep,team] [--grace 2,30]
-  [--embed-size 3000] [--import-size 60000] [--write-size 100000] [--sleep-size 100000]
-  [--team-size 5000] [--pg postgresql://...] [--how sigterm|ctl] [--cap 300] [--catch-up 30]
-  [--daemon-path DIR] (the daemon of another checkout, e.g. an older commit, for before/after figures)
+Usage: python bench/stop_time.py [--phases embedding,import,import-write,sleep,sleep-long,team]
+  [--grace 2,30] [--embed-size 3000] [--import-size 60000] [--write-size 100000] [--sleep-size 100000]
+  [--long-size 3000] [--team-size 5000] [--pg postgresql://...] [--how sigterm|ctl] [--cap 300]
+  [--catch-up 30] [--daemon-path DIR] (the daemon of another checkout, e.g. an older commit, for
+  before/after figures)
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+from clients import CONCURRENT_CLIENTS, remember_concurrent
 from corpus import TEXT_SEED, make_corpus, make_memories
 from harness import BenchError, Sandbox, call, kill_all_daemons, log, make_sandbox, start_daemon
 from private_pg import free_port
@@ -56,7 +60,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import pack, recv_frame
 from hippoctl.protocol.version import PROTOCOL
 
-PHASES = ("embedding", "import", "import-write", "sleep", "team")
+PHASES = ("embedding", "import", "import-write", "sleep", "sleep-long", "team")
 ACKNOWLEDGED = (
     "The staging deploy needs the VPN up first",
     "Releases are cut on Tuesdays",
@@ -317,11 +321,29 @@ def phase_import_write(row: Row, sb: Sandbox, args: argparse.Namespace) -> None:
 
 
 def phase_sleep(row: Row, sb: Sandbox, args: argparse.Namespace) -> None:
-    db = os.path.join(sb.home, "hippo.db")
     proc = start_daemon(sb)
     path = os.path.join(sb.base, "notes.md")
     markdown(path, corpus_lines(row.size))
-    imported = import_file(sb, path)
+    _sleep_phase(row, sb, proc, import_file(sb, path), args)
+
+
+def phase_sleep_long(row: Row, sb: Sandbox, args: argparse.Namespace) -> None:
+    """Memories of 400 words from 20,000 (remembered: an import cuts chunks at 1,000 characters),
+    which a sleep's pair joins take much longer to compare than short ones."""
+    proc = start_daemon(sb)
+    rng = random.Random(3)
+    vocabulary = [f"w{n}x" for n in range(20_000)]
+    items: list[tuple[str, list[str]]] = [
+        (" ".join(rng.choices(vocabulary, k=400)), []) for _ in range(row.size)
+    ]
+    remember_concurrent(sb, items, CONCURRENT_CLIENTS)
+    _sleep_phase(row, sb, proc, row.size, args)
+
+
+def _sleep_phase(
+    row: Row, sb: Sandbox, proc: subprocess.Popen[bytes], stored: int, args: argparse.Namespace
+) -> None:
+    db = os.path.join(sb.home, "hippo.db")
     remember_acknowledged(sb)
     real = os.path.realpath(db)
     handles = db_handles(proc.pid, real)
@@ -331,7 +353,7 @@ def phase_sleep(row: Row, sb: Sandbox, args: argparse.Namespace) -> None:
     answer = stop_during(row, sb, proc, pending, "the plan's snapshot", planning, args)
     start_daemon(sb)
     total = memories(db)
-    ok = acknowledged_there(db) and total == imported + len(ACKNOWLEDGED)
+    ok = acknowledged_there(db) and total == stored + len(ACKNOWLEDGED)
     row.kept = f"{'yes' if ok else 'NO'} ({total:,}); sleep: {answer}"
 
 
@@ -437,6 +459,7 @@ RUNS: dict[str, tuple[Callable[[Row, Sandbox, argparse.Namespace], None], bool, 
     "import": (phase_import, False, "import_size"),
     "import-write": (phase_import_write, False, "write_size"),
     "sleep": (phase_sleep, False, "sleep_size"),
+    "sleep-long": (phase_sleep_long, False, "long_size"),
     "team": (phase_team, True, "team_size"),
 }
 
@@ -461,12 +484,13 @@ def run(phase: str, grace: float, args: argparse.Namespace) -> Row:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--phases", default="embedding,import,import-write,sleep")
+    parser.add_argument("--phases", default="embedding,import,import-write,sleep,sleep-long")
     parser.add_argument("--grace", default="2,30", help="comma-separated shutdownGraceSeconds values")
     parser.add_argument("--embed-size", type=int, default=3000)
     parser.add_argument("--import-size", type=int, default=60000)
     parser.add_argument("--write-size", type=int, default=100000)
     parser.add_argument("--sleep-size", type=int, default=100000)
+    parser.add_argument("--long-size", type=int, default=3000)
     parser.add_argument("--team-size", type=int, default=5000)
     parser.add_argument("--pg", help="a PostgreSQL server (DSN) where the team phase makes its database")
     parser.add_argument("--how", choices=("sigterm", "ctl"), default="sigterm")

@@ -202,6 +202,11 @@ class EmbedQueue:
             await embeddings.set_unfinished(conn, False)
         log.info("embedded %d memories of %s (%d in all)", total - before, self._db.path, total)
 
+    def left_some(self) -> None:
+        """Memories of the store were left without a vector by a cancelled `embed` request: the
+        next daemon to open the store embeds them, should this one stop first."""
+        self._left = True
+
     def stop(self) -> None:
         """The daemon is stopping: end the pass under way at its next batch; queue nothing more."""
         if self._closed:
