@@ -39,7 +39,7 @@ def test_a_stop_while_embedding_an_import_keeps_everything_and_embeds_the_rest_a
 ) -> None:
     configure(hippo)
     path = Path(hippo.root, "notes.md")
-    # Minutes of the model's work on this machine: far more than the grace.
+    # Tens of seconds of the model's work at the least: far more than the grace.
     notes(path, 3000, seed=1)
     hippo.start()
     assert hippo.ok("import", "--markdown", str(path)).stdout.startswith("Imported 3000 of 3000")
