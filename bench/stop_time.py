@@ -9,6 +9,8 @@ fresh sandbox and daemon:
 - import: an import of N lines whose duplicate check is slow (a small vocabulary makes every line a
   candidate near-copy of many others), stopped once the check runs;
 - import-write: an import of N lines of the bench corpus, stopped once it writes its memories;
+- imported: an import of N lines of the bench corpus, stopped as soon as it has answered (its
+  memories' mirrors are still being written);
 - sleep: a store of N memories of the bench corpus, stopped once the sleep's plan has opened its
   snapshot;
 - sleep-long: the same with N memories of 400 words each, which the plan takes minutes to compare;
@@ -22,11 +24,11 @@ acknowledged memories (and, for the team, the team's memories) are there after a
 stopped import left (nothing, or everything), and the vectors stored at the stop and --catch-up
 seconds after the restart (the restarted daemon embeds what had none).
 
-Usage: python bench/stop_time.py [--phases embedding,import,import-write,sleep,sleep-long,team]
-  [--grace 2,30] [--embed-size 3000] [--import-size 60000] [--write-size 100000] [--sleep-size 100000]
-  [--long-size 3000] [--team-size 5000] [--pg postgresql://...] [--how sigterm|ctl] [--cap 300]
-  [--catch-up 30] [--daemon-path DIR] (the daemon of another checkout, e.g. an older commit, for
-  before/after figures)
+Usage: python bench/stop_time.py [--phases embedding,import,import-write,imported,sleep,sleep-long,team]
+  [--grace 2,30] [--embed-size 3000] [--import-size 60000] [--write-size 100000]
+  [--imported-size 30000] [--sleep-size 100000] [--long-size 3000] [--team-size 5000]
+  [--pg postgresql://...] [--how sigterm|ctl] [--cap 300] [--catch-up 30] [--tmpdir DIR] [--keep]
+  [--daemon-path DIR] (the daemon of another checkout, e.g. an older commit, for before/after figures)
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import pack, recv_frame
 from hippoctl.protocol.version import PROTOCOL
 
-PHASES = ("embedding", "import", "import-write", "sleep", "sleep-long", "team")
+PHASES = ("embedding", "import", "import-write", "imported", "sleep", "sleep-long", "team")
 ACKNOWLEDGED = (
     "The staging deploy needs the VPN up first",
     "Releases are cut on Tuesdays",
@@ -280,13 +282,19 @@ def catch_up(db: str, seconds: float) -> int:
 # --- the phases -------------------------------------------------------------------------------------
 
 
-def phase_embedding(row: Row, sb: Sandbox, args: argparse.Namespace) -> None:
-    db = os.path.join(sb.home, "hippo.db")
+def _imported(sb: Sandbox, size: int) -> tuple[subprocess.Popen[bytes], int]:
+    """A daemon, the acknowledged memories, then an import of `size` lines of the corpus: (the
+    daemon, memories imported)."""
     proc = start_daemon(sb)
     remember_acknowledged(sb)
     path = os.path.join(sb.base, "notes.md")
-    markdown(path, corpus_lines(row.size))
-    imported = import_file(sb, path)
+    markdown(path, corpus_lines(size))
+    return proc, import_file(sb, path)
+
+
+def phase_embedding(row: Row, sb: Sandbox, args: argparse.Namespace) -> None:
+    db = os.path.join(sb.home, "hippo.db")
+    proc, imported = _imported(sb, row.size)
     wait("the first vectors", lambda: vectors(db) > len(ACKNOWLEDGED))
     row.seconds, row.ended = stop(sb, proc, row.how, args.cap)
     at_stop = vectors(db)
@@ -318,6 +326,17 @@ def phase_import(row: Row, sb: Sandbox, args: argparse.Namespace) -> None:
 
 def phase_import_write(row: Row, sb: Sandbox, args: argparse.Namespace) -> None:
     _import_phase(row, sb, args, corpus_lines(row.size), "writing memories")
+
+
+def phase_imported(row: Row, sb: Sandbox, args: argparse.Namespace) -> None:
+    db = os.path.join(sb.home, "hippo.db")
+    proc, imported = _imported(sb, row.size)
+    # At once: its memories' mirrors are still being written.
+    row.seconds, row.ended = stop(sb, proc, row.how, args.cap)
+    start_daemon(sb)
+    total = memories(db)
+    ok = acknowledged_there(db) and total == imported + len(ACKNOWLEDGED)
+    row.kept = f"{'yes' if ok else 'NO'} ({total:,})"
 
 
 def phase_sleep(row: Row, sb: Sandbox, args: argparse.Namespace) -> None:
@@ -459,6 +478,7 @@ RUNS: dict[str, tuple[Callable[[Row, Sandbox, argparse.Namespace], None], bool, 
     "embedding": (phase_embedding, True, "embed_size"),
     "import": (phase_import, False, "import_size"),
     "import-write": (phase_import_write, False, "write_size"),
+    "imported": (phase_imported, False, "imported_size"),
     "sleep": (phase_sleep, False, "sleep_size"),
     "sleep-long": (phase_sleep_long, False, "long_size"),
     "team": (phase_team, True, "team_size"),
@@ -485,11 +505,12 @@ def run(phase: str, grace: float, args: argparse.Namespace) -> Row:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--phases", default="embedding,import,import-write,sleep,sleep-long")
+    parser.add_argument("--phases", default="embedding,import,import-write,imported,sleep,sleep-long")
     parser.add_argument("--grace", default="2,30", help="comma-separated shutdownGraceSeconds values")
     parser.add_argument("--embed-size", type=int, default=3000)
     parser.add_argument("--import-size", type=int, default=60000)
     parser.add_argument("--write-size", type=int, default=100000)
+    parser.add_argument("--imported-size", type=int, default=30000)
     parser.add_argument("--sleep-size", type=int, default=100000)
     parser.add_argument("--long-size", type=int, default=3000)
     parser.add_argument("--team-size", type=int, default=5000)
