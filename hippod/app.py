@@ -20,6 +20,7 @@ from hippod.schedule import start_schedule
 from hippod.sd_notify import notify
 from hippod.server import Server
 from hippod.state import DaemonState
+from hippod.stopping import StopClock, arm_exit
 from hippod.teamlink.sender import TeamSender
 from hippod.watchers import start_watchers
 
@@ -141,13 +142,18 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
 
     await state.shutdown.wait()
     log.info("shutting down")
+    # Everything below shares the grace, counted from now; the process is gone soon after it.
+    stop = StopClock(float(config["shutdownGraceSeconds"]))
+    arm_exit(stop)
+    # What is committed but not yet embedded is embedded after the next start.
+    state.registry.stop_embedding()
     server.stopping = True
     listener.close()
     # The HTTP and dashboard listeners live and die with the daemon; requests in flight may finish.
     if state.http is not None:
-        await state.http.close()
+        await state.http.close(stop.left())
     if state.dashboard is not None:
-        await state.dashboard.close()
+        await state.dashboard.close(stop.left())
     schedule.stop()
     if state.team_sender is not None:
         await state.team_sender.stop()
@@ -165,31 +171,30 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     if sweeper is not None:
         # It returns once it sees the shutdown, never halfway through closing a store.
         await sweeper
-    grace = float(config["shutdownGraceSeconds"])
-    deadline = loop.time() + grace
-    if server.inflight:
-        _, pending = await asyncio.wait(set(server.inflight), timeout=grace)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.wait(pending, timeout=5)
+    await _finish(set(server.inflight), stop)
     # Running hook jobs share the grace period too; one cancelled then stays in the spool.
-    await state.hook_jobs.drain(deadline - loop.time())
-    if state.background:
-        # A cancelled automatic sleep rolls back what it has not committed.
-        _, left = await asyncio.wait(set(state.background), timeout=max(0.1, deadline - loop.time()))
-        for task in left:
-            task.cancel()
-        if left:
-            await asyncio.wait(left, timeout=5)
+    await state.hook_jobs.drain(stop.left(), stop.unwind())
+    # A cancelled automatic sleep rolls back what it has not committed.
+    await _finish(set(state.background), stop)
     if state.daily is not None:
         # The running daily run shares the one grace period with the requests.
-        await state.daily.drain(max(0.0, deadline - loop.time()))
-    await state.registry.close_all()
+        await state.daily.drain(stop.left(), stop.unwind())
+    await state.registry.close_all(stop.close_by())
     write_state(state)
     notify("STOPPING=1")
     log.info("stopped")
     return 0
+
+
+async def _finish(tasks: set[asyncio.Task[Any]], stop: StopClock) -> None:
+    """Let these tasks finish within the grace, then cancel the rest and give them a moment to end."""
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=stop.left())
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=stop.unwind())
 
 
 async def _close_idle_stores(state: DaemonState, max_idle_seconds: float) -> None:

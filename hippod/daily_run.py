@@ -166,8 +166,9 @@ class DailyRunner:
         # Shielded: a cancelled listener (Ctrl-C) leaves the run going.
         return await asyncio.shield(run.task), joined
 
-    async def drain(self, timeout: float) -> None:
-        """At shutdown: let a running run finish for up to timeout seconds, then cancel it."""
+    async def drain(self, timeout: float, unwind: float = 5.0) -> None:
+        """At shutdown: let a running run finish for up to timeout seconds, then cancel it and wait
+        up to `unwind` seconds for it to end."""
         run = self.current
         if run is None or run.task is None:
             return
@@ -175,7 +176,7 @@ class DailyRunner:
         for task in pending:
             task.cancel()
         if pending:
-            await asyncio.wait(pending, timeout=5)
+            await asyncio.wait(pending, timeout=unwind)
 
     async def _run(self, run: DailyRun) -> DailyRunResult:
         started_at = clock.iso(run.started)

@@ -154,8 +154,9 @@ class HookJobs:
             log.info("left %d hook jobs in the spool for the next start", len(left))
         return len(left)
 
-    async def drain(self, timeout: float) -> None:
-        """Wait up to `timeout` seconds for the running jobs, then cancel the rest (they stay spooled)."""
+    async def drain(self, timeout: float, unwind: float = 5.0) -> None:
+        """Wait up to `timeout` seconds for the running jobs, then cancel the rest (they stay spooled)
+        and wait up to `unwind` seconds for them to end."""
         if not self._running:
             return
         _, left = await asyncio.wait(set(self._running), timeout=max(0.1, timeout))
@@ -163,4 +164,4 @@ class HookJobs:
             task.cancel()
         if left:
             log.info("cancelled %d running hook jobs; they stay in the spool for the next start", len(left))
-            await asyncio.wait(left, timeout=5)
+            await asyncio.wait(left, timeout=unwind)

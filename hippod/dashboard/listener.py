@@ -95,11 +95,12 @@ class DashboardListener:
         if store not in self.stores.roots:
             self.stores.roots.append(store)
 
-    async def close(self) -> DashboardReply:
-        """Stop listening; requests in flight get a few seconds to finish. Returns what was open."""
+    async def close(self, within: float | None = None) -> DashboardReply:
+        """Stop listening; requests in flight get a few seconds to finish (at most `within`).
+        Returns what was open."""
         was = self.reply()
         if self.server is not None:
-            await self.server.close()
+            await self.server.close(within)
         self.server, self.port, self.started_at = None, None, None
         if was.running:
             log.info("dashboard on %s closed", was.url)

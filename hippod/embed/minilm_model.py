@@ -19,6 +19,7 @@ from tokenizers import BertWordPieceTokenizer
 from hippod.embed import vectors
 from hippod.embed.ort import onnxruntime  # with Microsoft's telemetry off
 from hippod.embed.service import DEFAULT_MODEL
+from hippod.thread_stop import checkpoint
 
 DIM = 384
 VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "minilm_vocab.txt")
@@ -69,6 +70,7 @@ class MiniLMEmbedder:
         pieces.sort(key=lambda p: len(p[1]))  # batches of like length pad little
         sums = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(pieces), BATCH):
+            checkpoint()  # a stopping daemon's cancel ends the work here (thread_stop.py)
             batch = pieces[start : start + BATCH]
             width = len(batch[-1][1])
             ids = np.zeros((len(batch), width), dtype=np.int64)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
+from hippod import thread_stop
 from hippod.embed.service import Embedder, EmbedService, Settings, embedding_text, text_digest
 from hippod.errors import HippoError
 from hippod.store import embeddings, sqlite_errors
@@ -49,7 +49,8 @@ async def _embed(
     `for_read`: the vectors are for a read that is waiting on them, so a full disk only costs
     their storing: they are returned all the same. `written` is told what is being stored.
     """
-    blobs = await asyncio.to_thread(embedder.embed, [text for _, text, _ in todo])
+    # The model's batches check for a cancel: a stopping daemon does not wait for all of them.
+    blobs = await thread_stop.run(embedder.embed, [text for _, text, _ in todo])
     rows = [(memory_id, blob, digest) for (memory_id, _, digest), blob in zip(todo, blobs, strict=True)]
     try:
         async with db.transaction() as conn:
@@ -119,7 +120,12 @@ async def scan(
 
 
 class EmbedQueue:
-    """A store's memories written since the last pass, embedded shortly after their commit."""
+    """A store's memories written since the last pass, embedded shortly after their commit.
+
+    A stopping daemon does not wait for them: `stop` ends the pass under way at its next batch, and
+    `close` notes in the store that memories were left without a vector; the next daemon to open the
+    store embeds every memory that lacks a current one (`resume`), then clears the note.
+    """
 
     def __init__(
         self, db: StoreDatabase, settings: Callable[[], Settings], service: EmbedService, written: Written
@@ -129,28 +135,50 @@ class EmbedQueue:
         self._settings = settings
         self._service = service
         self._pending: dict[str, None] = {}
+        self._resume = False
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        # Memories this queue was given and did not embed (the stop came first).
+        self._left = False
+
+    @property
+    def busy(self) -> bool:
+        """A pass is under way or due."""
+        return bool(self._pending) or (self._task is not None and not self._task.done())
 
     def changed_ids(self, ids: Iterable[str]) -> None:
         """Queue memories just committed; a store with embeddings off drops them at the next pass."""
         if self._closed:
+            self._left = self._left or any(True for _ in ids)
             return
         self._pending.update(dict.fromkeys(ids))
-        if self._pending and (self._task is None or self._task.done()):
+        if self._pending:
+            self._start()
+
+    def resume(self) -> None:
+        """Embed, in the background, what a daemon that stopped before it was done left unembedded."""
+        if not self._closed:
+            self._resume = True
+            self._start()
+
+    def _start(self) -> None:
+        if self._task is None or self._task.done():
             # A fresh context: the pass is not part of the request that queued it.
             self._task = asyncio.get_running_loop().create_task(self._run(), context=contextvars.Context())
 
     async def _run(self) -> None:
-        while self._pending:
-            if not self._closed:
-                await asyncio.sleep(COALESCE_SECONDS)
+        while self._pending or self._resume:
+            await asyncio.sleep(COALESCE_SECONDS)
             ids = list(self._pending)
             self._pending.clear()
+            resume, self._resume = self._resume, False
             try:
-                embedder = await self._service.get(self._settings())
-                if embedder is not None:
-                    await embed_ids(self._db, embedder, ids, written=self._written)
+                if resume:
+                    await self._catch_up()
+                if ids:
+                    embedder = await self._service.get(self._settings())
+                    if embedder is not None:
+                        await embed_ids(self._db, embedder, ids, written=self._written)
             except HippoError as exc:
                 # The store's config.json does not parse: its memories wait for the next pass.
                 log.warning("background embedding skipped: %s", exc.message)
@@ -160,9 +188,45 @@ class EmbedQueue:
                 else:  # the request that met it set the store aside and named it
                     log.warning("background embedding skipped: store %s is corrupt (%s)", self._db.path, exc)
 
-    async def close(self) -> None:
-        """Finish the pass under way (and what it has queued) before the database closes."""
+    async def _catch_up(self) -> None:
+        """Embed every memory without a current vector, when a stop left some, then clear the note."""
+        settings = self._settings()
+        if self._service.missing(settings) or not await embeddings.unfinished(self._db.reader):
+            return
+        embedder = await self._service.get(settings)
+        if embedder is None:
+            return
+        log.info("embedding the memories of %s that the last stop left without a vector", self._db.path)
+        before, total = await scan(self._db, embedder, write=True, written=self._written)
+        async with self._db.transaction() as conn:
+            await embeddings.set_unfinished(conn, False)
+        log.info("embedded %d memories of %s (%d in all)", total - before, self._db.path, total)
+
+    def left_some(self) -> None:
+        """Memories of the store were left without a vector by a cancelled `embed` request: the
+        next daemon to open the store embeds them, should this one stop first."""
+        self._left = True
+
+    def stop(self) -> None:
+        """The daemon is stopping: end the pass under way at its next batch; queue nothing more."""
+        if self._closed:
+            return
         self._closed = True
+        self._left = self._left or self.busy
         if self._task is not None:
-            with contextlib.suppress(Exception):
-                await self._task
+            self._task.cancel()
+
+    async def close(self) -> None:
+        """Stop (see `stop`) before the database closes, noting in the store what was left."""
+        self.stop()
+        if self._task is not None:
+            await asyncio.wait({self._task})
+        if not self._left:
+            return
+        try:
+            if self._service.missing(self._settings()):
+                return
+            async with self._db.transaction() as conn:
+                await embeddings.set_unfinished(conn, True)
+        except Exception as exc:  # a bad config.json, a full disk: the memories wait for `embed`
+            log.warning("could not note the memories left to embed in %s: %s", self._db.path, exc)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import EmbedReply, EmbedStore
 from hippoctl.protocol.wording import plural
@@ -52,9 +54,14 @@ async def _one(ctx: RequestContext, store: Store, status_only: bool) -> EmbedSto
     async def report(done: int, seen: int) -> None:
         await ctx.say(f"{store.kind} store: embedded {done} (of {plural(seen, 'memory')} read so far)")
 
-    before, entry.total = await queue.scan(
-        store.db, embedder, write=True, progress=report, written=store.vectors_written
-    )
+    try:
+        before, entry.total = await queue.scan(
+            store.db, embedder, write=True, progress=report, written=store.vectors_written
+        )
+    except asyncio.CancelledError:
+        # Cut short (a stopping daemon's grace ran out): the next start embeds the rest.
+        store.embed_queue.left_some()
+        raise
     entry.added = entry.total - before
     entry.embedded = entry.total
     return entry

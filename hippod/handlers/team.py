@@ -15,7 +15,7 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import TeamReply, TeamShareReply
 from hippoctl.protocol.wording import plural
-from hippod import clock
+from hippod import clock, thread_stop
 from hippod.errors import HippoError
 from hippod.handlers.memory import find_memory
 from hippod.request import RequestContext
@@ -41,11 +41,11 @@ async def team_join(ctx: RequestContext, body: m.TeamJoin) -> tuple[TeamReply, s
         raise HippoError("usage", problem)
     if not body.key.startswith("hk_") or "." not in body.key:
         raise HippoError("usage", "--key takes a key as `hippoctl auth create` prints it: hk_<id>.<secret>")
-    health = await asyncio.to_thread(calls.health, url)
+    health = await thread_stop.detached(calls.health, url)
     if health.status != 200:
         reason = health.message() if health.reached else health.body
         raise HippoError("team_unreachable", f"{url} does not answer as a team server: {reason}")
-    checked = await asyncio.to_thread(calls.check_key, url, body.key)
+    checked = await thread_stop.detached(calls.check_key, url, body.key)
     if checked.status in (401, 403):
         raise HippoError("team_key_refused", f"{url} refused the key: {checked.message()}")
     if checked.status != 200:
@@ -104,7 +104,7 @@ async def team_status(ctx: RequestContext, body: m.TeamStatus) -> tuple[TeamRepl
     joined = membership.read(ctx.state.registry.global_root)
     if joined is None:
         return await _status(ctx, None, reachable=None), f"Not in a team (join one: {_JOIN_HINT})."
-    answer = await asyncio.to_thread(calls.health, joined.url)
+    answer = await thread_stop.detached(calls.health, joined.url)
     if answer.status == 200:
         _wake(ctx.state)  # the server answers: what is queued goes now
     reply = await _status(ctx, joined, reachable=answer.status == 200)

@@ -31,13 +31,19 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from hippod.thread_stop import checkpoint
+
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 ELL = 3  # ℓ of the ℓ-prefix scheme: 3 checked the fewest pairs for the least product work on 100k memories
 EXACT_SIZES = 64  # sets up to this size are classed by exact size; larger ones by ranges of 1/16
 PRODUCT_WORK = 1_000_000  # shared-prefix counts one product may produce (bounds its memory)
-VERIFY_ROWS = 1 << 17  # candidate pairs verified at once
+# Candidate pairs verified at once: at most VERIFY_ROWS, and at most VERIFY_CELLS token ranks in
+# all, so that long memories (hundreds of tokens each) neither take a gigabyte nor hold a stopping
+# daemon for seconds between two checkpoints.
+VERIFY_ROWS = 1 << 17
+VERIFY_CELLS = 1 << 22
 EPS = 1e-9  # keeps 0.35 × 20 = 7.000000000000001 from rounding a bound up
 
 
@@ -174,6 +180,7 @@ def _candidates(
     theirs_t = theirs.T.tocsr()
     floor = min(ELL, int(need_left[keep_left].min()), int(need_right[keep_right].min()))
     for start, stop in _slices(ours, theirs):
+        checkpoint()
         counts = sp.csr_array(ours[start:stop] @ theirs_t)
         hit = np.flatnonzero(counts.data >= floor)
         if not len(hit):
@@ -195,8 +202,10 @@ def _verify(
     """Which candidate pairs reach the threshold, their overlap counted exactly on sorted ranks."""
     i, j = pairs
     ok = np.zeros(len(i), dtype=np.bool_)
-    for start in range(0, len(i), VERIFY_ROWS):
-        a, b = i[start : start + VERIFY_ROWS], j[start : start + VERIFY_ROWS]
+    step = max(1, min(VERIFY_ROWS, VERIFY_CELLS // (left.ranks.shape[1] + right.ranks.shape[1])))
+    for start in range(0, len(i), step):
+        checkpoint()
+        a, b = i[start : start + step], j[start : start + step]
         theirs = right.ranks[b]
         # The right side's padding moves past the left's, so padding never matches padding.
         theirs = np.where(theirs >= vocabulary, theirs + left.hi, theirs)
@@ -204,7 +213,7 @@ def _verify(
         both.sort(axis=1)
         overlap = (both[:, 1:] == both[:, :-1]).sum(axis=1)
         jaccard = overlap / (left.sizes[a] + right.sizes[b] - overlap)
-        ok[start : start + VERIFY_ROWS] = jaccard > threshold if strict else jaccard >= threshold
+        ok[start : start + step] = jaccard > threshold if strict else jaccard >= threshold
     return ok
 
 

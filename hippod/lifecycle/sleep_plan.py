@@ -22,6 +22,7 @@ from hippod.lifecycle.dedupe import Duplicate, Junk
 from hippod.lifecycle.merge import Merge, build_merge
 from hippod.lifecycle.sleep_scan import ARCHIVED, REFRESHED, Faded, Rebased, Scan, ScanSettings
 from hippod.store.records import Memory
+from hippod.thread_stop import checkpoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,8 +187,12 @@ def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
             settled_through=parse_iso(last_sleep) if last_sleep else None,
         )
     )
+    # Checkpoints between pages and phases (and in the pair joins): a stopping daemon cancels a
+    # sleep whose grace ran out, and its plan ends there instead of running on in its thread.
     for page in source.pages():
+        checkpoint()
         scan.add(page)
+    checkpoint()
     rows = phases.Rows(scan, source.fetch)
     expired = _expired(source.dormant(), settings)
     replayed = [] if settings.dry_run else phases.replay(scan, rows, settings.now, settings.replay_count)
@@ -205,11 +210,15 @@ def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
     merges, merge_rejected = phases.merges(
         scan, rows, build, source.rejected(), settings.now, settings.loss_aversion
     )
+    checkpoint()
     duplicates, deduped = phases.duplicates(scan, rows)
+    checkpoint()
     junk_removed, junk_warnings, junked = phases.junk(scan, rows, deduped)
     gone = deduped | junked
     existing = source.conflicts()
+    checkpoint()
     detected, involved = phases.conflicts(scan, rows, gone, [(c.a, c.b) for c in existing])
+    checkpoint()
     live = [k for k in range(len(scan.words)) if k not in gone]
     current = {scan.ids[k]: scan.conflicts_with[k] for k in sorted(scan.conflicts_with) if k not in gone}
     current.update((m.id, m.conflicts_with) for m in involved.values() if m.id not in current)

@@ -19,6 +19,7 @@ from hippod.lifecycle.dedupe import junk_reason, junk_warning
 from hippod.lifecycle.wordsets import TokenColumn
 from hippod.recall.tokenize import tokenize
 from hippod.store.records import Memory
+from hippod.thread_stop import checkpoint
 
 # Flags of a survivor.
 SETTLED = 1  # unchanged since the previous sleep, which compared it with the others then
@@ -113,6 +114,7 @@ class Scan:
         self.faded.deleted += result.deleted
         refreshed = {id(m) for m in result.refreshed}
         for memory in result.survivors:
+            checkpoint()  # a long memory takes milliseconds; a page of them, seconds
             self._keep(memory, id(memory) in refreshed)
 
     def prepare(self, k: int, memory: Memory) -> Memory:

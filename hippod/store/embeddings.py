@@ -96,3 +96,24 @@ async def count(conn: aiosqlite.Connection, model: str) -> tuple[int, int]:
     )
     have, total = next(iter(rows))
     return int(have), int(total)
+
+
+# Set in a store's meta table when its daemon stopped before every memory had a current vector;
+# cleared once the next one has embedded them (embed/queue.py).
+UNFINISHED_KEY = "embeddings_unfinished"
+
+
+async def unfinished(conn: aiosqlite.Connection) -> bool:
+    """Whether a stop left memories of this store to embed."""
+    rows = list(await conn.execute_fetchall("SELECT 1 FROM meta WHERE key = ?", (UNFINISHED_KEY,)))
+    return bool(rows)
+
+
+async def set_unfinished(conn: aiosqlite.Connection, left: bool) -> None:
+    """Note that memories were left to embed (`left`), or that none are any more."""
+    if left:
+        await conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT (key) DO NOTHING", (UNFINISHED_KEY,)
+        )
+    else:
+        await conn.execute("DELETE FROM meta WHERE key = ?", (UNFINISHED_KEY,))

@@ -326,12 +326,23 @@ class MirrorWriter:
             await self._task
         await self.flush()
 
-    async def close(self) -> None:
-        """Write what is pending, for at most CLOSE_SECONDS, before the store's database closes;
-        later passes run at once."""
+    async def close(self, by: float | None = None) -> None:
+        """Write what is pending, for at most CLOSE_SECONDS (and not past `by`, a time.monotonic():
+        a stopping daemon's budget), before the store's database closes; later passes run at once."""
         self._closed = True
         self._close_by = time.monotonic() + CLOSE_SECONDS
-        await self.flush_now()
+        if by is not None:
+            self._close_by = min(self._close_by, by)
+        self._wake.set()
+        self._hurry.set()
+        if self._task is not None:
+            _, running = await asyncio.wait({self._task}, timeout=max(0.0, self._close_by - time.monotonic()))
+            if running:
+                # A pass that does not stop at the time (a heal walks every mirror): cut it short.
+                self._task.cancel()
+                await asyncio.wait(running)
+                log.info("mirror pass of %s cut short at shutdown; the next open heals", self.root)
+        await self.flush()
 
     def _late(self) -> bool:
         """A closing pass has run out of time."""

@@ -9,6 +9,7 @@ from typing import Any
 import aiosqlite
 import msgspec
 
+from hippod import thread_stop
 from hippod.lifecycle.conflicts import Detected
 from hippod.lifecycle.sleep_plan import Plan, Settings, plan
 from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
@@ -41,7 +42,7 @@ async def planned(
     Reading the snapshot and the pure phases are slow on a large store: a thread (with its own
     connection) keeps the daemon answering meanwhile.
     """
-    return await asyncio.to_thread(_plan_snapshot, db.path, settings, new_id)
+    return await thread_stop.run(_plan_snapshot, db.path, settings, new_id)
 
 
 async def changed_since(

@@ -179,10 +179,12 @@ class Store:
             "consolidation_runs": await sleep_sql.recent_runs(self.db.reader),
         }
 
-    async def close(self) -> None:
+    async def close(self, by: float | None = None) -> None:
+        """Close the store: what is queued for it ends first. `by` (time.monotonic()): when a
+        stopping daemon stops writing mirrors (the next open heals the rest)."""
         await self.remembers.close()
         await self.embed_queue.close()
-        await self.mirrors.close()
+        await self.mirrors.close(by)
         await self.db.close()
 
 
@@ -313,6 +315,8 @@ class StoreRegistry:
                 log.exception("writing the .gitignore of %s failed", root)
             # A daemon that was killed may have left mirrors unwritten or stale: heal them now.
             store.mirrors.heal()
+            # And one that stopped while embedding left memories without a vector: embed them.
+            store.embed_queue.resume()
             return store
         finally:
             del self._opening[root]
@@ -379,7 +383,8 @@ class StoreRegistry:
         """Checkpoint and close project stores unused for max_idle_seconds; the global store stays open."""
         cutoff = time.monotonic() - max_idle_seconds
         for root, store in list(self.stores.items()):
-            if store.kind == "project" and store.last_used < cutoff:
+            # Not while it embeds: closing would stop that until the store is next opened.
+            if store.kind == "project" and store.last_used < cutoff and not store.embed_queue.busy:
                 del self.stores[root]
                 await _close_logged(store)
 
@@ -389,18 +394,24 @@ class StoreRegistry:
         if store is not None:
             await _close_logged(store)
 
-    async def close_all(self) -> None:
+    def stop_embedding(self) -> None:
+        """The daemon is stopping: every open store's background embedding ends at its next batch."""
+        for store in (*self.stores.values(), *([self.team] if self.team else [])):
+            store.embed_queue.stop()
+
+    async def close_all(self, by: float | None = None) -> None:
+        """Close every store (`by`: see Store.close)."""
         if self.team is not None:
-            await _close_logged(self.team)
+            await _close_logged(self.team, by)
         for root in list(self.stores):
-            await _close_logged(self.stores.pop(root))
+            await _close_logged(self.stores.pop(root), by)
         while self._quarantined:
-            await _close_logged(self._quarantined.pop())
+            await _close_logged(self._quarantined.pop(), by)
 
 
-async def _close_logged(store: Store) -> None:
+async def _close_logged(store: Store, by: float | None = None) -> None:
     """Close a store; a failure is logged and does not stop the others from closing."""
     try:
-        await store.close()
+        await store.close(by)
     except Exception:
         log.exception("closing the store at %s failed", store.root)

@@ -8,12 +8,12 @@ changes them, and a second server's sleep of the same tenant waits for this one 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
+from hippod import thread_stop
 from hippod.lifecycle.conflicts import Detected
 from hippod.lifecycle.sleep_plan import Plan, Settings, plan
 from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
@@ -48,7 +48,7 @@ async def planned(
     if conn is not None:
         row = await (await conn.execute("SELECT pg_export_snapshot()")).fetchone()
         snapshot = str(row[0]) if row is not None else None
-    return await asyncio.to_thread(_plan_snapshot, db, current_tenant(), snapshot, settings, new_id)
+    return await thread_stop.run(_plan_snapshot, db, current_tenant(), snapshot, settings, new_id)
 
 
 async def changed_since(conn: Conn, marks: Sequence[int], statuses: Mapping[int, str]) -> bool:

@@ -16,6 +16,7 @@ import shutil
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from hippod import thread_stop
 from hippod.store import memories, team_cache
 from hippod.store.records import COLUMNS, Memory
 from hippod.teamlink import calls
@@ -65,7 +66,7 @@ async def pull(registry: StoreRegistry, joined: Membership) -> calls.Answer:
     after, horizon = start, None
     while True:
         query = urlencode({"limit": PAGE, **({"after": after} if after else {})})
-        answer = await asyncio.to_thread(calls.get, joined.url, joined.key, f"/v1/team/changes?{query}")
+        answer = await thread_stop.detached(calls.get, joined.url, joined.key, f"/v1/team/changes?{query}")
         if answer.status != 200:
             return answer
         page = json.loads(answer.body)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from hippod import clock
+from hippod import clock, thread_stop
 from hippod.store import team_marks, team_outbox
 from hippod.teamlink import cache, calls, membership
 
@@ -107,7 +107,7 @@ class TeamSender:
         store = await registry.open(registry.global_root)
         while batch := await team_outbox.next_queued(store.db.reader, BATCH):
             for item in batch:
-                answer = await asyncio.to_thread(
+                answer = await thread_stop.detached(
                     calls.post_memory, joined.url, joined.key, item.body.encode(), item.request_key
                 )
                 if answer.retry:
@@ -148,7 +148,7 @@ class TeamSender:
             kinds: dict[str, list[str]] = {team_marks.RETRIEVED: [], team_marks.GOOD: [], team_marks.BAD: []}
             for mark in batch:
                 kinds[mark.kind].append(mark.memory_id)
-            answer = await asyncio.to_thread(
+            answer = await thread_stop.detached(
                 calls.post_marks,
                 joined.url,
                 joined.key,

@@ -36,6 +36,8 @@ logging.getLogger("uvicorn.error").addFilter(
 
 # A graceful close lets requests in flight finish for this long, then the task is cancelled.
 CLOSE_SECONDS = 10
+# Of which uvicorn waits this long for requests in flight before it cancels them.
+GRACEFUL_SECONDS = 5
 
 
 class _InLoopServer(uvicorn.Server):
@@ -95,7 +97,7 @@ class AsgiServer:
             lifespan="off",
             server_header=False,
             timeout_keep_alive=bounds.keep_alive_whole_seconds,
-            timeout_graceful_shutdown=5,
+            timeout_graceful_shutdown=GRACEFUL_SECONDS,
         )
         self.what = what
         self.server = _InLoopServer(config)
@@ -115,10 +117,16 @@ class AsgiServer:
                 sock.retire()
             sock.close()
 
-    async def close(self) -> None:
-        """Stop listening; requests in flight get a few seconds to finish."""
+    async def close(self, within: float | None = None) -> None:
+        """Stop listening; requests in flight get a few seconds to finish (no more than `within`: a
+        stopping daemon's grace left)."""
+        seconds = float(CLOSE_SECONDS)
+        if within is not None:
+            # uvicorn reads its graceful timeout when it shuts down, which is about to happen.
+            self.server.config.timeout_graceful_shutdown = int(min(GRACEFUL_SECONDS, within))
+            seconds = min(seconds, within + 1.0)
         self.server.should_exit = True
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(asyncio.shield(self.task), CLOSE_SECONDS)
+            await asyncio.wait_for(asyncio.shield(self.task), seconds)
         if not self.task.done():
             self.task.cancel()

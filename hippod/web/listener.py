@@ -78,11 +78,11 @@ class HttpListener:
         log.info("HTTP API listening on %s%s", self.reply.url, " (remote allowed)" if allow_remote else "")
         return self.reply
 
-    async def close(self) -> ServeReply:
-        """Stop listening; requests in flight get a few seconds to finish."""
+    async def close(self, within: float | None = None) -> ServeReply:
+        """Stop listening; requests in flight get a few seconds to finish (at most `within`)."""
         was = self.reply
         if self.server is not None:
-            await self.server.close()
+            await self.server.close(within)
         self.server = None
         self.reply = ServeReply(running=False)
         if was.running:

@@ -1,13 +1,17 @@
-"""Fixtures for the team store: its database on the test server, a tenant of each test's own."""
+"""Fixtures for the team store: its database on the test server, a tenant of each test's own, and a
+team server's instance."""
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from e2e.conftest import hippo  # noqa: F401  (the e2e tests' isolated instance, for team servers)
+from e2e.harness import Hippo
 
 from hippod.store.db import Database
 from hippod.team.pg import TeamDatabase
@@ -37,3 +41,14 @@ async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
         yield db
     finally:
         await db.close()
+
+
+@pytest.fixture
+def server(pg_fresh_dsn: str) -> Iterator[Hippo]:
+    """A team server's instance (not started): its own folders, beside the laptop's `hippo`."""
+    instance = Hippo(tempfile.mkdtemp(prefix="hs", dir="/tmp"))
+    try:
+        yield instance
+    finally:
+        instance.cleanup()
+        shutil.rmtree(instance.root, ignore_errors=True)

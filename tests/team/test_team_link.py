@@ -4,28 +4,13 @@ to a real team server, exactly once and in order, also after the server was away
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
-from collections.abc import Iterator
 
 import psycopg
-import pytest
 from e2e.harness import Hippo
 from e2e.sleep_support import make, plant, project
 from hippo_memory import HippoSync
 
 from team.support import create_key, free_port, start_server
-
-
-@pytest.fixture
-def server(pg_fresh_dsn: str) -> Iterator[Hippo]:
-    """A team server's instance (not started): its own folders, beside the laptop's `hippo`."""
-    instance = Hippo(tempfile.mkdtemp(prefix="hs", dir="/tmp"))
-    try:
-        yield instance
-    finally:
-        instance.cleanup()
-        shutil.rmtree(instance.root, ignore_errors=True)
 
 
 def _status(laptop: Hippo) -> dict[str, object]:
