@@ -334,7 +334,6 @@ class MirrorWriter:
         if by is not None:
             self._close_by = min(self._close_by, by)
         self._wake.set()
-        self._hurry.set()
         if self._task is not None:
             _, running = await asyncio.wait({self._task}, timeout=max(0.0, self._close_by - time.monotonic()))
             if running:
