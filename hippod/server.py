@@ -27,7 +27,7 @@ from hippod.heartbeat import Heartbeat, is_job
 from hippod.request import RequestContext
 from hippod.state import DaemonState
 from hippod.store.db import COMMIT_POINT, CommitPoint
-from hippod.store.stores import default_root
+from hippod.store.roots import default_root
 
 log = logging.getLogger("hippod.server")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from hippod.jsonfile import write_object
 from hippod.store.db import DB_NAME
-from hippod.store.stores import PROJECT_DIR
+from hippod.store.roots import PROJECT_DIR
 
 log = logging.getLogger("hippod.workspaces")
 

@@ -11,7 +11,8 @@ from hippod.errors import HippoError
 from hippod.ingest.gitrun import LearnResult, learn_from_git, repo_root
 from hippod.request import RequestContext
 from hippod.store.db import DB_NAME
-from hippod.store.stores import PROJECT_DIR, Store
+from hippod.store.roots import PROJECT_DIR
+from hippod.store.stores import Store
 
 
 async def _destination(ctx: RequestContext, root: str) -> Store:

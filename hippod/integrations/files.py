@@ -56,7 +56,7 @@ def read_or_warn(path: str, report: Report) -> str | None:
 def _global_root(global_root: str | None) -> str:
     if global_root is not None:
         return global_root
-    from hippod.store.stores import global_root as default_root
+    from hippod.store.roots import global_root as default_root
 
     return default_root()
 
@@ -68,7 +68,7 @@ def backups_folder(path: str, global_root: str | None = None) -> tuple[str, str]
     project (`.hippo/backups/CLAUDE.md`); any other file in the global store's `backups/`, under
     `home/` and its path from the home folder, else under `abs/` and its absolute path.
     """
-    from hippod.store.stores import find_project_root
+    from hippod.store.roots import find_project_root
 
     root = os.path.realpath(_global_root(global_root))
     path = os.path.realpath(path)

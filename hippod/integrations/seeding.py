@@ -14,7 +14,8 @@ from hippod.request import RequestContext
 from hippod.store import gitignore
 from hippod.store.config import ConfigFile
 from hippod.store.db import DB_NAME
-from hippod.store.stores import PROJECT_DIR, Store, find_project_root
+from hippod.store.roots import PROJECT_DIR, find_project_root
+from hippod.store.stores import Store
 
 # The folders and files a fresh store shows (integrations.md §1 step 1).
 STORE_DIRS = ("buffer", "episodic", "semantic", "conflicts")

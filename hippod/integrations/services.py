@@ -63,7 +63,7 @@ def service_name() -> str:
 
 
 def _global_root(env: Mapping[str, str]) -> str:
-    from hippod.store.stores import global_root
+    from hippod.store.roots import global_root
 
     return home_override(env) or global_root()
 

@@ -13,9 +13,6 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import platformdirs
-
-from hippoctl.protocol.paths import home_override
 from hippod.embed.queue import EmbedQueue
 from hippod.embed.service import EmbedService, Settings, settings
 from hippod.errors import HippoError
@@ -39,6 +36,7 @@ from hippod.store.group_commit import DirectCommit, GroupCommit
 from hippod.store.mirrors import MirrorWriter
 from hippod.store.records import Memory
 from hippod.store.remembers import Remembered
+from hippod.store.roots import find_project_root, global_root
 
 if TYPE_CHECKING:
     from hippod.embed.nearest import NearestIndex  # numpy: loaded by the first recall that needs it
@@ -48,34 +46,6 @@ log = logging.getLogger("hippod.stores")
 
 # The SQLite store's row modules (store/backend.py).
 SQLITE = Backend(memories, api_keys, rejections, conflicts, dormant, sleep_sql, auditlog, reports)
-
-PROJECT_DIR = ".hippo"
-
-
-def default_root() -> str:
-    """The home without $HIPPO_HOME: the platformdirs user data dir for app "hippo"."""
-    return os.path.realpath(platformdirs.user_data_dir("hippo", appauthor=False))
-
-
-def global_root() -> str:
-    """$HIPPO_HOME, else the default home."""
-    return home_override() or default_root()
-
-
-def find_project_root(cwd: str, global_root_path: str) -> str | None:
-    """The nearest `.hippo/` holding hippo.db at or above cwd, skipping the global root itself."""
-    current = os.path.realpath(cwd)
-    while True:
-        candidate = os.path.join(current, PROJECT_DIR)
-        if (
-            os.path.isfile(os.path.join(candidate, DB_NAME))
-            and os.path.realpath(candidate) != global_root_path
-        ):
-            return os.path.realpath(candidate)
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
 
 
 class Store:
