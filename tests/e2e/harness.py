@@ -151,6 +151,7 @@ class Hippo:
             GIT_COMMITTER_NAME="hippo test",
             GIT_COMMITTER_EMAIL="test@hippo.invalid",
             PYTHONDONTWRITEBYTECODE="1",
+            PYTHONFAULTHANDLER="1",  # a daemon that will not stop shows its stacks (stop())
             PATH=FAKEBIN + os.pathsep + os.environ.get("PATH", ""),
             FAKEBIN_LOG=os.path.join(root, "fakebin.log"),
             FAKEBIN_STATE=os.path.join(root, "fakebin-state"),
@@ -295,9 +296,26 @@ class Hippo:
         try:
             return proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-            raise AssertionError(f"hippod did not stop within {timeout} s after SIGTERM") from None
+            # SIGABRT first: faulthandler (PYTHONFAULTHANDLER) prints every thread's stack, which
+            # names what held the stop.
+            proc.send_signal(signal.SIGABRT)
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+            stacks = self.output(proc)[1][-6000:]
+            raise AssertionError(
+                f"hippod did not stop within {timeout} s after SIGTERM\n{stacks}\n{self._log_tail()}"
+            ) from None
+
+    def _log_tail(self) -> str:
+        """The end of the daemon's log, for a failure's message."""
+        try:
+            with open(self.log, encoding="utf-8", errors="replace") as handle:
+                return handle.read()[-3000:]
+        except OSError:
+            return "(no log)"
 
     def kill(self, proc: subprocess.Popen[str] | None = None) -> None:
         proc = proc or self.proc
