@@ -12,6 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from e2e.sleep_support import query
+
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
@@ -67,8 +69,8 @@ def count(db: str, sql: str, params: tuple[Any, ...] = ()) -> int:
     """One number read from a store's file (read-only, beside a running daemon)."""
     if not os.path.exists(db):
         return 0
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30) as conn:
-        return int(conn.execute(sql, params).fetchone()[0])
+    [(value,)] = query(db, sql, params)
+    return int(value)
 
 
 def memories(db: str) -> int:
