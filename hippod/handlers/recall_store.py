@@ -32,8 +32,9 @@ async def score_store(
     settings = _with_mode(store.embed_settings(), body.mode)
     if body.mode == "hybrid" and store.embedder.missing(settings):
         raise _no_hybrid(store, settings)
+    stats = None
     if store.fts5:
-        found = await by_terms(
+        found, stats = await by_terms(
             store.rows,
             reader,
             tenant,
@@ -73,7 +74,7 @@ async def score_store(
     if hybrid is None:
         # Without embeddings a LIKE-only candidate always scores zero (its tokens are not the
         # query's), so the substring fallback above runs only when FTS5 itself is missing.
-        return score_candidates(query, candidates, terms, sc, rowids=rowids)
+        return score_candidates(query, candidates, terms, sc, rowids=rowids, stats=stats)
     cosines, blobs = hybrid
     scored = score_candidates(
         query,
@@ -84,6 +85,7 @@ async def score_store(
         hybrid_weight=settings.hybrid_weight,
         cosine_floor=settings.cosine_floor,
         rowids=rowids,
+        stats=stats,
     )
     for item in scored:
         item.vector = blobs.get(item.memory.id)

@@ -1,10 +1,10 @@
-"""Okapi BM25 over a candidate set (recall.md §4)."""
+"""Okapi BM25 over a candidate set (recall.md §4), with the store's term statistics when given."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 K1 = 1.5
 B = 0.75
@@ -15,8 +15,22 @@ def bm25_scores(query: Sequence[str], docs: Sequence[Sequence[str]]) -> list[flo
     return [sum(parts.values()) for parts in bm25_term_scores(query, docs)]
 
 
-def bm25_term_scores(query: Sequence[str], docs: Sequence[Sequence[str]]) -> list[dict[str, float]]:
-    """Per doc, each matched query term's share of its BM25 (a repeated query term counts each time)."""
+def idf(rows: int, hits: int) -> float:
+    """How much a term held by `hits` of `rows` documents tells: never below zero."""
+    return math.log((rows - hits + 0.5) / (hits + 0.5) + 1.0)
+
+
+def bm25_term_scores(
+    query: Sequence[str],
+    docs: Sequence[Sequence[str]],
+    rows: int = 0,
+    hits: Mapping[str, int] | None = None,
+) -> list[dict[str, float]]:
+    """Per doc, each matched query term's share of its BM25 (a repeated query term counts each time).
+
+    IDF (`term_idfs`) reads `docs` and, when given, the store's statistics: `rows` (the documents
+    of the whole store) and `hits` (how many of them hold each term).
+    """
     n = len(docs)
     if n == 0:
         return []
@@ -26,10 +40,34 @@ def bm25_term_scores(query: Sequence[str], docs: Sequence[Sequence[str]]) -> lis
     # store and a doc shares one or two terms with a short query, so a Counter of every doc is waste.
     # list.count runs in C: a few of them are cheaper than a set of the doc.
     found = [{t: tf for t in repeats if (tf := doc.count(t))} for doc in docs]
-    df = Counter(t for tf_map in found for t in tf_map)
-    idf = {t: math.log((n - df[t] + 0.5) / (df[t] + 0.5) + 1.0) for t in repeats}
+    weights = term_idfs(repeats, found, rows, hits)
     parts: list[dict[str, float]] = []
     for doc, tf_map in zip(docs, found, strict=True):
         norm = K1 * (1.0 - B + B * len(doc) / avgdl)
-        parts.append({q: repeats[q] * idf[q] * tf * (K1 + 1.0) / (tf + norm) for q, tf in tf_map.items()})
+        parts.append({q: repeats[q] * weights[q] * tf * (K1 + 1.0) / (tf + norm) for q, tf in tf_map.items()})
     return parts
+
+
+def term_idfs(
+    terms: Iterable[str],
+    found: Sequence[Mapping[str, object]],
+    rows: int = 0,
+    hits: Mapping[str, int] | None = None,
+) -> dict[str, float]:
+    """Each term's IDF: from the candidates' statistics (`found`: per candidate, the terms it holds),
+    and with the store's (`rows`, `hits`) the mean of the two.
+
+    The candidates' IDF tells which terms set the candidates apart from each other; the store's, which
+    terms are rare at all. On a small store they agree. On a large one the candidates are the few
+    rows that hold the query's rarest terms, where those terms look common: by the candidates' IDF
+    alone the term that chose them counts for little and common words decide, and the right memory
+    sinks out of the top; by the store's alone, the words that tell the candidates apart count for
+    too little (measured in bench/RESULTS.md, "Recall over a whole history").
+    """
+    n = len(found)
+    df = Counter(t for held in found for t in held)
+    if hits is None:
+        return {t: idf(n, df[t]) for t in terms}
+    # A write between reading the statistics and the candidates can leave a term in more
+    # candidates than the statistics counted: the larger count is the truer one.
+    return {t: (idf(max(rows, n), max(hits.get(t, 0), df[t])) + idf(n, df[t])) / 2.0 for t in terms}

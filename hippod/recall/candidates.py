@@ -13,19 +13,10 @@ from typing import Any
 
 from hippod.recall import narrow
 from hippod.store.backend import MemoryRows
-from hippod.store.memories import Candidate
+from hippod.store.memories import Candidate, TermStats
 
 # Candidates per store and query (recall.md §2).
 CANDIDATE_LIMIT = 200
-
-
-async def match_terms(rows: MemoryRows, conn: Any, query: Sequence[str]) -> list[str]:
-    """The query's terms that choose candidates: on a large store, not the very common ones while
-    rarer ones carry the query (recall/narrow.py)."""
-    distinct = list(dict.fromkeys(query))
-    if len(distinct) < 2:
-        return distinct
-    return narrow.narrowed(distinct, await rows.term_rows(conn, distinct))
 
 
 async def by_terms(
@@ -37,13 +28,14 @@ async def by_terms(
     include_superseded: bool,
     scope: str | None,
     limit: int = CANDIDATE_LIMIT,
-) -> list[Candidate]:
-    """The best `limit` admitted memories for the query's terms."""
-    return await rows.candidates_fts(
-        conn,
-        tenant,
-        await match_terms(rows, conn, query),
-        include_superseded=include_superseded,
-        scope=scope,
-        limit=limit,
+) -> tuple[list[Candidate], TermStats]:
+    """The best `limit` admitted memories for the query's terms, and the store's statistics of those
+    terms (BM25 reads them). On a large store the very common terms stay out of the match while
+    rarer ones carry the query (recall/narrow.py)."""
+    distinct = list(dict.fromkeys(query))
+    stats = await rows.term_statistics(conn, distinct)
+    matched = narrow.narrowed(distinct, stats.hits) if len(distinct) > 1 else distinct
+    found = await rows.candidates_fts(
+        conn, tenant, matched, include_superseded=include_superseded, scope=scope, limit=limit
     )
+    return found, stats

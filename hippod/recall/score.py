@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hippod.clock import days_between, parse_iso
-from hippod.recall.bm25 import bm25_term_scores
+from hippod.recall.bm25 import bm25_term_scores, term_idfs
+from hippod.recall.proximity import proximity, query_pairs
 from hippod.recall.terms import stem
+from hippod.store.memories import TermStats
 from hippod.store.records import Memory
 
 # Compared by stem, so that query words and query terms both work.
@@ -177,6 +179,7 @@ def score_candidates(
     hybrid_weight: float = 0.6,
     cosine_floor: float = 0.0,
     rowids: Sequence[int] | None = None,
+    stats: TermStats | None = None,
 ) -> list[Scored]:
     """Score one store's candidates, dropping those whose base or score is not above zero.
 
@@ -193,8 +196,18 @@ def score_candidates(
     """
     if not candidates or not query_tokens:
         return []
-    shares = bm25_term_scores(query_tokens, doc_tokens)
+    rows, hits = stats if stats is not None else (0, None)
+    shares = bm25_term_scores(query_tokens, doc_tokens, rows, hits)
     raw = [sum(parts.values()) for parts in shares]
+    pairs = query_pairs(query_tokens)
+    if pairs:
+        idfs = term_idfs(dict.fromkeys(query_tokens), shares, rows, hits)
+        near_words = [
+            bm25 + proximity(pairs, doc, parts, idfs) if len(parts) > 1 else bm25
+            for bm25, doc, parts in zip(raw, doc_tokens, shares, strict=True)
+        ]
+    else:
+        near_words = raw
     direction = temporal_direction(query_tokens)
     positions = _created_positions(candidates) if direction else [0.5] * len(candidates)
     if rowids is None:
@@ -205,13 +218,13 @@ def score_candidates(
         sessions = [c.source_session_id for c in candidates]
         near = neighbour_lift(shares, held, rowids, sessions, [c.created for c in candidates])
     lifted = [
-        bm25 * context_multiplier(bm25, n) if bm25 > 0 else 0.0 for bm25, n in zip(raw, near, strict=True)
+        own * context_multiplier(own, n) if own > 0 else 0.0 for own, n in zip(near_words, near, strict=True)
     ]
     best = max(lifted)
     sims = cosines if cosines is not None else [None] * len(candidates)
     results: list[Scored] = []
-    for memory, parts_of, bm25, own, position, cosine, neighbour in zip(
-        candidates, shares, raw, lifted, positions, sims, near, strict=True
+    for memory, parts_of, bm25, together, own, position, cosine, neighbour in zip(
+        candidates, shares, raw, near_words, lifted, positions, sims, near, strict=True
     ):
         norm = own / best if best > 0 else 0.0
         if cosines is None:
@@ -234,8 +247,10 @@ def score_candidates(
             "extracted": extracted_multiplier(memory.tags),
             "temporal": temporal_multiplier(direction, position),
         }
-        if cosines is None and own != bm25:
-            multipliers["context"] = context_multiplier(bm25, neighbour)  # = own / bm25
+        if cosines is None and together != bm25:
+            multipliers["proximity"] = together / bm25
+        if cosines is None and own != together:
+            multipliers["context"] = context_multiplier(together, neighbour)  # = own / together
         score = base * math.prod(multipliers.values())
         if score <= 0:
             continue

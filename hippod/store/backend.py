@@ -26,7 +26,7 @@ from hippod.store.api_keys import ApiKey
 from hippod.store.auditlog import Entry
 from hippod.store.conflicts import ConflictRecord
 from hippod.store.dormant import DormantMemory
-from hippod.store.memories import Candidate
+from hippod.store.memories import Candidate, TermStats
 from hippod.store.records import Memory
 from hippod.store.rejections import Rejection
 from hippod.store.sleep import Planned
@@ -86,7 +86,7 @@ class MemoryRows(Protocol):
     async def get_many(self, conn: Any, ids: Sequence[str], /) -> list[Memory]: ...
     async def with_digest(self, conn: Any, tenant: str, digest: str, /) -> list[Memory]: ...
     async def live(self, conn: Any, tenant: str, /) -> list[Memory]: ...
-    async def term_rows(self, conn: Any, terms: Sequence[str], /) -> dict[str, int]: ...
+    async def term_statistics(self, conn: Any, terms: Sequence[str], /) -> TermStats: ...
     async def candidates_fts(
         self,
         conn: Any,

@@ -36,6 +36,14 @@ class Candidate(NamedTuple):
     rowid: int
 
 
+class TermStats(NamedTuple):
+    """What recall's BM25 reads of the whole store: how many rows it holds, and how many of them
+    hold each of the query's terms (a term in none is left out)."""
+
+    rows: int
+    hits: dict[str, int]
+
+
 def row_to_memory(row: Sequence[Any]) -> Memory:
     """Build a Memory from a row selected in COLUMNS order (extra trailing columns are ignored)."""
     # Positional construction: recall decodes 200 of these per store, so this is a hot path.
@@ -157,22 +165,30 @@ def admission(
     return sql, params
 
 
-async def term_rows(conn: aiosqlite.Connection, terms: Sequence[str]) -> dict[str, int]:
-    """How many rows of the FTS index hold each of `terms` (a term in none is left out).
+async def term_statistics(conn: aiosqlite.Connection, terms: Sequence[str]) -> TermStats:
+    """The store's row count and the rows of the FTS index holding each of `terms`, read in one
+    statement (so one snapshot) when the terms fit in one.
 
     An `IN (?, ?, ...)` list lets fts5vocab look each term up; through json_each it scans instead.
+    Every memory has one row in the index, so the rows of `memories` are the index's.
     """
     distinct = list(dict.fromkeys(terms))
+    total = 0
     found: dict[str, int] = {}
-    for start in range(0, len(distinct), _TERMS_PER_STATEMENT):
+    for start in range(0, max(len(distinct), 1), _TERMS_PER_STATEMENT):
         chunk = distinct[start : start + _TERMS_PER_STATEMENT]
-        rows = await conn.execute_fetchall(
-            f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({', '.join('?' * len(chunk))})", chunk
-        )
-        found.update((str(r[0]), int(r[1])) for r in rows)
-    return found
+        sql = f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({', '.join('?' * len(chunk))})"
+        if start == 0:
+            sql = f"SELECT NULL, count(*) FROM memories UNION ALL {sql}" if chunk else _ROWS
+        for term, count in await conn.execute_fetchall(sql, chunk):
+            if term is None:
+                total = int(count)
+            else:
+                found[str(term)] = int(count)
+    return TermStats(total, found)
 
 
+_ROWS = "SELECT NULL, count(*) FROM memories"
 # Well under SQLite's limit of bound parameters in one statement.
 _TERMS_PER_STATEMENT = 500
 

@@ -17,7 +17,7 @@ import msgspec
 
 from hippod.lifecycle.digest import content_digest, digests
 from hippod.recall.terms import terms as index_terms
-from hippod.store.memories import Candidate, admission, memory_values, row_to_memory
+from hippod.store.memories import Candidate, TermStats, admission, memory_values, row_to_memory
 from hippod.store.records import COLUMNS, Memory
 from hippod.team.pg import Conn, TeamReader, current_tenant
 
@@ -150,13 +150,10 @@ def _admission(tenant: str, include_superseded: bool, scope: str | None) -> tupl
     return admission(tenant, include_superseded, scope, mark="%s")
 
 
-async def term_rows(conn: Source, terms: Sequence[str]) -> dict[str, int]:
-    """How many of the tenant's rows hold each of `terms` (a term in none is left out)."""
-    distinct = list(dict.fromkeys(terms))
-    rows = await fetch(
-        conn, "SELECT term, rows FROM term_stats WHERE term = ANY(%s) AND rows > 0", (distinct,)
-    )
-    return {str(r[0]): int(r[1]) for r in rows}
+async def term_statistics(conn: Source, terms: Sequence[str]) -> TermStats:
+    """The tenant's row count and how many of its rows hold each of `terms`, from one snapshot."""
+    rows, _, hits = _statistics(await fetch(conn, _STATISTICS, (list(dict.fromkeys(terms)),)))
+    return TermStats(rows, hits)
 
 
 # The tenant's (rows, tokens) and the rows holding each of the terms, in one statement and so one

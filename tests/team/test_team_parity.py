@@ -90,19 +90,27 @@ async def _compare(sqlite_db: Database, team_db: TeamDatabase, tenant: str, quer
     answered = 0
     for text in queries:
         query = query_terms(text)
-        found = {}
+        found, stats = {}, {}
         async with team_db.tenant(tenant) as conn:
-            found["pg"] = await by_terms(pg_rows, conn, tenant, query, include_superseded=False, scope=None)
-        found["sqlite"] = await by_terms(
+            found["pg"], stats["pg"] = await by_terms(
+                pg_rows, conn, tenant, query, include_superseded=False, scope=None
+            )
+        found["sqlite"], stats["sqlite"] = await by_terms(
             sqlite_rows, sqlite_db.reader, tenant, query, include_superseded=False, scope=None
         )
+        assert stats["pg"] == stats["sqlite"], f"term statistics differ for {text!r}"
         ids = {name: [c.memory.id for c in got] for name, got in found.items()}
         assert ids["pg"] == ids["sqlite"], f"candidates differ for {text!r}"
         assert [c.terms for c in found["pg"]] == [c.terms for c in found["sqlite"]]
         top = {}
         for name, got in found.items():
             scored = score_candidates(
-                query, [c.memory for c in got], [c.terms for c in got], sc, rowids=[c.rowid for c in got]
+                query,
+                [c.memory for c in got],
+                [c.terms for c in got],
+                sc,
+                rowids=[c.rowid for c in got],
+                stats=stats[name],
             )
             top[name] = [(s.memory.id, s.score) for s in merge_results(scored, [], 1.0)[:10]]
         assert top["pg"] == top["sqlite"], f"top 10 differ for {text!r}"

@@ -10,9 +10,11 @@ import pytest
 
 from hippod import clock
 from hippod.lifecycle.strength import strength
+from hippod.recall import bm25
 from hippod.recall import score as sc
 from hippod.recall.bm25 import bm25_scores
 from hippod.recall.tokenize import tokenize
+from hippod.store.memories import TermStats
 
 NOW = clock.parse_iso("2026-06-01T00:00:00Z")
 
@@ -193,6 +195,8 @@ def test_score_candidates_combines_bm25_and_multipliers(make_memory: Any) -> Non
         "scope": 1.0,
         "extracted": 1.0,
         "temporal": 1.0,
+        # "nightly export" stands as in the query: the pair's mean IDF x (ordered + window shares).
+        "proximity": 1 + (bm25.idf(3, 2) + bm25.idf(3, 1)) / 2 * (0.5 * 0.5 + 0.25 * 0.5) / raw[0],
     }
     assert first.multipliers == pytest.approx(expected)
     assert first.score == pytest.approx(first.base * math.prod(expected.values()))
@@ -307,6 +311,37 @@ def test_score_candidates_context_lifts_the_reply_to_a_match(make_memory: Any) -
     assert lifted.score == pytest.approx(plain[reply.id].score * lifted.multipliers["context"])
     assert lifted.score > plain[far.id].score == with_rows[far.id].score
     assert "context" not in with_rows[far.id].multipliers
+
+
+def test_store_statistics_keep_the_term_that_chose_the_candidates_rare(make_memory: Any) -> None:
+    # Every candidate holds "fitbit" because the store's few rows that hold it were chosen; "long" is
+    # in most of the store. By the candidates' IDF alone "fitbit" counts for almost nothing and the
+    # memory that merely repeats "long" wins; with the store's statistics the one about the fitbit does.
+    about = make_memory("fitbit fitbit strap")
+    loose = make_memory("fitbit long long long walk")
+    others = [make_memory(f"fitbit note {i}") for i in range(3)]
+    candidates = [about, loose, *others]
+    docs = [_doc_tokens(m) for m in candidates]
+    query = ["long", "fitbit"]
+    ctx = sc.ScoreContext(now=NOW, cwd_path_tags=[])
+
+    def top(stats: TermStats | None) -> str:
+        ranked = sorted(sc.score_candidates(query, candidates, docs, ctx, stats=stats), key=sc.sort_key)
+        return ranked[0].memory.id
+
+    assert top(None) == loose.id
+    assert top(TermStats(10_000, {"fitbit": 5, "long": 4_000})) == about.id
+
+
+def test_idf_is_the_mean_of_the_store_and_the_candidates() -> None:
+    found = [{"a": 1}, {"a": 2, "b": 1}, {}]
+    assert bm25.term_idfs(["a", "b"], found) == {"a": bm25.idf(3, 2), "b": bm25.idf(3, 1)}
+    mixed = bm25.term_idfs(["a", "b"], found, 100, {"a": 2, "b": 50})
+    assert mixed["a"] == pytest.approx((bm25.idf(100, 2) + bm25.idf(3, 2)) / 2)
+    assert mixed["b"] == pytest.approx((bm25.idf(100, 50) + bm25.idf(3, 1)) / 2)
+    # Statistics read before a write that the candidates already see: the larger counts are used.
+    stale = bm25.term_idfs(["a"], found, 1, {"a": 1})
+    assert stale["a"] == pytest.approx(bm25.idf(3, 2))
 
 
 # --- ordering and post-sort ------------------------------------------------------------------------

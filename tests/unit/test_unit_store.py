@@ -441,7 +441,7 @@ async def test_short_writes_queue_only_behind_a_long_write(tmp_path: Path) -> No
     assert not db.long_write_pending()
 
 
-async def test_term_rows_counts_the_rows_holding_each_term(
+async def test_term_statistics_count_the_store_and_the_rows_holding_each_term(
     store: tuple[dbmod.Database, Path], make_memory: Callable[..., Memory]
 ) -> None:
     database, path = store
@@ -454,14 +454,12 @@ async def test_term_rows_counts_the_rows_holding_each_term(
         ):
             assert await memories.insert(conn, make_memory(text, tags=tags)) is True
     # Stems, as recall asks: "deploys" and the tag count once per row.
-    assert await memories.term_rows(database.reader, ["deploy", "cach", "nope", "deploy"]) == {
-        "deploy": 2,
-        "cach": 2,
-    }
-    assert await memories.term_rows(database.reader, []) == {}
+    stats = await memories.term_statistics(database.reader, ["deploy", "cach", "nope", "deploy"])
+    assert stats == memories.TermStats(3, {"deploy": 2, "cach": 2})
+    assert await memories.term_statistics(database.reader, []) == memories.TermStats(3, {})
     # A query of more distinct words than one statement binds is looked up in parts.
     many = [f"word{i}" for i in range(1200)] + ["cach"]
-    assert await memories.term_rows(database.reader, many) == {"cach": 2}
+    assert await memories.term_statistics(database.reader, many) == memories.TermStats(3, {"cach": 2})
 
 
 async def test_bookkeeping_after_the_reply_is_in_once_settled(database: dbmod.Database) -> None:
