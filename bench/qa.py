@@ -41,6 +41,15 @@ class QaDaemon:
         self._stored: dict[str, set[str]] = {}  # store folder -> the ids remembered there
         self.seeded: set[str] = set()  # stores that began as a copy of another (their ids are not checked)
 
+    def call(self, cwd: str, body: m.Body) -> Any:
+        """Send one request from `cwd`; returns the reply's data (an error reply raises BenchError)."""
+        return self._call(cwd, body)
+
+    def snapshot(self, cwd: str, target: str) -> None:
+        """Copy the store of the project folder `cwd` to the folder `target`, for `new_store(seed=...)`."""
+        os.makedirs(target, exist_ok=True)
+        _copy_store(os.path.join(cwd, ".hippo"), target)
+
     def _call(self, cwd: str, body: m.Body) -> Any:
         reply = call(self.sb.sock, self.sb.home, cwd, body, timeout=120.0, global_store=False)
         if isinstance(reply, m.Error):
