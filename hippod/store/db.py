@@ -40,6 +40,15 @@ FTS_SETUP = (
         USING fts5(id UNINDEXED, content, tags, tokenize="{FTS_TOKENIZER}")""",
     # How many rows hold each term, read by recall to leave very common terms out of a match.
     "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab(memories_fts, 'row')",
+    # How many rows the store holds, kept by its writes: recall's IDF reads it, and count(*) would
+    # walk every row (3 ms at 100k).
+    "CREATE TABLE IF NOT EXISTS memories_rows (one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL)",
+    """CREATE TRIGGER IF NOT EXISTS memories_rows_insert AFTER INSERT ON memories BEGIN
+        UPDATE memories_rows SET n = n + 1;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_rows_delete AFTER DELETE ON memories BEGIN
+        UPDATE memories_rows SET n = n - 1;
+    END""",
     """CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
         INSERT INTO memories_fts (rowid, id, content, tags)
             VALUES (new.rowid, new.id, new.fts_content, new.fts_tags);
@@ -161,6 +170,9 @@ def _setup_fts(conn: sqlite3.Connection) -> bool:
                     "INSERT INTO memories_fts (rowid, id, content, tags) "
                     "SELECT rowid, id, fts_content, fts_tags FROM memories"
                 )
+            counted = conn.execute("SELECT n FROM memories_rows").fetchone()
+            if counted is None or counted[0] != stored:
+                conn.execute("INSERT OR REPLACE INTO memories_rows (one, n) VALUES (1, ?)", (stored,))
         conn.execute(
             # Written only when it changes: opening a store on a full disk must not need a write.
             "INSERT INTO meta (key, value) VALUES ('fts5_available', ?) "

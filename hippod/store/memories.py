@@ -166,29 +166,23 @@ def admission(
 
 
 async def term_statistics(conn: aiosqlite.Connection, terms: Sequence[str]) -> TermStats:
-    """The store's row count and the rows of the FTS index holding each of `terms`, read in one
-    statement (so one snapshot) when the terms fit in one.
+    """The store's row count (kept by its writes, store/db.py) and the rows of the FTS index holding
+    each of `terms`.
 
     An `IN (?, ?, ...)` list lets fts5vocab look each term up; through json_each it scans instead.
-    Every memory has one row in the index, so the rows of `memories` are the index's.
     """
     distinct = list(dict.fromkeys(terms))
-    total = 0
+    counted = await conn.execute_fetchall("SELECT n FROM memories_rows")
     found: dict[str, int] = {}
-    for start in range(0, max(len(distinct), 1), _TERMS_PER_STATEMENT):
+    for start in range(0, len(distinct), _TERMS_PER_STATEMENT):
         chunk = distinct[start : start + _TERMS_PER_STATEMENT]
-        sql = f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({', '.join('?' * len(chunk))})"
-        if start == 0:
-            sql = f"SELECT NULL, count(*) FROM memories UNION ALL {sql}" if chunk else _ROWS
-        for term, count in await conn.execute_fetchall(sql, chunk):
-            if term is None:
-                total = int(count)
-            else:
-                found[str(term)] = int(count)
-    return TermStats(total, found)
+        rows = await conn.execute_fetchall(
+            f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({', '.join('?' * len(chunk))})", chunk
+        )
+        found.update((str(r[0]), int(r[1])) for r in rows)
+    return TermStats(int(next(iter(counted))[0]) if counted else 0, found)
 
 
-_ROWS = "SELECT NULL, count(*) FROM memories"
 # Well under SQLite's limit of bound parameters in one statement.
 _TERMS_PER_STATEMENT = 500
 

@@ -462,6 +462,26 @@ async def test_term_statistics_count_the_store_and_the_rows_holding_each_term(
     assert await memories.term_statistics(database.reader, many) == memories.TermStats(3, {"cach": 2})
 
 
+async def test_the_row_count_follows_every_write_and_is_mended_on_open(
+    store: tuple[dbmod.Database, Path], make_memory: Callable[..., Memory]
+) -> None:
+    database, path = store
+    _needs_fts5(path)
+    kept = [make_memory(f"note {i}") for i in range(4)]
+    async with database.transaction() as conn:
+        for memory in kept:
+            assert await memories.insert(conn, memory) is True
+        assert await memories.delete(conn, kept[0].tenant_id, kept[0].id) is True
+    assert (await memories.term_statistics(database.reader, ["note"])).rows == 3
+    with sqlite3.connect(path) as raw:  # a count gone wrong (written by hand)
+        raw.execute("UPDATE memories_rows SET n = 99")
+    reopened, _ = await dbmod.Database.open(str(path))
+    try:
+        assert await memories.term_statistics(reopened.reader, ["note"]) == memories.TermStats(3, {"note": 3})
+    finally:
+        await reopened.close()
+
+
 async def test_bookkeeping_after_the_reply_is_in_once_settled(database: dbmod.Database) -> None:
     started = asyncio.Event()
 
