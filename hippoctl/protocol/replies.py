@@ -90,6 +90,8 @@ class Why(Reply):
     base: float
     multipliers: dict[str, float]
     envelope: dict[str, str | None]
+    # Embeddings are on but the memory has no current vector yet: it ranked by its words alone.
+    words_only: bool = False
 
 
 class RecallItem(Reply):

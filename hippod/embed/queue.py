@@ -41,48 +41,36 @@ async def _embed(
     embedder: Embedder,
     todo: Sequence[tuple[str, str, str]],
     *,
-    for_read: bool = False,
     written: Written | None = None,
 ) -> dict[str, bytes]:
     """Embed in a worker thread, then store the vectors in one transaction; memory id -> vector.
 
-    `for_read`: the vectors are for a read that is waiting on them, so a full disk only costs
-    their storing: they are returned all the same. `written` is told what is being stored.
+    `written` is told what is being stored.
     """
     # The model's batches check for a cancel: a stopping daemon does not wait for all of them.
     blobs = await thread_stop.run(embedder.embed, [text for _, text, _ in todo])
     rows = [(memory_id, blob, digest) for (memory_id, _, digest), blob in zip(todo, blobs, strict=True)]
-    try:
-        async with db.transaction() as conn:
-            await embeddings.upsert(conn, embedder.model, embedder.dim, rows)
-            if written is not None:
-                # Before the commit, so no reader sees a vector the index lacks. Should the commit
-                # fail, the index holds vectors the table does not: it only proposes candidates,
-                # and each is scored from its stored vector or embedded again.
-                written(embedder.model, [(memory_id, blob) for memory_id, blob, _ in rows])
-    except HippoError as exc:
-        if not (for_read and exc.code == sqlite_errors.DISK_FULL):
-            raise
-        log.warning("vectors used but not stored: %s", exc.message)
+    async with db.transaction() as conn:
+        await embeddings.upsert(conn, embedder.model, embedder.dim, rows)
+        if written is not None:
+            # Before the commit, so no reader sees a vector the index lacks. Should the commit
+            # fail, the index holds vectors the table does not: it only proposes candidates,
+            # and each is scored from its stored vector, or on its words until it has one.
+            written(embedder.model, [(memory_id, blob) for memory_id, blob, _ in rows])
     return {memory_id: blob for memory_id, blob, _ in rows}
 
 
 async def embed_ids(
-    db: StoreDatabase,
-    embedder: Embedder,
-    ids: Sequence[str],
-    *,
-    for_read: bool = False,
-    written: Written | None = None,
+    db: StoreDatabase, embedder: Embedder, ids: Sequence[str], *, written: Written | None = None
 ) -> dict[str, bytes]:
     """Embed those of `ids` that lack a current vector; returns the vectors made, by memory id
-    (`for_read`, `written`: see _embed)."""
+    (`written`: see _embed)."""
     todo = _stale(
         await embeddings.texts(db.reader, ids), await embeddings.digests(db.reader, embedder.model, ids)
     )
     made: dict[str, bytes] = {}
     for start in range(0, len(todo), BATCH):
-        made |= await _embed(db, embedder, todo[start : start + BATCH], for_read=for_read, written=written)
+        made |= await _embed(db, embedder, todo[start : start + BATCH], written=written)
     return made
 
 

@@ -74,6 +74,7 @@ def _item(s: Scored, why: bool, words: list[str]) -> RecallItem:
             # Shown as the words the user typed whose terms matched, in query order.
             matched=[w for w in dict.fromkeys(words) if stem(w) in s.matched],
             cosine=None if s.cosine is None else round(s.cosine, 6),
+            words_only=s.words_only,
             base=round(s.base, 6),
             multipliers={k: round(v, 6) for k, v in s.multipliers.items()},
             envelope={

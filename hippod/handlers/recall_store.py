@@ -7,7 +7,6 @@ import asyncio
 import dataclasses
 
 from hippoctl.protocol import messages as m
-from hippod.embed.queue import embed_ids
 from hippod.embed.service import EXTRA_HINT, Embedder, Settings, embedding_text, text_digest
 from hippod.errors import HippoError
 from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
@@ -89,6 +88,7 @@ async def score_store(
     )
     for item in scored:
         item.vector = blobs.get(item.memory.id)
+        item.words_only = item.vector is None
     return scored
 
 
@@ -174,7 +174,8 @@ async def _cosines(
 ) -> tuple[list[float | None], dict[str, bytes]] | None:
     """Each candidate's cosine with the query, and the current vectors; None when embeddings do not apply.
 
-    The query is embedded only when some candidate has a current vector (recall.md §10.4), and
+    A candidate without a current vector has no cosine (None): nothing but the query is embedded
+    here. The query is embedded only when some candidate has a current vector (recall.md §10.4), and
     only once: `query_vector` is its vector when the search by meaning already made it. With
     `hybrid_only` (the HTTP API's mode=hybrid) a model that will not load is an error, not a warning.
     """
@@ -187,15 +188,10 @@ async def _cosines(
             return None
         embedder = await store.embedder.get(settings)
         if embedder is not None and len(blobs) < len(candidates):
-            # Vectors are written by a background pass after each commit. A pass that has not run
-            # yet, or a daemon that died before it did, must not cost a candidate its cosine.
-            missing = [c for c in candidates if c.id not in blobs]
-            blobs |= await embed_ids(
-                store.db, embedder, [c.id for c in missing], for_read=True, written=store.vectors_written
-            )
-            # A pass running meanwhile may have written some of them, which embed_ids then left alone.
-            if left := [c for c in missing if c.id not in blobs]:
-                blobs |= await _current_vectors(store, settings.model, left)
+            # A candidate without a current vector ranks on its words alone: embedding it here
+            # would make the reply wait on the model (up to CANDIDATE_LIMIT texts). The background
+            # pass embeds it, and one that no pass has queued (its daemon died first) is queued now.
+            store.embed_queue.changed_ids(c.id for c in candidates if c.id not in blobs)
     if embedder is None:
         if hybrid_only:
             raise _no_hybrid(store, settings)

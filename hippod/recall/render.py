@@ -6,6 +6,8 @@ from hippoctl.protocol.replies import RecallItem
 from hippoctl.protocol.wording import plural
 
 BAR_CELLS = 10
+# The --why note on a memory that embeddings would rank but that has no current vector yet.
+NO_VECTOR = "no vector yet: ranked by words alone"
 
 
 QUERY_SHOWN = 200  # characters of the query a heading repeats: a long query must not eat the budget
@@ -69,6 +71,8 @@ def item_block(item: RecallItem, *, why: bool) -> str:
             match = "no direct term match" if w.cosine is not None else "no direct term or embedding match"
         if w.cosine is not None:
             match += f"; cosine: {w.cosine:.2f}"
+        elif w.words_only:
+            match += f"; {NO_VECTOR}"
         mults = " ".join(f"{name} {_num(value)}" for name, value in w.multipliers.items())
         env = w.envelope
         lines += [

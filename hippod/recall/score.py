@@ -157,6 +157,7 @@ class Scored:
     bm25_norm: float = 0.0  # bm25 / the best bm25 among this store's candidates
     cosine: float | None = None  # with embeddings: cosine of the query and memory vectors
     vector: bytes | None = None  # with embeddings: the memory's stored vector, for MMR
+    words_only: bool = False  # with embeddings: no current vector yet, so ranked by its words alone
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,9 +97,10 @@ def test_lost_daemon(hippo: Hippo) -> None:
 
 
 @pytest.mark.embeddings
-def test_a_memory_the_killed_daemon_never_embedded_ranks_as_if_it_had_been(hippo: Hippo) -> None:
+def test_a_memory_the_killed_daemon_never_embedded_ranks_on_its_words_until_embedded(hippo: Hippo) -> None:
     """The background pass that embeds a memory after its commit may not have run when the daemon
-    dies. A recall must not rank that memory on BM25 alone against neighbours that have a cosine."""
+    dies. A recall does not wait on the model for such a memory: it ranks on its words alone and
+    `--why` says so; the recall queues it for the background pass, after which it has its cosine."""
     pytest.importorskip("onnxruntime")
     hippo.start()
     names = ["alder", "birch", "cedar", "maple", "rowan"]
@@ -108,16 +109,28 @@ def test_a_memory_the_killed_daemon_never_embedded_ranks_as_if_it_had_been(hippo
     everything = f"{len(names)} of {len(names)} memories embedded"
     assert hippo.wait_for(lambda: everything in hippo.ok("embed", "--status").stdout, 30)
     hippo.kill()
-    # What a daemon killed between the commit of the last memory and its embedding pass leaves.
+    # What a daemon killed between the commit of the last memories and their embedding pass leaves.
+    unembedded = {ids["maple"], ids["rowan"]}
     with sqlite3.connect(hippo.db) as conn:
-        conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (ids["rowan"],))
+        conn.executemany("DELETE FROM embeddings WHERE memory_id = ?", [(i,) for i in unembedded])
     conn.close()
 
     hippo.start()
+    out = hippo.ok("recall", "lemming colony ridge", "--why", "--limit", "5").stdout
+    blocks = {block.split()[0]: block for block in out.split("\n--- ")[1:]}
+    assert set(blocks) == set(ids.values()), out
+    for memory_id, block in blocks.items():
+        if memory_id in unembedded:
+            assert "; no vector yet: ranked by words alone" in block and "cosine:" not in block, block
+        else:
+            assert "cosine:" in block and "no vector yet" not in block, block
+    # The recall queued them; the background pass embeds them and they rank as if never missed.
+    assert hippo.wait_for(lambda: everything in hippo.ok("embed", "--status").stdout, 30)
     for name, text in texts.items():
-        data = hippo.json("recall", f"lemming {name}", "--limit", "1")
+        data = hippo.json("recall", f"lemming {name}", "--limit", "1", "--why")
         assert data["results"][0]["content"] == text, (name, data["results"])
-    assert everything in hippo.ok("embed", "--status").stdout
+        assert data["results"][0]["why"]["cosine"] is not None
+        assert data["results"][0]["why"]["words_only"] is False
 
 
 def test_lost_daemon_mid_session_with_unread_request(hippo: Hippo) -> None:

@@ -257,3 +257,48 @@ def test_missing_knows_an_install_without_the_extra(monkeypatch: pytest.MonkeyPa
     fresh = EmbedService()
     assert fresh.missing(settings({}))
     assert "the embeddings extra is not installed" in (fresh.reason(DEFAULT_MODEL) or "")
+
+
+@pytest.mark.parametrize(
+    ("cosine", "words_only", "line"),
+    [
+        (0.82, False, "    BM25: matched [deploy]; cosine: 0.82"),
+        (None, True, "    BM25: matched [deploy]; no vector yet: ranked by words alone"),
+        (None, False, "    BM25: matched [deploy]"),
+    ],
+)
+def test_why_says_when_a_memory_ranked_by_its_words_alone(
+    cosine: float | None, words_only: bool, line: str
+) -> None:
+    from hippoctl.protocol.replies import RecallItem, Why
+    from hippod.recall import render
+
+    why = Why(
+        bm25=1.0,
+        bm25_norm=1.0,
+        matched=["deploy"],
+        cosine=cosine,
+        base=0.4,
+        multipliers={},
+        envelope={},
+        words_only=words_only,
+    )
+    item = RecallItem(
+        id="m1",
+        source="local",
+        layer="episodic",
+        confidence="observed",
+        aged=False,
+        pinned=False,
+        score=0.4,
+        strength=1.0,
+        tokens=0,
+        tags=[],
+        content="the deploy failed",
+        created="2026-06-01T00:00:00Z",
+        last_retrieved="2026-06-01T00:00:00Z",
+        retrieval_count=0,
+        half_life_days=30.0,
+        why=why,
+    )
+    assert line in render.item_block(item, why=True).splitlines()
