@@ -13,7 +13,8 @@ from hippod.embed import vectors
 from hippod.embed.queue import embed_ids
 from hippod.embed.service import DEFAULT_COSINE_FLOOR, DEFAULT_MODEL, embedding_text, settings, text_digest
 from hippod.recall import score as sc
-from hippod.recall.bm25 import bm25_scores
+from hippod.recall.bm25 import bm25_scores, term_idfs
+from hippod.recall.proximity import proximity, query_pairs
 from hippod.recall.tokenize import tokenize
 from hippod.store import db as dbmod
 from hippod.store import embeddings, memories
@@ -134,10 +135,13 @@ def test_hybrid_base_is_point_four_bm25_share_plus_point_six_cosine(make_memory:
     results = sc.score_candidates(query, candidates, docs, ctx, cosines=[0.5, None, 0.8, -0.2])
 
     raw = bm25_scores(query, docs)
+    # The best BM25 share is best's with its proximity share ("nightly export" as in the query).
+    idfs = term_idfs(query, [{"nightly": 1, "export": 1}, {"nightly": 1}, {}, {}])
+    top = raw[0] + proximity(query_pairs(query), docs[0], dict.fromkeys(query, 1.0), idfs)
     by_id = {r.memory.id: r for r in results}
     assert set(by_id) == {best.id, partial.id, meaning.id}  # no BM25 and cosine <= 0: dropped
     assert by_id[best.id].base == pytest.approx(0.4 * 1.0 + 0.6 * 0.5)
-    assert by_id[partial.id].base == pytest.approx(0.4 * raw[1] / raw[0])  # no vector: cosine 0
+    assert by_id[partial.id].base == pytest.approx(0.4 * raw[1] / top)  # no vector: cosine 0
     assert by_id[meaning.id].base == pytest.approx(0.6 * 0.8)  # no term matched, kept on meaning
     assert by_id[meaning.id].cosine == 0.8
     assert by_id[best.id].score == pytest.approx(by_id[best.id].base)  # fresh, full strength: x 1.0
