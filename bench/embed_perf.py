@@ -77,8 +77,8 @@ def run_size(size: int, queries: Sequence[str]) -> list[str]:
                     f"embeddings unavailable: {stores[0]['unavailable']} (install hippod[embed])"
                 )
             added = stores[0]["added"]
-            # Some recalls first, so the RSS holds what recall loads: the model, and on a store of
-            # up to 20,000 vectors the matrix of the search by meaning (embed/nearest.py).
+            # Some recalls first, so the RSS holds what recall loads: the model and the int8 matrix
+            # of the search by meaning (embed/nearest.py).
             for query in queries[:WARM_RECALLS]:
                 done = call(sb.sock, sb.home, sb.base, m.Recall(query=query, limit=10), timeout=60.0)
                 if isinstance(done, m.Error):

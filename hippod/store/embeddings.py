@@ -55,12 +55,17 @@ async def vectors(conn: aiosqlite.Connection, model: str, ids: Sequence[str]) ->
     return {r[0]: (bytes(r[1]), r[2]) for r in rows}
 
 
-async def all_vectors(conn: aiosqlite.Connection, model: str) -> list[tuple[str, bytes]]:
-    """(memory id, vector blob) of every stored vector of `model`, in the order they were written."""
+async def vectors_page(
+    conn: aiosqlite.Connection, model: str, after_rowid: int, limit: int
+) -> list[tuple[int, str, bytes]]:
+    """(rowid, memory id, vector blob) of the next `limit` vectors of `model` after `after_rowid`, to
+    read the table a page at a time, in the order the vectors were first written."""
     rows = await conn.execute_fetchall(
-        "SELECT memory_id, vector FROM embeddings WHERE model = ? ORDER BY rowid", (model,)
+        "SELECT rowid, memory_id, vector FROM embeddings "
+        "WHERE model = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+        (model, after_rowid, limit),
     )
-    return [(r[0], bytes(r[1])) for r in rows]
+    return [(r[0], r[1], bytes(r[2])) for r in rows]
 
 
 async def total(conn: aiosqlite.Connection) -> int:

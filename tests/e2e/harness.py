@@ -160,6 +160,10 @@ class Hippo:
             # Like a plain `pip install .`, daemons recall by BM25 alone and load no model; tests of
             # hybrid recall ask for the model with @pytest.mark.embeddings.
             env["HIPPO_EMBEDDINGS"] = "off"
+        elif "XDG_CACHE_HOME" in os.environ:
+            # The model's int8 graph is built once into the cache (embed/minilm_model.py): the test
+            # session's cache, shared by its daemons, so each does not build it again.
+            env["XDG_CACHE_HOME"] = os.environ["XDG_CACHE_HOME"]
         self.env: dict[str, str] = env
         self.proc: subprocess.Popen[str] | None = None
         self.procs: list[subprocess.Popen[str]] = []

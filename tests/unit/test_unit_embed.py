@@ -233,6 +233,49 @@ def test_a_query_is_embedded_from_its_first_window_alone(embedder: Any) -> None:
     assert float(vectors.from_blob(whole) @ vectors.from_blob(alone)) < 0.9
 
 
+def test_the_model_runs_the_int8_graph_built_into_the_cache(embedder: Any) -> None:
+    import onnx
+
+    from hippod.embed import minilm_model
+
+    built = minilm_model.cached_graph(minilm_model.shipped_graph())
+    assert minilm_model.graph() == built and built.exists()
+    ops = {node.op_type for node in onnx.load(str(built)).graph.node}
+    # Every weight product in int8; no weight turned back to float32 as it runs.
+    assert "MatMulInteger" in ops and "DynamicQuantizeLinear" in ops
+    assert embedder.rows == 1
+    texts = ["the staging deploy needs the VPN", "cats sleep in the sun", "disk full during the migration"]
+    shipped = minilm_model.MiniLMEmbedder(
+        minilm_model.onnxruntime.InferenceSession(str(minilm_model.shipped_graph())), embedder._tokenizer
+    )
+    for mine, theirs in zip(embedder.embed(texts), shipped.embed(texts), strict=True):
+        assert float(vectors.from_blob(mine) @ vectors.from_blob(theirs)) > 0.97
+
+
+def test_without_a_cache_it_can_write_the_shipped_graph_runs(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hippod.embed import minilm_model
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    assert minilm_model.graph() == minilm_model.shipped_graph()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv(minilm_model.GRAPH_SWITCH, "shipped")
+    assert minilm_model.graph() == minilm_model.shipped_graph()
+
+
+def test_batches_hold_at_most_their_rows_and_tokens() -> None:
+    from hippod.embed import minilm_model
+
+    pieces = [(i, [0] * width) for i, width in enumerate([10] * 40 + [200] * 12 + [256] * 3)]
+    batches = minilm_model._batches(pieces, 32)
+    assert [len(b) for b in batches] == [32, 10, 10, 3]
+    assert all(len(b) * len(b[-1][1]) <= minilm_model.BATCH_TOKENS for b in batches)
+    assert [len(b) for b in minilm_model._batches(pieces, 1)] == [1] * len(pieces)
+
+
 async def test_embed_ids_returns_the_vectors_it_wrote(
     embedder: Any, database: dbmod.Database, make_memory: Any
 ) -> None:

@@ -104,3 +104,45 @@ async def test_a_store_past_the_scan_limit_is_not_read(
     index = nearest.NearestIndex("m", DIM)
     await index.load(database.reader)
     assert index.loaded and index.too_large and len(index) == 0
+
+
+def _unit_rows(count: int, dim: int, seed: int) -> np.ndarray:
+    rows = np.random.default_rng(seed).standard_normal((count, dim)).astype(np.float32)
+    return vectors.normalise(rows)
+
+
+def test_vectors_are_held_as_int8_with_cosines_close_to_the_float_ones() -> None:
+    rows = _unit_rows(3000, 384, 1)
+    index = nearest.NearestIndex("m", 384)
+    index.put([(f"m{i}", vectors.to_blob(row)) for i, row in enumerate(rows)])
+    # A byte a dimension (and a scale a row), with room to grow of at most double.
+    assert 3000 * 384 <= index.nbytes() <= 2 * 3000 * (384 + 4)
+    query = vectors.normalise(rows[7:8] + 0.5 * rows[8:9])[0]
+    exact = rows @ query
+    assert np.abs(index.cosines(vectors.to_blob(query)) - exact).max() < 0.01
+    best = [f"m{i}" for i in np.argsort(-exact)[:2]]
+    assert index.nearest(vectors.to_blob(query), 0.3, set(), limit=2) == best
+
+
+async def test_a_store_past_twenty_thousand_vectors_is_searched(
+    database: dbmod.Database, make_memory: Any
+) -> None:
+    count, dim = 20_500, 16
+    rows = _unit_rows(count, dim, 2)
+    made = [make_memory(f"memory {i}") for i in range(count)]
+    async with database.transaction() as conn:
+        for memory in made:
+            assert await memories.insert(conn, memory)
+        await embeddings.upsert(
+            conn, "m", dim, [(mm.id, vectors.to_blob(row), "d") for mm, row in zip(made, rows, strict=True)]
+        )
+    index = nearest.NearestIndex("m", dim)
+    await index.load(database.reader)
+    assert index.loaded and not index.too_large and len(index) == count
+    # The last vector written, read from the table's last page, is found by its own direction.
+    assert index.nearest(vectors.to_blob(rows[-1]), 0.9, set(), limit=1) == [made[-1].id]
+    # A put after the load adds to the same matrix.
+    extra = make_memory("one more")
+    index.put([(extra.id, vectors.to_blob(rows[0]))])
+    assert len(index) == count + 1
+    assert set(index.nearest(vectors.to_blob(rows[0]), 0.99, set())) == {made[0].id, extra.id}
