@@ -80,13 +80,18 @@ def strength_parts(
     loss_aversion: float = 1.0,
 ) -> StrengthParts:
     """Compute live strength with the clock basis, keeping each factor."""
+    # Recall computes this for every candidate: the common cases are inlined (no marks, never
+    # retrieved, neutral), each giving the very value the general formula would.
     days = max(0.0, days)
-    rf = reward_factor(pos, neg)
+    if pos or neg:
+        rf = reward_factor(pos, neg)
+        pen = penalty(pos, neg)
+    else:
+        rf = pen = 1.0
     hl_eff = half_life_days * rf
     decay = 0.0 if hl_eff <= 0 else 0.5 ** (days / hl_eff)
-    boost = 1.0 + 0.1 * math.log2(retrieval_count + 1)
-    emo = valence_multiplier(valence, loss_aversion)
-    pen = penalty(pos, neg)
+    boost = 1.0 + 0.1 * math.log2(retrieval_count + 1) if retrieval_count else 1.0
+    emo = 1.0 if valence == "neutral" else valence_multiplier(valence, loss_aversion)
     value = min(1.0, max(0.0, decay * boost * emo)) * pen
     if math.isnan(value):
         value = 0.0

@@ -365,3 +365,34 @@ def test_days_between_and_iso() -> None:
     moment = datetime(2026, 9, 30, 10, 12, 44, 120999, tzinfo=UTC)
     assert clock.iso(moment) == "2026-09-30T10:12:44.120Z"
     assert clock.parse_iso(clock.iso(moment)) == moment.replace(microsecond=120000)
+
+
+# --- the inlined common cases give the general formula's values ----------------------------------
+
+
+@pytest.mark.parametrize("pos", [0, 1, 3])
+@pytest.mark.parametrize("neg", [0, 2, 5])
+@pytest.mark.parametrize("retrieval_count", [0, 1, 7])
+@pytest.mark.parametrize("valence", ["neutral", "positive", "negative", "critical"])
+def test_strength_parts_follow_the_formula_in_every_case(
+    pos: int, neg: int, retrieval_count: int, valence: str
+) -> None:
+    for days, half_life in ((0.0, 365.0), (12.5, 30.0), (400.0, 365.0), (3.0, 0.0)):
+        parts = st.strength_parts(
+            days=days,
+            half_life_days=half_life,
+            pos=pos,
+            neg=neg,
+            retrieval_count=retrieval_count,
+            valence=valence,
+            pinned=False,
+            loss_aversion=1.5,
+        )
+        hl_eff = half_life * st.reward_factor(pos, neg)
+        decay = 0.0 if hl_eff <= 0 else 0.5 ** (days / hl_eff)
+        boost = 1.0 + 0.1 * math.log2(retrieval_count + 1)
+        emotion = st.valence_multiplier(valence, 1.5)
+        expected = min(1.0, max(0.0, decay * boost * emotion)) * st.penalty(pos, neg)
+        # Exactly equal: recall ranks by these, and ties are broken by content and id.
+        assert (parts.strength, parts.decay, parts.boost, parts.emotion) == (expected, decay, boost, emotion)
+        assert (parts.reward_factor, parts.penalty) == (st.reward_factor(pos, neg), st.penalty(pos, neg))
