@@ -34,6 +34,9 @@ async def by_terms(
     rarer ones carry the query (recall/narrow.py)."""
     distinct = list(dict.fromkeys(query))
     stats = await rows.term_statistics(conn, distinct)
+    if not stats.hits:
+        # No row holds a term of the query (often the global store's pass): nothing to match.
+        return [], stats
     matched = narrow.narrowed(distinct, stats.hits) if len(distinct) > 1 else distinct
     found = await rows.candidates_fts(
         conn, tenant, matched, include_superseded=include_superseded, scope=scope, limit=limit
