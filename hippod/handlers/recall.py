@@ -173,6 +173,7 @@ async def recall(
     # Items are built and rendered as the fill reaches them: past the budget, most never are.
     items: dict[int, RecallItem] = {}
     whole: dict[int, int] = {}  # each item's cost with all its text, kept across both fills
+    blocks: dict[int, str] = {}  # each item's block with all its text, printed as measured
 
     def item(index: int) -> RecallItem:
         if index not in items:
@@ -183,7 +184,8 @@ async def recall(
         shown = item(index)
         if content is shown.content:
             if index not in whole:
-                whole[index] = tokens(render.item_block(shown, why=body.why) + "\n\n")
+                blocks[index] = render.item_block(shown, why=body.why)
+                whole[index] = tokens(blocks[index] + "\n\n")
             return whole[index]
         shown = msgspec.structs.replace(shown, content=content)
         return tokens(render.item_block(shown, why=body.why) + "\n\n")
@@ -221,7 +223,11 @@ async def recall(
     if packed.skipped_budget or packed.skipped_limit:
         cut = render.cutoff(len(chosen), len(ranked), packed.skipped_budget, packed.skipped_limit)
     if chosen:
-        rest = render.body([render.item_block(i, why=body.why) for i in chosen], cut)
+        printed = [
+            render.item_block(i, why=body.why) if i.truncated or index not in blocks else blocks[index]
+            for index, i in zip(packed.taken, chosen, strict=True)
+        ]
+        rest = render.body(printed, cut)
         total = tokens(render.reserved_heading(body.query) + "\n" + rest)
         text = render.heading(len(chosen), total, body.query) + "\n" + rest
     elif packed.skipped_budget:
