@@ -190,6 +190,13 @@ async def _in_process(
         await state.registry.close_all()
 
 
+def print_cpu(cpu: dict[str, float]) -> None:
+    """CPU seconds per recall by thread, as ms lines, the busiest thread first."""
+    for name, value in sorted(cpu.items(), key=lambda kv: -kv[1]):
+        if value >= 1e-5:
+            print(f"  {name:40s} {value * 1e3:6.2f}")
+
+
 def _stage_table(stats: pstats.Stats, calls: int) -> list[tuple[str, float]]:
     """(stage, cumulative ms per recall) for STAGES, from the profile's function table."""
     table = stats.stats  # type: ignore[attr-defined]
@@ -236,9 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     print(_row(f"recall through the socket, {PROMPT_GAP * 1e3:.0f} ms apart", spaced))
     print(_row("recall in-process, dispatch(ctx)", times))
     print("\nCPU per in-process recall, by thread (ms; the writer records the strengthening after the reply)")
-    for name, value in sorted(cpu.items(), key=lambda kv: -kv[1]):
-        if value >= 1e-5:
-            print(f"  {name:40s} {value * 1e3:6.2f}")
+    print_cpu(cpu)
     stages = _stage_table(stats, len(queries))
     whole = stages[0][1]
     print("\nStages under cProfile (ms per recall; share of the whole recall, waits on the reader included)")
