@@ -57,6 +57,7 @@ from harness import (
     sandbox_environ,
     start_daemon,
     stop_daemon,
+    thread_cpu,
 )
 from indaemon import _open_state, _recall_ctx
 from recall_profile import _matches, _sandbox, _thread_cpu, _timed, _wait_healed, print_cpu
@@ -215,7 +216,20 @@ def check_ranking(sb: Sandbox, queries: Sequence[str], path: str) -> str:
     raise BenchError("\n".join(lines))
 
 
-def socket_phase(sb: Sandbox, queries: Sequence[str], gap: float) -> tuple[list[float], list[float]]:
+def _daemon_cpu(pid: int, before: dict[int, float], recalls: int) -> dict[str, float]:
+    """The daemon's CPU seconds per recall since `before`, by thread: "loop" (the main thread), else
+    "thread N" in the order they started (the OS knows them all as "python")."""
+    after = thread_cpu(pid)
+    others = sorted(tid for tid in after if tid != pid)
+    return {
+        ("loop" if tid == pid else f"thread {others.index(tid) + 1}"): (used - before.get(tid, 0.0)) / recalls
+        for tid, used in after.items()
+    }
+
+
+def socket_phase(
+    sb: Sandbox, queries: Sequence[str], gap: float
+) -> tuple[list[float], list[float], dict[str, float]]:
     """Recalls through the socket of a daemon logging at debug level: each one's round trip as the
     client sees it, and its time in the daemon from request decoded to reply sent (its log line).
 
@@ -227,9 +241,11 @@ def socket_phase(sb: Sandbox, queries: Sequence[str], gap: float) -> tuple[list[
     try:
         _wait_healed(sb)
         offset = os.path.getsize(log_file)
+        before = thread_cpu(proc.pid)
         times: list[float] = []
         for _ in range(ROUNDS):
             times += socket_recalls(sb, queries, gap=gap)[0]
+        cpu = _daemon_cpu(proc.pid, before, ROUNDS * (WARMUP_RECALLS + len(queries)))
     finally:
         stop_daemon(proc)
     with open(log_file, encoding="utf-8") as handle:
@@ -240,7 +256,7 @@ def socket_phase(sb: Sandbox, queries: Sequence[str], gap: float) -> tuple[list[
     if len(lines) != ROUNDS * per_round:
         raise BenchError(f"{len(lines)} 'served Recall' lines in {log_file} for {ROUNDS * per_round} recalls")
     served = [t for n, t in enumerate(lines) if n % per_round >= WARMUP_RECALLS]
-    return times, served
+    return times, served, cpu
 
 
 def _row(label: str, values: Sequence[float]) -> str:
@@ -269,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.only_ranking:
                 return 0
         log("socket recalls")
-        via_socket, logged = socket_phase(sb, queries, args.gap)
+        via_socket, logged, daemon_cpu = socket_phase(sb, queries, args.gap)
         log("plain sqlite3")
         floor, cpu_floor = sql_floor(sb.home, queries)
         log("in-process recalls")
@@ -299,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     statement = sum(cpu_floor) / len(cpu_floor)
     print(f"\nCPU per recall by thread, in-process (ms; the floor's statement: {statement * 1e3:.2f} ms CPU)")
     print_cpu(cpu)
+    print("CPU per recall by thread in the daemon (ms)")
+    print_cpu(daemon_cpu)
     if ranking:
         print(ranking)
     if profile:
