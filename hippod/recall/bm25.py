@@ -68,6 +68,10 @@ def term_idfs(
     df = Counter(t for held in found for t in held)
     if hits is None:
         return {t: idf(n, df[t]) for t in terms}
-    # A write between reading the statistics and the candidates can leave a term in more
-    # candidates than the statistics counted: the larger count is the truer one.
-    return {t: (idf(max(rows, n), max(hits.get(t, 0), df[t])) + idf(n, df[t])) / 2.0 for t in terms}
+    # The row count, the terms' counts and the candidates are read a moment apart, so a write in
+    # between can leave a term in more candidates than its count, or in more rows than the count
+    # of rows: the larger count is the truer one, and the store holds at least as many rows as any
+    # of its terms is in (else the IDF would go below zero).
+    store = {t: max(hits.get(t, 0), df[t]) for t in terms}
+    total = max([rows, n, *store.values()])
+    return {t: (idf(total, store[t]) + idf(n, df[t])) / 2.0 for t in terms}

@@ -12,6 +12,7 @@ This is the sequential dependence model's ordered and unordered windows, in BM25
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 
 # The second term at most this many terms after the first: one word may stand between ("guitar amp",
@@ -54,14 +55,12 @@ def proximity(
             continue
         first = where.get(a) or where.setdefault(a, _positions(doc, a))
         second = where.get(b) or where.setdefault(b, _positions(doc, b))
+        # Both lists are sorted: count the second term's places near each of the first's by
+        # bisection, so a long memory that repeats both terms costs n log n, not n x m.
         ordered = near = 0
         for i in first:
-            for j in second:
-                gap = j - i
-                if 0 < gap <= ORDERED_GAP:
-                    ordered += 1
-                if -WINDOW <= gap <= WINDOW:
-                    near += 1
+            ordered += bisect_right(second, i + ORDERED_GAP) - bisect_right(second, i)
+            near += bisect_right(second, i + WINDOW) - bisect_left(second, i - WINDOW)
         if near:
             weight = (idfs[a] + idfs[b]) / 2.0
             total += weight * (_saturated(ordered) * ORDERED_WEIGHT + _saturated(near) * WINDOW_WEIGHT)

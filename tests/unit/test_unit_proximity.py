@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from hippod.recall.proximity import ORDERED_WEIGHT, WINDOW, WINDOW_WEIGHT, proximity, query_pairs
@@ -43,3 +45,20 @@ def test_repeated_pairs_saturate() -> None:
     once = _share("guitar amp")
     twice = _share("guitar amp and later another guitar amp")
     assert once < twice < 2 * once
+
+
+def test_counts_match_every_pair_of_places() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        words = [rng.choice("abcx") for _ in range(rng.randint(2, 80))]
+        first = [i for i, w in enumerate(words) if w == "a"]
+        second = [i for i, w in enumerate(words) if w == "b"]
+        if not first or not second or not any(abs(j - i) <= WINDOW for i in first for j in second):
+            continue
+        ordered = sum(1 for i in first for j in second if 0 < j - i <= 2)
+        near = sum(1 for i in first for j in second if abs(j - i) <= WINDOW)
+        expected = (
+            ORDERED_WEIGHT * ordered / (ordered + 1) + WINDOW_WEIGHT * near / (near + 1) if near else 0.0
+        )
+        got = proximity([("a", "b")], words, {"a": 1.0, "b": 1.0}, {"a": 1.0, "b": 1.0})
+        assert got == pytest.approx(expected)

@@ -342,6 +342,11 @@ def test_idf_is_the_mean_of_the_store_and_the_candidates() -> None:
     # Statistics read before a write that the candidates already see: the larger counts are used.
     stale = bm25.term_idfs(["a"], found, 1, {"a": 1})
     assert stale["a"] == pytest.approx(bm25.idf(3, 2))
+    # A term counted in more rows than the row count read a moment before: never below zero.
+    assert bm25.term_idfs(["a"], found, 1, {"a": 5})["a"] == pytest.approx(
+        (bm25.idf(5, 5) + bm25.idf(3, 2)) / 2
+    )
+    assert bm25.idf(5, 5) > 0
 
 
 # --- ordering and post-sort ------------------------------------------------------------------------
