@@ -165,18 +165,33 @@ def graph() -> Path:
     if target.exists():
         return target
     # A process of its own: `onnx` and the float32 weights it unfolds stay out of the daemon.
-    done = subprocess.run(
-        [sys.executable, "-m", "hippod.embed.requantize", str(source), str(target)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode == 0 and target.exists():
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "hippod.embed.requantize", str(source), str(target)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=BUILD_SECONDS,
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
+        )
+        problem = "" if done.returncode == 0 else (done.stderr.strip().splitlines() or ["no output"])[-1]
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        problem = str(exc)
+    # Another daemon (another home) may have built it meanwhile, and won the rename.
+    if target.exists():
         log.info("embeddings model rewritten to compute in int8: %s", target)
         return target
-    last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-    log.warning("running the shipped float32 graph: cannot build the int8 one (%s)", last)
+    log.warning("running the shipped float32 graph: cannot build the int8 one (%s)", problem)
     return source
+
+
+# The build takes about 5 s on a quiet machine; one that takes this long is not going to finish.
+BUILD_SECONDS = 300.0
+
+
+def _session(path: Path, options: onnxruntime.SessionOptions) -> onnxruntime.InferenceSession:
+    return onnxruntime.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def load() -> MiniLMEmbedder:
@@ -199,9 +214,17 @@ def load() -> MiniLMEmbedder:
     options.enable_cpu_mem_arena = False
     options.enable_mem_pattern = False
     path = graph()
-    session = onnxruntime.InferenceSession(
-        str(path), sess_options=options, providers=["CPUExecutionProvider"]
-    )
+    try:
+        session = _session(path, options)
+    except Exception as exc:  # onnxruntime raises its own types for a file it cannot read
+        if path == shipped_graph():
+            raise
+        # A cached graph that will not load (cut short on disk, written by another onnxruntime) is
+        # dropped, so the next start builds it again, and the shipped graph runs meanwhile.
+        log.warning("dropping the int8 graph %s, which will not load: %s", path, exc)
+        path.unlink(missing_ok=True)
+        path = shipped_graph()
+        session = _session(path, options)
     # The int8 graph quantizes each run's activations with one scale for the whole batch, so a text
     # batched with others would get a vector a little off (cosine 0.99) from the one it gets alone:
     # it runs one window at a time, which costs it nothing measurable (bench/embed_graph.py) and

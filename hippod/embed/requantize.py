@@ -76,6 +76,9 @@ def build(source: Path, target: Path) -> None:
             weight_type=QuantType.QInt8,
             op_types_to_quantize=["MatMul", "Gather"],
         )
+        # On disk before it takes the name: a crash must not leave a cut-short graph under it.
+        with open(out, "rb+") as written:
+            os.fsync(written.fileno())
         os.replace(out, target)
 
 

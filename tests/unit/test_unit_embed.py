@@ -266,6 +266,20 @@ def test_without_a_cache_it_can_write_the_shipped_graph_runs(
     assert minilm_model.graph() == minilm_model.shipped_graph()
 
 
+def test_a_cached_graph_that_will_not_load_is_dropped_for_the_shipped_one(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hippod.embed import minilm_model
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    broken = minilm_model.cached_graph(minilm_model.shipped_graph())
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(b"")  # cut short by a crash
+    embedder = minilm_model.load()
+    assert not broken.exists()
+    assert len(embedder.embed(["the nightly export timed out"])) == 1
+
+
 def test_batches_hold_at_most_their_rows_and_tokens() -> None:
     from hippod.embed import minilm_model
 
