@@ -21,6 +21,7 @@ Vectors of memories deleted since stay in the matrix; recall's admission filter 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
@@ -65,6 +66,8 @@ class NearestIndex:
         self._scales: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         # Memories put before the load has read them: what the table holds for them is older.
         self._put_early: set[str] = set()
+        # Recalls that arrive while the vectors are being read wait for that one read.
+        self._loading = asyncio.Lock()
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -72,6 +75,12 @@ class NearestIndex:
     def nbytes(self) -> int:
         """Bytes of the matrix and its scales, room to grow included (not the ids)."""
         return int(self._codes.nbytes + self._scales.nbytes)
+
+    async def ensure_loaded(self, conn: aiosqlite.Connection) -> None:
+        """Load the store's vectors unless they are: once, however many recalls ask at the same time."""
+        async with self._loading:
+            if not self.loaded:
+                await self.load(conn)
 
     async def load(self, conn: aiosqlite.Connection) -> None:
         """Read the store's vectors of this model, a page at a time, unless there are more than SCAN_MAX."""

@@ -135,7 +135,8 @@ class EmbedQueue:
         return bool(self._pending) or (self._task is not None and not self._task.done())
 
     def changed_ids(self, ids: Iterable[str]) -> None:
-        """Queue memories just committed; a store with embeddings off drops them at the next pass."""
+        """Queue memories to embed (just committed, or found by a recall without a vector); a store with
+        embeddings off drops them at the next pass."""
         if self._closed:
             self._left = self._left or any(True for _ in ids)
             return

@@ -147,8 +147,7 @@ async def _by_meaning(
     index = store.nearest
     if index is None or index.model != embedder.model:
         index = store.nearest = NearestIndex(embedder.model, embedder.dim)
-    if not index.loaded:
-        await index.load(store.db.reader)
+    await index.ensure_loaded(store.db.reader)
     if not len(index):
         return [], None
     query = await asyncio.to_thread(embedder.query, body.query)
@@ -184,14 +183,14 @@ async def _cosines(
     embedder, blobs = None, {}
     if not store.embedder.missing(settings):
         blobs = await _current_vectors(store, settings.model, candidates)
-        if not blobs:
-            return None
-        embedder = await store.embedder.get(settings)
-        if embedder is not None and len(blobs) < len(candidates):
+        if len(blobs) < len(candidates):
             # A candidate without a current vector ranks on its words alone: embedding it here
             # would make the reply wait on the model (up to CANDIDATE_LIMIT texts). The background
             # pass embeds it, and one that no pass has queued (its daemon died first) is queued now.
             store.embed_queue.changed_ids(c.id for c in candidates if c.id not in blobs)
+        if not blobs:
+            return None
+        embedder = await store.embedder.get(settings)
     if embedder is None:
         if hybrid_only:
             raise _no_hybrid(store, settings)

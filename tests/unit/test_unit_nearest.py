@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import numpy as np
@@ -94,6 +95,24 @@ async def test_load_reads_the_store_and_keeps_what_was_put_meanwhile(
     other = nearest.NearestIndex("other", DIM)
     await other.load(database.reader)
     assert len(other) == 0 and not other.too_large
+
+
+async def test_recalls_arriving_together_read_the_vectors_once(
+    database: dbmod.Database, make_memory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _stored(database, make_memory, [_blob(1, 0, 0, 0), _blob(0, 1, 0, 0)])
+    pages: list[int] = []
+    real_page = embeddings.vectors_page
+
+    async def counted(*args: Any) -> Any:
+        pages.append(1)
+        return await real_page(*args)
+
+    monkeypatch.setattr(nearest.embeddings, "vectors_page", counted)
+    index = nearest.NearestIndex("m", DIM)
+    await asyncio.gather(*(index.ensure_loaded(database.reader) for _ in range(3)))
+    assert index.loaded and len(index) == 2
+    assert len(pages) == 2  # one page of vectors, one empty page that ends the read: one load
 
 
 async def test_a_store_past_the_scan_limit_is_not_read(
