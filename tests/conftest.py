@@ -140,3 +140,12 @@ def pg_fresh_dsn(pg_dsn: str) -> Iterator[str]:
     finally:
         with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def model_graph() -> str:
+    """The model's int8 graph, built once into the session's cache, which the daemons share
+    (harness.py), so a daemon's first recall does not wait on building it."""
+    from hippod.embed import minilm_model
+
+    return str(minilm_model.graph())

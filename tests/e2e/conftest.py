@@ -13,15 +13,6 @@ from e2e.http_support import Api
 from e2e.other_user import OtherUser, ensure
 
 
-@pytest.fixture(scope="session")
-def model_graph() -> str:
-    """The model's int8 graph, built once into the session's cache, which the daemons share
-    (harness.py), so a daemon's first recall does not wait on building it."""
-    from hippod.embed import minilm_model
-
-    return str(minilm_model.graph())
-
-
 @pytest.fixture
 def hippo(request: pytest.FixtureRequest) -> Iterator[Hippo]:
     """An isolated hippo instance; every daemon it started (or that a client spawned) dies at teardown.
