@@ -203,12 +203,12 @@ def score_candidates(
     pairs = query_pairs(query_tokens)
     if pairs:
         idfs = term_idfs(dict.fromkeys(query_tokens), shares, rows, hits)
-        near_words = [
+        with_pairs = [
             bm25 + proximity(pairs, doc, parts, idfs) if len(parts) > 1 else bm25
             for bm25, doc, parts in zip(raw, doc_tokens, shares, strict=True)
         ]
     else:
-        near_words = raw
+        with_pairs = raw
     direction = temporal_direction(query_tokens)
     positions = _created_positions(candidates) if direction else [0.5] * len(candidates)
     if rowids is None:
@@ -219,13 +219,13 @@ def score_candidates(
         sessions = [c.source_session_id for c in candidates]
         near = neighbour_lift(shares, held, rowids, sessions, [c.created for c in candidates])
     lifted = [
-        own * context_multiplier(own, n) if own > 0 else 0.0 for own, n in zip(near_words, near, strict=True)
+        own * context_multiplier(own, n) if own > 0 else 0.0 for own, n in zip(with_pairs, near, strict=True)
     ]
     best = max(lifted)
     sims = cosines if cosines is not None else [None] * len(candidates)
     results: list[Scored] = []
     for memory, parts_of, bm25, together, own, position, cosine, neighbour in zip(
-        candidates, shares, raw, near_words, lifted, positions, sims, near, strict=True
+        candidates, shares, raw, with_pairs, lifted, positions, sims, near, strict=True
     ):
         norm = own / best if best > 0 else 0.0
         if cosines is None:
