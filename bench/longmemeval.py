@@ -283,6 +283,15 @@ def render(scores: Sequence[Score], budget: int | None) -> str:
     return "\n".join(lines)
 
 
+def misses(scores: Sequence[Score]) -> str:
+    """The question ids each session figure misses, to compare two runs question by question."""
+    lines = []
+    for name, flag in (("any@5", "any5"), ("all@5", "all5"), ("all@10", "all10"), ("turn@5", "turn_all5")):
+        missed = [s.qid for s in scores if getattr(s, flag) is False]
+        lines.append(f"missed {name}: {' '.join(missed) or '-'}")
+    return "\n".join(lines)
+
+
 def summary(scores: Sequence[Score], budget: int | None, embed: bool) -> str:
     name = "longmemeval[embed]" if embed else "longmemeval"
     line = (
@@ -320,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="score only the first N questions (after exclusions)")
     parser.add_argument("--budget", type=int, help="also score `recall --budget B` at the session level")
     parser.add_argument("--embed", action="store_true", help="hybrid recall with the hippod[embed] extra")
+    parser.add_argument("--misses", action="store_true", help="also list the questions each figure misses")
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be 1 or more")
@@ -348,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
         scores = run(questions, args.budget, args.embed)
         print()
         print(render(scores, args.budget))
+        if args.misses:
+            print()
+            print(misses(scores))
         print()
         print(f"runtime: {time.monotonic() - started:.0f} s")
         print(summary(scores, args.budget, args.embed))
