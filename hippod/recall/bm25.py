@@ -20,20 +20,26 @@ def idf(rows: int, hits: int) -> float:
     return math.log((rows - hits + 0.5) / (hits + 0.5) + 1.0)
 
 
-def bm25_term_scores(
+def bm25_term_scores(query: Sequence[str], docs: Sequence[Sequence[str]]) -> list[dict[str, float]]:
+    """Per doc, each matched query term's share of its BM25 (a repeated query term counts each time),
+    with stats from `docs` alone."""
+    return bm25_parts(query, docs)[0]
+
+
+def bm25_parts(
     query: Sequence[str],
     docs: Sequence[Sequence[str]],
     rows: int = 0,
     hits: Mapping[str, int] | None = None,
-) -> list[dict[str, float]]:
-    """Per doc, each matched query term's share of its BM25 (a repeated query term counts each time).
+) -> tuple[list[dict[str, float]], dict[str, float]]:
+    """Per doc, each matched query term's share of its BM25; and each query term's IDF.
 
     IDF (`term_idfs`) reads `docs` and, when given, the store's statistics: `rows` (the documents
     of the whole store) and `hits` (how many of them hold each term).
     """
     n = len(docs)
     if n == 0:
-        return []
+        return [], {}
     avgdl = sum(map(len, docs)) / n or 1.0
     repeats = Counter(query)
     # Only the query's terms are counted in each doc, in query order: recall scores 200 docs per
@@ -45,7 +51,7 @@ def bm25_term_scores(
     for doc, tf_map in zip(docs, found, strict=True):
         norm = K1 * (1.0 - B + B * len(doc) / avgdl)
         parts.append({q: repeats[q] * weights[q] * tf * (K1 + 1.0) / (tf + norm) for q, tf in tf_map.items()})
-    return parts
+    return parts, weights
 
 
 def term_idfs(

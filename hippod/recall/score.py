@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hippod.clock import days_between, parse_iso
-from hippod.recall.bm25 import bm25_term_scores, term_idfs
+from hippod.recall.bm25 import bm25_parts
 from hippod.recall.proximity import proximity, query_pairs
 from hippod.recall.terms import stem
 from hippod.store.memories import TermStats
@@ -198,11 +198,10 @@ def score_candidates(
     if not candidates or not query_tokens:
         return []
     rows, hits = stats if stats is not None else (0, None)
-    shares = bm25_term_scores(query_tokens, doc_tokens, rows, hits)
+    shares, idfs = bm25_parts(query_tokens, doc_tokens, rows, hits)
     raw = [sum(parts.values()) for parts in shares]
     pairs = query_pairs(query_tokens)
     if pairs:
-        idfs = term_idfs(dict.fromkeys(query_tokens), shares, rows, hits)
         with_pairs = [
             bm25 + proximity(pairs, doc, parts, idfs) if len(parts) > 1 else bm25
             for bm25, doc, parts in zip(raw, doc_tokens, shares, strict=True)
