@@ -208,7 +208,10 @@ def _ratio(times: list[float], base: list[float]) -> float:
 
 def _host_env(sb: Sandbox, daemon_path: str | None) -> dict[str, str]:
     """The environment an agent host gives a hook: the sandbox's home, a bare PATH, no runtime dir."""
-    env = {k: v for k, v in sb.env.items() if k not in ("XDG_RUNTIME_DIR", "HIPPO_SOCKET", "HIPPO_NO_SPAWN")}
+    # Nor PYTHONDONTWRITEBYTECODE (a test runner's setting, no host's): with it, every run would
+    # compile the client's modules anew, as an installed client never does.
+    dropped = ("XDG_RUNTIME_DIR", "HIPPO_SOCKET", "HIPPO_NO_SPAWN", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in sb.env.items() if k not in dropped}
     # The client's fallback socket folder then lies in the sandbox, not in the machine's /tmp.
     env["TMPDIR"] = os.path.join(sb.base, "tmp")
     os.makedirs(env["TMPDIR"], mode=0o700, exist_ok=True)

@@ -21,9 +21,14 @@ class Finished:
 
 
 async def run(
-    argv: Sequence[str], *, timeout: float, cwd: str | None = None, env: Mapping[str, str] | None = None
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
 ) -> Finished:
-    """Run `argv` to completion, stdin closed and both outputs captured.
+    """Run `argv` to completion, both outputs captured; stdin gets `stdin`, or is closed.
 
     Raises OSError when the program cannot start (FileNotFoundError: it is not installed) and
     TimeoutError past `timeout`. On a timeout, or when the caller is cancelled, the process is
@@ -37,13 +42,13 @@ async def run(
         *argv,
         cwd=cwd,
         env=None if env is None else dict(env),
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         **kwargs,  # type: ignore[arg-type]
     )
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
     except BaseException:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):

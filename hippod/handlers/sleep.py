@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from hippod.handlers import sleep_report
 from hippod.handlers.sharing import AutoShared, auto_share, auto_share_score, names_of
 from hippod.handlers.team import queue_shares
 from hippod.ingest.gitrun import learn_from_git
+from hippod.lifecycle.merge import new_semantic_id
 from hippod.lifecycle.sleep_plan import Plan, Settings
 from hippod.request import RequestContext
 from hippod.state import DaemonState
@@ -189,10 +189,6 @@ def _settings(state: DaemonState, store: Store, options: SleepOptions) -> Settin
     )
 
 
-def _new_id() -> str:
-    return "sem_" + secrets.token_hex(6)
-
-
 def _reply(
     result: Plan, options: SleepOptions, shared: list[AutoShared], learned: tuple[int, int]
 ) -> SleepReply:
@@ -216,7 +212,7 @@ async def _sleep(
     learned = (0, 0) if skip_learn else await learn_and_import(state, store, options)
     settings = _settings(state, store, options)
     rows = store.sleeps
-    result, marks, statuses = await rows.planned(store.db, settings, _new_id)
+    result, marks, statuses = await rows.planned(store.db, settings, new_semantic_id)
     await step(f"sleep: planned {result.live.count} live memories")
     planned = time.monotonic()
     if options.dry_run:
@@ -233,7 +229,7 @@ async def _sleep(
             # write lock; on the team store, the tenant's sleep lock and rows), from a snapshot that
             # sees what this transaction sees (it has written nothing yet).
             await step("sleep: the store changed meanwhile; planning again")
-            result, _, _ = await rows.planned(store.db, settings, _new_id, conn)
+            result, _, _ = await rows.planned(store.db, settings, new_semantic_id, conn)
         await rows.apply(conn, result, dormant_at=result.now, step=step)
         reply = _reply(result, options, [], learned)
         await finish_compactions(store)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -86,6 +87,11 @@ def merged_content(members: Sequence[Memory]) -> str:
         return f"[Consolidated from 2 related memories]\n\n{longest.content}"
     lines = [f"- {m.content.splitlines()[0][:LINE_CHARS] if m.content else ''}" for m in members]
     return f"[Consolidated pattern from {len(members)} related memories]\n\n" + "\n".join(lines)
+
+
+def new_semantic_id() -> str:
+    """The id of a semantic memory a merge makes."""
+    return "sem_" + secrets.token_hex(6)
 
 
 @dataclass(slots=True)

@@ -29,7 +29,7 @@ from hippod.store.dormant import DormantMemory
 from hippod.store.memories import Candidate, TermStats
 from hippod.store.records import Memory
 from hippod.store.rejections import Rejection
-from hippod.store.sleep import Planned
+from hippod.store.sleep_process import Planned
 
 Write = Callable[[Any], Awaitable[None]]
 

@@ -9,28 +9,16 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from hippod import thread_stop
 from hippod.lifecycle.conflicts import Detected
-from hippod.lifecycle.sleep_plan import Plan, Settings, plan
+from hippod.lifecycle.sleep_plan import Plan, Settings
 from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
 from hippod.store import dormant, memories
 from hippod.store.db import Database
-from hippod.store.sleep_snapshot import SnapshotReader, row_mark
+from hippod.store.sleep_process import Planned, plan_in_child
+from hippod.store.sleep_snapshot import row_mark
 
 KEEP_RUNS = 50
 _encode = msgspec.json.encode
-
-# A plan with what tells later whether it still holds: the marks of the rows it read and the
-# statuses of the conflicts it saw (see changed_since).
-Planned = tuple[Plan, Sequence[int], dict[int, str]]
-
-
-def _plan_snapshot(path: str, settings: Settings, new_id: Callable[[], str]) -> Planned:
-    """Blocking: reads a snapshot of the store at `path` and computes in the calling thread."""
-    with SnapshotReader(path, tenant=settings.tenant) as source:
-        result = plan(source, settings, new_id)
-        statuses = {c.id: c.status for c in source.conflicts()}
-        return result, source.marks, statuses
 
 
 async def planned(
@@ -39,10 +27,10 @@ async def planned(
     """The plan of a snapshot of the store. Given the sleep's write transaction (`conn`), the snapshot
     is taken under its write lock, so it sees what that transaction sees.
 
-    Reading the snapshot and the pure phases are slow on a large store: a thread (with its own
-    connection) keeps the daemon answering meanwhile.
+    Reading the snapshot and the pure phases are slow on a large store: a child process (with its
+    own connection) does both, so the daemon answers at full speed meanwhile (sleep_process.py).
     """
-    return await thread_stop.run(_plan_snapshot, db.path, settings, new_id)
+    return await plan_in_child(db.path, settings, new_id)
 
 
 async def changed_since(

@@ -10,6 +10,7 @@ Blocking sqlite3 code: open, use and close a SnapshotReader in one worker thread
 
 from __future__ import annotations
 
+import zlib
 from array import array
 from collections.abc import Iterator, Sequence
 
@@ -24,8 +25,13 @@ _IDS_PER_QUERY = 500  # below SQLite's bound-parameter limit
 
 
 def row_mark(memory_id: str, updated_at: str) -> int:
-    """A number standing for one memory as it was read (its id and updated_at), for `changed_since`."""
-    return hash((memory_id, updated_at))
+    """A number standing for one memory as it was read (its id and updated_at), for `changed_since`.
+
+    The same in every process (the plan's child computes them, the daemon checks them), so not
+    `hash()`, which each process seeds anew: a signed 64-bit number of the two CRC-32s.
+    """
+    mark = zlib.crc32(memory_id.encode()) << 32 | zlib.crc32(updated_at.encode())
+    return mark - (1 << 64) if mark >= 1 << 63 else mark
 
 
 class SnapshotReader(ReadView):

@@ -17,7 +17,8 @@ from hippod import thread_stop
 from hippod.lifecycle.conflicts import Detected
 from hippod.lifecycle.sleep_plan import Plan, Settings, plan
 from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
-from hippod.store.sleep import KEEP_RUNS, Planned
+from hippod.store.sleep import KEEP_RUNS
+from hippod.store.sleep_process import Planned
 from hippod.store.sleep_snapshot import row_mark
 from hippod.team import dormant, memories
 from hippod.team.memories import fetch

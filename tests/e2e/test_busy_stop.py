@@ -5,6 +5,7 @@ was not embedded is embedded then."""
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from e2e.harness import parent_pid, pid_alive
 from e2e.sleep_support import make, plant
 from e2e.stop_support import (
     ACKNOWLEDGED,
@@ -31,6 +33,27 @@ if TYPE_CHECKING:
     from e2e.harness import Hippo
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def planner(daemon: int) -> int | None:
+    """The pid of the daemon's child that plans a sleep, while one runs."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or parent_pid(int(name)) != daemon:
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if b"hippod.store.sleep_process" in argv:
+            return int(name)
+    return None
+
+
+def niceness(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        # Field 19 of proc(5), counted after the command's closing parenthesis (field 2).
+        return int(f.read().rsplit(")", 1)[1].split()[16])
 
 
 @pytest.mark.embeddings
@@ -131,16 +154,22 @@ def test_a_stop_during_a_sleep_plan_cancels_the_sleep_and_keeps_the_store(hippo:
     hippo.ok("remember", ACKNOWLEDGED)
     daemon = hippo.proc
     assert daemon is not None
-    before = db_handles(daemon.pid, hippo.db)
     with hippo.raw(timeout=600) as conn:
         conn.hello()
         conn.send(m.Request(id=1, cwd=hippo.root, body=m.Sleep(no_share=True)))
-        # The plan reads the store through a connection of its own: once it is open, the plan runs.
-        assert hippo.wait_for(lambda: db_handles(daemon.pid, hippo.db) > before, 120)
+        # The plan runs in a child of the daemon, below its priority (planning in a thread held the
+        # interpreter's lock and slowed every request answered meanwhile), reading the store through
+        # a connection of its own: once that is open, the plan runs.
+        assert hippo.wait_for(lambda: planner(daemon.pid) is not None, 120)
+        child = planner(daemon.pid)
+        assert child is not None
+        assert hippo.wait_for(lambda: db_handles(child, hippo.db) > 0, 120)
+        assert niceness(child) == niceness(daemon.pid) + 10
         assert sigterm_gone(hippo) == 0
         while isinstance(frame := conn.recv(), m.Progress):
             pass
         assert isinstance(frame, m.Error), frame
+    assert not pid_alive(child)  # killed and reaped, not left planning
 
     hippo.start()
     assert holds(hippo.db, ACKNOWLEDGED) and memories(hippo.db) == 3001

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from e2e.harness import Hippo
 
 # Memories over a small vocabulary: every pair shares words, so planning (near-copies, conflicts)
-# takes many seconds, many times the client's limit of 4 s of silence below.
-MEMORIES = 8_000
+# takes several seconds (5 at 30,000 on a quiet machine), past the client's limit of 4 s of silence.
+MEMORIES = 40_000
 VOCABULARY = 400
 WORDS_EACH = 12
 
