@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
+
+import msgspec
 
 from hippoctl import hook
 from hippoctl.argcheck import COUNT, SECONDS, Number, UsageError
@@ -28,8 +29,7 @@ class HookUsageError(Exception):
     """The command line cannot be understood."""
 
 
-@dataclass(slots=True)
-class Options:
+class Options(msgspec.Struct):
     include_recent: int = 0
     format: str = "markdown"
     budget: int | None = None

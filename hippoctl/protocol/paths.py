@@ -11,6 +11,7 @@ import os
 import stat
 import sys
 from collections.abc import Mapping
+from typing import Any
 
 APP = "hippo"
 _MAX_SOCKET_PATH = 100
@@ -22,14 +23,25 @@ def home_override(env: Mapping[str, str] = os.environ) -> str | None:
     return os.path.realpath(os.path.expanduser(value)) if value else None
 
 
+def _sha256(data: bytes) -> Any:
+    """SHA-256 from CPython's own module where it has one: `hashlib` loads OpenSSL, ~2 ms of the
+    client's start-up on every hook of a keyed instance."""
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]  # CPython 3.12 and later
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found]  # CPython 3.11
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data)
+
+
 def instance_key(env: Mapping[str, str] = os.environ) -> str:
     """`default`, or the first 12 hex of sha256(realpath of HIPPO_HOME) (daemon.md §2)."""
     home = home_override(env)
     if home is None:
         return "default"
-    import hashlib  # only keyed instances need it; it costs the client ~2 ms to import
-
-    return hashlib.sha256(home.encode()).hexdigest()[:12]
+    return str(_sha256(home.encode()).hexdigest()[:12])
 
 
 def _private_dir_ok(path: str) -> bool:

@@ -21,8 +21,10 @@ CJK_RANGES = (
 )
 _OWNER = re.compile(r"^(user|agent):\S{1,128}$")
 _URI = re.compile(r"^[a-z][a-z0-9+.-]*:")
-# The tokenizer keeps word runs of two or more characters, and lone CJK characters.
-_SEARCH_TERM = re.compile(f"\\w\\w|[{CJK_RANGES}]")
+# The tokenizer keeps word runs of two or more characters, and lone CJK characters. Compiled on first
+# use: the character class costs the client ~1.5 ms to compile, and hooks that send no query never
+# need it.
+_SEARCH_TERM = f"\\w\\w|[{CJK_RANGES}]"
 
 
 def content_problem(text: str) -> str | None:
@@ -66,7 +68,7 @@ def memory_id_problem(value: str | None, what: str = "the memory id") -> str | N
 
 def query_problem(query: str) -> str | None:
     """A query needs at least one searchable word."""
-    if not _SEARCH_TERM.search(query):
+    if not re.search(_SEARCH_TERM, query):
         return "the query has no searchable words"
     return None
 
