@@ -4,8 +4,27 @@ from __future__ import annotations
 
 import ctypes
 import sys
+from collections.abc import Callable
 
 from hippod.recall.terms import stem
+
+
+def _libc_function(name: str) -> Callable[..., int] | None:
+    """A function of the C library on Linux (the process's own symbols hold it), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        found: Callable[..., int] = getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        return None  # a C library without it (musl)
+    return found
+
+
+def trim() -> None:
+    """Return the C heap's free pages to the OS (glibc's malloc_trim; elsewhere a no-op)."""
+    malloc_trim = _libc_function("malloc_trim")
+    if malloc_trim is not None:
+        malloc_trim(0)
 
 
 def give_back() -> None:
@@ -23,10 +42,4 @@ def give_back() -> None:
     uses. Elsewhere (macOS, Windows, musl) that part is a no-op.
     """
     stem.cache_clear()
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        trim = ctypes.CDLL(None).malloc_trim  # the process's own symbols, the C library's among them
-    except (OSError, AttributeError):
-        return  # a C library without malloc_trim
-    trim(0)
+    trim()

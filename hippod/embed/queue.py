@@ -7,7 +7,7 @@ import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
-from hippod import thread_stop
+from hippod import heap, thread_stop
 from hippod.embed.service import Embedder, EmbedService, Settings, embedding_text, text_digest
 from hippod.errors import HippoError
 from hippod.store import embeddings, sqlite_errors
@@ -156,6 +156,7 @@ class EmbedQueue:
             self._task = asyncio.get_running_loop().create_task(self._run(), context=contextvars.Context())
 
     async def _run(self) -> None:
+        embedded = False
         while self._pending or self._resume:
             await asyncio.sleep(COALESCE_SECONDS)
             ids = list(self._pending)
@@ -164,10 +165,12 @@ class EmbedQueue:
             try:
                 if resume:
                     await self._catch_up()
+                    embedded = True
                 if ids:
                     embedder = await self._service.get(self._settings())
                     if embedder is not None:
                         await embed_ids(self._db, embedder, ids, written=self._written)
+                        embedded = True
             except HippoError as exc:
                 # The store's config.json does not parse: its memories wait for the next pass.
                 log.warning("background embedding skipped: %s", exc.message)
@@ -176,6 +179,9 @@ class EmbedQueue:
                     log.exception("background embedding failed for a store")
                 else:  # the request that met it set the store aside and named it
                     log.warning("background embedding skipped: store %s is corrupt (%s)", self._db.path, exc)
+        if embedded:
+            # The model's batches free tens of megabytes that glibc would otherwise keep mapped.
+            await asyncio.to_thread(heap.trim)
 
     async def _catch_up(self) -> None:
         """Embed every memory without a current vector, when a stop left some, then clear the note."""
