@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import threading
 from collections.abc import Callable
+from concurrent.futures import Executor
 from contextvars import ContextVar
 from typing import ParamSpec, TypeVar
 
@@ -28,10 +31,17 @@ class Stopped(Exception):
 
 async def run(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
     """`await asyncio.to_thread(fn, ...)`, whose checkpoints raise Stopped once this is cancelled."""
+    return await run_in(None, fn, *args, **kwargs)
+
+
+async def run_in(executor: Executor | None, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """`run` on a thread of `executor` (the loop's default one for None)."""
     flag = threading.Event()
     token = _FLAG.set(flag)
     try:
-        return await asyncio.to_thread(fn, *args, **kwargs)
+        # As asyncio.to_thread does: the thread runs in a copy of this context, so it sees the flag.
+        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(executor, call)
     except asyncio.CancelledError:
         flag.set()
         raise

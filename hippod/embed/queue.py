@@ -6,8 +6,9 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
-from hippod import heap, thread_stop
+from hippod import heap, priority, thread_stop
 from hippod.embed.service import Embedder, EmbedService, Settings, embedding_text, text_digest
 from hippod.errors import HippoError
 from hippod.store import embeddings, sqlite_errors
@@ -18,6 +19,9 @@ log = logging.getLogger("hippod.embed")
 BATCH = 256
 PAGE = 2048
 COALESCE_SECONDS = 0.2
+# The model runs on one thread of its own, below the daemon's priority: a background pass takes a
+# whole core for minutes, and a recall or a hook's request must not queue behind it for the CPU.
+_BACKGROUND = ThreadPoolExecutor(1, "hippod-embed", initializer=priority.lower_thread)
 
 Progress = Callable[[int, int], Awaitable[None]]
 # Told (model, [(memory id, vector)]) of each batch of vectors, in the transaction that stores
@@ -48,7 +52,7 @@ async def _embed(
     `written` is told what is being stored.
     """
     # The model's batches check for a cancel: a stopping daemon does not wait for all of them.
-    blobs = await thread_stop.run(embedder.embed, [text for _, text, _ in todo])
+    blobs = await thread_stop.run_in(_BACKGROUND, embedder.embed, [text for _, text, _ in todo])
     rows = [(memory_id, blob, digest) for (memory_id, _, digest), blob in zip(todo, blobs, strict=True)]
     async with db.transaction() as conn:
         await embeddings.upsert(conn, embedder.model, embedder.dim, rows)

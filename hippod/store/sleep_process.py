@@ -2,10 +2,10 @@
 
 Planning a large store is seconds of pure Python and scipy that hold the interpreter's lock. In a
 thread of the daemon it slowed every request answered meanwhile, the per-prompt hook included,
-several times over. So the daemon starts this module as a child (`python -m`), at a lower CPU
-priority, hands it the store's path and the plan's settings on stdin, and reads the plan back on
-stdout. The child only reads: it opens its own read-only snapshot of the store, as the planning
-thread did, and every write stays in the daemon's one transaction.
+several times over. So the daemon starts this module as a child (`python -m`), hands it the store's
+path and the plan's settings on stdin, and reads the plan back on stdout; the child runs below the
+daemon's priority (priority.py). The child only reads: it opens its own read-only snapshot of the
+store, as the planning thread did, and every write stays in the daemon's one transaction.
 
 Both sides speak pickle: the plan is the daemon's own data (records and dataclasses), going from
 one of its processes to another through a pipe nobody else holds.
@@ -14,14 +14,13 @@ one of its processes to another through a pipe nobody else holds.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import pickle
 import sys
 from collections.abc import Callable, Sequence
 
-from hippod import subprocesses
+from hippod import priority, subprocesses
 from hippod.errors import HippoError
 from hippod.lifecycle.sleep_plan import Plan, Settings, plan
 from hippod.store.sleep_snapshot import SnapshotReader
@@ -30,8 +29,6 @@ log = logging.getLogger("hippod.sleep")
 
 # A first sleep of a million memories plans in minutes; nothing sensible takes an hour.
 TIMEOUT = 3600.0
-# Below the daemon and the hooks it answers, but not starved on a busy machine.
-NICENESS = 10
 FAILED = "sleep_failed"
 
 # A plan with what tells later whether it still holds: the marks of the rows it read and the
@@ -79,15 +76,7 @@ async def plan_in_child(path: str, settings: Settings, new_id: Callable[[], str]
 
 def main() -> int:
     """The child: read (path, settings, new_id) on stdin, write the pickled plan on stdout."""
-    if hasattr(os, "nice"):
-        with contextlib.suppress(OSError):
-            os.nice(NICENESS)
-    else:  # Windows: the same, as a priority class.
-        import ctypes
-
-        below_normal = 0x4000
-        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
-        kernel32.SetPriorityClass(kernel32.GetCurrentProcess(), below_normal)
+    priority.lower_process()
     path, settings, new_id = pickle.loads(sys.stdin.buffer.read())
     planned = plan_snapshot(path, settings, new_id)
     sys.stdout.buffer.write(pickle.dumps(planned, protocol=pickle.HIGHEST_PROTOCOL))

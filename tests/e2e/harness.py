@@ -66,6 +66,23 @@ def parent_pid(pid: int) -> int | None:
         return None
 
 
+def niceness(pid: int, thread: int | None = None) -> int:
+    """The niceness of a process, or of one of its threads (field 19 of proc(5))."""
+    path = f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat"
+    with open(path, encoding="ascii", errors="replace") as handle:
+        # Counted after the command's closing parenthesis, which ends field 2.
+        return int(handle.read().rsplit(")", 1)[1].split()[16])
+
+
+def thread_niceness(pid: int) -> list[int]:
+    """The niceness of each thread of a live process."""
+    found = []
+    for name in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):
+            found.append(niceness(pid, int(name)))
+    return found
+
+
 def _proc_env(pid: int) -> dict[str, str]:
     try:
         raw = Path(f"/proc/{pid}/environ").read_bytes()

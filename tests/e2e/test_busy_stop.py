@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from e2e.harness import parent_pid, pid_alive
+from e2e.harness import niceness, parent_pid, pid_alive
 from e2e.sleep_support import make, plant
 from e2e.stop_support import (
     ACKNOWLEDGED,
@@ -48,12 +48,6 @@ def planner(daemon: int) -> int | None:
         if b"hippod.store.sleep_process" in argv:
             return int(name)
     return None
-
-
-def niceness(pid: int) -> int:
-    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-        # Field 19 of proc(5), counted after the command's closing parenthesis (field 2).
-        return int(f.read().rsplit(")", 1)[1].split()[16])
 
 
 @pytest.mark.embeddings
