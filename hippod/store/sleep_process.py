@@ -2,7 +2,7 @@
 
 Planning a large store is seconds of pure Python and scipy that hold the interpreter's lock. In a
 thread of the daemon it slowed every request answered meanwhile, the per-prompt hook included,
-several times over. So the daemon starts this module as a child (`python -m`), hands it the store's
+several times over. So the daemon starts this module's `main` in a child process, hands it the store's
 path and the plan's settings on stdin, and reads the plan back on stdout; the child runs below the
 daemon's priority (priority.py). The child only reads: it opens its own read-only snapshot of the
 store, as the planning thread did, and every write stays in the daemon's one transaction.
@@ -44,14 +44,21 @@ def plan_snapshot(path: str, settings: Settings, new_id: Callable[[], str]) -> P
         return result, source.marks, statuses
 
 
-def _child_env() -> dict[str, str]:
-    """The daemon's environment, with this very copy of hippod first on the child's import path."""
+def _child_argv() -> list[str]:
+    """The child's command: this very copy of hippod, whatever the folder the daemon runs in.
+
+    `-P` keeps the working folder off the import path (a `hippod` folder there must not be run);
+    the folder holding this hippod is added when the child's interpreter would not find it by
+    itself (a source checkout), and never ahead of the standard library otherwise.
+    """
     import hippod
 
-    env = dict(os.environ)
     here = os.path.dirname(os.path.dirname(os.path.abspath(hippod.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
-    return env
+    boot = (
+        f"import sys; here = {here!r}; sys.path.insert(0, here) if here not in sys.path else None; "
+        f"from {__name__} import main; sys.exit(main())"
+    )
+    return [sys.executable, "-P", "-c", boot]
 
 
 async def plan_in_child(path: str, settings: Settings, new_id: Callable[[], str]) -> Planned:
@@ -61,8 +68,7 @@ async def plan_in_child(path: str, settings: Settings, new_id: Callable[[], str]
     caller kills the child. A child that fails raises HippoError(sleep_failed) naming why.
     """
     sent = pickle.dumps((path, settings, new_id), protocol=pickle.HIGHEST_PROTOCOL)
-    argv = [sys.executable, "-m", __name__]
-    done = await subprocesses.run(argv, timeout=TIMEOUT, env=_child_env(), stdin=sent)
+    done = await subprocesses.run(_child_argv(), timeout=TIMEOUT, stdin=sent)
     if done.returncode != 0:
         why = done.err.decode("utf-8", "replace").strip()
         log.error("sleep's planner for %s exited with %d:\n%s", path, done.returncode, why)
@@ -82,7 +88,3 @@ def main() -> int:
     sys.stdout.buffer.write(pickle.dumps(planned, protocol=pickle.HIGHEST_PROTOCOL))
     sys.stdout.buffer.flush()
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
