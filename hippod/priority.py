@@ -38,5 +38,8 @@ def lower_thread() -> None:
         kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
         kernel32.SetThreadPriority(kernel32.GetCurrentThread(), _THREAD_BELOW_NORMAL)
     elif sys.platform.startswith("linux"):
+        thread = threading.get_native_id()
         with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
+            # Relative to where the thread stands, as os.nice is for a process; 19 is the lowest.
+            now = os.getpriority(os.PRIO_PROCESS, thread)
+            os.setpriority(os.PRIO_PROCESS, thread, min(19, now + NICENESS))

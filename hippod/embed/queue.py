@@ -160,6 +160,14 @@ class EmbedQueue:
             self._task = asyncio.get_running_loop().create_task(self._run(), context=contextvars.Context())
 
     async def _run(self) -> None:
+        # Memories queued while the heap is trimmed find this task still running: loop for them.
+        while self._pending or self._resume:
+            if await self._embed_pending():
+                # The model's batches free tens of megabytes that glibc would otherwise keep mapped.
+                await asyncio.to_thread(heap.trim)
+
+    async def _embed_pending(self) -> bool:
+        """Embed what is queued until nothing is; whether anything was embedded."""
         embedded = False
         while self._pending or self._resume:
             await asyncio.sleep(COALESCE_SECONDS)
@@ -168,13 +176,12 @@ class EmbedQueue:
             resume, self._resume = self._resume, False
             try:
                 if resume:
-                    await self._catch_up()
-                    embedded = True
+                    embedded = await self._catch_up() or embedded
                 if ids:
                     embedder = await self._service.get(self._settings())
                     if embedder is not None:
-                        await embed_ids(self._db, embedder, ids, written=self._written)
-                        embedded = True
+                        made = await embed_ids(self._db, embedder, ids, written=self._written)
+                        embedded = embedded or bool(made)
             except HippoError as exc:
                 # The store's config.json does not parse: its memories wait for the next pass.
                 log.warning("background embedding skipped: %s", exc.message)
@@ -183,23 +190,23 @@ class EmbedQueue:
                     log.exception("background embedding failed for a store")
                 else:  # the request that met it set the store aside and named it
                     log.warning("background embedding skipped: store %s is corrupt (%s)", self._db.path, exc)
-        if embedded:
-            # The model's batches free tens of megabytes that glibc would otherwise keep mapped.
-            await asyncio.to_thread(heap.trim)
+        return embedded
 
-    async def _catch_up(self) -> None:
-        """Embed every memory without a current vector, when a stop left some, then clear the note."""
+    async def _catch_up(self) -> bool:
+        """Embed every memory without a current vector, when a stop left some, then clear the note;
+        whether it embedded any."""
         settings = self._settings()
         if self._service.missing(settings) or not await embeddings.unfinished(self._db.reader):
-            return
+            return False
         embedder = await self._service.get(settings)
         if embedder is None:
-            return
+            return False
         log.info("embedding the memories of %s that the last stop left without a vector", self._db.path)
         before, total = await scan(self._db, embedder, write=True, written=self._written)
         async with self._db.transaction() as conn:
             await embeddings.set_unfinished(conn, False)
         log.info("embedded %d memories of %s (%d in all)", total - before, self._db.path, total)
+        return total > before
 
     def left_some(self) -> None:
         """Memories of the store were left without a vector by a cancelled `embed` request: the

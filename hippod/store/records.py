@@ -86,6 +86,12 @@ class Memory:
     legacy_base: bool = False
     updated_at: str = ""
 
+    def __reduce__(self) -> tuple[type[Memory], tuple[object, ...]]:
+        """Pickled as its class and its fields in order (a sleep's plan comes from its planning
+        process this way): rebuilt through __init__, a memory takes a fifth of the time the default
+        takes, and the daemon's other threads get the interpreter between memories."""
+        return (Memory, tuple(getattr(self, name) for name in COLUMNS))
+
     def strength_at(
         self,
         now: datetime,

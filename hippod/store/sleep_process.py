@@ -14,11 +14,15 @@ one of its processes to another through a pipe nobody else holds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import os
 import pickle
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from hippod import priority, subprocesses
 from hippod.errors import HippoError
@@ -48,43 +52,101 @@ def _child_argv() -> list[str]:
     """The child's command: this very copy of hippod, whatever the folder the daemon runs in.
 
     `-P` keeps the working folder off the import path (a `hippod` folder there must not be run);
-    the folder holding this hippod is added when the child's interpreter would not find it by
-    itself (a source checkout), and never ahead of the standard library otherwise.
+    the folder holding this hippod goes first only when the child would not find this copy by
+    itself (a source checkout run without installing it).
     """
     import hippod
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(hippod.__file__)))
     boot = (
-        f"import sys; here = {here!r}; sys.path.insert(0, here) if here not in sys.path else None; "
+        f"import importlib.util, sys; here = {here!r}; found = importlib.util.find_spec('hippod'); "
+        "sys.path.insert(0, here) if found is None or not (found.origin or '').startswith(here) else None; "
         f"from {__name__} import main; sys.exit(main())"
     )
     return [sys.executable, "-P", "-c", boot]
+
+
+def _unpickle(data: bytes) -> Any:
+    """pickle.loads with the cyclic collector off: a plan is hundreds of thousands of small objects
+    in no cycle, which collections triggered as they arrive would walk again and again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(data)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _sqlite_error(name: str, errorname: str, errorcode: int, message: str) -> sqlite3.Error:
+    """The child's SQLite error, raised again in the daemon: a corrupt store is then set aside and
+    named as when any other request meets it (StoreRegistry.corrupt_error)."""
+    kind = getattr(sqlite3, name, sqlite3.DatabaseError)
+    if not (isinstance(kind, type) and issubclass(kind, sqlite3.Error)):
+        kind = sqlite3.DatabaseError
+    error: sqlite3.Error = kind(message)
+    error.sqlite_errorname = errorname
+    error.sqlite_errorcode = errorcode
+    return error
 
 
 async def plan_in_child(path: str, settings: Settings, new_id: Callable[[], str]) -> Planned:
     """What `plan_snapshot(path, settings, new_id)` returns, computed by a child process.
 
     `new_id` goes by reference (pickle): a function at the top level of a module. Cancelling the
-    caller kills the child. A child that fails raises HippoError(sleep_failed) naming why.
+    caller kills the child. A SQLite error of the child's is raised again here; any other failure
+    raises HippoError(sleep_failed) naming it in one line.
     """
-    sent = pickle.dumps((path, settings, new_id), protocol=pickle.HIGHEST_PROTOCOL)
-    done = await subprocesses.run(_child_argv(), timeout=TIMEOUT, stdin=sent)
-    if done.returncode != 0:
+    sent = pickle.dumps((path, settings, new_id, os.getpid()), protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        done = await subprocesses.run(_child_argv(), timeout=TIMEOUT, stdin=sent)
+    except TimeoutError:
+        raise HippoError(FAILED, f"sleep could not plan {path}: its planner ran past {TIMEOUT:g} s") from None
+    if done.returncode != 0 or not done.out:
         why = done.err.decode("utf-8", "replace").strip()
         log.error("sleep's planner for %s exited with %d:\n%s", path, done.returncode, why)
         last = why.splitlines()[-1] if why else "no message"
         message = f"sleep could not plan {path}: its planner exited with {done.returncode} ({last})"
         raise HippoError(FAILED, message)
-    # Unpickling a large plan takes a while: not on the loop.
-    planned: Planned = await asyncio.to_thread(pickle.loads, done.out)
+    # Reading a large plan back takes a while: not on the loop.
+    outcome = await asyncio.to_thread(_unpickle, done.out)
+    if outcome[0] == "sqlite":
+        raise _sqlite_error(*outcome[1:])
+    planned: Planned = outcome[1]
     return planned
 
 
+def _die_with(parent: int) -> None:
+    """End this process when the daemon that started it dies, however it dies (Linux; elsewhere
+    the planner runs to its end and its plan is dropped)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    set_death_signal = 1  # PR_SET_PDEATHSIG
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(set_death_signal, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the call above
+        os._exit(1)
+
+
 def main() -> int:
-    """The child: read (path, settings, new_id) on stdin, write the pickled plan on stdout."""
+    """The child: read (path, settings, new_id, daemon pid) on stdin, write the outcome on stdout:
+    ("plan", the plan) or ("sqlite", the error's class name, its SQLite name and code, message)."""
+    # The plan goes down a copy of stdout; anything else printed lands on stderr, never in it.
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     priority.lower_process()
-    path, settings, new_id = pickle.loads(sys.stdin.buffer.read())
-    planned = plan_snapshot(path, settings, new_id)
-    sys.stdout.buffer.write(pickle.dumps(planned, protocol=pickle.HIGHEST_PROTOCOL))
-    sys.stdout.buffer.flush()
-    return 0
+    path, settings, new_id, parent = pickle.loads(sys.stdin.buffer.read())
+    _die_with(parent)
+    outcome: tuple[Any, ...]
+    try:
+        outcome = ("plan", plan_snapshot(path, settings, new_id))
+    except sqlite3.Error as exc:
+        errorname, errorcode = getattr(exc, "sqlite_errorname", ""), getattr(exc, "sqlite_errorcode", 0)
+        outcome = ("sqlite", type(exc).__name__, errorname, errorcode, str(exc))
+    pickle.dump(outcome, out, protocol=pickle.HIGHEST_PROTOCOL)
+    out.flush()
+    # Tearing the plan's objects down would take the daemon's wait for the exit with it.
+    os._exit(0)

@@ -10,7 +10,7 @@ Blocking sqlite3 code: open, use and close a SnapshotReader in one worker thread
 
 from __future__ import annotations
 
-import zlib
+import hashlib
 from array import array
 from collections.abc import Iterator, Sequence
 
@@ -28,10 +28,10 @@ def row_mark(memory_id: str, updated_at: str) -> int:
     """A number standing for one memory as it was read (its id and updated_at), for `changed_since`.
 
     The same in every process (the plan's child computes them, the daemon checks them), so not
-    `hash()`, which each process seeds anew: a signed 64-bit number of the two CRC-32s.
+    `hash()`, which each process seeds anew: the first 8 bytes of the pair's BLAKE2b, signed.
     """
-    mark = zlib.crc32(memory_id.encode()) << 32 | zlib.crc32(updated_at.encode())
-    return mark - (1 << 64) if mark >= 1 << 63 else mark
+    digest = hashlib.blake2b(f"{memory_id}\0{updated_at}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
 
 
 class SnapshotReader(ReadView):

@@ -168,3 +168,15 @@ def test_a_stop_during_a_sleep_plan_cancels_the_sleep_and_keeps_the_store(hippo:
     hippo.start()
     assert holds(hippo.db, ACKNOWLEDGED) and memories(hippo.db) == 3001
     assert hippo.json("status")["stores"][0]["sleep_count"] == 0  # nothing of the sleep was written
+
+    # A daemon killed outright takes its planner with it.
+    daemon = hippo.proc
+    assert daemon is not None
+    with hippo.raw(timeout=600) as conn:
+        conn.hello()
+        conn.send(m.Request(id=1, cwd=hippo.root, body=m.Sleep(no_share=True)))
+        assert hippo.wait_for(lambda: planner(daemon.pid) is not None, 120)
+        child = planner(daemon.pid)
+        assert child is not None
+        hippo.kill()
+    assert hippo.wait_for(lambda: not pid_alive(child), 30)

@@ -4,16 +4,23 @@ named in one line (store/sleep_process.py)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
+import pickle
+import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
+from e2e.sleep_support import make
 
 from hippod.errors import HippoError
 from hippod.lifecycle.merge import new_semantic_id
 from hippod.lifecycle.sleep_plan import Settings
+from hippod.store import sqlite_errors
+from hippod.store.records import COLUMNS, Memory
 from hippod.store.sleep_process import FAILED, plan_in_child
 from hippod.store.sleep_snapshot import row_mark
 
@@ -30,13 +37,30 @@ def test_a_row_mark_is_the_same_in_every_process() -> None:
     assert row_mark(*row) != row_mark(row[0], "2026-03-01T09:00:01.000Z")
 
 
-def test_a_planner_that_fails_is_named_in_one_line(tmp_path: os.PathLike[str]) -> None:
-    missing = os.path.join(os.fspath(tmp_path), "gone", "hippo.db")
-    settings = Settings(now=datetime(2026, 3, 1, tzinfo=UTC))
+def test_a_planner_that_fails_is_named_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(HippoError) as caught:
-        asyncio.run(plan_in_child(missing, settings, new_semantic_id))
+        asyncio.run(plan_in_child(str(tmp_path / "hippo.db"), None, new_semantic_id))  # type: ignore[arg-type]
     assert caught.value.code == FAILED
     message = caught.value.message
     assert "\n" not in message
-    assert message.startswith(f"sleep could not plan {missing}: its planner exited with 1")
-    assert "unable to open database file" in message
+    assert message.startswith(f"sleep could not plan {tmp_path / 'hippo.db'}: its planner exited with 1 (")
+    assert "AttributeError" in message
+
+
+def test_a_corrupt_store_met_by_the_planner_is_named_corrupt(tmp_path: Path) -> None:
+    # The daemon sets a corrupt store aside when a request meets its error: the planner's must reach
+    # it as the SQLite error it is.
+    junk = tmp_path / "hippo.db"
+    junk.write_bytes(b"not a database, " * 512)
+    settings = Settings(now=datetime(2026, 3, 1, tzinfo=UTC))
+    with pytest.raises(sqlite3.DatabaseError) as caught:
+        asyncio.run(plan_in_child(str(junk), settings, new_semantic_id))
+    assert sqlite_errors.is_corrupt(caught.value)
+    assert "file is not a database" in str(caught.value)
+
+
+def test_a_memory_pickles_as_its_fields_in_column_order() -> None:
+    assert tuple(f.name for f in dataclasses.fields(Memory)) == COLUMNS
+    memory = make("the deploy needs the VPN", tags=["ops"], parents=["mem_1"], outcome_score=2)
+    again = pickle.loads(pickle.dumps(memory))
+    assert again == memory and again is not memory
