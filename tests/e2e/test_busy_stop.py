@@ -30,7 +30,7 @@ from e2e.stop_support import (
 from hippoctl.protocol import messages as m
 
 if TYPE_CHECKING:
-    from e2e.harness import Hippo
+    from e2e.harness import Hippo, RawConn
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -137,6 +137,18 @@ def test_daemon_stop_during_an_import_rolls_it_back_and_tells_its_client(hippo: 
     assert holds(hippo.db, ACKNOWLEDGED) and memories(hippo.db) == 1  # the import was rolled back whole
 
 
+def _planning(hippo: Hippo, conn: RawConn) -> tuple[int, int]:
+    """Ask for a sleep on `conn` and wait until its planner runs: (the daemon's pid, the planner's)."""
+    daemon = hippo.proc
+    assert daemon is not None
+    conn.hello()
+    conn.send(m.Request(id=1, cwd=hippo.root, body=m.Sleep(no_share=True)))
+    assert hippo.wait_for(lambda: planner(daemon.pid) is not None, 120)
+    child = planner(daemon.pid)
+    assert child is not None
+    return daemon.pid, child
+
+
 @linux_only
 def test_a_stop_during_a_sleep_plan_cancels_the_sleep_and_keeps_the_store(hippo: Hippo) -> None:
     configure(hippo)
@@ -146,19 +158,13 @@ def test_a_stop_during_a_sleep_plan_cancels_the_sleep_and_keeps_the_store(hippo:
     plant(hippo.db, [make(" ".join(rng.choices(vocabulary, k=400))) for _ in range(3000)])
     hippo.start()
     hippo.ok("remember", ACKNOWLEDGED)
-    daemon = hippo.proc
-    assert daemon is not None
     with hippo.raw(timeout=600) as conn:
-        conn.hello()
-        conn.send(m.Request(id=1, cwd=hippo.root, body=m.Sleep(no_share=True)))
+        daemon, child = _planning(hippo, conn)
         # The plan runs in a child of the daemon, below its priority (planning in a thread held the
         # interpreter's lock and slowed every request answered meanwhile), reading the store through
         # a connection of its own: once that is open, the plan runs.
-        assert hippo.wait_for(lambda: planner(daemon.pid) is not None, 120)
-        child = planner(daemon.pid)
-        assert child is not None
         assert hippo.wait_for(lambda: db_handles(child, hippo.db) > 0, 120)
-        assert niceness(child) == niceness(daemon.pid) + 10
+        assert niceness(child) == niceness(daemon) + 10
         assert sigterm_gone(hippo) == 0
         while isinstance(frame := conn.recv(), m.Progress):
             pass
@@ -170,13 +176,7 @@ def test_a_stop_during_a_sleep_plan_cancels_the_sleep_and_keeps_the_store(hippo:
     assert hippo.json("status")["stores"][0]["sleep_count"] == 0  # nothing of the sleep was written
 
     # A daemon killed outright takes its planner with it.
-    daemon = hippo.proc
-    assert daemon is not None
     with hippo.raw(timeout=600) as conn:
-        conn.hello()
-        conn.send(m.Request(id=1, cwd=hippo.root, body=m.Sleep(no_share=True)))
-        assert hippo.wait_for(lambda: planner(daemon.pid) is not None, 120)
-        child = planner(daemon.pid)
-        assert child is not None
+        _, child = _planning(hippo, conn)
         hippo.kill()
     assert hippo.wait_for(lambda: not pid_alive(child), 30)
