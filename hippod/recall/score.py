@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hippod.clock import days_between, parse_iso
+from hippod.lifecycle.strength import live_strength
 from hippod.recall.bm25 import bm25_parts
 from hippod.recall.proximity import proximity, query_pairs
 from hippod.recall.terms import stem
@@ -222,6 +223,11 @@ def score_candidates(
     ]
     best = max(lifted)
     sims = cosines if cosines is not None else [None] * len(candidates)
+    now, loss_aversion = ctx.now, ctx.loss_aversion
+    by_tags = _TagFactors(ctx.cwd_path_tags, ctx.active_scope)
+    # Days from each timestamp to now, parsed once: a memory never retrieved was last retrieved when
+    # it was created, and the memories one recall returned share the moment it strengthened them.
+    ages: dict[str, float] = {}
     results: list[Scored] = []
     for memory, parts_of, bm25, together, own, position, cosine, neighbour in zip(
         candidates, shares, raw, with_pairs, lifted, positions, sims, near, strict=True
@@ -235,16 +241,32 @@ def score_candidates(
             base = (1.0 - hybrid_weight) * norm + hybrid_weight * max(0.0, cosine or 0.0)
         if base <= 0:
             continue
-        parts = memory.strength_at(ctx.now, ctx.loss_aversion)
-        strength = parts.strength
+        # memory.strength_at(now, loss_aversion), less the parts recall does not read.
+        retrieved = ages.get(memory.last_retrieved)
+        if retrieved is None:
+            retrieved = ages[memory.last_retrieved] = days_between(memory.last_retrieved, now)
+        created = ages.get(memory.created)
+        if created is None:
+            created = ages[memory.created] = days_between(memory.created, now)
+        strength = live_strength(
+            retrieved,
+            memory.half_life_days,
+            memory.outcome_positive,
+            memory.outcome_negative,
+            memory.retrieval_count,
+            memory.emotional_valence,
+            memory.pinned,
+            loss_aversion,
+        )
+        decision, path, scope, extracted = by_tags(memory.tags)
         multipliers = {
             "strength": strength_multiplier(strength),
-            "recency": recency_multiplier(days_between(memory.created, ctx.now)),
-            "decision": decision_multiplier(memory.tags),
-            "path": path_multiplier(memory.tags, ctx.cwd_path_tags),
+            "recency": recency_multiplier(created),
+            "decision": decision,
+            "path": path,
             "outcome": outcome_multiplier(memory.outcome_positive, memory.outcome_negative),
-            "scope": scope_multiplier(memory.tags, ctx.active_scope),
-            "extracted": extracted_multiplier(memory.tags),
+            "scope": scope,
+            "extracted": extracted,
             "temporal": temporal_multiplier(direction, position),
         }
         if cosines is None and together != bm25:
@@ -261,7 +283,7 @@ def score_candidates(
                 bm25,
                 base,
                 strength,
-                parts.days,
+                retrieved,
                 list(parts_of),  # the distinct query terms it holds, in query order
                 multipliers,
                 bm25_norm=norm,
@@ -269,6 +291,28 @@ def score_candidates(
             )
         )
     return results
+
+
+class _TagFactors:
+    """The multipliers that read only a memory's tags (decision, path, scope, extracted), worked out
+    once per distinct list of tags: the candidates of a project share a handful of them."""
+
+    def __init__(self, cwd_path_tags: Sequence[str], active_scope: str | None) -> None:
+        self._cwd_path_tags = cwd_path_tags
+        self._active_scope = active_scope
+        self._known: dict[tuple[str, ...], tuple[float, float, float, float]] = {}
+
+    def __call__(self, tags: Sequence[str]) -> tuple[float, float, float, float]:
+        key = tuple(tags)
+        found = self._known.get(key)
+        if found is None:
+            found = self._known[key] = (
+                decision_multiplier(tags),
+                path_multiplier(tags, self._cwd_path_tags),
+                scope_multiplier(tags, self._active_scope),
+                extracted_multiplier(tags),
+            )
+        return found
 
 
 def _stamps(candidates: Sequence[Memory]) -> list[float]:
