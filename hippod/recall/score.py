@@ -114,18 +114,20 @@ def neighbour_lift(
             stamps[i] = parse_iso(created[i]).timestamp()
         return stamps[i]
 
-    best: list[float] = []
+    best = [0.0] * len(rowids)
     for i, row in enumerate(rowids):
+        before, after = by_row.get(row - 1), by_row.get(row + 1)
+        if before is None and after is None:
+            continue  # most candidates: no neighbour among them
         found = 0.0
-        for near in (row - 1, row + 1):
-            j = by_row.get(near)
+        for j in (before, after):
             if (
                 j is not None
                 and sessions[j] == sessions[i]
                 and abs(stamp(j) - stamp(i)) <= CONTEXT_WINDOW_SECONDS
             ):
                 found = max(found, sum(v for t, v in shares[j].items() if t not in present[i]))
-        best.append(found)
+        best[i] = found
     return best
 
 
@@ -210,7 +212,10 @@ def score_candidates(
     else:
         with_pairs = raw
     direction = temporal_direction(query_tokens)
-    positions = _created_positions(candidates) if direction else [0.5] * len(candidates)
+    if direction:
+        temporal = [temporal_multiplier(direction, at) for at in _created_positions(candidates)]
+    else:
+        temporal = [1.0] * len(candidates)
     if rowids is None:
         near = [0.0] * len(candidates)
     else:
@@ -218,8 +223,10 @@ def score_candidates(
         held = [parts.keys() for parts in shares]
         sessions = [c.source_session_id for c in candidates]
         near = neighbour_lift(shares, held, rowids, sessions, [c.created for c in candidates])
+    # Without a neighbour's lift the context multiplier is 1.0: own x 1.0 is own.
     lifted = [
-        own * context_multiplier(own, n) if own > 0 else 0.0 for own, n in zip(with_pairs, near, strict=True)
+        (own * context_multiplier(own, n) if n > 0 else own) if own > 0 else 0.0
+        for own, n in zip(with_pairs, near, strict=True)
     ]
     best = max(lifted)
     sims = cosines if cosines is not None else [None] * len(candidates)
@@ -229,8 +236,8 @@ def score_candidates(
     # it was created, and the memories one recall returned share the moment it strengthened them.
     ages: dict[str, float] = {}
     results: list[Scored] = []
-    for memory, parts_of, bm25, together, own, position, cosine, neighbour in zip(
-        candidates, shares, raw, with_pairs, lifted, positions, sims, near, strict=True
+    for memory, parts_of, bm25, together, own, in_time, cosine, neighbour in zip(
+        candidates, shares, raw, with_pairs, lifted, temporal, sims, near, strict=True
     ):
         norm = own / best if best > 0 else 0.0
         if cosines is None:
@@ -267,7 +274,7 @@ def score_candidates(
             "outcome": outcome_multiplier(memory.outcome_positive, memory.outcome_negative),
             "scope": scope,
             "extracted": extracted,
-            "temporal": temporal_multiplier(direction, position),
+            "temporal": in_time,
         }
         if cosines is None and together != bm25:
             multipliers["proximity"] = together / bm25
@@ -286,8 +293,9 @@ def score_candidates(
                 retrieved,
                 list(parts_of),  # the distinct query terms it holds, in query order
                 multipliers,
-                bm25_norm=norm,
-                cosine=cosine,
+                "local",
+                norm,
+                cosine,
             )
         )
     return results
