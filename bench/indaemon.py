@@ -29,6 +29,7 @@ import hippod.handlers.recall_store as recall_store
 import hippod.store.memories as memories_module
 import hippod.store.mirrors as mirrors_module
 from hippoctl.protocol import messages as m
+from hippod import gc_policy
 from hippod.app import new_state
 from hippod.dispatch import dispatch
 from hippod.request import RequestContext
@@ -80,6 +81,7 @@ async def _open_state(sb: Sandbox) -> DaemonState:
     # Opening a store checks every mirror against the database (20 s at 100k, on a thread); a
     # running daemon did that long ago, so the timings start once it is done.
     await store.mirrors.flush_now()
+    gc_policy.tune()  # as the daemon does once it serves
     return state
 
 

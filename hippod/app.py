@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from hippod import clock, daemon_state, file_limits, instance, spool_replay, start_heal
+from hippod import clock, daemon_state, file_limits, gc_policy, instance, spool_replay, start_heal
 from hippod.auto_sleep import AutoSleep
 from hippod.errors import HippoError
 from hippod.handlers import serve as serve_handler
@@ -126,6 +126,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
         bound = _identity(state.socket)
     log.info("listening on %s (pid %d)", state.socket, state.pid)
     notify("READY=1")
+    gc_policy.tune()
     state.watcher = start_watchers(state, config)
     if not team_dsn:
         # A laptop: what it queued for its team server goes out from now on (a team server has none).

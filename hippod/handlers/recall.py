@@ -192,7 +192,9 @@ async def recall(
 
     ids = [s.memory.id for s in ranked]
     contents = [s.memory.content for s in ranked]
-    floors = [tokens_of(render.block_floor(s.memory.id, s.memory.content) + 2) for s in ranked]
+    # Each item's block_floor and the blank line after it: the block's fixed part, then its own.
+    fixed = render.block_floor("", "") + 2
+    floors = [tokens_of(fixed + len(i) + len(c)) for i, c in zip(ids, contents, strict=True)]
     heading = tokens(render.reserved_heading(body.query) + "\n\n")
     min_results = max(0, body.min_results)
     packed = pack(

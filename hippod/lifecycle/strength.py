@@ -100,6 +100,34 @@ def strength_parts(
     return StrengthParts(value, days, rf, hl_eff, decay, boost, emo, pen)
 
 
+def live_strength(
+    days: float,
+    half_life_days: float,
+    pos: int,
+    neg: int,
+    retrieval_count: int,
+    valence: str,
+    pinned: bool,
+    loss_aversion: float = 1.0,
+) -> float:
+    """`strength_parts(...).strength`, without the parts: recall computes it for every candidate, and
+    the keyword call and the parts' object cost more than the arithmetic. The same operations in the
+    same order, so the same value to the bit (tests/unit/test_unit_strength.py checks every case)."""
+    if pos or neg:
+        rf = reward_factor(pos, neg)
+        pen = penalty(pos, neg)
+    else:
+        rf = pen = 1.0
+    hl_eff = half_life_days * rf
+    decay = 0.0 if hl_eff <= 0 else 0.5 ** (max(0.0, days) / hl_eff)
+    boost = 1.0 + 0.1 * math.log2(retrieval_count + 1) if retrieval_count else 1.0
+    emo = 1.0 if valence == "neutral" else valence_multiplier(valence, loss_aversion)
+    value = min(1.0, max(0.0, decay * boost * emo)) * pen
+    if pinned:
+        return 1.0
+    return 0.0 if math.isnan(value) else value
+
+
 def strength(
     *,
     days: float,
@@ -112,16 +140,7 @@ def strength(
     loss_aversion: float = 1.0,
 ) -> float:
     """Live strength in [0, 1] (memory-model.md §7, clock basis)."""
-    return strength_parts(
-        days=days,
-        half_life_days=half_life_days,
-        pos=pos,
-        neg=neg,
-        retrieval_count=retrieval_count,
-        valence=valence,
-        pinned=pinned,
-        loss_aversion=loss_aversion,
-    ).strength
+    return live_strength(days, half_life_days, pos, neg, retrieval_count, valence, pinned, loss_aversion)
 
 
 def live_strengths(rows: Iterable[tuple[Any, ...]], now: datetime, loss_aversion: float = 1.0) -> list[float]:

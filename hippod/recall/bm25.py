@@ -40,17 +40,25 @@ def bm25_parts(
     n = len(docs)
     if n == 0:
         return [], {}
-    avgdl = sum(map(len, docs)) / n or 1.0
+    lengths = list(map(len, docs))
+    avgdl = sum(lengths) / n or 1.0
     repeats = Counter(query)
-    # Only the query's terms are counted in each doc, in query order: recall scores 200 docs per
+    # Only the query's terms are counted, term by term over the docs: recall scores 200 docs per
     # store and a doc shares one or two terms with a short query, so a Counter of every doc is waste.
     # list.count runs in C: a few of them are cheaper than a set of the doc.
-    found = [{t: tf for t in repeats if (tf := doc.count(t))} for doc in docs]
-    weights = term_idfs(repeats, found, rows, hits)
+    counts = {t: [doc.count(t) for doc in docs] for t in repeats}
+    weights = _idfs({t: n - tfs.count(0) for t, tfs in counts.items()}, n, rows, hits)
+    # A share is repeats x weight x tf x (K1 + 1) / (tf + norm), multiplied in that order.
+    terms = [(t, tfs, repeats[t] * weights[t]) for t, tfs in counts.items()]
     parts: list[dict[str, float]] = []
-    for doc, tf_map in zip(docs, found, strict=True):
-        norm = K1 * (1.0 - B + B * len(doc) / avgdl)
-        parts.append({q: repeats[q] * weights[q] * tf * (K1 + 1.0) / (tf + norm) for q, tf in tf_map.items()})
+    for i, length in enumerate(lengths):
+        norm = K1 * (1.0 - B + B * length / avgdl)
+        held: dict[str, float] = {}
+        for t, tfs, weight in terms:
+            tf = tfs[i]
+            if tf:
+                held[t] = weight * tf * (K1 + 1.0) / (tf + norm)
+        parts.append(held)
     return parts, weights
 
 
@@ -70,14 +78,18 @@ def term_idfs(
     sinks out of the top; by the store's alone, the words that tell the candidates apart count for
     too little (measured in bench/RESULTS.md, "Recall over a whole history").
     """
-    n = len(found)
     df = Counter(t for held in found for t in held)
+    return _idfs({t: df[t] for t in terms}, len(found), rows, hits)
+
+
+def _idfs(df: Mapping[str, int], n: int, rows: int, hits: Mapping[str, int] | None) -> dict[str, float]:
+    """`term_idfs` from each term's count among the `n` candidates (`df`, in the terms' order)."""
     if hits is None:
-        return {t: idf(n, df[t]) for t in terms}
+        return {t: idf(n, held) for t, held in df.items()}
     # The row count, the terms' counts and the candidates are read a moment apart, so a write in
     # between can leave a term in more candidates than its count, or in more rows than the count
     # of rows: the larger count is the truer one, and the store holds at least as many rows as any
     # of its terms is in (else the IDF would go below zero).
-    store = {t: max(hits.get(t, 0), df[t]) for t in terms}
+    store = {t: max(hits.get(t, 0), held) for t, held in df.items()}
     total = max([rows, n, *store.values()])
-    return {t: (idf(total, store[t]) + idf(n, df[t])) / 2.0 for t in terms}
+    return {t: (idf(total, store[t]) + idf(n, df[t])) / 2.0 for t in df}

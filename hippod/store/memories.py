@@ -172,15 +172,21 @@ async def term_statistics(conn: aiosqlite.Connection, terms: Sequence[str]) -> T
     An `IN (?, ?, ...)` list lets fts5vocab look each term up; through json_each it scans instead.
     """
     distinct = list(dict.fromkeys(terms))
-    counted = await conn.execute_fetchall("SELECT n FROM memories_rows")
+    total = 0
     found: dict[str, int] = {}
-    for start in range(0, len(distinct), _TERMS_PER_STATEMENT):
+    for start in range(0, max(len(distinct), 1), _TERMS_PER_STATEMENT):
         chunk = distinct[start : start + _TERMS_PER_STATEMENT]
-        rows = await conn.execute_fetchall(
-            f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({', '.join('?' * len(chunk))})", chunk
-        )
-        found.update((str(r[0]), int(r[1])) for r in rows)
-    return TermStats(int(next(iter(counted))[0]) if counted else 0, found)
+        lookup = f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({', '.join('?' * len(chunk))})"
+        if start == 0:
+            # The row count rides on the first lookup (as the row with no term): one trip to the
+            # reader thread instead of two, and both read from the same snapshot.
+            lookup = f"SELECT NULL, n FROM memories_rows UNION ALL {lookup}"
+        for term, count in await conn.execute_fetchall(lookup, chunk):
+            if term is None:
+                total = int(count)
+            else:
+                found[str(term)] = int(count)
+    return TermStats(total, found)
 
 
 # Well under SQLite's limit of bound parameters in one statement.

@@ -204,6 +204,46 @@ def test_score_candidates_combines_bm25_and_multipliers(make_memory: Any) -> Non
     assert results[1].matched == ["nightly"]
 
 
+def test_score_candidates_reads_each_memory_as_its_own_formulas_do(make_memory: Any) -> None:
+    # Memories that share timestamps and tag lists (the scoring works those out once per distinct
+    # value) get, to the bit, what strength_at and each multiplier give them alone.
+    shared = _ago(40)
+    candidates = [
+        make_memory("deploy one", tags=["path:exporter"], created=shared, last_retrieved=shared),
+        make_memory("deploy two", tags=["path:exporter"], created=_ago(90), last_retrieved=shared),
+        make_memory(
+            "deploy three",
+            tags=["decision", "scope:billing", "extracted"],
+            created=shared,
+            last_retrieved=_ago(3),
+            outcome_positive=1,
+            outcome_negative=3,
+            retrieval_count=4,
+            emotional_valence="negative",
+        ),
+        make_memory(
+            "deploy four", tags=["scope:ops"], created=_ago(200), last_retrieved=_ago(1), pinned=True
+        ),
+    ]
+    ctx = sc.ScoreContext(now=NOW, cwd_path_tags=["path:exporter"], active_scope="billing", loss_aversion=1.5)
+    results = sc.score_candidates(["deploy"], candidates, [_doc_tokens(m) for m in candidates], ctx)
+    assert [r.memory.id for r in results] == [m.id for m in candidates]
+    for memory, result in zip(candidates, results, strict=True):
+        parts = memory.strength_at(NOW, 1.5)
+        assert (result.strength, result.retrieved_days) == (parts.strength, parts.days)
+        assert result.multipliers == {
+            "strength": sc.strength_multiplier(parts.strength),
+            "recency": sc.recency_multiplier(clock.days_between(memory.created, NOW)),
+            "decision": sc.decision_multiplier(memory.tags),
+            "path": sc.path_multiplier(memory.tags, ctx.cwd_path_tags),
+            "outcome": sc.outcome_multiplier(memory.outcome_positive, memory.outcome_negative),
+            "scope": sc.scope_multiplier(memory.tags, "billing"),
+            "extracted": sc.extracted_multiplier(memory.tags),
+            "temporal": 1.0,
+        }
+        assert result.score == result.base * math.prod(result.multipliers.values())
+
+
 def test_score_candidates_temporal_positions(make_memory: Any) -> None:
     old = make_memory("deploy notes alpha", created=_ago(300), last_retrieved=_ago(0))
     mid = make_memory("deploy notes beta", created=_ago(200), last_retrieved=_ago(0))

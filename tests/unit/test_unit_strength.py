@@ -396,3 +396,26 @@ def test_strength_parts_follow_the_formula_in_every_case(
         # Exactly equal: recall ranks by these, and ties are broken by content and id.
         assert (parts.strength, parts.decay, parts.boost, parts.emotion) == (expected, decay, boost, emotion)
         assert (parts.reward_factor, parts.penalty) == (st.reward_factor(pos, neg), st.penalty(pos, neg))
+
+
+@pytest.mark.parametrize("pos", [0, 1, 3])
+@pytest.mark.parametrize("neg", [0, 2, 5])
+@pytest.mark.parametrize("retrieval_count", [0, 1, 7])
+@pytest.mark.parametrize("valence", ["neutral", "positive", "negative", "critical"])
+@pytest.mark.parametrize("pinned", [False, True])
+def test_live_strength_is_strength_parts_to_the_bit(
+    pos: int, neg: int, retrieval_count: int, valence: str, pinned: bool
+) -> None:
+    for days, half_life in ((0.0, 365.0), (-2.0, 30.0), (12.5, 30.0), (400.0, 365.0), (3.0, 0.0), (1e9, 1.0)):
+        parts = st.strength_parts(
+            days=days,
+            half_life_days=half_life,
+            pos=pos,
+            neg=neg,
+            retrieval_count=retrieval_count,
+            valence=valence,
+            pinned=pinned,
+            loss_aversion=1.5,
+        )
+        value = st.live_strength(days, half_life, pos, neg, retrieval_count, valence, pinned, 1.5)
+        assert value.hex() == parts.strength.hex()
