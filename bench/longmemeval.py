@@ -105,8 +105,8 @@ def _question(raw: Any, index: int) -> Question:
     )
 
 
-def load(path: str) -> list[Question]:
-    """Read a LongMemEval file (.json, or .json.xz read in place)."""
+def read_list(path: str, what: str) -> list[Any]:
+    """The JSON list in a file (.json, or .json.xz read in place); BenchError naming what is wrong."""
     try:
         if path.endswith(".xz"):
             with lzma.open(path, "rt", encoding="utf-8") as handle:
@@ -117,7 +117,13 @@ def load(path: str) -> list[Question]:
     except (OSError, lzma.LZMAError, json.JSONDecodeError) as exc:
         raise BenchError(f"cannot read {path}: {exc}") from exc
     if not isinstance(raw, list):
-        raise BenchError(f"{path}: expected a list of questions")
+        raise BenchError(f"{path}: expected a list of {what}")
+    return raw
+
+
+def load(path: str) -> list[Question]:
+    """Read a LongMemEval file (.json, or .json.xz read in place)."""
+    raw = read_list(path, "questions")
     return [_question(q, i) for i, q in enumerate(raw)]
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
 import math
 import os
 import shutil
@@ -36,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from harness import BenchError, log, pct
-from longmemeval import memory_text
+from longmemeval import memory_text, read_list
 from qa import UNBUDGETED, QaDaemon, qa_daemon
 
 from hippoctl.protocol import messages as m
@@ -71,13 +70,7 @@ def load_pool(path: str) -> list[tuple[str, str]]:
     The file lists sessions by their opaque ids; a user's store receives them as they happen, so
     the bench stores them in the order of their dates (recall reads the order memories were stored
     in: the newest for "latest", the memory stored just before or after a match)."""
-    try:
-        with lzma.open(path, "rt", encoding="utf-8") as handle:
-            raw = json.load(handle)
-    except (OSError, lzma.LZMAError, json.JSONDecodeError) as exc:
-        raise BenchError(f"cannot read {path}: {exc}") from exc
-    if not isinstance(raw, list):
-        raise BenchError(f"{path}: expected a list of sessions")
+    raw = read_list(path, "sessions")
     out = []
     for index, session in enumerate(raw):
         try:
@@ -98,11 +91,7 @@ def _when(date: str) -> str:
 
 def load_questions(path: str) -> list[Question]:
     """The scored questions: those with an answer session, abstentions (`_abs`) left out."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            raw = json.load(handle)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise BenchError(f"cannot read {path}: {exc}") from exc
+    raw = read_list(path, "questions")
     out = []
     for index, q in enumerate(raw):
         try:

@@ -8,6 +8,8 @@ after (nothing new), and a third after DAILY_NEW more memories (what the daily r
 
 Each sleep's peak is the daemon's VmHWM, reset just before the request (/proc/<pid>/clear_refs)
 and read once the daemon is idle again, so it holds the sleep and the mirror pass that follows it.
+The plan is computed in a child process (hippod/store/sleep_process.py): its own peak, which the
+daemon logs, is the "planner MB" column.
 
 Before the first sleep of each size up to PAIR_CHECK_UP_TO, the merge candidates of the store are
 joined twice, in this process: by the sleep's pair join (lifecycle/pairjoin.py) and by the exact
@@ -78,6 +80,17 @@ def _wait_idle(pid: int, limit: float = 300.0) -> None:
             last, quiet_since = now, time.monotonic()
         elif time.monotonic() - quiet_since >= IDLE_SECONDS:
             return
+
+
+def _planner_peak(home: str) -> str:
+    """The peak the daemon logged for the newest sleep's planning process ("-" for a daemon whose
+    code plans in a thread: the daemon's peak holds the plan then)."""
+    found = "-"
+    with open(os.path.join(home, "logs", "hippod.log"), encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if "sleep's planner for" in line and line.rstrip().endswith(" MB"):
+                found = line.rstrip().rsplit(" ", 2)[-2]
+    return found
 
 
 def _reset_peak(pid: int) -> None:
@@ -152,14 +165,15 @@ def run_size(size: int, parent: str, keep: bool, daemon_path: str | None) -> tup
             elapsed, data = _sleep(sb.sock, sb.home, sb.base)
             _wait_idle(proc.pid)
             peak = proc_status_kb(proc.pid, "VmHWM") / 1024
+            planner = _planner_peak(sb.home)
             dedupe = sum(data["deduped"].values())
             counts = "  ".join(f"{data[k]:>8}" for k in COUNTERS)
             conflicts = data["conflicts"]["open"]
             rows.append(
                 f"{size:>8}  {label:<6}  {elapsed:>8.2f}  {counts}  {dedupe:>8}  {conflicts:>8}"
-                f"  {before:>8.0f}  {peak:>8.0f}"
+                f"  {before:>8.0f}  {peak:>8.0f}  {planner:>11}"
             )
-            log(f"size {size}: {label} sleep {elapsed:.2f} s, peak {peak:.0f} MB")
+            log(f"size {size}: {label} sleep {elapsed:.2f} s, peak {peak:.0f} MB, planner {planner} MB")
             before = proc_status_kb(proc.pid, "VmRSS") / 1024
         stop_daemon(proc)
     finally:
@@ -184,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += sleeps
         pair_rows += checked
     header = f"{'size':>8}  {'sleep':<6}  {'seconds':>8}  " + "  ".join(f"{k[:8]:>8}" for k in COUNTERS)
-    header += f"  {'deduped':>8}  {'conflict':>8}  {'RSS MB':>8}  {'peak MB':>8}"
+    header += f"  {'deduped':>8}  {'conflict':>8}  {'RSS MB':>8}  {'peak MB':>8}  {'planner MB':>11}"
     print(header)
     print("\n".join(rows))
     if pair_rows:

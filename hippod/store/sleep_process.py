@@ -22,7 +22,7 @@ import pickle
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from hippod import priority, subprocesses
 from hippod.errors import HippoError
@@ -61,7 +61,7 @@ def _child_argv() -> list[str]:
     boot = (
         f"import importlib.util, sys; here = {here!r}; found = importlib.util.find_spec('hippod'); "
         "sys.path.insert(0, here) if found is None or not (found.origin or '').startswith(here) else None; "
-        f"from {__name__} import main; sys.exit(main())"
+        f"from {__name__} import main; main()"
     )
     return [sys.executable, "-P", "-c", boot]
 
@@ -112,7 +112,10 @@ async def plan_in_child(path: str, settings: Settings, new_id: Callable[[], str]
     outcome = await asyncio.to_thread(_unpickle, done.out)
     if outcome[0] == "sqlite":
         raise _sqlite_error(*outcome[1:])
-    planned: Planned = outcome[1]
+    planned: Planned
+    _, planned, peak_mb = outcome
+    # The plan's memory is the child's now, not the daemon's: the log keeps its peak in sight.
+    log.info("sleep's planner for %s: %d bytes of plan, peak %.0f MB", path, len(done.out), peak_mb)
     return planned
 
 
@@ -131,9 +134,20 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def main() -> int:
+def _peak_mb() -> float:
+    """This process's peak resident memory in MB (0 where the system does not say: Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return 0.0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024  # bytes there, KiB here
+
+
+def main() -> NoReturn:
     """The child: read (path, settings, new_id, daemon pid) on stdin, write the outcome on stdout:
-    ("plan", the plan) or ("sqlite", the error's class name, its SQLite name and code, message)."""
+    ("plan", the plan, its peak MB) or ("sqlite", the error's class name, its SQLite name and code,
+    message)."""
     # The plan goes down a copy of stdout; anything else printed lands on stderr, never in it.
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -142,7 +156,7 @@ def main() -> int:
     _die_with(parent)
     outcome: tuple[Any, ...]
     try:
-        outcome = ("plan", plan_snapshot(path, settings, new_id))
+        outcome = ("plan", plan_snapshot(path, settings, new_id), _peak_mb())
     except sqlite3.Error as exc:
         errorname, errorcode = getattr(exc, "sqlite_errorname", ""), getattr(exc, "sqlite_errorcode", 0)
         outcome = ("sqlite", type(exc).__name__, errorname, errorcode, str(exc))
