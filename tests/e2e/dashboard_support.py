@@ -1,15 +1,15 @@
 """The dashboard under test: a real daemon's dashboard opened by `hippoctl dashboard`, looked at in
-headless Chromium (Debian's `chromium`, driven by Playwright), as a person would see it."""
+a headless Chromium or Chrome (whichever tests/programs.py finds) driven by Playwright, as a person
+would see it."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import programs
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
@@ -26,22 +26,10 @@ PHONE = {"width": 390, "height": 844}
 OLD = "2020-01-01T00:00:00.000Z"
 
 
-def chromium_path() -> str:
-    """Debian's chromium (HIPPO_TEST_CHROMIUM names another); the run fails, never skips, without it."""
-    named = os.environ.get("HIPPO_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not os.access(named, os.X_OK):
-        pytest.fail(
-            f"no chromium at {named}: the dashboard's browser tests need it "
-            "(apt-get install chromium chromium-driver; .ci/run installs it)",
-            pytrace=False,
-        )
-    return named
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     """One headless Chromium for the whole module."""
-    path = chromium_path()
+    path = programs.chromium()
     with sync_playwright() as driver:
         launched = driver.chromium.launch(executable_path=path)
         try:

@@ -1,4 +1,4 @@
-"""The keyless path and the local token in a real browser (Debian's chromium under Playwright): a page
+"""The keyless path and the local token in a real browser (Chromium under Playwright): a page
 of another site in the user's own browser cannot write to the HTTP API, and a browser whose user the
 daemon cannot see reads the dashboard only with the local token it was opened with."""
 
@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import programs
 import pytest
 from playwright.sync_api import sync_playwright
 
-from e2e.dashboard_support import DESKTOP, chromium_path, drawn, figure, open_dashboard
+from e2e.dashboard_support import DESKTOP, drawn, figure, open_dashboard
 from e2e.http_support import serve
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def test_a_page_of_another_site_in_the_users_browser_stores_nothing(
         # The user's own browser (the daemon's uid), on a site whose name the attacker points at
         # this machine.
         browser = driver.chromium.launch(
-            executable_path=chromium_path(), args=["--host-resolver-rules=MAP evil.example 127.0.0.1"]
+            executable_path=programs.chromium(), args=["--host-resolver-rules=MAP evil.example 127.0.0.1"]
         )
         try:
             page = browser.new_page()
@@ -98,7 +99,7 @@ def _as_user(folder: Path, user: OtherUser) -> str:
         # Playwright makes the profile folder as root; the browser's user must own it.
         'for a in "$@"; do case "$a" in --user-data-dir=*) '
         f'chown -R {user.name} "${{a#--user-data-dir=}}";; esac; done\n'
-        f'exec runuser -u {user.name} -- {chromium_path()} "$@"\n'
+        f'exec runuser -u {user.name} -- {programs.chromium()} "$@"\n'
     )
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     return str(wrapper)

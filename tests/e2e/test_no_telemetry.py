@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
+import programs
 import pytest
 
 from e2e.http_support import create_key
@@ -38,14 +38,6 @@ _UNIX = re.compile(r'sun_path=(?P<path>@?"[^"]*")')
 # glibc asks the name-service cache daemon, over this local socket, before it reads /etc/passwd
 # itself when the daemon looks up a user's name (absent here, so each try fails with ENOENT).
 _NSCD = ("/var/run/nscd/socket", "/run/nscd/socket")
-
-
-def _strace() -> str:
-    """strace's path; the run fails, never skips, without it on Linux (.ci/run installs it)."""
-    found = shutil.which("strace")
-    if found is None:
-        pytest.fail("no strace on PATH: this test needs it (apt-get install strace)", pytrace=False)
-    return found
 
 
 def _stays_here(family: str, rest: str, own_socket: str) -> bool:
@@ -83,7 +75,7 @@ def test_a_daemon_with_every_extra_connects_only_to_loopback(hippo: Hippo) -> No
     trace = os.path.join(hippo.root, "connect.trace")
     # --seccomp-bpf stops the daemon only at connect(), so the model loads at nearly full speed.
     tracer = (
-        _strace(),
+        programs.strace(),
         "-f",
         "-qq",
         "--seccomp-bpf",

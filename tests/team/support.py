@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from e2e.harness import Hippo
 from e2e.sleep_support import make
+
+# bench/private_pg.py: a PostgreSQL cluster a test may stop and start, and a free port (for a server
+# that must come back on the same URL); the team bench restarts such a cluster too.
+from pg_server import PrivatePostgres as PrivatePostgres
+from pg_server import free_port as free_port
 
 from hippod.store.records import Memory
 from hippod.team import memories as rows
 from hippod.team.pg import Conn, TeamDatabase
-
-# bench/private_pg.py: a PostgreSQL cluster a test may stop and start, and a free port (for a server
-# that must come back on the same URL); the team bench restarts such a cluster too.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from private_pg import PrivatePostgres as PrivatePostgres
-from private_pg import free_port as free_port
 
 
 def start_server(hippo: Hippo, dsn: str, port: int = 0) -> str:
