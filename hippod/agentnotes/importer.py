@@ -19,7 +19,7 @@ from hippod.agentnotes import sources
 from hippod.agentnotes.sources import Scan
 from hippod.agentnotes.sync import Outcome, apply_scan
 from hippod.agentnotes.tools import selected_tools, tool_home
-from hippod.state import DaemonState
+from hippod.daemon.state import DaemonState
 from hippod.store.stores import Store
 
 

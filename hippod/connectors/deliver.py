@@ -11,13 +11,13 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
-from hippod import clock
+from hippod.base import clock
+from hippod.calls.request import RequestContext
 from hippod.connectors.plans import Ingest, Plan, Remove, Skip
+from hippod.daemon.state import DaemonState
 from hippod.handlers.memory import fresh_memory
-from hippod.request import RequestContext
-from hippod.state import DaemonState
-from hippod.store import connectors, memories
 from hippod.store.records import Memory
+from hippod.store.sqlite import connectors, memories
 from hippod.store.stores import Store
 
 UNROUTABLE = "__unroutable__"

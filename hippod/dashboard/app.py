@@ -18,9 +18,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hippod import __version__
+from hippod.daemon.state import DaemonState
 from hippod.dashboard import views_activity, views_cards, views_memories
 from hippod.dashboard.calls import Stores, ViewCall
-from hippod.state import DaemonState
 from hippod.web import local_caller, local_token
 from hippod.web.auth import bearer
 from hippod.web.errors import HttpError

@@ -13,8 +13,8 @@ from typing import Any
 from starlette.requests import Request
 
 from hippoctl.protocol import messages as m
-from hippod.request import RequestContext
-from hippod.state import DaemonState
+from hippod.calls.request import RequestContext
+from hippod.daemon.state import DaemonState
 from hippod.store.stores import Store
 from hippod.web.errors import HttpError
 

@@ -7,11 +7,11 @@ import logging
 from urllib.parse import quote
 
 from hippoctl.protocol.replies_http import DashboardReply
-from hippod import clock
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.daemon.state import DaemonState
 from hippod.dashboard import app
 from hippod.dashboard.calls import Stores
-from hippod.errors import HippoError
-from hippod.state import DaemonState
 from hippod.web import local_token, peer
 from hippod.web.asgi_server import AsgiServer, bind, resolve, url
 from hippod.web.connections import Bounds

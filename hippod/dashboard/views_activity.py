@@ -10,14 +10,14 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import RecallItem
 from hippoctl.protocol.replies_context import TokensReply
-from hippod import clock
+from hippod.base import clock
+from hippod.daemon.dispatch import dispatch
 from hippod.dashboard.calls import DashboardContext, ViewCall, command
 from hippod.dashboard.views_memories import snippet
-from hippod.dispatch import dispatch
 from hippod.handlers import recall as recall_handler
-from hippod.store import conflicts as conflict_sql
-from hippod.store import dashboard_reads as reads
 from hippod.store.records import Memory
+from hippod.store.sqlite import conflicts as conflict_sql
+from hippod.store.sqlite import dashboard_reads as reads
 
 SHOWN_CONFLICTS = 50
 SHOWN_RUNS = 20

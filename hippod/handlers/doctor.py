@@ -16,12 +16,13 @@ from hippoctl.protocol.replies import WatchStatus
 from hippoctl.protocol.replies_doctor import FAIL, WARN, DoctorReply, SupportBundleReply
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
 from hippoctl.protocol.wording import plural
-from hippod import __version__, clock
-from hippod.daily_run import LOG_NAME
+from hippod import __version__
+from hippod.base import clock
+from hippod.calls.request import RequestContext
 from hippod.doctor import bundle
 from hippod.doctor.run import Inputs, block_commands, installed_commands, run_checks
 from hippod.integrations import services
-from hippod.request import RequestContext
+from hippod.jobs.daily_run import LOG_NAME
 
 
 async def _inputs(ctx: RequestContext, command: str) -> Inputs:

@@ -8,9 +8,9 @@ from typing import Any
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import ServeReply
-from hippod.errors import HippoError
-from hippod.request import RequestContext
-from hippod.state import DaemonState
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
+from hippod.daemon.state import DaemonState
 
 log = logging.getLogger("hippod.serve")
 

@@ -15,23 +15,24 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import SleepReply
-from hippod import clock, heap
 from hippod.agentnotes.importer import import_store
+from hippod.base import clock, heap
+from hippod.base.tenancy import REQUEST_TENANT
+from hippod.calls.request import RequestContext
+from hippod.daemon.state import DaemonState
 from hippod.handlers import sleep_report
 from hippod.handlers.sharing import AutoShared, auto_share, auto_share_score, names_of
 from hippod.handlers.team import queue_shares
 from hippod.ingest.gitrun import learn_from_git
 from hippod.lifecycle.merge import new_semantic_id
 from hippod.lifecycle.sleep_plan import Plan, Settings
-from hippod.request import RequestContext
-from hippod.state import DaemonState
-from hippod.store import conflict_mirror, ledger
-from hippod.store.db import DB_NAME
-from hippod.store.mirror_text import render
-from hippod.store.mirrors import dormant_file
+from hippod.mirrors import conflict_mirror
+from hippod.mirrors.mirror_text import render
+from hippod.mirrors.mirrors import dormant_file
+from hippod.store.sqlite import ledger
+from hippod.store.sqlite.db import DB_NAME
 from hippod.store.stores import Store
 from hippod.teamlink.membership import in_team
-from hippod.tenancy import REQUEST_TENANT
 
 log = logging.getLogger("hippod.sleep")
 

@@ -15,13 +15,13 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import TeamReply, TeamShareReply
 from hippoctl.protocol.wording import plural
-from hippod import clock, thread_stop
-from hippod.errors import HippoError
+from hippod.base import clock, thread_stop
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
+from hippod.daemon.state import DaemonState
 from hippod.handlers.memory import find_memory
-from hippod.request import RequestContext
-from hippod.state import DaemonState
-from hippod.store import team_cache, team_marks, team_outbox
 from hippod.store.records import Memory
+from hippod.store.sqlite import team_cache, team_marks, team_outbox
 from hippod.teamlink import cache as team_copy
 from hippod.teamlink import calls, membership
 

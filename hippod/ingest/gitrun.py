@@ -13,18 +13,18 @@ import aiosqlite
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import Invalidation
 from hippoctl.protocol.wording import plural
-from hippod import clock, subprocesses
-from hippod.errors import HippoError
+from hippod.base import clock, subprocesses
+from hippod.base.errors import HippoError
+from hippod.base.pathtags import path_tags
+from hippod.calls.request import RequestContext
+from hippod.daemon.state import DaemonState
 from hippod.handlers.memory import fresh_memory
 from hippod.ingest.gitlearn import Lesson, Target, lessons
 from hippod.lifecycle import invalidate as inv
-from hippod.pathtags import path_tags
-from hippod.request import RequestContext
-from hippod.state import DaemonState
-from hippod.store import memories
 from hippod.store.config import STORE_DEFAULTS
-from hippod.store.overlap import find_overlapping
 from hippod.store.records import Memory
+from hippod.store.sqlite import memories
+from hippod.store.sqlite.overlap import find_overlapping
 from hippod.store.stores import Store
 
 GIT_TIMEOUT_SECONDS = 30.0

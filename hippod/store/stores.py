@@ -13,30 +13,30 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hippod.base.errors import HippoError
 from hippod.embed.queue import EmbedQueue
 from hippod.embed.service import EmbedService, Settings, settings
-from hippod.errors import HippoError
-from hippod.store import (
+from hippod.mirrors.mirrors import MirrorWriter
+from hippod.store import config as store_config
+from hippod.store import gitignore
+from hippod.store.backend import Backend
+from hippod.store.records import Memory
+from hippod.store.roots import find_project_root, global_root
+from hippod.store.sqlite import (
     api_keys,
     auditlog,
     conflicts,
     dormant,
-    gitignore,
     memories,
     rejections,
     remembers,
     reports,
     sqlite_errors,
 )
-from hippod.store import config as store_config
-from hippod.store import sleep as sleep_sql
-from hippod.store.backend import Backend
-from hippod.store.db import DB_NAME, Database
-from hippod.store.group_commit import DirectCommit, GroupCommit
-from hippod.store.mirrors import MirrorWriter
-from hippod.store.records import Memory
-from hippod.store.remembers import Remembered
-from hippod.store.roots import find_project_root, global_root
+from hippod.store.sqlite import sleep as sleep_sql
+from hippod.store.sqlite.db import DB_NAME, Database
+from hippod.store.sqlite.group_commit import DirectCommit, GroupCommit
+from hippod.store.sqlite.remembers import Remembered
 
 if TYPE_CHECKING:
     from hippod.embed.nearest import NearestIndex  # numpy: loaded by the first recall that needs it
@@ -75,7 +75,7 @@ class Store:
         self.sleeps = backend.sleeps
         self.audit_log = backend.audit_log
         self.reports = backend.reports
-        # The team store on PostgreSQL (team/store.py): no files beside it, no model, no ledger.
+        # The team store on PostgreSQL (store/postgres/store.py): no files beside it, no model, no ledger.
         self.team = team
         self.schema = schema
         self.fts5 = fts5
@@ -90,7 +90,7 @@ class Store:
         # The store's vectors in memory, for recall's candidates by meaning; made by the first
         # recall that uses it (handlers/recall_store.py).
         self.nearest: NearestIndex | None = None
-        # Concurrent remembers share a transaction (store/group_commit.py); on the team store each
+        # Concurrent remembers share a transaction (store/sqlite/group_commit.py); on the team store each
         # is its own, as the tenant of its request.
         self.remembers: GroupCommit[Remembered, bool] | DirectCommit[Remembered, bool] = (
             DirectCommit(db, functools.partial(remembers.write, rows=backend.rows))
@@ -106,7 +106,7 @@ class Store:
         return self.config_file.current()
 
     def _mirror_layout(self) -> str:
-        """config.json's `mirrors.layout` (store/mirrors.py)."""
+        """config.json's `mirrors.layout` (mirrors/mirrors.py)."""
         return store_config.mirror_layout(self.config)
 
     def embed_settings(self) -> Settings:
@@ -227,7 +227,7 @@ class StoreRegistry:
     async def open_team(self, dsn: str, *, pool_max: int, wait: float) -> Store:
         """Serve the team's database as the only store (a team server): every request, whatever its
         folder, reads and writes it, as its own tenant."""
-        from hippod.team.store import open_team_store  # psycopg: a team server's alone
+        from hippod.store.postgres.store import open_team_store  # psycopg: a team server's alone
 
         self.team = await open_team_store(
             dsn, os.path.join(self.global_root, "team"), self.embedder, pool_max=pool_max, wait=wait

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from hippod.state import DaemonState
+from hippod.daemon.state import DaemonState
 from hippod.web import (
     openapi,
     routes_admin,

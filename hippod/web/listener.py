@@ -7,9 +7,9 @@ import logging
 import os
 
 from hippoctl.protocol.replies_http import ServeReply
-from hippod import clock
-from hippod.errors import HippoError
-from hippod.state import DaemonState
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.daemon.state import DaemonState
 from hippod.web import app
 from hippod.web.asgi_server import AsgiServer, bind, resolve, url
 from hippod.web.auth import Authenticator

@@ -16,12 +16,12 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from hippoctl.protocol import messages as m
-from hippod import workspaces
-from hippod.dispatch import dispatch
-from hippod.errors import HippoError
-from hippod.request import RequestContext
-from hippod.server import log_failure
-from hippod.state import DaemonState
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
+from hippod.daemon.dispatch import dispatch
+from hippod.daemon.server import log_failure
+from hippod.daemon.state import DaemonState
+from hippod.store import workspaces
 from hippod.web.auth import Authenticator, Principal, is_loopback
 from hippod.web.errors import HttpError, error_body, from_hippo_error
 from hippod.web.guard import MAX_BODY

@@ -8,9 +8,9 @@ from pathlib import Path
 from e2e.harness import Hippo
 from e2e.sleep_support import make
 
+from hippod.store.postgres import memories as rows
+from hippod.store.postgres.pg import Conn, TeamDatabase
 from hippod.store.records import Memory
-from hippod.team import memories as rows
-from hippod.team.pg import Conn, TeamDatabase
 
 # bench/private_pg.py: a PostgreSQL cluster a test may stop and start, and a free port (for a server
 # that must come back on the same URL); the team bench restarts such a cluster too.
