@@ -11,7 +11,6 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import RecallItem
 from hippoctl.protocol.replies_context import TokensReply
 from hippod.base import clock
-from hippod.daemon.dispatch import dispatch
 from hippod.dashboard.calls import DashboardContext, ViewCall, command
 from hippod.dashboard.views_memories import snippet
 from hippod.handlers import recall as recall_handler
@@ -211,7 +210,7 @@ async def tokens(call: ViewCall) -> Tokens:
     """The token ledger (global store) day by day, and the `tokens` table's totals per surface."""
     days = call.number("days", 30, 1, max(TOKEN_DAYS))
     ctx = call.context(m.Tokens(days=days))
-    totals, _ = await dispatch(ctx)
+    totals, _ = await call.dispatch(ctx)
     store = await ctx.global_store()
     rows = await reads.ledger_per_day(store.db.reader, call.tenant, totals.since)
     first = date.fromisoformat(totals.since)

@@ -13,7 +13,6 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import StatusReply
 from hippod.base import clock
 from hippod.continuity.render import cut
-from hippod.daemon.dispatch import dispatch
 from hippod.dashboard import strength_map as sm
 from hippod.dashboard.calls import PAGE_SIZE, ViewCall, command, pages
 from hippod.lifecycle import strength as st
@@ -41,7 +40,7 @@ class Overview(msgspec.Struct):
 
 async def overview(call: ViewCall) -> Overview:
     """What `hippoctl status --json` answers from the store's folder, through the same handler."""
-    status, _ = await dispatch(call.context(m.Status()))
+    status, _ = await call.dispatch(call.context(m.Status()))
     return Overview(status=status, dormant_below=sm.DORMANT_BELOW, at_risk_below=st.AT_RISK_BELOW)
 
 

@@ -18,9 +18,7 @@ async def dashboard_start(ctx: RequestContext, body: m.DashboardStart) -> tuple[
     state = ctx.state
     if state.dashboard is None:
         # The dashboard's code and the ASGI stack load here, the first time it opens.
-        from hippod.dashboard.listener import DashboardListener
-
-        state.dashboard = DashboardListener(state)
+        state.dashboard = state.new_dashboard()
     store = (await ctx.target_store(write=False)).root
     default = first_port(state.dashboard_config.get("port"), default=DEFAULT_PORT)
     reply = await state.dashboard.open(body.port, default, store, ctx.tenant)

@@ -5,7 +5,7 @@
 `MemoryRows`, and so on for each pair of same-named modules: `KeyRows` (api_keys),
 `RejectionRows` (rejections), `AuditRows` (auditlog), `ConflictRows` (conflicts), `DormantRows`
 (dormant), `SleepRows` (sleep) and `ReportRows` (reports). A `Backend` bundles one backend's
-modules (stores.SQLITE, team/store.TEAM), and a Store holds them as `rows`, `keys`, `rejections`,
+modules (store.SQLITE, team/store.TEAM), and a Store holds them as `rows`, `keys`, `rejections`,
 `audit_log`, `conflicts`, `dormant`, `sleeps` and `reports`. A handler reaches rows as
 `store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`, with the connection it
 yields, and so runs unchanged on either backend.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from hippod.store.sqlite import memories
 
 if TYPE_CHECKING:
-    from hippod.store.stores import Store
+    from hippod.store.store import Store
 
 log = logging.getLogger("hippod.gitignore")
 

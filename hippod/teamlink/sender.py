@@ -27,7 +27,7 @@ from hippod.store.sqlite import team_marks, team_outbox
 from hippod.teamlink import cache, calls, membership
 
 if TYPE_CHECKING:
-    from hippod.daemon.state import DaemonState
+    from hippod.calls.daemon_view import DaemonView
 
 log = logging.getLogger("hippod.store.postgres")
 
@@ -41,7 +41,7 @@ PULL_SECONDS = 30.0
 
 
 class TeamSender:
-    def __init__(self, state: DaemonState) -> None:
+    def __init__(self, state: DaemonView) -> None:
         self.state = state
         self.sent = 0
         self.marks_sent = 0

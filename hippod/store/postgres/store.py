@@ -17,7 +17,7 @@ from hippod.store.backend import Backend
 from hippod.store.postgres import api_keys, auditlog, conflicts, dormant, memories, rejections, reports, sleep
 from hippod.store.postgres.migrations import MIGRATIONS
 from hippod.store.postgres.pg import TeamDatabase, describe
-from hippod.store.stores import Store
+from hippod.store.store import Store
 
 # The team store's row modules (store/backend.py).
 TEAM = Backend(memories, api_keys, rejections, conflicts, dormant, sleep, auditlog, reports)
