@@ -22,11 +22,11 @@ from harness import BenchError, Sandbox, call, log, start_daemon, stop_daemon, w
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import messages_cards as mc
-from hippod.clock import iso
+from hippod.base.clock import iso
 from hippod.lifecycle import strength as st
-from hippod.store import ledger, memories
-from hippod.store.db import Database
 from hippod.store.records import Memory
+from hippod.store.sqlite import ledger, memories
+from hippod.store.sqlite.db import Database
 
 SLEEP_TIMEOUT = 900.0
 CONFLICT_SUBJECTS = ("billing", "search", "uploads", "exports", "webhooks", "invoices", "previews", "reports")

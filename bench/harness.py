@@ -24,7 +24,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import pack, recv_frame
 from hippoctl.protocol.version import PROTOCOL
 from hippod.integrations.service_render import AGENT_HOME_VARS
-from hippod.store.mirror_heal import MEMORY_DIRS
+from hippod.mirrors.mirror_heal import MEMORY_DIRS
 
 MIRROR_WAIT = 30.0
 SANDBOX_DIRS = ("u", "home", "run", "state", "data", "config", "cache")
@@ -292,7 +292,7 @@ _SECTION = re.compile(rb"^## [a-z]+_[0-9a-f]+$", re.MULTILINE)
 
 def count_mirrors(home: str) -> int:
     """The memories mirrored under a store root: a file each in a layer folder, or a `## <id>`
-    section each in the day layout's `YYYY/MM/` files (store/mirror_days.py)."""
+    section each in the day layout's `YYYY/MM/` files (mirrors/mirror_days.py)."""
     total = 0
     for layer in MEMORY_DIRS:
         with contextlib.suppress(FileNotFoundError), os.scandir(os.path.join(home, layer)) as entries:

@@ -26,14 +26,14 @@ from harness import BenchError, Sandbox, sandbox_environ
 
 import hippod.handlers.recall as recall_handler
 import hippod.handlers.recall_store as recall_store
-import hippod.store.memories as memories_module
-import hippod.store.mirrors as mirrors_module
+import hippod.mirrors.mirrors as mirrors_module
+import hippod.store.sqlite.memories as memories_module
 from hippoctl.protocol import messages as m
-from hippod import gc_policy
-from hippod.app import new_state
-from hippod.dispatch import dispatch
-from hippod.request import RequestContext
-from hippod.state import DaemonState
+from hippod.calls.request import RequestContext
+from hippod.daemon import gc_policy
+from hippod.daemon.app import new_state
+from hippod.daemon.dispatch import dispatch
+from hippod.daemon.state import DaemonState
 from hippod.store.stores import StoreRegistry
 
 Items = Sequence[tuple[str, list[str]]]

@@ -3,7 +3,7 @@
 
 A measuring tool, not a test: it prints a table and asserts nothing about time. No daemon runs: for
 each size a store database is filled with the perf bench's corpus (corpus.py), MEMORIES_A_DAY
-memories a day of creation, and its MirrorWriter (store/mirrors.py) is driven directly, as the
+memories a day of creation, and its MirrorWriter (mirrors/mirrors.py) is driven directly, as the
 daemon drives it after each commit. For each layout:
 
 - the heal that writes every mirror of the store (what opening it, or switching layout, costs);
@@ -37,11 +37,11 @@ import mirror_layouts
 from corpus import TEXT_SEED, make_corpus, make_memories
 from harness import log
 
-from hippod.store import db as dbmod
-from hippod.store import memories
-from hippod.store.mirror_heal import FOLDERS
-from hippod.store.mirrors import MirrorWriter
+from hippod.mirrors.mirror_heal import FOLDERS
+from hippod.mirrors.mirrors import MirrorWriter
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories
 
 MEMORIES_A_DAY = 1_000
 NEW_BATCH = 1_000

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from corpus import TEXT_SEED, make_corpus, make_memories
 from harness import Sandbox, log
 
+from hippod.mirrors.mirror_heal import FOLDERS
 from hippod.store.gitignore import TEXT as GITIGNORE_TEXT
-from hippod.store.mirror_heal import FOLDERS
 
 LAYOUT_DAY = 1_000
 LAYOUTS = ("flat", "sharded", "per-day")

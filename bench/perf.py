@@ -74,7 +74,7 @@ from prompt_hook import render as render_prompt_hook
 from prompt_hook import run as run_prompt_hook
 from report import SizeResult, machine, render_breakdown, render_diagnostics, render_table
 
-import hippod.store.mirrors as mirrors_module
+import hippod.mirrors.mirrors as mirrors_module
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 5_000)

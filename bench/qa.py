@@ -19,7 +19,7 @@ from typing import Any
 from harness import BenchError, Sandbox, call, make_sandbox, start_daemon, stop_daemon
 
 from hippoctl.protocol import messages as m
-from hippod.store.mirror_heal import MEMORY_DIRS
+from hippod.mirrors.mirror_heal import MEMORY_DIRS
 
 # Large enough that the token budget never cuts the top-k, for the unbudgeted figures.
 UNBUDGETED = 10_000_000

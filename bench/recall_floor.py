@@ -64,13 +64,13 @@ from recall_profile import _matches, _sandbox, _thread_cpu, _timed, _wait_healed
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import paths
-from hippod import clock
-from hippod.dispatch import dispatch
+from hippod.base import clock
+from hippod.calls.request import RequestContext
+from hippod.daemon.dispatch import dispatch
+from hippod.daemon.state import DaemonState
 from hippod.handlers import recall as recall_handler
 from hippod.recall.terms import query_terms
-from hippod.request import RequestContext
-from hippod.state import DaemonState
-from hippod.store import memories
+from hippod.store.sqlite import memories
 
 # The instant the ranking check fixes the clock at (recency and decay read it).
 RANKING_NOW = datetime(2030, 1, 1, tzinfo=UTC)

@@ -52,11 +52,11 @@ from harness import (
 from indaemon import _open_state, _recall_ctx
 
 from hippoctl.protocol import messages as m
-from hippod.dispatch import dispatch
+from hippod.daemon.dispatch import dispatch
 from hippod.recall import narrow
 from hippod.recall.terms import query_terms
 from hippod.recall.tokenize import fts_match_expression
-from hippod.store import memories
+from hippod.store.sqlite import memories
 
 # A pause after each socket recall, as between prompts, for the second socket figure: the strengthening
 # each recall writes after its reply is then in before the next recall asks.

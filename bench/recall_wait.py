@@ -62,7 +62,7 @@ from harness import (
 
 from hippoctl.protocol import messages as m
 from hippod.integrations.commands import PROMPT_SUFFIX
-from hippod.store.embeddings import UNFINISHED_KEY
+from hippod.store.sqlite.embeddings import UNFINISHED_KEY
 
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "hippoctl")
 BARE_PATH = "/usr/bin:/bin"

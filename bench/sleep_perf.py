@@ -8,7 +8,7 @@ after (nothing new), and a third after DAILY_NEW more memories (what the daily r
 
 Each sleep's peak is the daemon's VmHWM, reset just before the request (/proc/<pid>/clear_refs)
 and read once the daemon is idle again, so it holds the sleep and the mirror pass that follows it.
-The plan is computed in a child process (hippod/store/sleep_process.py): its own peak, which the
+The plan is computed in a child process (hippod/store/sqlite/sleep_process.py): its own peak, which the
 daemon logs, is the "planner MB" column.
 
 Before the first sleep of each size up to PAIR_CHECK_UP_TO, the merge candidates of the store are
@@ -106,8 +106,8 @@ def same_pairs(db_path: str) -> list[str]:
     from hippod.lifecycle.simjoin import exact_pairs
     from hippod.lifecycle.wordsets import TokenColumn, pairs
     from hippod.recall.tokenize import tokenize
-    from hippod.store.memories import row_to_memory
     from hippod.store.records import COLUMNS
+    from hippod.store.sqlite.memories import row_to_memory
 
     conn = sqlite3.connect(db_path)
     try:

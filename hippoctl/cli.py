@@ -219,15 +219,16 @@ def run(argv: list[str]) -> int:
         from hippoctl import mcp_server
 
         return mcp_server.run(cwd=cwd, global_store=opts["global_store"], spawn=spawn)
-    if args.verb in ("doctor", "support-bundle"):
+    if args.verb == "doctor":
         from hippoctl import doctor
 
-        if args.verb == "doctor":
-            return doctor.run(cwd=cwd, global_store=opts["global_store"], spawn=spawn, as_json=opts["json"])
-        return doctor.bundle(
+        return doctor.run(cwd=cwd, global_store=opts["global_store"], spawn=spawn, as_json=opts["json"])
+    if args.verb == "support-bundle":
+        from hippoctl import support_bundle
+
+        return support_bundle.write_bundle(
             cwd=cwd,
             global_store=opts["global_store"],
-            spawn=spawn,
             out=args.out,
             include_logs=args.include_logs,
             as_json=opts["json"],

@@ -16,7 +16,7 @@ from hippoctl.protocol import messages as m
 
 # Of each stream the daemon gets the first and the last 16 KiB: a runner's error tends to come
 # first (a stack trace) or last (a summary, npm's own lines), and the daemon picks the lines that
-# matter (hippod/failure_output.py).
+# matter (hippod/ingest/failure_output.py).
 KEEP_BYTES = 16 * 1024
 REPORT_TIMEOUT = 30.0
 

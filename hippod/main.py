@@ -17,13 +17,15 @@ from typing import Any
 from hippoctl.protocol import ownership, paths
 from hippoctl.protocol.service_names import LAUNCHD_LABEL
 from hippoctl.protocol.spool import global_root
-from hippod import __version__, clock, instance
-from hippod.config import LOG_LEVELS, load_daemon_config
+from hippod import __version__
+from hippod.base import clock
+from hippod.base.config import LOG_LEVELS, load_daemon_config
+from hippod.base.logfile import RotatingLog
+from hippod.daemon import instance
+from hippod.daemon.lock import LockFileError
+from hippod.daemon.probe import ping
+from hippod.daemon.sd_notify import notify
 from hippod.lifecycle.strength import loss_aversion_from_env
-from hippod.lock import LockFileError
-from hippod.logfile import RotatingLog
-from hippod.probe import ping
-from hippod.sd_notify import notify
 
 log = logging.getLogger("hippod")
 
@@ -45,7 +47,7 @@ class TeamServe:
     def apply(self, config: dict[str, Any]) -> None:
         """Into daemon.json's values: the team's database, the HTTP API opened at start, and none of a
         laptop's own work (the folder watchers, the card reclaim). The daily run stays: on a team
-        server it sleeps each tenant (team/daily.py)."""
+        server it sleeps each tenant (store/postgres/daily.py)."""
         dsn = self.dsn or config["team"].get("dsn")
         if not isinstance(dsn, str) or not dsn.strip():
             raise StartupError(
@@ -179,7 +181,7 @@ def run(foreground: bool, team: TeamServe | None = None) -> int:
     try:
         # The daemon's own modules load only now that it holds the lock: a client that spawned it
         # sees a daemon starting, and waits for it, however long a loaded machine takes to load them.
-        from hippod.app import new_state, serve
+        from hippod.daemon.app import new_state, serve
         from hippod.store.stores import StoreRegistry
 
         registry = StoreRegistry()

@@ -164,7 +164,10 @@ class TeamShare(Body):
 
 
 class TeamChanges(Body):
-    """A team server's memories written since a member's cursor, a page at a time (team/changes.py)."""
+    """A team server's memories written since a member's cursor, a page at a time.
+
+    The server reads them in store/postgres/changes.py.
+    """
 
     on_team = True
 

@@ -19,7 +19,7 @@ from hippod.agentnotes import sources
 from hippod.agentnotes.sources import Scan
 from hippod.agentnotes.sync import Outcome, apply_scan
 from hippod.agentnotes.tools import selected_tools, tool_home
-from hippod.state import DaemonState
+from hippod.calls.daemon_view import DaemonView
 from hippod.store.stores import Store
 
 
@@ -56,7 +56,7 @@ def _scan(tool: str, home: str, project_root: str | None) -> Scan:
 
 
 async def sync_tool(
-    state: DaemonState,
+    state: DaemonView,
     store: Store,
     tool: str,
     home: str,
@@ -78,7 +78,7 @@ async def sync_tool(
 
 
 async def import_project(
-    state: DaemonState,
+    state: DaemonView,
     cwd: str,
     env: Mapping[str, str],
     *,
@@ -119,7 +119,7 @@ async def import_project(
     return report
 
 
-async def import_store(state: DaemonState, store: Store, env: Mapping[str, str]) -> int:
+async def import_store(state: DaemonView, store: Store, env: Mapping[str, str]) -> int:
     """Sleep phase 1's agent part: each enabled tool's notes that belong in this store (a project
     store takes its project's notes, the global store the user's); returns the memories added.
 

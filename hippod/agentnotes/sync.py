@@ -16,21 +16,21 @@ from dataclasses import dataclass, field
 import aiosqlite
 
 from hippoctl.protocol import messages as m
-from hippod import clock
 from hippod.agentnotes import parse
 from hippod.agentnotes.sources import Note, Scan
+from hippod.base import clock
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import RequestContext
 from hippod.handlers.memory import fresh_memory
 from hippod.lifecycle.digest import digests
 from hippod.lifecycle.secrets import looks_secret
-from hippod.request import RequestContext
-from hippod.state import DaemonState
-from hippod.store import agent_links, memories, rejections
-from hippod.store import dormant as dormant_store
-from hippod.store.agent_links import Link
-from hippod.store.mirror_text import render
-from hippod.store.mirrors import dormant_file
-from hippod.store.overlap import find_overlapping
+from hippod.mirrors.mirror_text import render
+from hippod.mirrors.mirrors import dormant_file
 from hippod.store.records import Memory
+from hippod.store.sqlite import agent_links, memories, rejections
+from hippod.store.sqlite import dormant as dormant_store
+from hippod.store.sqlite.agent_links import Link
+from hippod.store.sqlite.overlap import find_overlapping
 from hippod.store.stores import Store
 
 OVERLAP = 0.6
@@ -64,7 +64,7 @@ class _Work:
     dormant: list[Memory] = field(default_factory=list)
 
 
-def _context(state: DaemonState, store: Store, tenant: str) -> RequestContext:
+def _context(state: DaemonView, store: Store, tenant: str) -> RequestContext:
     """A daemon-internal request, so memories are built as every write verb builds them."""
     cwd = store.root if store.kind == "global" else os.path.dirname(store.root)
     request = m.Request(id=0, cwd=cwd, body=m.Import(format="agents"), tenant=tenant)
@@ -72,7 +72,7 @@ def _context(state: DaemonState, store: Store, tenant: str) -> RequestContext:
 
 
 async def apply_scan(
-    state: DaemonState,
+    state: DaemonView,
     store: Store,
     scan: Scan,
     *,

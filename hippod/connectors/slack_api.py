@@ -12,7 +12,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
 
 RETRIES = 3
 TIMEOUT_S = 30.0

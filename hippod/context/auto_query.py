@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import re
 
-from hippod import subprocesses
+from hippod.base import subprocesses
 
 GIT_TIMEOUT = 3.0
 MAX_TOKENS = 10

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from hippoctl.args_context import FORMATS, FRAMINGS
 from hippoctl.protocol.replies_context import ContextMemory
 from hippoctl.protocol.wording import plural
-from hippod.store.continuity import Event, Snapshot
+from hippod.store.sqlite.continuity import Event, Snapshot
 
 __all__ = ["FORMATS", "FRAMINGS"]
 EVENT_CHARS = 400

@@ -10,10 +10,10 @@ import logging
 
 import aiosqlite
 
-from hippod import clock
-from hippod.errors import HippoError
-from hippod.request import RequestContext
-from hippod.store import ledger
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
+from hippod.store.sqlite import ledger
 from hippod.store.stores import Store
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hippoctl.protocol.replies_context import SurfaceTokens, TokensReply
-from hippod.store.ledger import SURFACES
+from hippod.store.sqlite.ledger import SURFACES
 
 # Surfaces whose blocks stay in the conversation and are re-read on later model calls.
 REREAD_SURFACES = frozenset({"prompt_hook", "compact_resume"})

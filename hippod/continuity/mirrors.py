@@ -11,7 +11,8 @@ import logging
 import weakref
 
 from hippod.continuity import render
-from hippod.store import continuity, mirror_files
+from hippod.mirrors import mirror_files
+from hippod.store.sqlite import continuity
 from hippod.store.stores import Store
 
 log = logging.getLogger("hippod.continuity")

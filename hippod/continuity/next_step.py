@@ -1,6 +1,6 @@
 """The next step a text states: what follows its last `Next step:` label.
 
-A snapshot's next step is read through `next_step_of` (store/continuity.py), so one stored with its
+A snapshot's next step is read through `next_step_of` (store/sqlite/continuity.py), so one stored with its
 label, or as a whole message ending in one, is printed under a single `Next step:` label.
 """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hippod.store.continuity import Event, Handoff, Snapshot
+from hippod.store.sqlite.continuity import Event, Handoff, Snapshot
 
 NO_SNAPSHOT = "No active task snapshot."
 CURRENT_EVENT_CHARS = 200

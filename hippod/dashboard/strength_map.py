@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from hippod.clock import days_between
+from hippod.base.clock import days_between
 from hippod.lifecycle import decay
 from hippod.lifecycle import strength as st
 from hippod.store.records import Memory

@@ -10,14 +10,13 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import RecallItem
 from hippoctl.protocol.replies_context import TokensReply
-from hippod import clock
+from hippod.base import clock
 from hippod.dashboard.calls import DashboardContext, ViewCall, command
 from hippod.dashboard.views_memories import snippet
-from hippod.dispatch import dispatch
 from hippod.handlers import recall as recall_handler
-from hippod.store import conflicts as conflict_sql
-from hippod.store import dashboard_reads as reads
 from hippod.store.records import Memory
+from hippod.store.sqlite import conflicts as conflict_sql
+from hippod.store.sqlite import dashboard_reads as reads
 
 SHOWN_CONFLICTS = 50
 SHOWN_RUNS = 20
@@ -211,7 +210,7 @@ async def tokens(call: ViewCall) -> Tokens:
     """The token ledger (global store) day by day, and the `tokens` table's totals per surface."""
     days = call.number("days", 30, 1, max(TOKEN_DAYS))
     ctx = call.context(m.Tokens(days=days))
-    totals, _ = await dispatch(ctx)
+    totals, _ = await call.dispatch(ctx)
     store = await ctx.global_store()
     rows = await reads.ledger_per_day(store.db.reader, call.tenant, totals.since)
     first = date.fromisoformat(totals.since)

@@ -6,7 +6,7 @@ import msgspec
 
 from hippoctl.protocol.messages_cards import STATES
 from hippod.dashboard.calls import ViewCall
-from hippod.store import cards as card_sql
+from hippod.store.sqlite import cards as card_sql
 
 PER_COLUMN = 50  # cards listed in a column; its count says how many there are
 

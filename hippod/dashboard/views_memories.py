@@ -11,17 +11,16 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import StatusReply
-from hippod import clock
+from hippod.base import clock
 from hippod.continuity.render import cut
 from hippod.dashboard import strength_map as sm
 from hippod.dashboard.calls import PAGE_SIZE, ViewCall, command, pages
-from hippod.dispatch import dispatch
 from hippod.lifecycle import strength as st
 from hippod.lifecycle.decay import average_gap_days
-from hippod.store import dashboard_reads as reads
-from hippod.store import memories
-from hippod.store.conflicts import count_dormant
 from hippod.store.records import Memory
+from hippod.store.sqlite import dashboard_reads as reads
+from hippod.store.sqlite import memories
+from hippod.store.sqlite.conflicts import count_dormant
 from hippod.store.stores import Store
 
 SNIPPET = 280  # characters of a memory's text in a table row
@@ -41,7 +40,7 @@ class Overview(msgspec.Struct):
 
 async def overview(call: ViewCall) -> Overview:
     """What `hippoctl status --json` answers from the store's folder, through the same handler."""
-    status, _ = await dispatch(call.context(m.Status()))
+    status, _ = await call.dispatch(call.context(m.Status()))
     return Overview(status=status, dormant_below=sm.DORMANT_BELOW, at_risk_below=st.AT_RISK_BELOW)
 
 

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from hippoctl.protocol.replies_doctor import StoreCounts
-from hippod.config import load_daemon_config
+from hippod.base.config import load_daemon_config
 from hippod.doctor.run import Inputs, inspect_stores, store_configs
 from hippod.doctor.stores import counts_of
 

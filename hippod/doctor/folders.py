@@ -11,9 +11,9 @@ from hippoctl.protocol import spool
 from hippoctl.protocol.replies import WatchStatus
 from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check
 from hippoctl.protocol.wording import plural
-from hippod import workspaces
 from hippod.doctor import Findings, hippoctl
 from hippod.doctor.stores import PENDING_MINUTES, StoreFacts
+from hippod.store import workspaces
 
 COMPACTION_KINDS = ("pre-compact", "post-compact")
 _SHOWN = 3

@@ -10,10 +10,11 @@ from typing import Any
 
 from hippoctl.protocol.replies_doctor import FAIL, WARN, Check, StoreCounts
 from hippoctl.protocol.wording import plural
-from hippod.config import load_daemon_config
+from hippod.base.config import load_daemon_config
+from hippod.base.jsonfile import merge, read_object
 from hippod.doctor import Findings, hippoctl
+from hippod.embed.model_name import DEFAULT_MODEL
 from hippod.embed.service import (
-    DEFAULT_MODEL,
     EXTRA_HINT,
     MODEL_FILE,
     MODEL_PACKAGE,
@@ -21,7 +22,6 @@ from hippod.embed.service import (
     settings,
 )
 from hippod.integrations import installed
-from hippod.jsonfile import merge, read_object
 from hippod.store.config import STORE_DEFAULTS
 
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from hippoctl.protocol.replies import ScheduleStatus
 from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check
 from hippoctl.protocol.wording import plural
-from hippod import clock
+from hippod.base import clock
 from hippod.doctor import Findings, ago, hippoctl
 from hippod.doctor.stores import StoreFacts
 from hippod.handlers.schedule_text import schedule_lines

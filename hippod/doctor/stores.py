@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from hippoctl.protocol.replies_doctor import FAIL, WARN, Check, StoreCounts
-from hippod import clock
+from hippod.base import clock
+from hippod.base.errors import HippoError
 from hippod.doctor import Findings, hippoctl
-from hippod.errors import HippoError
-from hippod.store import sqlite_errors
-from hippod.store.backup import BACKUP_DIR
 from hippod.store.config import ConfigFile, mirror_layout
-from hippod.store.db import APPLICATION_ID, DB_NAME
-from hippod.store.migrations import SCHEMA_VERSION
+from hippod.store.sqlite import sqlite_errors
+from hippod.store.sqlite.backup import BACKUP_DIR
+from hippod.store.sqlite.db import APPLICATION_ID, DB_NAME
+from hippod.store.sqlite.migrations import SCHEMA_VERSION
 
 # A compaction row still pending this long after pre-compact never got its post-compact (ingest.md §8).
 PENDING_MINUTES = 10
@@ -31,7 +31,7 @@ PENDING_MINUTES = 10
 # "Mirrors: what a million files cost"): doctor suggests the day layout.
 MANY_MIRRORS = 100_000
 _SHOWN_PROBLEMS = 3
-# What `hippoctl backup` names a backup in a store's backups/ folder (store/backup.py).
+# What `hippoctl backup` names a backup in a store's backups/ folder (store/sqlite/backup.py).
 _BACKUP_NAME = re.compile(r"hippo-(\d{8}T\d{6})(?:-(\d+))?\.db")
 
 

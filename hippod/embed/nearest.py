@@ -29,7 +29,7 @@ import aiosqlite
 import numpy as np
 import numpy.typing as npt
 
-from hippod.store import embeddings
+from hippod.store.sqlite import embeddings
 
 # Memories taken by meaning on top of the term candidates, at most.
 NEAREST = 50

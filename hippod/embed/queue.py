@@ -8,11 +8,11 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from hippod import heap, priority, thread_stop
+from hippod.base import heap, priority, thread_stop
+from hippod.base.errors import HippoError
 from hippod.embed.service import Embedder, EmbedService, Settings, embedding_text, text_digest
-from hippod.errors import HippoError
-from hippod.store import embeddings, sqlite_errors
 from hippod.store.backend import StoreDatabase
+from hippod.store.sqlite import embeddings, sqlite_errors
 
 log = logging.getLogger("hippod.embed")
 

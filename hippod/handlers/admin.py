@@ -19,11 +19,12 @@ from hippoctl.protocol.spool import count as spool_count
 from hippoctl.protocol.spool import spool_root
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL, spoken
 from hippoctl.protocol.wording import agree, plural
-from hippod import __version__, clock
+from hippod import __version__
+from hippod.base import clock
+from hippod.calls.request import RequestContext
 from hippod.handlers.schedule_text import schedule_lines
 from hippod.lifecycle import strength as st
-from hippod.request import RequestContext
-from hippod.store import embeddings
+from hippod.store.sqlite import embeddings
 from hippod.store.stores import Store
 
 

@@ -8,7 +8,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_agents import AgentImportReply, AgentToolReport
 from hippoctl.protocol.wording import DRY_RUN
 from hippod.agentnotes.importer import import_project
-from hippod.request import RequestContext
+from hippod.calls.request import RequestContext
 
 
 def _home(path: str) -> str:

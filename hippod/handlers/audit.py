@@ -8,9 +8,9 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import AuditItem, AuditPruneReply, AuditReply
-from hippod import clock
-from hippod.errors import HippoError
-from hippod.request import RequestContext
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 
 MAX_LIMIT = 10_000
 

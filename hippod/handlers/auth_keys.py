@@ -17,12 +17,12 @@ from hippoctl.protocol.replies_http import (
     AuthTokenReply,
 )
 from hippoctl.protocol.wording import plural
-from hippod import clock
-from hippod.errors import HippoError
-from hippod.request import RequestContext
-from hippod.store import api_keys
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.base.tenancy import acting_as
+from hippod.calls.request import RequestContext
+from hippod.store.sqlite import api_keys
 from hippod.store.stores import Store
-from hippod.tenancy import acting_as
 from hippod.web import keys, local_token
 
 ROLES = ("admin", "member")

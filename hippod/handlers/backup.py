@@ -11,11 +11,11 @@ import sqlite3
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_backup import BackupReply, RestoreReply
 from hippoctl.protocol.wording import plural
-from hippod.errors import HippoError
-from hippod.request import RequestContext
-from hippod.store import backup as files
-from hippod.store import sqlite_errors
-from hippod.store.db import Database
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
+from hippod.store.sqlite import backup as files
+from hippod.store.sqlite import sqlite_errors
+from hippod.store.sqlite.db import Database
 from hippod.store.stores import Store, StoreRegistry
 
 

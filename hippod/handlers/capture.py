@@ -10,17 +10,17 @@ import aiosqlite
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import CapturedItem, CaptureReply
 from hippoctl.protocol.wording import DRY_RUN, agree, plural
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.handlers.memory import fresh_memory
 from hippod.ingest import transcript
 from hippod.ingest.extract import Item, extract, store_key
 from hippod.ingest.files import read_bytes, read_text_lenient
 from hippod.lifecycle.secrets import looks_secret
-from hippod.request import RequestContext
-from hippod.store import memories, spool_marks
-from hippod.store.contents import live_contents
 from hippod.store.records import Memory
+from hippod.store.sqlite import memories, spool_marks
+from hippod.store.sqlite.contents import live_contents
 from hippod.store.stores import Store
 
 

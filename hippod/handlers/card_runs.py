@@ -10,13 +10,13 @@ import aiosqlite
 
 from hippoctl.protocol import messages_cards as mc
 from hippoctl.protocol.replies_cards import CardReclaimReply, CardReply, ReclaimedRun
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.handlers.cards import RUNTIME_MAX, TEXT_MAX, audit, card_of, live_reply, text_field
 from hippod.lifecycle import cards as rules
-from hippod.request import RequestContext
-from hippod.store import cards, memories
-from hippod.store.cards import Card, Run
+from hippod.store.sqlite import cards, memories
+from hippod.store.sqlite.cards import Card, Run
 
 
 def _bad_state(card: Card, verb: str, run: Run | None) -> HippoError:

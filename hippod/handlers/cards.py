@@ -15,12 +15,12 @@ from hippoctl.protocol.replies_cards import (
     CardsReply,
 )
 from hippoctl.protocol.replies_continuity import HandoffItem
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.lifecycle import cards as rules
-from hippod.request import RequestContext
-from hippod.store import cards, continuity, memories
-from hippod.store.cards import Card, Run
+from hippod.store.sqlite import cards, continuity, memories
+from hippod.store.sqlite.cards import Card, Run
 
 TITLE_MAX = 300
 TEXT_MAX = 10_000

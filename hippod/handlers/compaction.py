@@ -24,9 +24,10 @@ from hippoctl.protocol.replies_hooks import (
     PreCompactReply,
 )
 from hippoctl.protocol.wording import plural
-from hippod import clock
 from hippod.agentnotes.importer import sync_tool
 from hippod.agentnotes.tools import selected_tools, tool_home
+from hippod.base import clock
+from hippod.calls.request import RequestContext
 from hippod.continuity import mirrors, render
 from hippod.continuity.next_step import split_next_step
 from hippod.handlers.hook_input import existing_target, read_payload, session_of, transcript_file
@@ -35,9 +36,8 @@ from hippod.ingest import compaction_items as parse
 from hippod.ingest.extract import store_key
 from hippod.lifecycle import passages
 from hippod.lifecycle.secrets import looks_secret, scrub
-from hippod.request import RequestContext
-from hippod.store import continuity, ledger, memories, pinned_state, rejections, spool_marks
 from hippod.store.records import Memory
+from hippod.store.sqlite import continuity, ledger, memories, pinned_state, rejections, spool_marks
 from hippod.store.stores import Store
 
 log = logging.getLogger("hippod.compaction")

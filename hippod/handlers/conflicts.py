@@ -6,14 +6,15 @@ from typing import Any
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import ConflictItem, ConflictSide, ConflictsReply, ResolveReply
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.lifecycle.digest import content_digest, normalize
-from hippod.request import RequestContext
-from hippod.store import conflict_mirror, rejections
-from hippod.store.conflicts import ConflictRecord
-from hippod.store.mirrors import dormant_file
+from hippod.mirrors import conflict_mirror
+from hippod.mirrors.mirrors import dormant_file
 from hippod.store.records import Memory
+from hippod.store.sqlite import rejections
+from hippod.store.sqlite.conflicts import ConflictRecord
 from hippod.store.stores import Store
 
 

@@ -24,12 +24,13 @@ from hippoctl.protocol.replies_context import (
     ContextSnapshot,
 )
 from hippoctl.protocol.wording import plural
-from hippod import clock
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.context import layout, ledger_rows
 from hippod.context.auto_query import auto_query
 from hippod.context.isolation import Place, placement
 from hippod.continuity import render
-from hippod.errors import HippoError
 from hippod.handlers import recall as recall_handler
 from hippod.lifecycle import strength as st
 from hippod.lifecycle.secrets import looks_secret
@@ -40,10 +41,9 @@ from hippod.recall.merge import merge_results
 from hippod.recall.pack import pack
 from hippod.recall.score import Scored
 from hippod.recall.terms import query_terms
-from hippod.request import RequestContext
-from hippod.store import continuity
-from hippod.store.continuity import Event, Handoff, Snapshot
 from hippod.store.records import Memory
+from hippod.store.sqlite import continuity
+from hippod.store.sqlite.continuity import Event, Handoff, Snapshot
 from hippod.store.stores import Store
 
 DEFAULT_BUDGET = 1500

@@ -17,12 +17,12 @@ from hippoctl.protocol.replies_continuity import (
     SnapshotItem,
     SnapshotReply,
 )
-from hippod import clock
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.continuity import mirrors, render
-from hippod.errors import HippoError
-from hippod.request import RequestContext
-from hippod.store import continuity, rejections
-from hippod.store.continuity import Event, Handoff, Snapshot
+from hippod.store.sqlite import continuity, rejections
+from hippod.store.sqlite.continuity import Event, Handoff, Snapshot
 from hippod.store.stores import Store
 
 LATEST_EVENTS = 8
@@ -230,7 +230,7 @@ async def handoff_latest(ctx: RequestContext, body: m.HandoffLatest) -> tuple[Ha
 
 async def handoff_show(ctx: RequestContext, body: m.HandoffShow) -> tuple[HandoffReply, str]:
     store = await ctx.target_store(write=False)
-    # An id SQLite could not bind never gets here: the door refuses it (hippod/door.py).
+    # An id SQLite could not bind never gets here: the door refuses it (hippod/daemon/door.py).
     found = await continuity.handoff(store.db.reader, ctx.tenant, body.id)
     if found is None:
         raise HippoError("not_found", f"no handoff #{body.id}")

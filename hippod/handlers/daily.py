@@ -7,9 +7,9 @@ import os
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import DailyRunnerReply, WorkspaceEntry, WorkspacesReply
 from hippoctl.protocol.wording import plural
-from hippod import workspaces as registry
-from hippod.errors import HippoError
-from hippod.request import RequestContext
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
+from hippod.store import workspaces as registry
 
 
 def _entries(global_root: str) -> list[WorkspaceEntry]:

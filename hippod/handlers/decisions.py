@@ -6,14 +6,14 @@ import aiosqlite
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import DecideReply, DecisionItem, DecisionsReply
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.handlers.memory import fresh_memory, validate_content
 from hippod.lifecycle import invalidate as inv
-from hippod.request import RequestContext
-from hippod.store import decisions, memories, rejections
-from hippod.store.decisions import Decision
 from hippod.store.records import Memory
+from hippod.store.sqlite import decisions, memories, rejections
+from hippod.store.sqlite.decisions import Decision
 
 STATUSES = ("active", "superseded", "closed")
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import DormantItem, DormantMoveReply, DormantReply
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.lifecycle import strength as st
+from hippod.mirrors.mirrors import dormant_file
 from hippod.recall.tokenize import tokenize
-from hippod.request import RequestContext
-from hippod.store import agent_links
-from hippod.store.dormant import DormantMemory
-from hippod.store.mirrors import dormant_file
+from hippod.store.sqlite import agent_links
+from hippod.store.sqlite.dormant import DormantMemory
 
 
 def _matches(words: list[str], d: DormantMemory) -> bool:

@@ -7,10 +7,10 @@ import asyncio
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import EmbedReply, EmbedStore
 from hippoctl.protocol.wording import plural
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.embed import queue
 from hippod.embed.service import EXTRA_HINT
-from hippod.errors import HippoError
-from hippod.request import RequestContext
 from hippod.store.stores import Store
 
 

@@ -10,14 +10,14 @@ from datetime import timedelta
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_failures import CaptureErrorReply, CrossSession, FailuresReply
 from hippoctl.protocol.wording import plural
-from hippod import clock
-from hippod import failure_rules as rules
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.handlers.memory import fresh_memory
-from hippod.request import RequestContext
-from hippod.store import failures as failures_sql
-from hippod.store import memories, rejections, spool_marks
+from hippod.ingest import failure_rules as rules
 from hippod.store.records import Memory
+from hippod.store.sqlite import failures as failures_sql
+from hippod.store.sqlite import memories, rejections, spool_marks
 
 MAX_WINDOW_DAYS = 36_500
 HASH_FOOTER = (

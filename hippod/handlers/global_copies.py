@@ -8,14 +8,14 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.lifecycle.digest import content_digest
 from hippod.lifecycle.share import AUTO_SHARED, reaches_every_project
-from hippod.request import RequestContext
-from hippod.store import memories
-from hippod.store.db import DB_NAME
 from hippod.store.records import Memory
+from hippod.store.sqlite import memories
+from hippod.store.sqlite.db import DB_NAME
 from hippod.store.stores import Store
 
 

@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from hippod.errors import HippoError
-from hippod.request import RequestContext
-from hippod.store.db import DB_NAME
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
+from hippod.store.sqlite.db import DB_NAME
 from hippod.store.stores import Store
 
 

@@ -9,10 +9,10 @@ import os
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_hooks_install import HookChangeReply, HookListReply, HookTarget
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.integrations import files, hookjson, targets
 from hippod.integrations.report import Report
-from hippod.request import RequestContext
 
 
 async def hook_list(ctx: RequestContext, body: m.HookList) -> tuple[HookListReply, str]:

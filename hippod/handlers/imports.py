@@ -5,7 +5,7 @@ the rows' index terms), so the event loop keeps serving other requests, then wri
 memory in one short transaction: the whole file or nothing. The file's digest is recorded with
 it, per store, tenant, format and path: importing the unchanged file again answers at once, and a
 changed file is read whole again, its unchanged parts skipped as near-copies of what it stored.
-A large import reports its steps as it goes (hippod/progress.py).
+A large import reports its steps as it goes (hippod/calls/progress.py).
 """
 
 from __future__ import annotations
@@ -23,8 +23,11 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import MAX_FRAME
 from hippoctl.protocol.replies_imports import ExportReply, ImportEntry, ImportReply
 from hippoctl.protocol.wording import DRY_RUN, plural
-from hippod import __version__, clock, heap
-from hippod.errors import HippoError
+from hippod import __version__
+from hippod.base import clock, heap
+from hippod.base.errors import HippoError
+from hippod.calls.progress import Steps, reporting
+from hippod.calls.request import RequestContext
 from hippod.handlers.memory import fresh_memory, given_tags, new_id
 from hippod.ingest import export_doc, readers
 from hippod.ingest.chatgpt import FormatMismatch
@@ -34,13 +37,11 @@ from hippod.ingest.import_core import DUPLICATE_ABOVE, overlapping, prepare, pre
 from hippod.ingest.planner import FORMAT_TAGS, Plan, plan_chunks, plan_records
 from hippod.ingest.readers import Reading, Source
 from hippod.lifecycle.digest import refused
-from hippod.progress import Steps, reporting
-from hippod.request import RequestContext
-from hippod.store import imports as sql
-from hippod.store import memories, rejections
-from hippod.store.import_probe import StoredProbe
-from hippod.store.imports import ImportedFile
 from hippod.store.records import Memory
+from hippod.store.sqlite import imports as sql
+from hippod.store.sqlite import memories, rejections
+from hippod.store.sqlite.import_probe import StoredProbe
+from hippod.store.sqlite.imports import ImportedFile
 from hippod.store.stores import Store
 
 log = logging.getLogger("hippod.imports")

@@ -7,11 +7,11 @@ import os
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import LearnGitReply
 from hippoctl.protocol.wording import agree, plural
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.ingest.gitrun import LearnResult, learn_from_git, repo_root
-from hippod.request import RequestContext
-from hippod.store.db import DB_NAME
 from hippod.store.roots import PROJECT_DIR
+from hippod.store.sqlite.db import DB_NAME
 from hippod.store.stores import Store
 
 

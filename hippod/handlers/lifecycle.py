@@ -16,15 +16,15 @@ from hippoctl.protocol.replies_lifecycle import (
     UnrejectReply,
 )
 from hippoctl.protocol.wording import DRY_RUN, agree, plural
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.handlers import global_copies
 from hippod.handlers.memory import find_memory, fresh_memory, given_tags, validate_content
 from hippod.lifecycle import invalidate as inv
 from hippod.lifecycle.digest import content_digest, normalize
-from hippod.request import RequestContext
-from hippod.store import memories, rejections
-from hippod.store.mirrors import dormant_file
+from hippod.mirrors.mirrors import dormant_file
+from hippod.store.sqlite import memories, rejections
 from hippod.store.stores import Store
 
 LAYERS = ("episodic", "semantic", "trace")

@@ -18,9 +18,9 @@ from hippoctl.protocol.replies_mcp import (
     DrillReply,
 )
 from hippoctl.protocol.replies_pinned import PinnedReply
+from hippod.base.errors import HippoError
 from hippod.context import layout, ledger_rows
 from hippod.continuity import render
-from hippod.errors import HippoError
 from hippod.handlers import context as context_handler
 from hippod.handlers import pinned
 from hippod.handlers import recall as recall_handler
@@ -30,8 +30,8 @@ from hippod.mcp import assemble as asm
 from hippod.mcp import baserate, drill
 from hippod.mcp.request import McpContext, for_tool
 from hippod.recall.budget import fill_budget, tokens
-from hippod.store import continuity, memories, traces
 from hippod.store.records import Memory
+from hippod.store.sqlite import continuity, memories, traces
 from hippod.store.stores import Store
 
 SURFACE = "mcp"

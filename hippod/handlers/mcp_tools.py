@@ -13,11 +13,11 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol import messages_cards as mc
 from hippoctl.protocol.replies import OutcomeReply
 from hippoctl.protocol.replies_mcp import McpToolReply
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.handlers import admin, card_runs, cards, conflicts, learn, mcp_reads, memory, outcome, sharing
 from hippod.mcp import args as a
 from hippod.mcp.request import McpContext, for_tool
-from hippod.request import RequestContext
 from hippod.store.stores import Store
 
 

@@ -10,15 +10,15 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippoctl.protocol.replies import ForgetReply, InspectReply, RememberReply, StrengthMath
 from hippoctl.protocol.wording import plural
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.handlers import global_copies
 from hippod.lifecycle import strength as st
 from hippod.lifecycle.share import reaches_every_project
-from hippod.request import RequestContext
-from hippod.store import agent_links
 from hippod.store.records import Memory
-from hippod.store.remembers import Remembered
+from hippod.store.sqlite import agent_links
+from hippod.store.sqlite.remembers import Remembered
 from hippod.store.stores import Store
 
 

@@ -10,10 +10,10 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import OutcomeReply
 from hippoctl.protocol.wording import plural
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.handlers.memory import find_memory
-from hippod.request import RequestContext
 from hippod.store.records import Memory
 from hippod.store.stores import Store
 from hippod.teamlink import marks as team_marks

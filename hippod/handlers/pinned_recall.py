@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
-from hippod import clock
+from hippod.base import clock
+from hippod.calls.request import RequestContext
 from hippod.handlers.recall_store import score_store
 from hippod.lifecycle.digest import refused
 from hippod.lifecycle.share import reaches_every_project
@@ -14,7 +15,6 @@ from hippod.recall import tombstones
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, drop_extracted_sources
 from hippod.recall.terms import query_terms
-from hippod.request import RequestContext
 from hippod.store.stores import Store
 
 # A prompt is a recall query only up to here: a pasted log must not turn into thousands of terms.

@@ -11,9 +11,10 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippoctl.protocol.replies import RecallItem, RecallReply, Skipped, Why
-from hippod import clock
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.context import ledger_rows
-from hippod.errors import HippoError
 from hippod.handlers.outcome import last_batch_key
 from hippod.handlers.recall_store import score_store, warn
 from hippod.lifecycle import strength as st
@@ -24,7 +25,6 @@ from hippod.recall.pack import Packed, pack
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources
 from hippod.recall.terms import query_terms, stem
 from hippod.recall.tokenize import tokenize
-from hippod.request import RequestContext
 from hippod.store.records import Memory
 from hippod.store.stores import Store
 from hippod.teamlink import cache as team_copy

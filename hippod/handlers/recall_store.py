@@ -7,13 +7,13 @@ import asyncio
 import dataclasses
 
 from hippoctl.protocol import messages as m
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.embed.service import EXTRA_HINT, Embedder, Settings, embedding_text, text_digest
-from hippod.errors import HippoError
 from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
 from hippod.recall.score import ScoreContext, Scored, score_candidates
-from hippod.request import RequestContext
-from hippod.store import embeddings, memories
 from hippod.store.records import Memory
+from hippod.store.sqlite import embeddings, memories
 from hippod.store.stores import Store
 
 

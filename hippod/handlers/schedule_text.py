@@ -8,7 +8,7 @@ import tzlocal
 
 from hippoctl.protocol.replies import DailyRunResult, ScheduleStatus
 from hippoctl.protocol.wording import plural
-from hippod import clock
+from hippod.base import clock
 
 
 def _moment(stamp: str) -> datetime:

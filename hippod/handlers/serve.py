@@ -8,9 +8,9 @@ from typing import Any
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import ServeReply
-from hippod.errors import HippoError
-from hippod.request import RequestContext
-from hippod.state import DaemonState
+from hippod.base.errors import HippoError
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import RequestContext
 
 log = logging.getLogger("hippod.serve")
 
@@ -43,13 +43,11 @@ def port_setting(http: dict[str, Any]) -> int:
 
 
 async def open_listener(
-    state: DaemonState, host: str, port: int, allow_remote: bool, project: str | None = None
+    state: DaemonView, host: str, port: int, allow_remote: bool, project: str | None = None
 ) -> ServeReply:
-    # The ASGI stack loads here, the first time a listener opens, and never on the client's path.
-    from hippod.web.listener import HttpListener
-
     if state.http is None:
-        state.http = HttpListener(state)
+        # The ASGI stack loads here, the first time a listener opens, and never on the client's path.
+        state.http = state.new_http()
     return await state.http.open(host, port, allow_remote, project)
 
 
@@ -71,7 +69,7 @@ async def serve(ctx: RequestContext, body: m.Serve) -> tuple[ServeReply, str]:
     return reply, f"Serving on {reply.url} ({reply.store})"
 
 
-async def autostart(state: DaemonState) -> None:
+async def autostart(state: DaemonView) -> None:
     """daemon.json `http.autostart`: open the listener as the daemon starts; a failure is logged."""
     http = state.http_config
     if http.get("autostart") is not True:

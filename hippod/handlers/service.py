@@ -11,8 +11,8 @@ import os
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_service import ServiceReply
+from hippod.calls.request import RequestContext
 from hippod.integrations import services
-from hippod.request import RequestContext
 
 HANDOVER = "   hippod stops now; hippod.socket starts it again on the next connection"
 

@@ -21,20 +21,21 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import spool
 from hippoctl.protocol.replies_hooks import LastSleepReply, SessionEndReply
-from hippod import clock, reread
 from hippod.agentnotes.importer import import_project
 from hippod.agentnotes.tools import tool_home
+from hippod.base import clock
+from hippod.calls.hook_jobs import HookJob
+from hippod.calls.request import RequestContext
+from hippod.continuity import reread
 from hippod.handlers import sleep_report
 from hippod.handlers.capture import capture_text
 from hippod.handlers.hook_input import HookInput, existing_target, read_payload, session_of, transcript_file
 from hippod.handlers.sleep import SleepOptions, sleep_store
-from hippod.hook_jobs import HookJob
 from hippod.ingest import transcript
 from hippod.ingest.files import read_bytes
-from hippod.request import RequestContext
-from hippod.spool_requests import session_end_document
-from hippod.store import last_sleep as kept_report
-from hippod.store import ledger_reread, spool_marks
+from hippod.ingest.spool_requests import session_end_document
+from hippod.store.sqlite import last_sleep as kept_report
+from hippod.store.sqlite import ledger_reread, spool_marks
 from hippod.store.stores import Store
 
 log = logging.getLogger("hippod.session_end")

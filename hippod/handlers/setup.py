@@ -13,11 +13,11 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import InitReply, McpSettings
 from hippoctl.protocol.replies_setup import SetupReply
 from hippoctl.protocol.wording import DRY_RUN, plural
-from hippod import workspaces
+from hippod.calls.request import RequestContext
 from hippod.integrations import commands, files, seeding, services, targets
 from hippod.integrations.report import Report
-from hippod.request import RequestContext
-from hippod.store.db import DB_NAME
+from hippod.store import workspaces
+from hippod.store.sqlite.db import DB_NAME
 
 INIT_DAYS = 30  # git history a new project store learns from
 SCAN_DAYS = 365  # ... and each repository `--scan` finds

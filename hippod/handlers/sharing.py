@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import Peer, PeersReply, SharedItem, ShareReply, SyncReply
 from hippoctl.protocol.wording import DRY_RUN, plural
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.lifecycle import share as rules
 from hippod.lifecycle.digest import refused
 from hippod.lifecycle.locality import project_names
-from hippod.request import RequestContext
-from hippod.store import memories, rejections, sharing
 from hippod.store.records import Memory
+from hippod.store.sqlite import memories, rejections, sharing
 from hippod.store.stores import Store
 
 

@@ -12,12 +12,12 @@ import os
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import BackfillReply, DeadLetter, DeadLettersReply
 from hippoctl.protocol.wording import plural
-from hippod import clock
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.connectors import deliver, slack_api
 from hippod.connectors import slack as slack_plans
-from hippod.errors import HippoError
-from hippod.request import RequestContext
-from hippod.store import connectors
+from hippod.store.sqlite import connectors
 
 PAGE = 200
 MAX_PAGES = 10_000

@@ -15,23 +15,24 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import SleepReply
-from hippod import clock, heap
 from hippod.agentnotes.importer import import_store
+from hippod.base import clock, heap
+from hippod.base.tenancy import REQUEST_TENANT
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import RequestContext
 from hippod.handlers import sleep_report
 from hippod.handlers.sharing import AutoShared, auto_share, auto_share_score, names_of
 from hippod.handlers.team import queue_shares
 from hippod.ingest.gitrun import learn_from_git
 from hippod.lifecycle.merge import new_semantic_id
 from hippod.lifecycle.sleep_plan import Plan, Settings
-from hippod.request import RequestContext
-from hippod.state import DaemonState
-from hippod.store import conflict_mirror, ledger
-from hippod.store.db import DB_NAME
-from hippod.store.mirror_text import render
-from hippod.store.mirrors import dormant_file
+from hippod.mirrors import conflict_mirror
+from hippod.mirrors.mirror_text import render
+from hippod.mirrors.mirrors import dormant_file
+from hippod.store.sqlite import ledger
+from hippod.store.sqlite.db import DB_NAME
 from hippod.store.stores import Store
 from hippod.teamlink.membership import in_team
-from hippod.tenancy import REQUEST_TENANT
 
 log = logging.getLogger("hippod.sleep")
 
@@ -78,7 +79,7 @@ def _sleep_key(store: Store, options: SleepOptions) -> str:
 
 
 async def sleep_store(
-    state: DaemonState, store: Store, options: SleepOptions, say: Say | None = None
+    state: DaemonView, store: Store, options: SleepOptions, say: Say | None = None
 ) -> SleepReply:
     """Run every phase of sleep.md §2 on one store and return its results.
 
@@ -108,7 +109,7 @@ async def sleep_store(
 
 
 async def _locked_run(
-    state: DaemonState, store: Store, options: SleepOptions, say: Say | None, holder: list[_Run]
+    state: DaemonView, store: Store, options: SleepOptions, say: Say | None, holder: list[_Run]
 ) -> SleepReply:
     lock = state.sleep_locks.setdefault(_sleep_key(store, options), asyncio.Lock())
     async with lock:
@@ -124,7 +125,7 @@ async def _locked_run(
 # --- phases that belong to other work: clear hook points, no-ops for now ---------------------------
 
 
-async def learn_and_import(state: DaemonState, store: Store, options: SleepOptions) -> tuple[int, int]:
+async def learn_and_import(state: DaemonView, store: Store, options: SleepOptions) -> tuple[int, int]:
     """Phase 1: learn from git (1 day) and import agent notes (ingest.md §4-5); (lessons, notes).
 
     Either part failing (git missing, a tool folder unreadable) is logged and leaves the sleep to go on.
@@ -172,7 +173,7 @@ async def prune_ledger(conn: Any, now: datetime) -> int:
 # --- the run ----------------------------------------------------------------------------------------
 
 
-def _settings(state: DaemonState, store: Store, options: SleepOptions) -> Settings:
+def _settings(state: DaemonView, store: Store, options: SleepOptions) -> Settings:
     config = store.config
     dormant: dict[str, Any] = config.get("dormant", {})
     return Settings(
@@ -198,7 +199,7 @@ def _reply(
 
 
 async def _sleep(
-    state: DaemonState, store: Store, options: SleepOptions, say: Say | None, run: _Run
+    state: DaemonView, store: Store, options: SleepOptions, say: Say | None, run: _Run
 ) -> SleepReply:
     started = time.monotonic()
 
@@ -261,7 +262,7 @@ async def _sleep(
 
 
 async def _share_phase(
-    state: DaemonState, store: Store, options: SleepOptions, result: Plan, *, dry_run: bool
+    state: DaemonView, store: Store, options: SleepOptions, result: Plan, *, dry_run: bool
 ) -> tuple[list[AutoShared], int]:
     """Phase 12, after the project commit (the global store is another database): (what was copied
     to the global store, how many memories were queued for the team server)."""

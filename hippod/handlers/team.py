@@ -15,13 +15,13 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import TeamReply, TeamShareReply
 from hippoctl.protocol.wording import plural
-from hippod import clock, thread_stop
-from hippod.errors import HippoError
+from hippod.base import clock, thread_stop
+from hippod.base.errors import HippoError
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import RequestContext
 from hippod.handlers.memory import find_memory
-from hippod.request import RequestContext
-from hippod.state import DaemonState
-from hippod.store import team_cache, team_marks, team_outbox
 from hippod.store.records import Memory
+from hippod.store.sqlite import team_cache, team_marks, team_outbox
 from hippod.teamlink import cache as team_copy
 from hippod.teamlink import calls, membership
 
@@ -29,7 +29,7 @@ MAX_SHARE_IDS = 10_000
 _JOIN_HINT = "hippoctl team join <url> --key <key>"
 
 
-def _wake(state: DaemonState) -> None:
+def _wake(state: DaemonView) -> None:
     if state.team_sender is not None:
         state.team_sender.wake()
 
@@ -127,7 +127,7 @@ def _shared_body(memory: Memory) -> bytes:
     return msgspec.json.encode({"content": memory.content, "tags": tags})
 
 
-async def queue_shares(state: DaemonState, found: Sequence[Memory], *, dry_run: bool = False) -> list[bool]:
+async def queue_shares(state: DaemonView, found: Sequence[Memory], *, dry_run: bool = False) -> list[bool]:
     """Queue copies of these memories for the team server, in order, in one transaction, and wake the
     sender; for each, whether it was new (a memory is queued for its team once). A dry run only
     tells."""

@@ -1,5 +1,5 @@
 """A team server's side of its members' link: `GET /v1/team/changes`, what a member's cache has to
-apply (team/changes.py), and `POST /v1/team/marks`, the retrievals and outcome marks a member's
+apply (store/postgres/changes.py), and `POST /v1/team/marks`, the retrievals and outcome marks a member's
 recalls made of team memories, in batches."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import dataclasses
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import TeamChangesReply, TeamMarksReply
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.handlers.outcome import mark_rows
 from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
-from hippod.request import RequestContext
 from hippod.store.stores import Store
 
 MAX_PAGE = 1000
@@ -47,7 +47,7 @@ async def team_marks(ctx: RequestContext, body: m.TeamMarks) -> tuple[TeamMarksR
     if len(body.retrieved) + len(body.good) + len(body.bad) > MAX_MARKS:
         raise HippoError("usage", f"at most {MAX_MARKS} marks in one batch")
     store = await _team_store(ctx)
-    from hippod.team import mark_batches  # psycopg: a team server's alone
+    from hippod.store.postgres import mark_batches  # psycopg: a team server's alone
 
     now = clock.iso(clock.now())
     applied = {True: 0, False: 0}
@@ -77,7 +77,7 @@ async def team_changes(ctx: RequestContext, body: m.TeamChanges) -> tuple[TeamCh
     if not 1 <= body.limit <= MAX_PAGE:
         raise HippoError("usage", f"limit must be 1 to {MAX_PAGE}")
     store = await _team_store(ctx)
-    from hippod.team import changes  # psycopg: a team server's alone
+    from hippod.store.postgres import changes  # psycopg: a team server's alone
 
     try:
         found = await changes.since(store.db.reader, ctx.tenant, body.after, body.limit)

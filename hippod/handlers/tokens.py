@@ -7,10 +7,10 @@ from datetime import timedelta
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_context import TokensReply
-from hippod import clock
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.context.tokens_table import render, totals
-from hippod.errors import HippoError
-from hippod.request import RequestContext
 
 MAX_WINDOW_DAYS = 36_500
 

@@ -1,6 +1,6 @@
 """`watch "<command>"`, daemon side: store a failed command as an error memory (ingest.md §6).
 
-The memory holds the output's salient error lines (hippod/failure_output.py), not the log: it is
+The memory holds the output's salient error lines (hippod/ingest/failure_output.py), not the log: it is
 shown in every block that lists recent memories. Like every new memory it is never pinned.
 """
 
@@ -12,13 +12,13 @@ import shlex
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import WatchReply
-from hippod import failure_output
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.handlers.memory import fresh_memory
+from hippod.ingest import failure_output
 from hippod.lifecycle.secrets import scrub
-from hippod.request import RequestContext
-from hippod.store import memories
-from hippod.store.overlap import find_overlapping
+from hippod.store.sqlite import memories
+from hippod.store.sqlite.overlap import find_overlapping
 
 KNOWN_ABOVE = 0.7
 # Leading `VAR=value` words set the command's environment; they are not the command.

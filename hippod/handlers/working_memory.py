@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_continuity import WmItem, WmReply
 from hippoctl.protocol.wording import plural
-from hippod import clock
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.continuity import render
-from hippod.errors import HippoError
-from hippod.request import RequestContext
-from hippod.store import rejections
-from hippod.store import working_memory as wm
-from hippod.store.working_memory import Entry
+from hippod.store.sqlite import rejections
+from hippod.store.sqlite import working_memory as wm
+from hippod.store.sqlite.working_memory import Entry
 
 
 def _scope(value: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from hippod.clock import iso, parse_iso
+from hippod.base.clock import iso, parse_iso
 from hippod.ingest.chunking import FormatError, not_json
 from hippod.lifecycle import strength as st
 from hippod.store.records import Memory

@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import os
 
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 

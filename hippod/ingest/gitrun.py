@@ -13,18 +13,18 @@ import aiosqlite
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import Invalidation
 from hippoctl.protocol.wording import plural
-from hippod import clock, subprocesses
-from hippod.errors import HippoError
+from hippod.base import clock, subprocesses
+from hippod.base.errors import HippoError
+from hippod.base.pathtags import path_tags
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import RequestContext
 from hippod.handlers.memory import fresh_memory
 from hippod.ingest.gitlearn import Lesson, Target, lessons
 from hippod.lifecycle import invalidate as inv
-from hippod.pathtags import path_tags
-from hippod.request import RequestContext
-from hippod.state import DaemonState
-from hippod.store import memories
 from hippod.store.config import STORE_DEFAULTS
-from hippod.store.overlap import find_overlapping
 from hippod.store.records import Memory
+from hippod.store.sqlite import memories
+from hippod.store.sqlite.overlap import find_overlapping
 from hippod.store.stores import Store
 
 GIT_TIMEOUT_SECONDS = 30.0
@@ -134,14 +134,14 @@ def _tags(lesson: Lesson, root: str) -> list[str]:
     return list(dict.fromkeys([*kind, *path_tags(root)]))
 
 
-def _context(state: DaemonState, root: str, days: int, tenant: str) -> RequestContext:
+def _context(state: DaemonView, root: str, days: int, tenant: str) -> RequestContext:
     """The request a daemon-started run acts as (memories record its tenant; no session)."""
     request = m.Request(id=0, cwd=root, body=m.LearnGit(days=days, repos=[root]), tenant=tenant)
     return RequestContext(request=request, state=state)
 
 
 async def learn_from_git(
-    state: DaemonState,
+    state: DaemonView,
     store: Store,
     repos: Sequence[str],
     days: int,

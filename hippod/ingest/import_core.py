@@ -2,7 +2,7 @@
 
 CPU-bound: the handler runs them in a worker thread. De-duplication is exactly
 `textOverlap(chunk, m) > 0.7` against every live memory of the target store and tenant (asked of
-store/import_probe.py, which looks each chunk up in the FTS index) and every chunk accepted earlier
+store/sqlite/import_probe.py, which looks each chunk up in the FTS index) and every chunk accepted earlier
 in the run (a prefix-filter index over the run's chunks, lifecycle/simjoin.py).
 """
 
@@ -12,9 +12,9 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from hippod.calls.progress import Steps
 from hippod.ingest.chunking import Chunk
 from hippod.lifecycle.simjoin import SetIndex
-from hippod.progress import Steps
 from hippod.recall.tokenize import tokenize
 
 MIN_CHARS = 10
@@ -25,7 +25,7 @@ PREVIEW_CHARS = 80
 JUDGE_BATCH = 1024
 
 # Which of the given positions of an import's token sets overlap a stored memory above
-# DUPLICATE_ABOVE (StoredProbe.duplicates, store/import_probe.py).
+# DUPLICATE_ABOVE (StoredProbe.duplicates, store/sqlite/import_probe.py).
 StoredDuplicates = Callable[[Sequence[frozenset[str]], Sequence[int]], Collection[int]]
 
 

@@ -12,13 +12,13 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hippod.calls.progress import Steps
 from hippod.ingest.export_doc import ParsedExport, Record
 from hippod.ingest.import_core import Prepared, StoredDuplicates, Verdict, judge, merge_tags
 from hippod.lifecycle.digest import content_digest, refused
-from hippod.progress import Steps
 from hippod.recall.terms import fts_columns
-from hippod.store.memories import memory_values
 from hippod.store.records import Memory
+from hippod.store.sqlite.memories import memory_values
 
 FORMAT_TAGS: dict[str, tuple[str, ...]] = {
     "chatgpt": ("imported", "chatgpt"),

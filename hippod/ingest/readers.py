@@ -18,11 +18,11 @@ import re
 from dataclasses import dataclass, field
 
 from hippoctl.protocol.wording import plural
+from hippod.calls.progress import Steps
 from hippod.ingest import chatgpt, chunking, export_doc, files, sources
 from hippod.ingest.chatgpt import FormatMismatch
 from hippod.ingest.chunking import Chunk, FormatError
 from hippod.ingest.export_doc import ParsedExport
-from hippod.progress import Steps
 
 # C0 controls other than tab, line feed, vertical tab, form feed, carriage return and escape:
 # text files do not hold these, binary ones do within their first bytes.

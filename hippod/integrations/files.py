@@ -15,7 +15,7 @@ import stat
 import threading
 
 from hippoctl.protocol.files import write_private
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
 from hippod.integrations.report import Report
 
 # Older versions kept the backup beside the file, where it littered the repository; one found

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from hippod import clock
+from hippod.base import clock
 from hippod.integrations.files import write_atomic
 
 log = logging.getLogger("hippod.integrations")

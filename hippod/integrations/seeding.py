@@ -8,13 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hippod.agentnotes.importer import import_project, import_store
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
 from hippod.ingest.gitrun import learn_from_git, repo_root
-from hippod.request import RequestContext
 from hippod.store import gitignore
 from hippod.store.config import ConfigFile
-from hippod.store.db import DB_NAME
 from hippod.store.roots import PROJECT_DIR, find_project_root
+from hippod.store.sqlite.db import DB_NAME
 from hippod.store.stores import Store
 
 # The folders and files a fresh store shows (integrations.md §1 step 1).

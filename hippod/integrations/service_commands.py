@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Mapping
 
 from hippoctl.protocol.replies_service import ServiceCommand
-from hippod import subprocesses
+from hippod.base import subprocesses
 
 # A service manager that has not answered by then is not going to (e.g. a hung user bus).
 COMMAND_TIMEOUT = 15.0

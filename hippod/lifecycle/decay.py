@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from hippod.clock import days_between, parse_iso
+from hippod.base.clock import days_between, parse_iso
 from hippod.lifecycle import strength as st
 from hippod.lifecycle.secrets import looks_secret
 from hippod.store.records import Memory

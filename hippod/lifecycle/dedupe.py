@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from hippod.clock import parse_iso
+from hippod.base.clock import parse_iso
 from hippod.lifecycle.conflicts import STOPWORDS, conflict_between
 from hippod.lifecycle.decay import is_protected
 from hippod.lifecycle.wordsets import TokenColumn, pairs

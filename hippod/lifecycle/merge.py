@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from hippod.clock import parse_iso
+from hippod.base.clock import parse_iso
 from hippod.lifecycle.decay import net_negative
 from hippod.lifecycle.strength import ERROR_HALF_LIFE_FACTOR
 from hippod.lifecycle.wordsets import TokenColumn, pairs

@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from hippod.thread_stop import checkpoint
+from hippod.base.thread_stop import checkpoint
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

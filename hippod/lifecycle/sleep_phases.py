@@ -12,7 +12,7 @@ from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Protocol
 
-from hippod.clock import iso, parse_iso
+from hippod.base.clock import iso, parse_iso
 from hippod.lifecycle import conflicts as rules
 from hippod.lifecycle import decay, dedupe, merge
 from hippod.lifecycle.digest import digests

@@ -1,6 +1,6 @@
 """What one sleep will change, computed from a snapshot of the store (sleep.md §2-§7).
 
-The handler opens a snapshot of the store (a `Source`: store/sleep_snapshot.py), calls plan() in a
+The handler opens a snapshot of the store (a `Source`: store/sqlite/sleep_snapshot.py), calls plan() in a
 worker thread, then hands the Plan to the store layer, which applies it in one transaction (or,
 for --dry-run, only reports it). The snapshot is read a page at a time (sleep_scan.py) and the
 phases ask again for the few rows they need whole (sleep_phases.py), so a large store is never
@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from hippod.clock import iso, parse_iso
+from hippod.base.clock import iso, parse_iso
+from hippod.base.thread_stop import checkpoint
 from hippod.lifecycle import conflicts as rules
 from hippod.lifecycle import sleep_phases as phases
 from hippod.lifecycle.decay import average_gap_days
@@ -22,7 +23,6 @@ from hippod.lifecycle.dedupe import Duplicate, Junk
 from hippod.lifecycle.merge import Merge, build_merge
 from hippod.lifecycle.sleep_scan import ARCHIVED, REFRESHED, Faded, Rebased, Scan, ScanSettings
 from hippod.store.records import Memory
-from hippod.thread_stop import checkpoint
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from hippod.clock import days_between
+from hippod.base.clock import days_between
 
 DEFAULT_HALF_LIFE_DAYS = 365.0
 ERROR_HALF_LIFE_FACTOR = 2.0

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from hippoctl.protocol import validate
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
 
 MAX_DEPTH = 10
 

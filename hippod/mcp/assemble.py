@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from hippoctl.protocol.wording import plural
 from hippod.continuity import render
-from hippod.store.continuity import Event, Handoff
+from hippod.store.sqlite.continuity import Event, Handoff
 
 BULLET_CHARS = 120
 # Padded to 6 digits so their size is known before the fill (as recall's heading is).

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from hippod.request import RequestContext
+from hippod.calls.request import RequestContext
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Recall's candidates by their terms, over either backend (recall.md §2).
 
-The SQLite store (`hippod.store.memories`, FTS5) and the team store (`hippod.team.memories`,
+The SQLite store (`hippod.store.sqlite.memories`, FTS5) and the team store (`hippod.store.postgres.memories`,
 PostgreSQL) are both `MemoryRows` (store/backend.py); candidates are chosen by the same rules
 from either, and scored by the same code afterwards (recall/score.py), so a query ranks the same
 memories the same way on both.
@@ -13,7 +13,7 @@ from typing import Any
 
 from hippod.recall import narrow
 from hippod.store.backend import MemoryRows
-from hippod.store.memories import Candidate, TermStats
+from hippod.store.sqlite.memories import Candidate, TermStats
 
 # Candidates per store and query (recall.md §2).
 CANDIDATE_LIMIT = 200

@@ -10,13 +10,13 @@ from datetime import datetime
 
 import msgspec
 
-from hippod.clock import days_between, parse_iso
+from hippod.base.clock import days_between, parse_iso
 from hippod.lifecycle.strength import live_strength
 from hippod.recall.bm25 import bm25_parts
 from hippod.recall.proximity import proximity, query_pairs
 from hippod.recall.terms import stem
-from hippod.store.memories import TermStats
 from hippod.store.records import Memory
+from hippod.store.sqlite.memories import TermStats
 
 # Compared by stem, so that query words and query terms both work.
 RECENT_WORDS = frozenset(map(stem, ["recently", "latest", "last", "newest", "current", "today"]))

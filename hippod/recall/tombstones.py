@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from hippod.lifecycle.digest import refused
-from hippod.store import rejections
 from hippod.store.records import Memory
+from hippod.store.sqlite import rejections
 from hippod.store.stores import Store
 
 T = TypeVar("T")

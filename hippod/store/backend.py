@@ -1,11 +1,11 @@
 """The store interface with two implementations: a store's database, its memory rows and its keys.
 
-`Database` (store/db.py, SQLite) and `TeamDatabase` (team/pg.py, PostgreSQL) are both a
-`StoreDatabase`; the modules `hippod.store.memories` and `hippod.team.memories` are both
+`Database` (store/sqlite/db.py, SQLite) and `TeamDatabase` (store/postgres/pg.py, PostgreSQL) are both a
+`StoreDatabase`; the modules `hippod.store.sqlite.memories` and `hippod.store.postgres.memories` are both
 `MemoryRows`, and so on for each pair of same-named modules: `KeyRows` (api_keys),
 `RejectionRows` (rejections), `AuditRows` (auditlog), `ConflictRows` (conflicts), `DormantRows`
 (dormant), `SleepRows` (sleep) and `ReportRows` (reports). A `Backend` bundles one backend's
-modules (stores.SQLITE, team/store.TEAM), and a Store holds them as `rows`, `keys`, `rejections`,
+modules (store.SQLITE, team/store.TEAM), and a Store holds them as `rows`, `keys`, `rejections`,
 `audit_log`, `conflicts`, `dormant`, `sleeps` and `reports`. A handler reaches rows as
 `store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`, with the connection it
 yields, and so runs unchanged on either backend.
@@ -20,16 +20,16 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
 from hippod.lifecycle.sleep_plan import Plan, Settings
-from hippod.store.api_keys import ApiKey
-from hippod.store.auditlog import Entry
-from hippod.store.conflicts import ConflictRecord
-from hippod.store.dormant import DormantMemory
-from hippod.store.memories import Candidate, TermStats
 from hippod.store.records import Memory
-from hippod.store.rejections import Rejection
-from hippod.store.sleep_process import Planned
+from hippod.store.sqlite.api_keys import ApiKey
+from hippod.store.sqlite.auditlog import Entry
+from hippod.store.sqlite.conflicts import ConflictRecord
+from hippod.store.sqlite.dormant import DormantMemory
+from hippod.store.sqlite.memories import Candidate, TermStats
+from hippod.store.sqlite.rejections import Rejection
+from hippod.store.sqlite.sleep_process import Planned
 
 Write = Callable[[Any], Awaitable[None]]
 
@@ -77,7 +77,7 @@ class StoreDatabase(Protocol):
 
 
 class MemoryRows(Protocol):
-    """The memory rows' functions the shared handlers call (hippod.store.memories has them all)."""
+    """The memory rows' functions the shared handlers call (hippod.store.sqlite.memories has them all)."""
 
     async def insert(self, conn: Any, memory: Memory, /) -> bool: ...
     async def update(self, conn: Any, memory: Memory, /) -> None: ...
@@ -146,7 +146,7 @@ class MemoryRows(Protocol):
 
 
 class KeyRows(Protocol):
-    """The HTTP API's keys (hippod.store.api_keys has them all)."""
+    """The HTTP API's keys (hippod.store.sqlite.api_keys has them all)."""
 
     async def insert(
         self, conn: Any, key_id: str, key_hash: str, tenant: str, label: str | None, role: str, now: str, /
@@ -159,7 +159,7 @@ class KeyRows(Protocol):
 
 
 class RejectionRows(Protocol):
-    """Tombstoned values (hippod.store.rejections has them all)."""
+    """Tombstoned values (hippod.store.sqlite.rejections has them all)."""
 
     async def all_digests(self, conn: Any, tenant: str, /) -> set[str]: ...
     async def all_of(self, conn: Any, tenant: str, /) -> list[Rejection]: ...
@@ -171,7 +171,7 @@ class RejectionRows(Protocol):
 
 
 class ConflictRows(Protocol):
-    """Conflicts between memories (hippod.store.conflicts has them all)."""
+    """Conflicts between memories (hippod.store.sqlite.conflicts has them all)."""
 
     async def listing(self, conn: Any, tenant: str | None, status: str, /) -> list[ConflictRecord]: ...
     async def get(self, conn: Any, tenant: str, number: int, /) -> ConflictRecord | None: ...
@@ -182,7 +182,7 @@ class ConflictRows(Protocol):
 
 
 class DormantRows(Protocol):
-    """The dormant store (hippod.store.dormant has them all)."""
+    """The dormant store (hippod.store.sqlite.dormant has them all)."""
 
     async def move_out(self, conn: Any, memory_id: str, /) -> bool: ...
     async def get(self, conn: Any, tenant: str, memory_id: str, /) -> DormantMemory | None: ...
@@ -192,7 +192,7 @@ class DormantRows(Protocol):
 
 
 class SleepRows(Protocol):
-    """A sleep's plan and its writes (hippod.store.sleep has them all)."""
+    """A sleep's plan and its writes (hippod.store.sqlite.sleep has them all)."""
 
     async def planned(
         self, db: Any, settings: Settings, new_id: Callable[[], str], conn: Any = ..., /
@@ -217,7 +217,7 @@ class SleepRows(Protocol):
 
 
 class ReportRows(Protocol):
-    """The reads of `status` and `export` (hippod.store.reports has them all)."""
+    """The reads of `status` and `export` (hippod.store.sqlite.reports has them all)."""
 
     async def all_meta(self, conn: Any, /) -> dict[str, str]: ...
     async def status_rows(self, conn: Any, tenant: str, /) -> list[tuple[Any, ...]]: ...
@@ -226,7 +226,7 @@ class ReportRows(Protocol):
 
 
 class AuditRows(Protocol):
-    """Reading and trimming the audit log (hippod.store.auditlog has them all)."""
+    """Reading and trimming the audit log (hippod.store.sqlite.auditlog has them all)."""
 
     async def newest(
         self, conn: Any, tenant: str, /, *, op: str | None, since: str | None, limit: int

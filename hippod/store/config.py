@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from hippod.embed.service import DEFAULT_COSINE_FLOOR, DEFAULT_MODEL
-from hippod.errors import HippoError
-from hippod.jsonfile import merge, read_object
+from hippod.base.errors import HippoError
+from hippod.base.jsonfile import merge, read_object
+from hippod.embed.model_name import DEFAULT_MODEL
+from hippod.embed.service import DEFAULT_COSINE_FLOOR
 
 STORE_DEFAULTS: dict[str, Any] = {
     "defaultHalfLifeDays": 365,
@@ -66,7 +67,7 @@ STORE_DEFAULTS: dict[str, Any] = {
 
 
 def mirror_layout(values: dict[str, Any]) -> str:
-    """`mirrors.layout` of a store's settings (store/mirrors.py); a value that is not an object is
+    """`mirrors.layout` of a store's settings (mirrors/mirrors.py); a value that is not an object is
     returned as it is written, for the mirror writer to name."""
     mirrors = values["mirrors"]
     return str(mirrors.get("layout") if isinstance(mirrors, dict) else mirrors)

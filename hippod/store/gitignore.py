@@ -18,10 +18,10 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
-from hippod.store import memories
+from hippod.store.sqlite import memories
 
 if TYPE_CHECKING:
-    from hippod.store.stores import Store
+    from hippod.store.store import Store
 
 log = logging.getLogger("hippod.gitignore")
 

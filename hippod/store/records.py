@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from hippod.clock import days_between
+from hippod.base.clock import days_between
 from hippod.lifecycle.strength import StrengthParts, strength_parts
 
 # Column order of the memories table; Memory fields follow it.

@@ -7,7 +7,7 @@ import os
 import platformdirs
 
 from hippoctl.protocol.paths import home_override
-from hippod.store.db import DB_NAME
+from hippod.store.sqlite.db import DB_NAME
 
 PROJECT_DIR = ".hippo"
 

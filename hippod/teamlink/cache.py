@@ -16,9 +16,9 @@ import shutil
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from hippod import thread_stop
-from hippod.store import memories, team_cache
+from hippod.base import thread_stop
 from hippod.store.records import COLUMNS, Memory
+from hippod.store.sqlite import memories, team_cache
 from hippod.teamlink import calls
 from hippod.teamlink.membership import Membership
 

@@ -1,4 +1,4 @@
-"""Retrievals and outcome marks of team memories, kept for the team server (store/team_marks.py).
+"""Retrievals and outcome marks of team memories, kept for the team server (store/sqlite/team_marks.py).
 
 A laptop's recall reads team memories from its copy and never strengthens them there: the copy
 follows the server. It queues a `retrieved` mark for each team memory it returned instead, and
@@ -11,8 +11,8 @@ from __future__ import annotations
 import aiosqlite
 import msgspec
 
-from hippod import clock
-from hippod.store import team_marks
+from hippod.base import clock
+from hippod.store.sqlite import team_marks
 from hippod.store.stores import Store, StoreRegistry
 from hippod.teamlink import cache, membership
 

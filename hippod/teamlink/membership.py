@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hippod.jsonfile import read_object, write_object
+from hippod.base.jsonfile import read_object, write_object
 
 if TYPE_CHECKING:
     from hippod.store.stores import StoreRegistry

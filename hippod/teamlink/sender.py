@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from hippod import clock, thread_stop
-from hippod.store import team_marks, team_outbox
+from hippod.base import clock, thread_stop
+from hippod.store.sqlite import team_marks, team_outbox
 from hippod.teamlink import cache, calls, membership
 
 if TYPE_CHECKING:
-    from hippod.state import DaemonState
+    from hippod.calls.daemon_view import DaemonView
 
-log = logging.getLogger("hippod.team")
+log = logging.getLogger("hippod.store.postgres")
 
 BATCH = 50
 # Marks in one `POST /v1/team/marks` (the server takes 1000 at most).
@@ -41,7 +41,7 @@ PULL_SECONDS = 30.0
 
 
 class TeamSender:
-    def __init__(self, state: DaemonState) -> None:
+    def __init__(self, state: DaemonView) -> None:
         self.state = state
         self.sent = 0
         self.marks_sent = 0
@@ -130,7 +130,7 @@ class TeamSender:
         less than the queue it would hold up.
 
         Each batch is applied once: before it is first sent, its last mark is noted in the global
-        store (store/team_marks.py), so that, sent again after a lost answer (or a restart), it holds
+        store (store/sqlite/team_marks.py), so that, sent again after a lost answer (or a restart), it holds
         the same marks under the same Idempotency-Key, which the server applies once.
         """
         registry = self.state.registry

@@ -13,8 +13,8 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
-from hippod.errors import HippoError
-from hippod.log_throttle import RepeatFilter
+from hippod.base.errors import HippoError
+from hippod.base.log_throttle import RepeatFilter
 from hippod.web.connections import Bounds, GatedSocket, protocol
 
 log = logging.getLogger("hippod.web")

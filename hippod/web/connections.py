@@ -26,9 +26,9 @@ from typing import Any, ClassVar
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from hippod.config import DAEMON_DEFAULTS
-from hippod.file_limits import soft_limit
-from hippod.log_throttle import ThrottledWarning
+from hippod.base.config import DAEMON_DEFAULTS
+from hippod.base.file_limits import soft_limit
+from hippod.base.log_throttle import ThrottledWarning
 from hippod.web.errors import error_body
 
 log = logging.getLogger("hippod.web")
@@ -55,7 +55,7 @@ class Bounds:
 
     @classmethod
     def from_config(cls, http: dict[str, Any]) -> Bounds:
-        """From daemon.json's `http` section (checked by hippod/config.py; defaults where absent)."""
+        """From daemon.json's `http` section (checked by hippod/base/config.py; defaults where absent)."""
         given = {**DAEMON_DEFAULTS["http"], **http}
         return cls(
             float(given["headerTimeoutSeconds"]),

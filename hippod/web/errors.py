@@ -12,8 +12,8 @@ from typing import Any
 import msgspec
 
 from hippoctl.protocol import errors as codes
-from hippod.errors import HippoError
-from hippod.store import sqlite_errors
+from hippod.base.errors import HippoError
+from hippod.store.sqlite import sqlite_errors
 
 # hippod's error codes (HippoError.code) and the HTTP status each answers; 500 for any other.
 STATUS_OF_CODE: dict[str, int] = {

@@ -17,8 +17,8 @@ from hippoctl.protocol.replies import (
     RememberReply,
 )
 from hippoctl.protocol.replies_lifecycle import ShareReply, SupersedeReply
-from hippod import clock
-from hippod.errors import HippoError
+from hippod.base import clock
+from hippod.base.errors import HippoError
 from hippod.web import wire
 from hippod.web.errors import HttpError
 from hippod.web.routing import Call, Op, Param, json_response

@@ -11,9 +11,9 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippod.store import memories
-from hippod.store.db import Database
 from hippod.store.records import Memory
+from hippod.store.sqlite import memories
+from hippod.store.sqlite.db import Database
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo

@@ -45,7 +45,7 @@ def planner(daemon: int) -> int | None:
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        if any(b"hippod.store.sleep_process" in arg for arg in argv):
+        if any(b"hippod.store.sqlite.sleep_process" in arg for arg in argv):
             return int(name)
     return None
 

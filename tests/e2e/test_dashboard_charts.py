@@ -16,8 +16,8 @@ from playwright.sync_api import Browser, Page
 
 from e2e.dashboard_support import DESKTOP, PHONE, browser, open_dashboard, planted, screens, show
 from e2e.sleep_support import project
-from hippod.store import sleep as sleep_rows
-from hippod.store.db import Database
+from hippod.store.sqlite import sleep as sleep_rows
+from hippod.store.sqlite.db import Database
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo

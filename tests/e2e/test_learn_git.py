@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from e2e.gitrepo import commit, make_repo
-from hippod.pathtags import path_tags
+from hippod.base.pathtags import path_tags
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo

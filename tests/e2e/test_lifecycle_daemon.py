@@ -58,7 +58,7 @@ import sys, time
 
 class SlowLoad:
     def find_spec(self, name, path=None, target=None):
-        if name == "hippod.app":
+        if name == "hippod.daemon.app":
             time.sleep({seconds})
             {then}
         return None
@@ -93,7 +93,7 @@ def test_client_waits_for_a_spawned_daemon_that_is_slow_to_load(hippo: Hippo) ->
 def test_a_spawned_daemon_that_dies_while_loading_is_not_waited_for(hippo: Hippo) -> None:
     folder = os.path.join(hippo.root, "broken-load")
     os.makedirs(folder)
-    broken = 'raise ImportError("hippod.app is broken")'
+    broken = 'raise ImportError("hippod.daemon.app is broken")'
     Path(folder, "sitecustomize.py").write_text(SLOW_LOAD.format(seconds=SLOW_LOAD_SECONDS, then=broken))
     # The client would wait up to its 600 s for a daemon holding its lock; this one lets go of it.
     done = hippo.ctl("--timeout", "600", "status", env=hippo.daemon_env(PYTHONPATH=folder), timeout=120)
@@ -104,7 +104,7 @@ def test_a_spawned_daemon_that_dies_while_loading_is_not_waited_for(hippo: Hippo
     # The log it points to says why (a spawned daemon's stderr goes nowhere).
     text = Path(log).read_text(encoding="utf-8")
     assert "hippod stopped on an unexpected error" in text, text
-    assert "ImportError: hippod.app is broken" in text, text
+    assert "ImportError: hippod.daemon.app is broken" in text, text
 
 
 def test_no_spawn_exits_3(hippo: Hippo) -> None:

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from e2e.sleep_support import project
-from hippod.store.memories import row_to_memory
-from hippod.store.mirror_days import PART
-from hippod.store.mirror_text import day_file, day_header, day_of, render, section
+from hippod.mirrors.mirror_days import PART
+from hippod.mirrors.mirror_text import day_file, day_header, day_of, render, section
 from hippod.store.records import COLUMNS, Memory
+from hippod.store.sqlite.memories import row_to_memory
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from e2e.sleep_support import project
 from hippoctl.protocol import messages as m
-from hippod.store.memories import row_to_memory
-from hippod.store.mirror_text import render
-from hippod.store.mirrors import dormant_file
+from hippod.mirrors.mirror_text import render
+from hippod.mirrors.mirrors import dormant_file
 from hippod.store.records import COLUMNS
+from hippod.store.sqlite.memories import row_to_memory
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from e2e.sleep_support import query
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import spool
-from hippod.spool_replay import tries_so_far
+from hippod.jobs.spool_replay import tries_so_far
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo

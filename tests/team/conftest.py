@@ -13,8 +13,8 @@ import pytest
 from e2e.conftest import hippo  # noqa: F401  (the e2e tests' isolated instance, for team servers)
 from e2e.harness import Hippo
 
-from hippod.store.db import Database
-from hippod.team.pg import TeamDatabase
+from hippod.store.postgres.pg import TeamDatabase
+from hippod.store.sqlite.db import Database
 
 
 @pytest.fixture

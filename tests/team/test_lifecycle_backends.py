@@ -20,15 +20,15 @@ import pytest
 from e2e.sleep_support import make
 
 from hippoctl.protocol import messages as m
-from hippod import clock
-from hippod.app import new_state
-from hippod.dispatch import dispatch
-from hippod.errors import HippoError
-from hippod.request import RequestContext
-from hippod.state import DaemonState
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.base.tenancy import acting_as
+from hippod.calls.request import RequestContext
+from hippod.daemon.app import new_state
+from hippod.daemon.dispatch import dispatch
+from hippod.daemon.state import DaemonState
 from hippod.store.records import Memory
 from hippod.store.stores import Store, StoreRegistry
-from hippod.tenancy import acting_as
 
 ON = "The feature flag is enabled for production users"
 OFF = "The feature flag is disabled for production users"

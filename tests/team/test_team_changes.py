@@ -1,11 +1,11 @@
-"""The team server's feed of changes (team/changes.py) on a real PostgreSQL: pages in order, one
+"""The team server's feed of changes (store/postgres/changes.py) on a real PostgreSQL: pages in order, one
 tenant's rows alone, deletions, and a write that commits after a sync read past it."""
 
 from __future__ import annotations
 
-from hippod.team import changes
-from hippod.team import memories as rows
-from hippod.team.pg import Conn, TeamDatabase
+from hippod.store.postgres import changes
+from hippod.store.postgres import memories as rows
+from hippod.store.postgres.pg import Conn, TeamDatabase
 from team.support import store_rows
 
 

@@ -21,11 +21,11 @@ from hippod.recall.candidates import by_terms
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, score_candidates
 from hippod.recall.terms import query_terms
-from hippod.store import memories as sqlite_rows
-from hippod.store.db import Database
+from hippod.store.postgres import memories as pg_rows
+from hippod.store.postgres.pg import TeamDatabase
 from hippod.store.records import Memory
-from hippod.team import memories as pg_rows
-from hippod.team.pg import TeamDatabase
+from hippod.store.sqlite import memories as sqlite_rows
+from hippod.store.sqlite.db import Database
 
 REPO = Path(__file__).resolve().parents[2]
 HAYSTACK = REPO / "tests" / "fixtures" / "longmemeval" / "haystack.json"

@@ -9,9 +9,9 @@ import asyncio
 import psycopg
 from e2e.sleep_support import make
 
-from hippod.team import memories as rows
-from hippod.team.pg import TeamDatabase
-from hippod.tenancy import REQUEST_TENANT
+from hippod.base.tenancy import REQUEST_TENANT
+from hippod.store.postgres import memories as rows
+from hippod.store.postgres.pg import TeamDatabase
 from team.support import store_rows
 
 

@@ -12,7 +12,7 @@ from e2e.harness import Hippo
 from e2e.stop_support import ACKNOWLEDGED, configure, memories, sigterm_gone, texts, vectors
 from hippo_memory import HippoSync
 
-from hippod.team.pg import TeamDatabase
+from hippod.store.postgres.pg import TeamDatabase
 from team.support import create_key, start_server, store_rows
 
 TEAM_MEMORIES = 2000

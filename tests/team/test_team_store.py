@@ -11,10 +11,10 @@ import pytest
 from e2e.sleep_support import make
 
 from hippod.recall.terms import terms
+from hippod.store.postgres import memories as rows
+from hippod.store.postgres.migrations import MIGRATIONS
+from hippod.store.postgres.pg import Conn, TeamDatabase
 from hippod.store.records import Memory
-from hippod.team import memories as rows
-from hippod.team.migrations import MIGRATIONS
-from hippod.team.pg import Conn, TeamDatabase
 from team.support import store_rows
 
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from e2e.sleep_support import make
 
-from hippod import clock
-from hippod.store import db as dbmod
-from hippod.store import migrations
+from hippod.base import clock
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import migrations
 
 # The spec's expected values (its vectors.json), copied in as they are: they are facts.
 VECTORS_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "spec" / "vectors.json"
@@ -54,7 +54,7 @@ def make_memory() -> Callable[..., Memory]:
 
 @pytest.fixture
 def fake_clock() -> Iterator[Callable[[Any], None]]:
-    """Fix hippod.clock's "now" for one test and always release it afterwards."""
+    """Fix hippod.base.clock's "now" for one test and always release it afterwards."""
     yield clock.set_fake_now
     clock.set_fake_now(None)
 

@@ -10,21 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from hippod import watchers
 from hippod.agentnotes import sources
 from hippod.agentnotes.importer import import_project, sync_tool
 from hippod.agentnotes.sync import Outcome, _context
 from hippod.agentnotes.tools import encode_root
-from hippod.app import new_state
+from hippod.daemon.app import new_state
+from hippod.daemon.state import DaemonState
 from hippod.handlers.memory import fresh_memory
+from hippod.jobs import watchers
+from hippod.jobs.watchers import AgentWatcher
 from hippod.lifecycle.digest import content_digest
-from hippod.state import DaemonState
-from hippod.store import agent_links, memories, rejections
-from hippod.store import dormant as dormant_store
 from hippod.store.records import Memory
-from hippod.store.rejections import Rejection
+from hippod.store.sqlite import agent_links, memories, rejections
+from hippod.store.sqlite import dormant as dormant_store
+from hippod.store.sqlite.rejections import Rejection
 from hippod.store.stores import Store, StoreRegistry
-from hippod.watchers import AgentWatcher
 
 NOTE = "---\nname: n\ntype: project\n---\n{}\n"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hippod.auto_sleep import Settings, settings
+from hippod.jobs.auto_sleep import Settings, settings
 from hippod.store.config import STORE_DEFAULTS
 
 

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from hippod.recall.candidates import by_terms
 from hippod.recall.terms import query_terms
-from hippod.store import db as dbmod
-from hippod.store import memories
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories
 
 
 async def _statements(database: dbmod.Database, query: str) -> tuple[list[str], list[str]]:

@@ -10,9 +10,9 @@ import pytest
 
 from hippod.handlers import capture
 from hippod.ingest import extract, transcript
-from hippod.store import db as dbmod
-from hippod.store import memories
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories
 
 
 async def test_store_keys_are_computed_in_a_worker_thread(

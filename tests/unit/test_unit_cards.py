@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from hippod import clock
-from hippod.app import new_state
-from hippod.card_reclaim import ACTOR, reclaim_all
+from hippod.base import clock
+from hippod.daemon.app import new_state
+from hippod.daemon.state import DaemonState
+from hippod.jobs.card_reclaim import ACTOR, reclaim_all
 from hippod.lifecycle import cards as rules
-from hippod.state import DaemonState
-from hippod.store import cards
+from hippod.store.sqlite import cards
 from hippod.store.stores import StoreRegistry
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import aiosqlite
 
-from hippod.store import continuity, ledger, pinned_state
-from hippod.store import db as dbmod
+from hippod.store.sqlite import continuity, ledger, pinned_state
+from hippod.store.sqlite import db as dbmod
 
 T0, T1 = "2026-06-01T10:00:00.000Z", "2026-06-01T11:00:00.000Z"
 

@@ -8,7 +8,7 @@ import math
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from hippod import clock
+from hippod.base import clock
 from hippod.dashboard import strength_map as sm
 from hippod.store.records import Memory
 

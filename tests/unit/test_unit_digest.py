@@ -13,9 +13,9 @@ import pytest
 
 from hippod.lifecycle import passages
 from hippod.lifecycle.digest import content_digest, digests, legacy_normalize, normalize, refused
-from hippod.store import db as dbmod
-from hippod.store import memories, migrations, rejections
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories, migrations, rejections
 
 BASE = "deploy the billing worker"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hippoctl import mcp_server
-from hippod.config import DAEMON_DEFAULTS
+from hippod.base.config import DAEMON_DEFAULTS
 from hippod.store.config import STORE_DEFAULTS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -13,8 +13,8 @@ from e2e.sleep_support import make, plant
 
 from hippod.doctor import stores
 from hippod.doctor.sleep import sleep_check
-from hippod.store import db as dbmod
-from hippod.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 

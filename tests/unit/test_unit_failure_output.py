@@ -1,8 +1,8 @@
-"""The salient lines `watch` keeps of a failed command's output (hippod/failure_output.py)."""
+"""The salient lines `watch` keeps of a failed command's output (hippod/ingest/failure_output.py)."""
 
 from __future__ import annotations
 
-from hippod.failure_output import salient_lines, summary
+from hippod.ingest.failure_output import salient_lines, summary
 
 HOME = "/home/dev"
 CWD = "/home/dev/shop"

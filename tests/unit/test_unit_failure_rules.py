@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from hippod import failure_rules as rules
+from hippod.ingest import failure_rules as rules
 
 GITHUB = "ghp_" + "a" * 36
 

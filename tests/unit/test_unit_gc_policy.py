@@ -1,4 +1,4 @@
-"""The daemon's garbage-collector settings (hippod/gc_policy.py)."""
+"""The daemon's garbage-collector settings (hippod/daemon/gc_policy.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hippod import gc_policy
+from hippod.daemon import gc_policy
 
 
 @pytest.fixture

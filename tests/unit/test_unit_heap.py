@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hippod import heap
+from hippod.base import heap
 from hippod.recall.terms import stem
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from hippoctl.protocol import messages as m
-from hippod.heartbeat import Heartbeat, is_job
+from hippod.daemon.heartbeat import Heartbeat, is_job
 
 
 def test_jobs_are_the_long_requests() -> None:

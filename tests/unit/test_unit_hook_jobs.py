@@ -1,4 +1,4 @@
-"""The hook job queue (hippod/hook_jobs.py): a job's spool file lasts until the job is done, jobs of
+"""The hook job queue (hippod/calls/hook_jobs.py): a job's spool file lasts until the job is done, jobs of
 one store run in turn, and a stop leaves the unstarted ones in the spool."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from hippoctl.protocol import spool
-from hippod.hook_jobs import HookJob, HookJobs
+from hippod.calls.hook_jobs import HookJob, HookJobs
 
 
 def document() -> spool.SpoolFile:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hippod.config import load_daemon_config
+from hippod.base.config import load_daemon_config
 from hippod.web.asgi_server import AsgiServer, bind, resolve
 from hippod.web.connections import BUDGET, Bounds, cap_for
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
 from hippod.handlers.imports import _write_file
 
 

@@ -1,4 +1,4 @@
-"""The import's duplicate check against the store through the FTS index (store/import_probe.py) gives
+"""The import's duplicate check against the store through the FTS index (store/sqlite/import_probe.py) gives
 the verdicts of the full-index path and of the exhaustive textOverlap rule, on a real SQLite store."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections.abc import Callable, Sequence
 from hippod.ingest.import_core import DUPLICATE_ABOVE, Verdict, judge, token_set
 from hippod.lifecycle.digest import content_digest
 from hippod.recall.tokenize import text_overlap
-from hippod.store import db as dbmod
-from hippod.store import memories
-from hippod.store.import_probe import StoredProbe
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories
+from hippod.store.sqlite.import_probe import StoredProbe
 
 # Words with shared stems (deploy, deploys, deployed...), case variants, and words that only occur
 # inside longer ones (auth in authentication, config in configuration), so that stems, case and

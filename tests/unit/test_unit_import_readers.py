@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
 from hippod.ingest import readers
 from hippod.ingest.chatgpt import FormatMismatch
 from hippod.ingest.chunking import FormatError

@@ -9,10 +9,10 @@ import pytest
 from hippod.ingest.chunking import Chunk
 from hippod.ingest.import_core import nothing_stored, prepare
 from hippod.ingest.planner import plan_chunks
-from hippod.store import imports as sql
-from hippod.store import memories, rejections
-from hippod.store.db import Database
 from hippod.store.records import Memory
+from hippod.store.sqlite import imports as sql
+from hippod.store.sqlite import memories, rejections
+from hippod.store.sqlite.db import Database
 
 
 def _memory(text: str, tags: list[str], n: list[int]) -> Memory:

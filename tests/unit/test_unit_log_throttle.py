@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from hippod.log_throttle import ThrottledWarning
+from hippod.base.log_throttle import ThrottledWarning
 
 
 async def test_a_flood_of_warnings_is_one_line_then_one_a_window(caplog: pytest.LogCaptureFixture) -> None:

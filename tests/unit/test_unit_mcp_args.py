@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
 from hippod.mcp import args as a
 
 

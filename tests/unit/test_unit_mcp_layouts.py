@@ -7,7 +7,7 @@ import math
 from hippod.continuity import render
 from hippod.mcp import assemble as asm
 from hippod.mcp import baserate, drill
-from hippod.store.continuity import Event, Handoff
+from hippod.store.sqlite.continuity import Event, Handoff
 
 
 def event(n: int, content: str, kind: str = "progress") -> Event:

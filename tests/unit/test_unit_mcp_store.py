@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hippod.store import continuity, memories, traces
-from hippod.store import db as dbmod
 from hippod.store.records import Memory
+from hippod.store.sqlite import continuity, memories, traces
+from hippod.store.sqlite import db as dbmod
 
 T = "2026-06-01T10:00:00.000Z"
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from hippod.store import db as dbmod
-from hippod.store import memories, mirror_heal
-from hippod.store.mirror_text import render
-from hippod.store.mirrors import MirrorWriter
+from hippod.mirrors import mirror_heal
+from hippod.mirrors.mirror_text import render
+from hippod.mirrors.mirrors import MirrorWriter
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories
 
 
 async def test_every_changed_mirror_is_written_from_batches(

@@ -1,4 +1,4 @@
-"""The day layout of the mirrors (store/mirror_days.py): one file per layer and day, new memories
+"""The day layout of the mirrors (mirrors/mirror_days.py): one file per layer and day, new memories
 appended, deletions and layer moves learnt from the database's triggers, recalls rewriting nothing,
 and a change of layout healing the folders from one layout into the other."""
 
@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from hippod.store import db as dbmod
-from hippod.store import memories, mirror_days
-from hippod.store.mirror_text import day_header, render, section
-from hippod.store.mirrors import MirrorWriter
+from hippod.mirrors import mirror_days
+from hippod.mirrors.mirror_text import day_header, render, section
+from hippod.mirrors.mirrors import MirrorWriter
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories
 
 DAY1 = "2026-11-30T09:00:00.000Z"
 DAY2 = "2026-12-01T10:00:00.000Z"

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from hippod.store import db as dbmod
-from hippod.store import memories, mirrors
-from hippod.store.mirror_text import render
-from hippod.store.mirrors import MirrorWriter
+from hippod.mirrors import mirrors
+from hippod.mirrors.mirror_text import render
+from hippod.mirrors.mirrors import MirrorWriter
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories
 
 
 async def _writer(

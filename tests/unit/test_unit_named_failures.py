@@ -10,11 +10,11 @@ import pytest
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import messages_cards as mc
-from hippod import door
-from hippod.errors import HippoError
-from hippod.store import db as dbmod
-from hippod.store import memories, sqlite_errors
+from hippod.base.errors import HippoError
+from hippod.daemon import door
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories, sqlite_errors
 
 
 def _digest(path: Path) -> str:

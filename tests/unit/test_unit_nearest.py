@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from hippod.embed import nearest, vectors
-from hippod.store import db as dbmod
-from hippod.store import embeddings, memories
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import embeddings, memories
 
 DIM = 4
 

@@ -6,10 +6,10 @@ import random
 from collections.abc import Callable
 
 from hippod.recall.tokenize import text_overlap
-from hippod.store import db as dbmod
-from hippod.store import memories
-from hippod.store.overlap import find_overlapping
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories
+from hippod.store.sqlite.overlap import find_overlapping
 
 WORDS = "alpha beta gamma delta deploy deployed cache redis build broke tests ci lint tips_10y".split()
 

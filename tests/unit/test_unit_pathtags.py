@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippod.pathtags import path_tags
+from hippod.base.pathtags import path_tags
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ import pytest
 
 from hippoctl.progress import Bar, render
 from hippoctl.protocol import messages as m
-from hippod.progress import Count, Steps, Stopped, reporting
+from hippod.calls.progress import Count, Steps, Stopped, reporting
 
 
 class _Sink:

@@ -326,7 +326,7 @@ def test_usage_and_unreachable() -> None:
 
 
 def test_hippo_error_exit_code_follows_the_table() -> None:
-    from hippod.errors import HippoError
+    from hippod.base.errors import HippoError
 
     assert HippoError("usage", "bad").exit_code == 2
     assert HippoError("bad_frame", "bad").exit_code == 4

@@ -15,11 +15,11 @@ import pytest
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import RecallReply
-from hippod.app import new_state
-from hippod.dispatch import dispatch
-from hippod.request import RequestContext
-from hippod.state import DaemonState
-from hippod.store import memories
+from hippod.calls.request import RequestContext
+from hippod.daemon.app import new_state
+from hippod.daemon.dispatch import dispatch
+from hippod.daemon.state import DaemonState
+from hippod.store.sqlite import memories
 from hippod.store.stores import StoreRegistry
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from hippod.reread import SentBlock, rereads, session_calls
+from hippod.continuity.reread import SentBlock, rereads, session_calls
 
 
 def _at(minute: int) -> str:

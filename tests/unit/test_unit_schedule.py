@@ -14,20 +14,14 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from hippod import clock, daemon_state
-from hippod.app import new_state
-from hippod.config import DAEMON_DEFAULTS, load_daemon_config
-from hippod.daily_run import DailyRunner
-from hippod.lifecycle.daily_time import (
-    DailyTime,
-    catch_up_due,
-    latest_scheduled,
-    parse_daily_time,
-    wall_jumped,
-)
-from hippod.schedule import Schedule, start_schedule
-from hippod.state import DaemonState
-from hippod.store import memories
+from hippod.base import clock, daemon_state
+from hippod.base.config import DAEMON_DEFAULTS, load_daemon_config
+from hippod.base.daily_time import DailyTime, catch_up_due, latest_scheduled, parse_daily_time, wall_jumped
+from hippod.daemon.app import new_state
+from hippod.daemon.state import DaemonState
+from hippod.jobs.daily_run import DailyRunner
+from hippod.jobs.schedule import Schedule, start_schedule
+from hippod.store.sqlite import memories
 from hippod.store.stores import StoreRegistry
 
 BERLIN = ZoneInfo("Europe/Berlin")

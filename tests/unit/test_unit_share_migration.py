@@ -1,4 +1,5 @@
-"""Migration 16 on a global store written before copies recorded their origin (store/migrations_share.py)."""
+"""Migration 16 (store/sqlite/migrations_share.py) on a global store written before copies recorded
+their origin."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from hippod.store import migrations
+from hippod.store.sqlite import migrations
 
 ISO = "2026-01-01T00:00:00.000Z"
 COPIES = [

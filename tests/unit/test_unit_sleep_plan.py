@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 import pytest
 
 from hippod.lifecycle.sleep_plan import Plan, Settings, plan
-from hippod.store import db as dbmod
-from hippod.store import memories
 from hippod.store.records import Memory
-from hippod.store.sleep_snapshot import SnapshotReader
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories
+from hippod.store.sqlite.sleep_snapshot import SnapshotReader
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 RECENT = "2026-02-20T00:00:00.000Z"

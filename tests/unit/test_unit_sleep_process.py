@@ -1,5 +1,5 @@
 """A sleep's plan in a child process: row marks that agree across processes, and a child that fails
-named in one line (store/sleep_process.py)."""
+named in one line (store/sqlite/sleep_process.py)."""
 
 from __future__ import annotations
 
@@ -16,19 +16,19 @@ from pathlib import Path
 import pytest
 from e2e.sleep_support import make
 
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
 from hippod.lifecycle.merge import new_semantic_id
 from hippod.lifecycle.sleep_plan import Settings
-from hippod.store import sqlite_errors
 from hippod.store.records import COLUMNS, Memory
-from hippod.store.sleep_process import FAILED, plan_in_child
-from hippod.store.sleep_snapshot import row_mark
+from hippod.store.sqlite import sqlite_errors
+from hippod.store.sqlite.sleep_process import FAILED, plan_in_child
+from hippod.store.sqlite.sleep_snapshot import row_mark
 
 
 def test_a_row_mark_is_the_same_in_every_process() -> None:
     # The child marks the rows it read and the daemon checks them: each process seeds hash() anew.
     row = ("mem_0a1b2c", "2026-03-01T09:00:00.000Z")
-    code = f"from hippod.store.sleep_snapshot import row_mark; print(row_mark{row!r})"
+    code = f"from hippod.store.sqlite.sleep_snapshot import row_mark; print(row_mark{row!r})"
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)

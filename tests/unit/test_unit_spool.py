@@ -17,9 +17,9 @@ import pytest
 from hippoctl import hook
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import spool
-from hippod.config import load_daemon_config
-from hippod.spool_replay import tries_so_far
-from hippod.spool_requests import NotReplayable, request_for, session_end_document
+from hippod.base.config import load_daemon_config
+from hippod.ingest.spool_requests import NotReplayable, request_for, session_end_document
+from hippod.jobs.spool_replay import tries_so_far
 from hippod.store.roots import global_root
 
 NAME = re.compile(r"^(\d{8}T\d{9})-(\d+)-([0-9a-f]{4})\.json$")

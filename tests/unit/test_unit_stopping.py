@@ -1,4 +1,4 @@
-"""The last resort of a stopping daemon (hippod/stopping.py): a process that something still holds past
+"""The last resort of a stopping daemon (hippod/daemon/stopping.py): a process that something still holds past
 its grace exits anyway, with status 0, saying so in its log."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-from hippod.stopping import CANCEL_SECONDS, CLOSE_SECONDS, StopClock
+from hippod.daemon.stopping import CANCEL_SECONDS, CLOSE_SECONDS, StopClock
 
 HELD = textwrap.dedent(
     """
     import logging, sys, threading
-    from hippod.stopping import StopClock, arm_exit
+    from hippod.daemon.stopping import StopClock, arm_exit
 
     logging.basicConfig(filename=sys.argv[1], level=logging.INFO)
     arm_exit(StopClock(0.5))

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from hippod.errors import HippoError
+from hippod.base.errors import HippoError
 from hippod.lifecycle.digest import content_digest
 from hippod.recall.terms import terms
 from hippod.recall.tokenize import tokenize
-from hippod.store import db as dbmod
-from hippod.store import memories, migrations
 from hippod.store.records import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories, migrations
 
 CJK = "数据管道缓存丢失了序列"
 SCHEMA_VERSION_SQL = "SELECT value FROM meta WHERE key = 'schema_version'"

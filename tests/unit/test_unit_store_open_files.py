@@ -12,7 +12,7 @@ from pathlib import Path
 # connection threads still alive; os._exit, as a leaked thread would hang a normal exit.
 _SCRIPT = """
 import asyncio, json, os, sys, threading, time
-from hippod.store.db import Database
+from hippod.store.sqlite.db import Database
 
 async def main(folder):
     for spare in range(16):

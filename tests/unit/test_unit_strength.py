@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hippod import clock
+from hippod.base import clock
 from hippod.lifecycle import strength as st
 
 REMOVAL_THRESHOLD = 0.05

@@ -1,4 +1,4 @@
-"""hippod/subprocesses.py: a program run from the daemon ends within its timeout, leaving no child."""
+"""hippod/base/subprocesses.py: a program run from the daemon ends within its timeout, leaving no child."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hippod import subprocesses
+from hippod.base import subprocesses
 
 
 def _alive(pid: int) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hippod.recall.terms import TERMS_VERSION, fts_columns, query_terms, stem, terms
 from hippod.recall.tokenize import tokenize
-from hippod.store import db as dbmod
+from hippod.store.sqlite import db as dbmod
 
 
 def test_inflections_share_a_term() -> None:

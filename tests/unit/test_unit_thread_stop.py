@@ -1,4 +1,4 @@
-"""Work in worker threads that a cancelled caller does not leave running (hippod/thread_stop.py)."""
+"""Work in worker threads that a cancelled caller does not leave running (hippod/base/thread_stop.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from hippod import thread_stop
+from hippod.base import thread_stop
 
 
 def _until_stopped(started: threading.Event, ended: list[str]) -> str:

@@ -8,8 +8,8 @@ from hippoctl.doctor import render as doctor_render
 from hippoctl.protocol.replies import WorkspaceEntry
 from hippoctl.protocol.replies_doctor import OK, WARN, Check
 from hippoctl.protocol.wording import agree, plural, plural_of
-from hippod.daily_run import summary_line
 from hippod.handlers.daily import _list_text
+from hippod.jobs.daily_run import summary_line
 from hippod.recall.render import heading
 
 NOUNS = [

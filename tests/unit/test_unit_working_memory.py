@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hippod.store import db as dbmod
-from hippod.store import working_memory as wm
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import working_memory as wm
 
 
 def _at(n: int) -> str:

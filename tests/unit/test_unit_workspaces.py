@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hippod import workspaces as ws
+from hippod.store import workspaces as ws
 
 
 def registry_json(root: Path) -> dict[str, object]:

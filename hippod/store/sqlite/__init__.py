@@ -1,0 +1,1 @@
+"""The SQLite store: its database, migrations and the SQL of each table."""

@@ -1,0 +1,166 @@
+"""A sleep's plan, computed in a process of its own (sleep.md §2).
+
+Planning a large store is seconds of pure Python and scipy that hold the interpreter's lock. In a
+thread of the daemon it slowed every request answered meanwhile, the per-prompt hook included,
+several times over. So the daemon starts this module's `main` in a child process, hands it the store's
+path and the plan's settings on stdin, and reads the plan back on stdout; the child runs below the
+daemon's priority (priority.py). The child only reads: it opens its own read-only snapshot of the
+store, as the planning thread did, and every write stays in the daemon's one transaction.
+
+Both sides speak pickle: the plan is the daemon's own data (records and dataclasses), going from
+one of its processes to another through a pipe nobody else holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import os
+import pickle
+import sqlite3
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from hippod.base import priority, subprocesses
+from hippod.base.errors import HippoError
+from hippod.lifecycle.sleep_plan import Plan, Settings, plan
+from hippod.store.sqlite.sleep_snapshot import SnapshotReader
+
+log = logging.getLogger("hippod.sleep")
+
+# A first sleep of a million memories plans in minutes; nothing sensible takes an hour.
+TIMEOUT = 3600.0
+FAILED = "sleep_failed"
+
+# A plan with what tells later whether it still holds: the marks of the rows it read and the
+# statuses of the conflicts it saw (store/sqlite/sleep.py: changed_since).
+Planned = tuple[Plan, Sequence[int], dict[int, str]]
+
+
+def plan_snapshot(path: str, settings: Settings, new_id: Callable[[], str]) -> Planned:
+    """Blocking: reads a snapshot of the store at `path` and computes its plan."""
+    with SnapshotReader(path, tenant=settings.tenant) as source:
+        result = plan(source, settings, new_id)
+        statuses = {c.id: c.status for c in source.conflicts()}
+        return result, source.marks, statuses
+
+
+def _child_argv() -> list[str]:
+    """The child's command: this very copy of hippod, whatever the folder the daemon runs in.
+
+    `-P` keeps the working folder off the import path (a `hippod` folder there must not be run);
+    the folder holding this hippod goes first only when the child would not find this copy by
+    itself (a source checkout run without installing it).
+    """
+    import hippod
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(hippod.__file__)))
+    boot = (
+        f"import importlib.util, sys; here = {here!r}; found = importlib.util.find_spec('hippod'); "
+        "sys.path.insert(0, here) if found is None or not (found.origin or '').startswith(here) else None; "
+        f"from {__name__} import main; main()"
+    )
+    return [sys.executable, "-P", "-c", boot]
+
+
+def _unpickle(data: bytes) -> Any:
+    """pickle.loads with the cyclic collector off: a plan is hundreds of thousands of small objects
+    in no cycle, which collections triggered as they arrive would walk again and again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(data)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _sqlite_error(name: str, errorname: str, errorcode: int, message: str) -> sqlite3.Error:
+    """The child's SQLite error, raised again in the daemon: a corrupt store is then set aside and
+    named as when any other request meets it (StoreRegistry.corrupt_error)."""
+    kind = getattr(sqlite3, name, sqlite3.DatabaseError)
+    if not (isinstance(kind, type) and issubclass(kind, sqlite3.Error)):
+        kind = sqlite3.DatabaseError
+    error: sqlite3.Error = kind(message)
+    error.sqlite_errorname = errorname
+    error.sqlite_errorcode = errorcode
+    return error
+
+
+async def plan_in_child(path: str, settings: Settings, new_id: Callable[[], str]) -> Planned:
+    """What `plan_snapshot(path, settings, new_id)` returns, computed by a child process.
+
+    `new_id` goes by reference (pickle): a function at the top level of a module. Cancelling the
+    caller kills the child. A SQLite error of the child's is raised again here; any other failure
+    raises HippoError(sleep_failed) naming it in one line.
+    """
+    sent = pickle.dumps((path, settings, new_id, os.getpid()), protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        done = await subprocesses.run(_child_argv(), timeout=TIMEOUT, stdin=sent)
+    except TimeoutError:
+        raise HippoError(FAILED, f"sleep could not plan {path}: its planner ran past {TIMEOUT:g} s") from None
+    if done.returncode != 0 or not done.out:
+        why = done.err.decode("utf-8", "replace").strip()
+        log.error("sleep's planner for %s exited with %d:\n%s", path, done.returncode, why)
+        last = why.splitlines()[-1] if why else "no message"
+        message = f"sleep could not plan {path}: its planner exited with {done.returncode} ({last})"
+        raise HippoError(FAILED, message)
+    # Reading a large plan back takes a while: not on the loop.
+    outcome = await asyncio.to_thread(_unpickle, done.out)
+    if outcome[0] == "sqlite":
+        raise _sqlite_error(*outcome[1:])
+    planned: Planned
+    _, planned, peak_mb = outcome
+    # The plan's memory is the child's now, not the daemon's: the log keeps its peak in sight.
+    log.info("sleep's planner for %s: %d bytes of plan, peak %.0f MB", path, len(done.out), peak_mb)
+    return planned
+
+
+def _die_with(parent: int) -> None:
+    """End this process when the daemon that started it dies, however it dies (Linux; elsewhere
+    the planner runs to its end and its plan is dropped)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    set_death_signal = 1  # PR_SET_PDEATHSIG
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(set_death_signal, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the call above
+        os._exit(1)
+
+
+def _peak_mb() -> float:
+    """This process's peak resident memory in MB (0 where the system does not say: Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return 0.0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024  # bytes there, KiB here
+
+
+def main() -> NoReturn:
+    """The child: read (path, settings, new_id, daemon pid) on stdin, write the outcome on stdout:
+    ("plan", the plan, its peak MB) or ("sqlite", the error's class name, its SQLite name and code,
+    message)."""
+    # The plan goes down a copy of stdout; anything else printed lands on stderr, never in it.
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    priority.lower_process()
+    path, settings, new_id, parent = pickle.loads(sys.stdin.buffer.read())
+    _die_with(parent)
+    outcome: tuple[Any, ...]
+    try:
+        outcome = ("plan", plan_snapshot(path, settings, new_id), _peak_mb())
+    except sqlite3.Error as exc:
+        errorname, errorcode = getattr(exc, "sqlite_errorname", ""), getattr(exc, "sqlite_errorcode", 0)
+        outcome = ("sqlite", type(exc).__name__, errorname, errorcode, str(exc))
+    pickle.dump(outcome, out, protocol=pickle.HIGHEST_PROTOCOL)
+    out.flush()
+    # Tearing the plan's objects down would take the daemon's wait for the exit with it.
+    os._exit(0)

@@ -1,0 +1,116 @@
+"""Reading a sleep's snapshot a page at a time, from a worker thread (sleep.md §2).
+
+A sleep plans on one consistent view of its store: a connection of its own, in one read
+transaction, so the daemon's reader stays free for recall meanwhile and the view never mixes rows
+from before and after another request's commit. Memories come a page at a time and the planner
+asks again for the few rows it needs whole, so a large store is never held in memory at once.
+
+Blocking sqlite3 code: open, use and close a SnapshotReader in one worker thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections.abc import Iterator, Sequence
+
+from hippod.lifecycle.sleep_plan import ConflictRow
+from hippod.store.records import COLUMNS, Memory
+from hippod.store.sqlite.memories import row_to_memory
+from hippod.store.sqlite.read_view import ReadView
+
+PAGE = 1000
+_SELECT = ", ".join(COLUMNS)
+_IDS_PER_QUERY = 500  # below SQLite's bound-parameter limit
+
+
+def row_mark(memory_id: str, updated_at: str) -> int:
+    """A number standing for one memory as it was read (its id and updated_at), for `changed_since`.
+
+    The same in every process (the plan's child computes them, the daemon checks them), so not
+    `hash()`, which each process seeds anew: the first 8 bytes of the pair's BLAKE2b, signed.
+    """
+    digest = hashlib.blake2b(f"{memory_id}\0{updated_at}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+class SnapshotReader(ReadView):
+    """A read-only view of a store for the length of one sleep's planning.
+
+    While `pages()` runs it notes every memory's `row_mark`, so the handler can tell afterwards
+    whether any of them changed or went away before the plan is written.
+    """
+
+    def __init__(self, path: str, page: int = PAGE, tenant: str | None = None) -> None:
+        super().__init__(path)
+        self._page = page
+        self.marks: array[int] = array("q")
+        # A sleep of one tenant reads that tenant's rows alone; None reads every tenant's.
+        self._only = "" if tenant is None else " AND tenant_id = ?"
+        self._tenant: tuple[str, ...] = () if tenant is None else (tenant,)
+
+    def _where(self, sql: str) -> str:
+        """`sql` (which ends in a WHERE clause) narrowed to the tenant, if the sleep has one."""
+        return sql + self._only
+
+    def pages(self) -> Iterator[list[Memory]]:
+        """Every memory (of the tenant), a page (PAGE unless told) at a time, by rowid."""
+        last = 0
+        select = self._where(f"SELECT {_SELECT}, rowid FROM memories WHERE rowid > ?")
+        while True:
+            rows = self._conn.execute(
+                f"{select} ORDER BY rowid LIMIT ?", (last, *self._tenant, self._page)
+            ).fetchall()
+            if not rows:
+                return
+            last = int(rows[-1][-1])
+            page = [row_to_memory(row) for row in rows]
+            self.marks.extend(row_mark(m.id, m.updated_at) for m in page)
+            yield page
+
+    def fetch(self, ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories with these ids, as they are in the snapshot."""
+        found: dict[str, Memory] = {}
+        for start in range(0, len(ids), _IDS_PER_QUERY):
+            chunk = list(ids[start : start + _IDS_PER_QUERY])
+            marks = ", ".join("?" * len(chunk))
+            for row in self._conn.execute(f"SELECT {_SELECT} FROM memories WHERE id IN ({marks})", chunk):
+                memory = row_to_memory(row)
+                found[memory.id] = memory
+        return found
+
+    def dormant(self) -> Iterator[tuple[str, str, str]]:
+        """(id, tenant, dormant_at) of every dormant memory."""
+        for memory_id, tenant, at in self._conn.execute(
+            self._where("SELECT id, tenant_id, dormant_at FROM dormant_memories WHERE 1"), self._tenant
+        ):
+            yield str(memory_id), str(tenant), str(at)
+
+    def run_times(self) -> list[str]:
+        """When the newest 20 sleeps of the whole store ran (they set the pace of adaptive decay)."""
+        rows = self._conn.execute(
+            "SELECT ts FROM consolidation_runs WHERE tenant_id IS NULL ORDER BY id DESC LIMIT 20"
+        )
+        return [str(r[0]) for r in rows]
+
+    def rejected(self) -> set[tuple[str, str]]:
+        """(tenant, digest) of every tombstone (of the tenant)."""
+        sql = self._where("SELECT tenant_id, digest FROM rejected_values WHERE 1")
+        return {(str(t), str(d)) for t, d in self._conn.execute(sql, self._tenant)}
+
+    def conflicts(self) -> list[ConflictRow]:
+        """Every stored conflict (of the tenant)."""
+        rows = self._conn.execute(
+            self._where(
+                "SELECT id, memory_a_id, memory_b_id, tenant_id, status, resolved_by "
+                "FROM memory_conflicts WHERE 1"
+            ),
+            self._tenant,
+        )
+        return [ConflictRow(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows]
+
+    def last_sleep(self) -> str | None:
+        """When the previous written sleep of the whole store ran: every memory unchanged since was
+        compared with the others then (a tenant's own sleeps do not move it)."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'last_sleep'").fetchone()
+        return None if row is None else str(row[0])
