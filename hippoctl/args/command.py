@@ -11,8 +11,9 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-# Each family module registers its verbs and their request builders when imported (registry.py).
 from hippoctl import __version__
+
+# Each family module registers its verbs and their request builders when imported (registry.py).
 from hippoctl.args import (  # noqa: F401
     backup,
     cards,

@@ -65,7 +65,7 @@ _B = TypeVar("_B", bound=Body)
 _MERGED_READS = (m.Recall, m.Context, m.Status)
 
 
-async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
+async def dispatch(ctx: RequestContext) -> Reply:
     """Run the handler for this request's body; returns (reply data, text).
 
     A store found corrupt on the way is set aside and named (StoreRegistry.corrupt_error). A team
@@ -92,6 +92,7 @@ async def dispatch(ctx: RequestContext) -> tuple[Any, str]:
 
 
 async def _run(ctx: RequestContext) -> Reply:
+    """The reply of the handler HANDLERS lists for the request body's type."""
     body = ctx.request.body
     handler = HANDLERS.get(type(body))
     if handler is None:
