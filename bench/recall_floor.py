@@ -70,7 +70,7 @@ from hippod.daemon.dispatch import dispatch
 from hippod.daemon.state import DaemonState
 from hippod.handlers import recall as recall_handler
 from hippod.recall.terms import query_terms
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import memories, memory_codec
 
 # The instant the ranking check fixes the clock at (recency and decay read it).
 RANKING_NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -86,7 +86,7 @@ def sql_floor(home: str, queries: Sequence[str]) -> tuple[dict[str, list[float]]
     try:
         matches = _matches(db, queries)
         tenant = db.execute("SELECT tenant_id FROM memories LIMIT 1").fetchone()[0]
-        where, params = memories.admission(tenant, False, None)
+        where, params = memory_codec.admission(tenant, False, None)
         statement = memories.ranked_sql(where)
         bare = (
             "SELECT rowid, bm25(memories_fts) AS s FROM memories_fts WHERE memories_fts MATCH ? "

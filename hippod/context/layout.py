@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hippoctl.args_context import FORMATS, FRAMINGS
+from hippoctl.args.context import FORMATS, FRAMINGS
 from hippoctl.protocol.replies_context import ContextMemory
 from hippoctl.protocol.wording import plural
 from hippod.store.sqlite.continuity import Event, Snapshot

@@ -13,7 +13,7 @@ from hippod.embed.service import EXTRA_HINT, Embedder, Settings, embedding_text,
 from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
 from hippod.recall.score import ScoreContext, Scored, score_candidates
 from hippod.store.records import Memory
-from hippod.store.sqlite import embeddings, memories
+from hippod.store.sqlite import embeddings, memories, memory_codec
 from hippod.store.stores import Store
 
 
@@ -108,7 +108,7 @@ def _no_hybrid(store: Store, settings: Settings) -> HippoError:
 
 async def _candidates_like(
     store: Store, query: list[str], body: m.Recall, tenant: str
-) -> list[memories.Candidate]:
+) -> list[memory_codec.Candidate]:
     return await memories.candidates_like(
         store.db.reader,
         tenant,
@@ -132,8 +132,8 @@ async def _by_meaning(
     settings: Settings,
     body: m.Recall,
     tenant: str,
-    found: list[memories.Candidate],
-) -> tuple[list[memories.Candidate], bytes | None]:
+    found: list[memory_codec.Candidate],
+) -> tuple[list[memory_codec.Candidate], bytes | None]:
     """The admitted memories nearest the query by meaning that the terms did not find (at most
     `nearest.NEAREST`, from the cosine floor up), and the query's vector when it was made.
 

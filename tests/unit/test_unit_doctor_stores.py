@@ -14,6 +14,7 @@ from e2e.sleep_support import make, plant
 from hippod.doctor import stores
 from hippod.doctor.sleep import sleep_check
 from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import prepare
 from hippod.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -23,7 +24,7 @@ def _store(tmp_path: Path, name: str = "store") -> str:
     """A store folder whose hippo.db was made by the real migrations."""
     root = tmp_path / name
     root.mkdir()
-    dbmod.prepare(str(root / dbmod.DB_NAME))
+    prepare.prepare(str(root / dbmod.DB_NAME))
     return str(root)
 
 
@@ -118,7 +119,7 @@ def test_a_schema_behind_is_a_warning(tmp_path: Path) -> None:
     root = tmp_path / "old"
     root.mkdir()
     conn = sqlite3.connect(root / dbmod.DB_NAME, isolation_level=None)
-    conn.execute(f"PRAGMA application_id = {dbmod.APPLICATION_ID}")
+    conn.execute(f"PRAGMA application_id = {prepare.APPLICATION_ID}")
     MIGRATIONS[0](conn)
     conn.execute("PRAGMA user_version = 1")
     conn.close()

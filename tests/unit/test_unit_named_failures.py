@@ -14,7 +14,7 @@ from hippod.base.errors import HippoError
 from hippod.daemon import door
 from hippod.store.records import Memory
 from hippod.store.sqlite import db as dbmod
-from hippod.store.sqlite import memories, sqlite_errors
+from hippod.store.sqlite import memories, prepare, sqlite_errors
 
 
 def _digest(path: Path) -> str:
@@ -69,7 +69,7 @@ def test_a_corrupt_file_is_named_and_left_as_it_was(tmp_path: Path) -> None:
     db.write_bytes(b"\xa5" * 8192)
     before = _digest(db)
     with pytest.raises(HippoError) as caught:
-        dbmod.prepare(str(db))
+        prepare.prepare(str(db))
     assert caught.value.code == sqlite_errors.CORRUPT
     assert caught.value.message == f"store {db} is corrupt (file is not a database)"
     assert _digest(db) == before
