@@ -8,11 +8,9 @@ from collections.abc import Callable
 from hippoctl.argcheck import COUNT, DAYS, UsageError, check, utf8
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
+from hippoctl.protocol.messages_ingest import FORMATS, FRAMINGS
 
 AddVerb = Callable[..., argparse.ArgumentParser]
-
-FRAMINGS = ("observe", "suggest", "assert")
-FORMATS = ("markdown", "json", "additional-context")
 
 
 def add_verbs(verb: AddVerb) -> None:

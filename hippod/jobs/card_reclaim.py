@@ -8,7 +8,7 @@ import os
 
 from hippod.base import clock
 from hippod.daemon.state import DaemonState
-from hippod.handlers.card_runs import reclaim_expired
+from hippod.lifecycle.card_rows import reclaim_expired
 from hippod.store import workspaces
 from hippod.store.sqlite.db import DB_NAME
 

@@ -88,7 +88,7 @@ class Store:
         self.embedder = embedder
         self.embed_queue = EmbedQueue(db, self.embed_settings, embedder, self.vectors_written)
         # The store's vectors in memory, for recall's candidates by meaning; made by the first
-        # recall that uses it (handlers/recall_store.py).
+        # recall that uses it (recall/search.py).
         self.nearest: NearestIndex | None = None
         # Concurrent remembers share a transaction (store/sqlite/group_commit.py); on the team store each
         # is its own, as the tenant of its request.
