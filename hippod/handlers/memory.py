@@ -1,4 +1,4 @@
-"""Handlers for remember, inspect, forget and outcome."""
+"""Handlers for remember, inspect and forget; a new memory is made by lifecycle/new_memory.py."""
 
 from __future__ import annotations
 

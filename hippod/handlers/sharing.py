@@ -1,4 +1,5 @@
-"""`promote`, `share`, `peers` and `sync`: the global store (sleep.md §8), and sleep's auto-share."""
+"""`promote`, `share`, `peers` and `sync`: the global store (sleep.md §8); the copying itself, sleep's
+auto-share with it, is lifecycle/auto_share.py."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from hippod.base import clock
 from hippod.daemon.state import DaemonState
 from hippod.lifecycle.card_rows import reclaim_expired
 from hippod.store import workspaces
-from hippod.store.sqlite.db import DB_NAME
+from hippod.store.roots import DB_NAME
 
 log = logging.getLogger("hippod.cards")
 

@@ -1,4 +1,5 @@
-"""Good and bad marks on memories (recall.md §12): the counts, the strength they change, the audit row."""
+"""Good and bad marks on memories (memory-model.md §9.4): the counts, the strength they change, the
+audit row."""
 
 from __future__ import annotations
 

@@ -27,8 +27,8 @@ from hippod.lifecycle.sleep_plan import Plan, Settings
 from hippod.mirrors import conflict_mirror
 from hippod.mirrors.mirror_text import render
 from hippod.mirrors.mirrors import dormant_file
+from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import ledger
-from hippod.store.sqlite.db import DB_NAME
 from hippod.store.stores import Store
 from hippod.teamlink.membership import in_team
 from hippod.teamlink.shares import queue_shares

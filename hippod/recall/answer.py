@@ -1,5 +1,5 @@
-"""The recall verb's answer (recall.md §7-§9): the ranked memories packed within the token budget,
-rendered, and the block put on the token ledger."""
+"""The recall verb's answer: the ranked memories packed within the token budget, rendered, and the
+block put on the token ledger."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from hippod.store import config as store_config
 from hippod.store import gitignore
 from hippod.store.backend import Backend
 from hippod.store.records import Memory
-from hippod.store.roots import find_project_root, global_root
+from hippod.store.roots import DB_NAME, find_project_root, global_root
 from hippod.store.sqlite import (
     api_keys,
     auditlog,
@@ -34,7 +34,7 @@ from hippod.store.sqlite import (
     sqlite_errors,
 )
 from hippod.store.sqlite import sleep as sleep_sql
-from hippod.store.sqlite.db import DB_NAME, Database
+from hippod.store.sqlite.db import Database
 from hippod.store.sqlite.group_commit import DirectCommit, GroupCommit
 from hippod.store.sqlite.remembers import Remembered
 

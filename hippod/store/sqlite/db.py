@@ -23,7 +23,6 @@ from hippod.store.sqlite.migrations import SCHEMA_VERSION, migrate
 log = logging.getLogger("hippod.store")
 
 APPLICATION_ID = 0x48505044
-DB_NAME = "hippo.db"
 PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     "PRAGMA busy_timeout=5000",
