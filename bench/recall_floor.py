@@ -68,7 +68,7 @@ from hippod.base import clock
 from hippod.calls.request import RequestContext
 from hippod.daemon.dispatch import dispatch
 from hippod.daemon.state import DaemonState
-from hippod.handlers import recall as recall_handler
+from hippod.recall import answer, search
 from hippod.recall.terms import query_terms
 from hippod.store.sqlite import memories, memory_codec
 
@@ -176,8 +176,8 @@ async def _rankings(sb: Sandbox, queries: Sequence[str]) -> dict[str, Any]:
         for n, query in enumerate(queries):
             body = m.Recall(query=query, strengthen=False)
             ctx = RequestContext(m.Request(id=n, cwd=sb.base, body=body, global_store=True), state)
-            ranking = await recall_handler.rank(ctx, body)
-            reply, text = await recall_handler.recall(ctx, body, surface=None)
+            ranking = await search.rank(ctx, body)
+            reply, text = await answer.recall(ctx, body, surface=None)
             out[query] = {
                 "ranked": [s.memory.id for s in ranking.ranked],
                 "scores": [round(s.score, 9) for s in ranking.ranked],

@@ -8,9 +8,7 @@ from hippoctl.args.argcheck import COUNT, DAYS, UsageError, check, utf8
 from hippoctl.args.registry import AddVerb, Builder, register
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
-
-FRAMINGS = ("observe", "suggest", "assert")
-FORMATS = ("markdown", "json", "additional-context")
+from hippoctl.protocol.messages_ingest import FORMATS, FRAMINGS
 
 
 def add_verbs(verb: AddVerb) -> None:

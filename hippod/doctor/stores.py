@@ -20,9 +20,9 @@ from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.doctor import Findings, hippoctl
 from hippod.store.config import ConfigFile, mirror_layout
+from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import sqlite_errors
 from hippod.store.sqlite.backup import BACKUP_DIR
-from hippod.store.sqlite.db import DB_NAME
 from hippod.store.sqlite.migrations import SCHEMA_VERSION
 from hippod.store.sqlite.prepare import APPLICATION_ID
 

@@ -13,6 +13,7 @@ from hippoctl.protocol import messages_cards as mc
 from hippod.base.errors import HippoError
 from hippod.daemon import door
 from hippod.store.records import Memory
+from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories, prepare, sqlite_errors
 
@@ -65,7 +66,7 @@ async def test_bookkeeping_on_a_full_disk_is_skipped_not_raised(
 
 
 def test_a_corrupt_file_is_named_and_left_as_it_was(tmp_path: Path) -> None:
-    db = tmp_path / dbmod.DB_NAME
+    db = tmp_path / DB_NAME
     db.write_bytes(b"\xa5" * 8192)
     before = _digest(db)
     with pytest.raises(HippoError) as caught:
@@ -73,7 +74,7 @@ def test_a_corrupt_file_is_named_and_left_as_it_was(tmp_path: Path) -> None:
     assert caught.value.code == sqlite_errors.CORRUPT
     assert caught.value.message == f"store {db} is corrupt (file is not a database)"
     assert _digest(db) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == [dbmod.DB_NAME]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [DB_NAME]
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,6 @@ from hippod.store.sqlite.prepare import PRAGMAS, Prepared, prepare
 
 log = logging.getLogger("hippod.store")
 
-DB_NAME = "hippo.db"
 
 # The databases whose write lock the running task holds (inside `transaction()`).
 _HOLDING: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("holding", default=frozenset())
