@@ -21,8 +21,8 @@ from hippod.agentnotes.sources import Note, Scan
 from hippod.base import clock
 from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import RequestContext
-from hippod.handlers.memory import fresh_memory
 from hippod.lifecycle.digest import digests
+from hippod.lifecycle.new_memory import fresh_memory
 from hippod.lifecycle.secrets import looks_secret
 from hippod.mirrors.mirror_text import render
 from hippod.mirrors.mirrors import dormant_file

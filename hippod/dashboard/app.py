@@ -18,11 +18,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hippod import __version__
+from hippod.base import local_token
 from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import Dispatch
 from hippod.dashboard import views_activity, views_cards, views_memories
 from hippod.dashboard.calls import Stores, ViewCall
-from hippod.web import local_caller, local_token
+from hippod.web import local_caller
 from hippod.web.auth import bearer
 from hippod.web.errors import HttpError
 from hippod.web.guard import Guard
@@ -95,7 +96,7 @@ def _check_caller(request: Request, token: local_token.LocalToken) -> None:
 
 
 def build(state: DaemonView, dispatch: Dispatch, stores: Stores, token: local_token.LocalToken) -> ASGIApp:
-    """The whole dashboard, ready for uvicorn; `token` is the local token (web/local_token.py), and
+    """The whole dashboard, ready for uvicorn; `token` is the local token (base/local_token.py), and
     `dispatch` runs the verbs some views show."""
 
     async def page(request: Request) -> Response:

@@ -7,13 +7,13 @@ import logging
 from urllib.parse import quote
 
 from hippoctl.protocol.replies_http import DashboardReply
-from hippod.base import clock
+from hippod.base import clock, local_token
 from hippod.base.errors import HippoError
 from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import Dispatch
 from hippod.dashboard import app
 from hippod.dashboard.calls import Stores
-from hippod.web import local_token, peer
+from hippod.web import peer
 from hippod.web.asgi_server import AsgiServer, bind, resolve, url
 from hippod.web.connections import Bounds
 

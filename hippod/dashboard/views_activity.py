@@ -13,7 +13,7 @@ from hippoctl.protocol.replies_context import TokensReply
 from hippod.base import clock
 from hippod.dashboard.calls import DashboardContext, ViewCall, command
 from hippod.dashboard.views_memories import snippet
-from hippod.handlers import recall as recall_handler
+from hippod.recall import answer
 from hippod.store.records import Memory
 from hippod.store.sqlite import conflicts as conflict_sql
 from hippod.store.sqlite import dashboard_reads as reads
@@ -238,5 +238,5 @@ async def search(call: ViewCall) -> Found:
     query = call.text("q", 2000) or ""
     body = m.Recall(query=query, limit=SEARCH_LIMIT, budget=1_000_000, strengthen=False)
     ctx: DashboardContext = call.context(body)
-    reply, _ = await recall_handler.recall(ctx, body, surface=None)
+    reply, _ = await answer.recall(ctx, body, surface=None)
     return Found(query=query, candidates=reply.candidates, results=reply.results)

@@ -19,7 +19,7 @@ from hippod.lifecycle import strength as st
 from hippod.lifecycle.decay import average_gap_days
 from hippod.store.records import Memory
 from hippod.store.sqlite import dashboard_reads as reads
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import reports
 from hippod.store.sqlite.conflicts import count_dormant
 from hippod.store.stores import Store
 
@@ -104,7 +104,7 @@ async def _reading(call: ViewCall, store: Store) -> sm.Reading:
         if kept is not None and kept[0] == key:
             reading: sm.Reading = kept[1]
             return reading
-        rows = await memories.status_rows(store.db.reader, call.tenant)
+        rows = await reports.status_rows(store.db.reader, call.tenant)
         reading = await asyncio.to_thread(sm.read, rows, now, call.state.loss_aversion)
         call.stores.kept[("map", store.root, call.tenant)] = (key, reading)
         return reading

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import DashboardReply
+from hippod.base.ports import check_port, first_port
 from hippod.calls.request import RequestContext
-from hippod.handlers.serve import check_port, first_port
 
 DEFAULT_PORT = 3333
 

@@ -9,32 +9,13 @@ from typing import Any
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import ServeReply
 from hippod.base.errors import HippoError
+from hippod.base.ports import check_port, first_port
 from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import RequestContext
 
 log = logging.getLogger("hippod.serve")
 
 DEFAULT_PORT = 6789
-
-
-def first_port(*values: Any, default: int) -> int:
-    """The first of `values` that is a port number (0 to 65535), else `default`."""
-    for value in values:
-        if value is None or value == "":
-            continue
-        try:
-            port = int(value)
-        except (TypeError, ValueError):
-            continue
-        if 0 <= port <= 65535:
-            return port
-    return default
-
-
-def check_port(port: int | None) -> None:
-    """A port a request names is 0 (any free one) to 65535."""
-    if port is not None and not 0 <= port <= 65535:
-        raise HippoError("usage", "--port must be 0 to 65535")
 
 
 def port_setting(http: dict[str, Any]) -> int:

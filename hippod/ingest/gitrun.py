@@ -18,9 +18,9 @@ from hippod.base.errors import HippoError
 from hippod.base.pathtags import path_tags
 from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import RequestContext
-from hippod.handlers.memory import fresh_memory
 from hippod.ingest.gitlearn import Lesson, Target, lessons
 from hippod.lifecycle import invalidate as inv
+from hippod.lifecycle.new_memory import fresh_memory
 from hippod.store.config import STORE_DEFAULTS
 from hippod.store.records import Memory
 from hippod.store.sqlite import memories

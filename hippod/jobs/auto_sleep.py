@@ -17,7 +17,7 @@ from typing import Any
 
 from hippod.base import clock
 from hippod.calls.daemon_view import DaemonView
-from hippod.handlers.sleep import SleepOptions, sleep_store
+from hippod.lifecycle.run import SleepOptions, sleep_store
 from hippod.store.sqlite import memories
 from hippod.store.stores import Store
 

@@ -8,9 +8,9 @@ import os
 
 from hippod.base import clock
 from hippod.calls.daemon_view import DaemonView
-from hippod.handlers.card_runs import reclaim_expired
+from hippod.lifecycle.card_rows import reclaim_expired
 from hippod.store import workspaces
-from hippod.store.sqlite.db import DB_NAME
+from hippod.store.roots import DB_NAME
 
 log = logging.getLogger("hippod.cards")
 

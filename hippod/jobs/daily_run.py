@@ -26,8 +26,8 @@ from hippod.base.errors import HippoError
 from hippod.base.logfile import open_append
 from hippod.base.tenancy import acting_as
 from hippod.calls.daemon_view import DaemonView, Say
-from hippod.handlers.sleep import SleepOptions, sleep_store
 from hippod.ingest.gitrun import learn_from_git
+from hippod.lifecycle.run import SleepOptions, sleep_store
 from hippod.store import workspaces
 from hippod.store.stores import Store
 

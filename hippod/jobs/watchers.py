@@ -32,8 +32,8 @@ from hippod.base.config import DAEMON_DEFAULTS
 from hippod.base.errors import HippoError
 from hippod.calls.daemon_view import DaemonView
 from hippod.store import workspaces
+from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import sqlite_errors
-from hippod.store.sqlite.db import DB_NAME
 from hippod.store.stores import Store
 
 log = logging.getLogger("hippod.jobs.watchers")

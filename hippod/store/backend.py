@@ -27,7 +27,7 @@ from hippod.store.sqlite.api_keys import ApiKey
 from hippod.store.sqlite.auditlog import Entry
 from hippod.store.sqlite.conflicts import ConflictRecord
 from hippod.store.sqlite.dormant import DormantMemory
-from hippod.store.sqlite.memories import Candidate, TermStats
+from hippod.store.sqlite.memory_codec import Candidate, TermStats
 from hippod.store.sqlite.rejections import Rejection
 from hippod.store.sqlite.sleep_process import Planned
 

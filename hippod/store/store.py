@@ -131,7 +131,7 @@ class Store:
         return await memories.get_many(self.db.reader, ids)
 
     async def _stats(self) -> dict[str, Any]:
-        meta = await memories.all_meta(self.db.reader)
+        meta = await reports.all_meta(self.db.reader)
         return {
             "total_remembered": int(meta.get("total_remembered", 0)),
             "total_recalled": int(meta.get("total_recalled", 0)),

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from hippod.base.errors import HippoError
 from hippod.embed.service import EmbedService
 from hippod.store import gitignore
-from hippod.store.roots import find_project_root, global_root
+from hippod.store.roots import DB_NAME, find_project_root, global_root
 from hippod.store.sqlite import sqlite_errors
-from hippod.store.sqlite.db import DB_NAME, Database
+from hippod.store.sqlite.db import Database
 
 # What the registry hands out; its callers name it from here (store/store.py defines it).
 from hippod.store.store import Store as Store

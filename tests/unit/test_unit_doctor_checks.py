@@ -19,8 +19,8 @@ from hippod.doctor.stores import StoreFacts
 from hippod.embed.model_name import DEFAULT_MODEL
 from hippod.embed.service import EXTRA_HINT
 from hippod.integrations import installed
-from hippod.store.sqlite.db import APPLICATION_ID
 from hippod.store.sqlite.migrations import SCHEMA_VERSION
+from hippod.store.sqlite.prepare import APPLICATION_ID
 from hippod.teamlink import membership
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)

@@ -17,7 +17,7 @@ from hippod.recall.terms import terms
 from hippod.recall.tokenize import tokenize
 from hippod.store.records import Memory
 from hippod.store.sqlite import db as dbmod
-from hippod.store.sqlite import memories, migrations
+from hippod.store.sqlite import memories, memory_codec, migrations, prepare
 
 CJK = "数据管道缓存丢失了序列"
 SCHEMA_VERSION_SQL = "SELECT value FROM meta WHERE key = 'schema_version'"
@@ -44,12 +44,12 @@ def _tables(path: Path) -> set[str]:
 
 def test_prepare_fresh_database(tmp_path: Path) -> None:
     path = tmp_path / "hippo.db"
-    prepared = dbmod.prepare(str(path))
+    prepared = prepare.prepare(str(path))
     assert prepared.schema == migrations.SCHEMA_VERSION
     assert migrations.SCHEMA_VERSION >= 1
     assert _scalar(path, "PRAGMA user_version") == migrations.SCHEMA_VERSION
     assert _scalar(path, SCHEMA_VERSION_SQL) == str(migrations.SCHEMA_VERSION)
-    assert _scalar(path, "PRAGMA application_id") == 0x48505044 == dbmod.APPLICATION_ID
+    assert _scalar(path, "PRAGMA application_id") == 0x48505044 == prepare.APPLICATION_ID
     assert _scalar(path, "PRAGMA journal_mode") == "wal"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert {"memories", "meta", "audit_log", "rejected_values", "raw_archive"} <= _tables(path)
@@ -61,8 +61,8 @@ def test_prepare_fresh_database(tmp_path: Path) -> None:
 
 def test_prepare_is_idempotent(tmp_path: Path) -> None:
     path = tmp_path / "hippo.db"
-    first = dbmod.prepare(str(path))
-    second = dbmod.prepare(str(path))
+    first = prepare.prepare(str(path))
+    second = prepare.prepare(str(path))
     assert first == second
     assert _scalar(path, "PRAGMA user_version") == migrations.SCHEMA_VERSION
     assert _scalar(path, "SELECT count(*) FROM meta WHERE key = 'schema_version'") == 1
@@ -76,7 +76,7 @@ def test_foreign_application_id_is_refused(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     with pytest.raises(HippoError) as info:
-        dbmod.prepare(str(path))
+        prepare.prepare(str(path))
     assert info.value.code == "foreign_store"
     assert info.value.exit_code == 1
     assert info.value.hint is not None and "import --json" in info.value.hint
@@ -92,20 +92,20 @@ def test_unstamped_database_with_tables_is_refused(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     with pytest.raises(HippoError) as info:
-        dbmod.prepare(str(path))
+        prepare.prepare(str(path))
     assert info.value.code == "foreign_store"
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "hippo.db"
     conn = sqlite3.connect(path)
-    conn.execute(f"PRAGMA application_id = {dbmod.APPLICATION_ID}")
+    conn.execute(f"PRAGMA application_id = {prepare.APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {migrations.SCHEMA_VERSION + 1}")
     conn.execute("CREATE TABLE future (x)")
     conn.commit()
     conn.close()
     with pytest.raises(HippoError) as info:
-        dbmod.prepare(str(path))
+        prepare.prepare(str(path))
     assert info.value.code == "store_too_new"
     assert info.value.exit_code == 1
     assert _scalar(path, "PRAGMA user_version") == migrations.SCHEMA_VERSION + 1
@@ -120,7 +120,7 @@ def test_failing_migration_rolls_back(tmp_path: Path, monkeypatch: pytest.Monkey
     path = tmp_path / "hippo.db"
     monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, m_broken])
     with pytest.raises(RuntimeError, match="migration exploded"):
-        dbmod.prepare(str(path))
+        prepare.prepare(str(path))
     assert _scalar(path, "PRAGMA user_version") == migrations.SCHEMA_VERSION
     assert _scalar(path, SCHEMA_VERSION_SQL) == str(migrations.SCHEMA_VERSION)
     assert "half_done" not in _tables(path)
@@ -147,7 +147,7 @@ def test_failing_first_migration_leaves_nothing(tmp_path: Path, monkeypatch: pyt
 
 def test_migrate_runs_only_missing_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "hippo.db"
-    dbmod.prepare(str(path))
+    prepare.prepare(str(path))
     calls: list[int] = []
 
     def m_next(conn: sqlite3.Connection) -> None:
@@ -185,7 +185,7 @@ def _needs_fts5(path: Path) -> None:
         pytest.skip("this SQLite has no FTS5")
 
 
-async def _match(database: dbmod.Database, query: str, **kwargs: Any) -> list[memories.Candidate]:
+async def _match(database: dbmod.Database, query: str, **kwargs: Any) -> list[memory_codec.Candidate]:
     options: dict[str, Any] = {"include_superseded": False, "scope": None}
     options.update(kwargs)
     tenant = options.pop("tenant", "default")
@@ -393,7 +393,7 @@ async def test_fts_index_is_backfilled_when_out_of_step(
     raw.close()
     assert _scalar(path, "SELECT count(*) FROM memories_fts") == 0
 
-    dbmod.prepare(str(path))
+    prepare.prepare(str(path))
     assert _scalar(path, "SELECT count(*) FROM memories") == 3
     assert _scalar(path, "SELECT count(*) FROM memories_fts") == 3
 
@@ -455,11 +455,11 @@ async def test_term_statistics_count_the_store_and_the_rows_holding_each_term(
             assert await memories.insert(conn, make_memory(text, tags=tags)) is True
     # Stems, as recall asks: "deploys" and the tag count once per row.
     stats = await memories.term_statistics(database.reader, ["deploy", "cach", "nope", "deploy"])
-    assert stats == memories.TermStats(3, {"deploy": 2, "cach": 2})
-    assert await memories.term_statistics(database.reader, []) == memories.TermStats(3, {})
+    assert stats == memory_codec.TermStats(3, {"deploy": 2, "cach": 2})
+    assert await memories.term_statistics(database.reader, []) == memory_codec.TermStats(3, {})
     # A query of more distinct words than one statement binds is looked up in parts.
     many = [f"word{i}" for i in range(1200)] + ["cach"]
-    assert await memories.term_statistics(database.reader, many) == memories.TermStats(3, {"cach": 2})
+    assert await memories.term_statistics(database.reader, many) == memory_codec.TermStats(3, {"cach": 2})
 
 
 async def test_the_row_count_follows_every_write_and_is_mended_on_open(
@@ -477,7 +477,9 @@ async def test_the_row_count_follows_every_write_and_is_mended_on_open(
         raw.execute("UPDATE memories_rows SET n = 99")
     reopened, _ = await dbmod.Database.open(str(path))
     try:
-        assert await memories.term_statistics(reopened.reader, ["note"]) == memories.TermStats(3, {"note": 3})
+        assert await memories.term_statistics(reopened.reader, ["note"]) == memory_codec.TermStats(
+            3, {"note": 3}
+        )
     finally:
         await reopened.close()
 

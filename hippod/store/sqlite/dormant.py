@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import aiosqlite
 
 from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memories import row_to_memory
+from hippod.store.sqlite.memory_codec import row_to_memory
 
 # Every stored column of memories, so a row moves between the two tables whole.
 _MOVED = ", ".join([*COLUMNS, "content_digest", "fts_content", "fts_tags"])
