@@ -18,7 +18,7 @@ from hippod.daemon.state import DaemonState
 from hippod.handlers.memory import fresh_memory
 from hippod.store.records import Memory
 from hippod.store.sqlite import connectors, memories
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore
 
 UNROUTABLE = "__unroutable__"
 
@@ -47,7 +47,7 @@ def env_tenant() -> str:
     return os.environ.get("HIPPO_TENANT", "").strip() or "default"
 
 
-async def global_store(state: DaemonState) -> Store:
+async def global_store(state: DaemonState) -> SqliteStore:
     return await state.registry.open(state.registry.global_root)
 
 

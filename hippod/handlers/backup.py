@@ -16,7 +16,7 @@ from hippod.calls.request import RequestContext
 from hippod.store.sqlite import backup as files
 from hippod.store.sqlite import sqlite_errors
 from hippod.store.sqlite.db import Database
-from hippod.store.stores import Store, StoreRegistry
+from hippod.store.stores import SqliteStore, StoreRegistry, sqlite_only
 
 
 def _size(n: int) -> str:
@@ -24,7 +24,7 @@ def _size(n: int) -> str:
 
 
 async def backup(ctx: RequestContext, body: m.Backup) -> tuple[BackupReply, str]:
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     dest = await asyncio.to_thread(files.destination, store.root, body.path)
     try:
         size, count = await asyncio.to_thread(files.copy_database, store.db.path, dest)
@@ -36,7 +36,7 @@ async def backup(ctx: RequestContext, body: m.Backup) -> tuple[BackupReply, str]
     return reply, f"Backed up {store.root} ({plural(count, 'memory')}, {_size(size)}) to {dest}"
 
 
-def _sqlite(store: Store) -> Database:
+def _sqlite(store: SqliteStore) -> Database:
     """The store's SQLite database (these verbs are not served on a team server's PostgreSQL)."""
     assert isinstance(store.db, Database), "backup and restore need a SQLite store"
     return store.db
@@ -46,7 +46,7 @@ def _sqlite(store: Store) -> Database:
 _UNOPENABLE = frozenset({sqlite_errors.CORRUPT, "store_too_new", "foreign_store"})
 
 
-async def _open_if_usable(registry: StoreRegistry, root: str) -> Store | None:
+async def _open_if_usable(registry: StoreRegistry, root: str) -> SqliteStore | None:
     """The store at root, open; None when its file is corrupt, of a newer hippod (a restore after going
     back to an older version) or not hippod's."""
     try:
@@ -57,7 +57,7 @@ async def _open_if_usable(registry: StoreRegistry, root: str) -> Store | None:
         return None
 
 
-async def _replace(registry: StoreRegistry, store: Store, temp: str, keep: str) -> Store | None:
+async def _replace(registry: StoreRegistry, store: SqliteStore, temp: str, keep: str) -> SqliteStore | None:
     """Keep a copy of the open store at `keep` and make it the backup at `temp`, as one step; None when
     its own file turns out corrupt (it is then set aside, and moved to `keep` instead of copied)."""
     try:
@@ -108,7 +108,7 @@ def _record(ctx: RequestContext, temp: str, source: str, schema: int) -> None:
     files.record_restore(temp, tenant=ctx.tenant, actor=ctx.actor, source=source, schema=schema)
 
 
-async def _restored(store: Store, source: str, from_schema: int, keep: str) -> tuple[RestoreReply, str]:
+async def _restored(store: SqliteStore, source: str, from_schema: int, keep: str) -> tuple[RestoreReply, str]:
     rows = list(await store.db.reader.execute_fetchall("SELECT count(*) FROM memories"))
     count = int(rows[0][0])
     reply = RestoreReply(

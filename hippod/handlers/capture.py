@@ -21,7 +21,7 @@ from hippod.lifecycle.secrets import looks_secret
 from hippod.store.records import Memory
 from hippod.store.sqlite import memories, spool_marks
 from hippod.store.sqlite.contents import live_contents
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 
 @dataclass
@@ -55,7 +55,7 @@ async def known_keys(conn: aiosqlite.Connection, tenant: str) -> set[str]:
 
 async def capture_text(
     ctx: RequestContext,
-    store: Store,
+    store: SqliteStore,
     text: str,
     *,
     dry_run: bool = False,
@@ -138,7 +138,7 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
         session_id = conversation.session_id
     else:
         raise HippoError("usage", f"unknown capture source {body.source!r}; use stdin, file or last-session")
-    store = await ctx.target_store(write=not body.dry_run)
+    store = sqlite_only(await ctx.target_store(write=not body.dry_run), ctx.verb)
     done = await capture_text(ctx, store, text, dry_run=body.dry_run, session_id=session_id)
     if done.rejected:
         were = agree(done.rejected, "was")

@@ -17,6 +17,7 @@ from hippod.handlers.cards import RUNTIME_MAX, TEXT_MAX, audit, card_of, live_re
 from hippod.lifecycle import cards as rules
 from hippod.store.sqlite import cards, memories
 from hippod.store.sqlite.cards import Card, Run
+from hippod.store.stores import sqlite_only
 
 
 def _bad_state(card: Card, verb: str, run: Run | None) -> HippoError:
@@ -54,7 +55,7 @@ async def _held(
 async def claim(ctx: RequestContext, body: mc.CardClaim) -> tuple[CardReply, str]:
     runtime = text_field(body.runtime, "--runtime", RUNTIME_MAX)
     assert runtime is not None
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now_at = clock.now()
     now, lease = clock.iso(now_at), clock.iso(rules.lease_until(now_at))
     async with store.db.transaction() as conn:
@@ -69,7 +70,7 @@ async def claim(ctx: RequestContext, body: mc.CardClaim) -> tuple[CardReply, str
 
 
 async def heartbeat(ctx: RequestContext, body: mc.CardHeartbeat) -> tuple[CardReply, str]:
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now_at = clock.now()
     lease = clock.iso(rules.lease_until(now_at))
     async with store.db.transaction() as conn:
@@ -84,7 +85,7 @@ async def _end(
     ctx: RequestContext, card_id: int, verb: str, run: int | None, *, reason: str | None = None
 ) -> tuple[CardReply, str]:
     """block and review: the card moves on and its live run ends with the verb's name."""
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     to = rules.MOVES[verb][1]
     async with store.db.transaction() as conn:
@@ -115,7 +116,7 @@ async def complete(ctx: RequestContext, body: mc.CardComplete) -> tuple[CardRepl
         raise HippoError(
             "usage", f"--outcome must be one of {', '.join(rules.OUTCOMES)}, not {body.outcome!r}"
         )
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     to = rules.completed_state(body.outcome)
     readied: list[int] = []
@@ -158,7 +159,7 @@ async def reclaim_expired(
 
 
 async def reclaim(ctx: RequestContext, body: mc.CardReclaim) -> tuple[CardReclaimReply, str]:
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
         found = await reclaim_expired(conn, ctx.tenant, now, ctx.actor)

@@ -12,6 +12,7 @@ from hippod.mirrors.mirrors import dormant_file
 from hippod.recall.tokenize import tokenize
 from hippod.store.sqlite import agent_links
 from hippod.store.sqlite.dormant import DormantMemory
+from hippod.store.stores import SqliteStore
 
 
 def _matches(words: list[str], d: DormantMemory) -> bool:
@@ -57,7 +58,7 @@ async def restore(ctx: RequestContext, body: m.DormantRestore) -> tuple[DormantM
         memory.strength = 1.0
         memory.updated_at = now
         await store.dormant.move_out(conn, memory.id)
-        if not store.team:
+        if isinstance(store, SqliteStore):
             # Restored by hand: the memory no longer follows an agent's note.
             await agent_links.detach(conn, memory.id)
         await store.rows.update(conn, memory)

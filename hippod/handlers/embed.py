@@ -11,7 +11,7 @@ from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.embed import queue
 from hippod.embed.service import EXTRA_HINT
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore
 
 
 async def embed(ctx: RequestContext, body: m.Embed) -> tuple[EmbedReply, str]:
@@ -32,7 +32,7 @@ async def embed(ctx: RequestContext, body: m.Embed) -> tuple[EmbedReply, str]:
     return EmbedReply(stores=results), "\n".join(lines)
 
 
-async def _one(ctx: RequestContext, store: Store, status_only: bool) -> EmbedStore:
+async def _one(ctx: RequestContext, store: SqliteStore, status_only: bool) -> EmbedStore:
     settings = store.embed_settings()
     entry = EmbedStore(path=store.root, kind=store.kind, model=settings.model, dim=None, embedded=0, total=0)
     if settings.mode == "off":

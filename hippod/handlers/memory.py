@@ -19,7 +19,7 @@ from hippod.lifecycle.share import reaches_every_project
 from hippod.store.records import Memory
 from hippod.store.sqlite import agent_links
 from hippod.store.sqlite.remembers import Remembered
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store
 
 
 def _check(problem: str | None) -> None:
@@ -323,7 +323,7 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
             if not await store.rows.delete(conn, ctx.tenant, memory.id):
                 # Another request forgot it between our lookup and this transaction.
                 raise HippoError("not_found", f"no memory with id {memory.id}")
-            if not store.team:
+            if isinstance(store, SqliteStore):
                 # A memory made from an agent's note: the unchanged note is not imported again.
                 await agent_links.suppress(conn, memory.id)
             await store.rows.audit(

@@ -26,7 +26,7 @@ from hippod.recall import pinned_block as pb
 from hippod.recall import tombstones
 from hippod.store.records import Memory
 from hippod.store.sqlite import ledger, pinned_rows, pinned_state
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore
 
 FORMATS = ("markdown", "json", "additional-context")
 
@@ -169,7 +169,7 @@ async def pinned_context(
 
 
 async def _decide(
-    store: Store, tenant: str, session_id: str | None, digest: str, settings: Settings
+    store: SqliteStore, tenant: str, session_id: str | None, digest: str, settings: Settings
 ) -> tuple[bool, int]:
     """(send?, skips to remember): skip an unchanged block until `refreshTurns` skips (recall.md §9.5)."""
     if session_id is None or not settings.skip_unchanged:
@@ -183,7 +183,7 @@ async def _decide(
     return True, 0
 
 
-async def _remember(store: Store, tenant: str, session_id: str, digest: str, skips: int) -> None:
+async def _remember(store: SqliteStore, tenant: str, session_id: str, digest: str, skips: int) -> None:
     """Keep the session's digest and skip count (queued behind a long write rather than waited on)."""
     now = clock.iso(clock.now())
 

@@ -14,7 +14,7 @@ from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
 from hippod.recall.score import ScoreContext, Scored, score_candidates
 from hippod.store.records import Memory
 from hippod.store.sqlite import embeddings, memories
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store, sqlite_only
 
 
 async def score_store(
@@ -109,8 +109,9 @@ def _no_hybrid(store: Store, settings: Settings) -> HippoError:
 async def _candidates_like(
     store: Store, query: list[str], body: m.Recall, tenant: str
 ) -> list[memories.Candidate]:
+    # The team store always has its full-text index: a store without one is a laptop's.
     return await memories.candidates_like(
-        store.db.reader,
+        sqlite_only(store, "recall without a full-text index").db.reader,
         tenant,
         query,
         include_superseded=body.include_superseded,
@@ -121,6 +122,8 @@ async def _candidates_like(
 
 async def _active_embedder(store: Store, settings: Settings) -> Embedder | None:
     """The store's model when embeddings are on, the model loads, and the store holds vectors of it."""
+    if not isinstance(store, SqliteStore):  # the team store keeps no vectors
+        return None
     if store.embedder.missing(settings) or not await embeddings.has_any(store.db.reader, settings.model):
         return None
     return await store.embedder.get(settings)
@@ -140,7 +143,7 @@ async def _by_meaning(
     Only with embeddings active (`embedder`, from _active_embedder) on a store of at most
     `nearest.SCAN_MAX` vectors (embed/nearest.py).
     """
-    if embedder is None:
+    if embedder is None or not isinstance(store, SqliteStore):
         return [], None
     from hippod.embed.nearest import NearestIndex  # numpy, only once a store has vectors
 
@@ -181,7 +184,7 @@ async def _cosines(
     if not candidates:
         return None
     embedder, blobs = None, {}
-    if not store.embedder.missing(settings):
+    if isinstance(store, SqliteStore) and not store.embedder.missing(settings):
         blobs = await _current_vectors(store, settings.model, candidates)
         if len(blobs) < len(candidates):
             # A candidate without a current vector ranks on its words alone: embedding it here
@@ -204,7 +207,7 @@ async def _cosines(
     return embedder.cosines(query_vector, [blobs.get(c.id) for c in candidates]), blobs
 
 
-async def _current_vectors(store: Store, model: str, candidates: list[Memory]) -> dict[str, bytes]:
+async def _current_vectors(store: SqliteStore, model: str, candidates: list[Memory]) -> dict[str, bytes]:
     """memory id -> its stored vector of `model`, for the candidates whose vector matches their text."""
     stored = await embeddings.vectors(store.db.reader, model, [c.id for c in candidates])
     return {

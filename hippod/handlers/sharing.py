@@ -19,14 +19,14 @@ from hippod.lifecycle.digest import refused
 from hippod.lifecycle.locality import project_names
 from hippod.store.records import Memory
 from hippod.store.sqlite import memories, rejections, sharing
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 
 def _global_id() -> str:
     return "g_" + secrets.token_hex(6)
 
 
-async def _keys(store: Store, tenant: str) -> dict[str, str]:
+async def _keys(store: SqliteStore, tenant: str) -> dict[str, str]:
     """First-200-char key -> id of every memory of a tenant in a store."""
     return {
         rules.share_key(content): memory_id
@@ -35,7 +35,7 @@ async def _keys(store: Store, tenant: str) -> dict[str, str]:
 
 
 async def _copy_in(
-    target: Store, copies: Sequence[Memory], *, actor: str, op: str, origins: Sequence[str]
+    target: SqliteStore, copies: Sequence[Memory], *, actor: str, op: str, origins: Sequence[str]
 ) -> list[Memory]:
     """Insert copies in one transaction (tombstoned digests are refused); audit each; mirror them."""
     stored: list[Memory] = []
@@ -60,7 +60,7 @@ def auto_share_score(memory: Memory, min_score: float, names: Iterable[str]) -> 
     return score if score >= min_score and rules.auto_share_eligible(memory, names) else None
 
 
-async def names_of(store: Store) -> frozenset[str]:
+async def names_of(store: SqliteStore) -> frozenset[str]:
     """The names of a project store's folder that an auto-shared lesson must not hold."""
     return await asyncio.to_thread(project_names, os.path.dirname(store.root))
 
@@ -75,7 +75,12 @@ class AutoShared:
 
 
 async def auto_share(
-    project: Store, global_store: Store | None, rows: Sequence[Memory], *, min_score: float, dry_run: bool
+    project: SqliteStore,
+    global_store: SqliteStore | None,
+    rows: Sequence[Memory],
+    *,
+    min_score: float,
+    dry_run: bool,
 ) -> list[AutoShared]:
     """Phase 12 / `share --auto`: copy eligible rows scoring >= min_score, each with source
     `auto-shared:<project>:<iso>` and its project as origin_project.
@@ -127,8 +132,8 @@ async def auto_share(
     ]
 
 
-async def _project_memory(ctx: RequestContext, memory_id: str) -> tuple[Store, Memory]:
-    store = await ctx.target_store(write=False)
+async def _project_memory(ctx: RequestContext, memory_id: str) -> tuple[SqliteStore, Memory]:
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     if store.kind != "project":
         raise HippoError(
             "no_project_store", f"no project store above {ctx.request.cwd}; nothing to copy from"
@@ -140,10 +145,10 @@ async def _project_memory(ctx: RequestContext, memory_id: str) -> tuple[Store, M
 
 
 async def _to_global(
-    ctx: RequestContext, store: Store, memory: Memory, source: str, op: str, score: float | None
+    ctx: RequestContext, store: SqliteStore, memory: Memory, source: str, op: str, score: float | None
 ) -> tuple[SharedItem, str]:
     """Copy one memory to the global store unless it is already there or its text is rejected."""
-    global_store = await ctx.global_store()
+    global_store = sqlite_only(await ctx.global_store(), ctx.verb)
     present = (await _keys(global_store, memory.tenant_id)).get(rules.share_key(memory.content))
     if present is not None:
         return SharedItem(
@@ -199,12 +204,16 @@ async def share(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, str]:
 
 
 async def _share_auto(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, str]:
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     if store.kind != "project":
         raise HippoError("no_project_store", f"no project store above {ctx.request.cwd}; nothing to share")
     rows = await sharing.live_rows(store.db.reader, ctx.tenant)
     chosen = await auto_share(
-        store, await ctx.global_store(), rows, min_score=body.min_score, dry_run=body.dry_run
+        store,
+        sqlite_only(await ctx.global_store(), ctx.verb),
+        rows,
+        min_score=body.min_score,
+        dry_run=body.dry_run,
     )
     items = [SharedItem(c.memory.id, c.copy_id, round(c.score, 4)) for c in chosen]
     verb = "Would share" if body.dry_run else "Shared"
@@ -217,7 +226,7 @@ async def _share_auto(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, s
 
 
 async def peers(ctx: RequestContext, body: m.Peers) -> tuple[PeersReply, str]:
-    global_store = await ctx.global_store()
+    global_store = sqlite_only(await ctx.global_store(), ctx.verb)
     found: dict[str, Peer] = {}
     for source, created in await sharing.contributions(global_store.db.reader, ctx.tenant):
         project = rules.contributor(source)
@@ -236,12 +245,12 @@ async def peers(ctx: RequestContext, body: m.Peers) -> tuple[PeersReply, str]:
 
 
 async def sync(ctx: RequestContext, body: m.Sync) -> tuple[SyncReply, str]:
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     if store.kind != "project":
         raise HippoError(
             "no_project_store", f"no project store above {ctx.request.cwd}; nothing to sync into"
         )
-    global_store = await ctx.global_store()
+    global_store = sqlite_only(await ctx.global_store(), ctx.verb)
     present = set(await _keys(store, ctx.tenant))
     rejected = await rejections.all_digests(store.db.reader, ctx.tenant)
     now = clock.iso(clock.now())

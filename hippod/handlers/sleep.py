@@ -31,7 +31,7 @@ from hippod.mirrors.mirror_text import render
 from hippod.mirrors.mirrors import dormant_file
 from hippod.store.sqlite import ledger
 from hippod.store.sqlite.db import DB_NAME
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store, sqlite_only
 from hippod.teamlink.membership import in_team
 
 log = logging.getLogger("hippod.sleep")
@@ -243,7 +243,7 @@ async def _sleep(
         )
     run.committed = True
     written = time.monotonic()
-    if not store.team:  # a team store has no mirror files
+    if isinstance(store, SqliteStore):  # a team store has no mirror files
         await _after_commit(store, result)
     shared, reply.shared_team = await _share_phase(state, store, options, result, dry_run=False)
     sleep_report.add_shared(reply, shared)
@@ -270,14 +270,14 @@ async def _share_phase(
         options.no_share
         or options.tenant is not None  # sharing onward is the store owner's choice
         or store.kind == "global"
-        or store.team
+        or not isinstance(store, SqliteStore)  # the team store: shared already
         or not store.config.get("autoShareOnSleep", True)
     ):
         return [], 0
     registry = state.registry
-    global_store: Store | None = None
+    global_store: SqliteStore | None = None
     if not dry_run or os.path.isfile(os.path.join(registry.global_root, DB_NAME)):
-        global_store = await registry.open(registry.global_root)
+        global_store = sqlite_only(await registry.open(registry.global_root), "auto-share")
     copied = await auto_share(
         store, global_store, result.live.share, min_score=AUTO_SHARE_MIN, dry_run=dry_run
     )
@@ -291,7 +291,7 @@ async def _share_phase(
     return copied, queued
 
 
-async def _after_commit(store: Store, result: Plan) -> None:
+async def _after_commit(store: SqliteStore, result: Plan) -> None:
     """Mirrors: changed and new memories, removed ones, dormant copies, conflicts, stats.json; then
     every mirror checked against the database."""
     faded = result.faded

@@ -31,7 +31,9 @@ from hippod.store.sqlite.memories import Candidate, TermStats
 from hippod.store.sqlite.rejections import Rejection
 from hippod.store.sqlite.sleep_process import Planned
 
-Write = Callable[[Any], Awaitable[None]]
+# What a backend-neutral caller sees of a connection: only the rows' functions of its store's own
+# backend (which take Any) accept it, so mypy refuses it to a SQLite row module (a SqliteStore's is typed).
+Write = Callable[[object], Awaitable[None]]
 
 
 class StoreDatabase(Protocol):
@@ -43,15 +45,15 @@ class StoreDatabase(Protocol):
         ...
 
     @property
-    def reader(self) -> Any:
+    def reader(self) -> object:
         """What the rows' read functions take to read committed rows."""
         ...
 
-    def transaction(self) -> AbstractAsyncContextManager[Any]:
+    def transaction(self) -> AbstractAsyncContextManager[object]:
         """One write transaction: its connection, committed when the block ends."""
         ...
 
-    def long_transaction(self) -> AbstractAsyncContextManager[Any]:
+    def long_transaction(self) -> AbstractAsyncContextManager[object]:
         """transaction() for a write that holds the store for seconds."""
         ...
 

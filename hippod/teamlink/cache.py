@@ -23,7 +23,7 @@ from hippod.teamlink import calls
 from hippod.teamlink.membership import Membership
 
 if TYPE_CHECKING:
-    from hippod.store.stores import Store, StoreRegistry
+    from hippod.store.stores import SqliteStore, StoreRegistry
 
 FOLDER = "team-cache"
 TENANT = "team"
@@ -35,7 +35,7 @@ def root(global_root: str) -> str:
     return os.path.join(global_root, FOLDER)
 
 
-async def open_cache(registry: StoreRegistry, *, create: bool) -> Store | None:
+async def open_cache(registry: StoreRegistry, *, create: bool) -> SqliteStore | None:
     """The copy's store; None when there is none yet and `create` is false."""
     folder = root(registry.global_root)
     if not os.path.isdir(folder):
