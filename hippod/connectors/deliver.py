@@ -18,7 +18,7 @@ from hippod.daemon.state import DaemonState
 from hippod.handlers.memory import fresh_memory
 from hippod.store.records import Memory
 from hippod.store.sqlite import connectors, memories
-from hippod.store.stores import SqliteStore
+from hippod.store.stores import SqliteStore, sqlite_only
 
 UNROUTABLE = "__unroutable__"
 
@@ -48,7 +48,9 @@ def env_tenant() -> str:
 
 
 async def global_store(state: DaemonState) -> SqliteStore:
-    return await state.registry.open(state.registry.global_root)
+    """The global store, which keeps the connectors' routes, marks and dead letters; HippoError
+    `not_on_team_store` on a team server, which takes no webhooks of its own."""
+    return sqlite_only(await state.registry.open(state.registry.global_root), "the connectors' webhooks")
 
 
 async def tenant_for(state: DaemonState, source: str, key: str | None) -> str | None:

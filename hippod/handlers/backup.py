@@ -15,7 +15,6 @@ from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.store.sqlite import backup as files
 from hippod.store.sqlite import sqlite_errors
-from hippod.store.sqlite.db import Database
 from hippod.store.stores import SqliteStore, StoreRegistry, sqlite_only
 
 
@@ -36,12 +35,6 @@ async def backup(ctx: RequestContext, body: m.Backup) -> tuple[BackupReply, str]
     return reply, f"Backed up {store.root} ({plural(count, 'memory')}, {_size(size)}) to {dest}"
 
 
-def _sqlite(store: SqliteStore) -> Database:
-    """The store's SQLite database (these verbs are not served on a team server's PostgreSQL)."""
-    assert isinstance(store.db, Database), "backup and restore need a SQLite store"
-    return store.db
-
-
 # A store that cannot be opened for one of these is replaced by putting the backup's file in its place.
 _UNOPENABLE = frozenset({sqlite_errors.CORRUPT, "store_too_new", "foreign_store"})
 
@@ -50,7 +43,7 @@ async def _open_if_usable(registry: StoreRegistry, root: str) -> SqliteStore | N
     """The store at root, open; None when its file is corrupt, of a newer hippod (a restore after going
     back to an older version) or not hippod's."""
     try:
-        return await registry.open(root)
+        return sqlite_only(await registry.open(root), "restore")
     except HippoError as exc:
         if exc.code not in _UNOPENABLE:
             raise
@@ -61,7 +54,7 @@ async def _replace(registry: StoreRegistry, store: SqliteStore, temp: str, keep:
     """Keep a copy of the open store at `keep` and make it the backup at `temp`, as one step; None when
     its own file turns out corrupt (it is then set aside, and moved to `keep` instead of copied)."""
     try:
-        await files.replace(_sqlite(store), temp, keep)
+        await files.replace(store.db, temp, keep)
     except files.KeepFailed as failed:
         cause = failed.__cause__
         named = await registry.corrupt_error(cause) if cause is not None else None
@@ -87,7 +80,7 @@ async def restore(ctx: RequestContext, body: m.Restore) -> tuple[RestoreReply, s
     # No sleep of the store runs while it is replaced.
     async with ctx.state.sleep_locks.setdefault(root, asyncio.Lock()):
         store = await _open_if_usable(registry, root)
-        page_size = None if store is None else await files.page_size(_sqlite(store))
+        page_size = None if store is None else await files.page_size(store.db)
         temp, from_schema = await asyncio.to_thread(files.candidate, body.path, root, page_size)
         try:
             await asyncio.to_thread(_record, ctx, temp, body.path, from_schema)
@@ -96,7 +89,7 @@ async def restore(ctx: RequestContext, body: m.Restore) -> tuple[RestoreReply, s
                 store = await _replace(registry, store, temp, keep)
             if store is None:
                 await registry.swap_file(root, temp, keep)
-                store = await registry.open(root)
+                store = sqlite_only(await registry.open(root), "restore")
         finally:
             for leftover in (temp, temp + "-wal", temp + "-shm"):
                 with contextlib.suppress(FileNotFoundError):

@@ -20,8 +20,10 @@ async def _destination(ctx: RequestContext, root: str) -> SqliteStore:
     request's target store."""
     own = os.path.join(root, PROJECT_DIR)
     if not ctx.request.global_store and os.path.isfile(os.path.join(own, DB_NAME)):
-        return await ctx.state.registry.open(own)
-    return sqlite_only(await ctx.target_store(write=True), ctx.verb)
+        store = await ctx.state.registry.open(own)
+    else:
+        store = await ctx.target_store(write=True)
+    return sqlite_only(store, ctx.verb)
 
 
 async def learn_git(ctx: RequestContext, body: m.LearnGit) -> tuple[LearnGitReply, str]:

@@ -17,9 +17,8 @@ from hippod.handlers import global_copies
 from hippod.lifecycle import strength as st
 from hippod.lifecycle.share import reaches_every_project
 from hippod.store.records import Memory
-from hippod.store.sqlite import agent_links
 from hippod.store.sqlite.remembers import Remembered
-from hippod.store.stores import SqliteStore, Store
+from hippod.store.stores import Store
 
 
 def _check(problem: str | None) -> None:
@@ -323,9 +322,8 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
             if not await store.rows.delete(conn, ctx.tenant, memory.id):
                 # Another request forgot it between our lookup and this transaction.
                 raise HippoError("not_found", f"no memory with id {memory.id}")
-            if isinstance(store, SqliteStore):
-                # A memory made from an agent's note: the unchanged note is not imported again.
-                await agent_links.suppress(conn, memory.id)
+            # A memory made from an agent's note: the unchanged note is not imported again.
+            await store.note_links.suppress(conn, memory.id)
             await store.rows.audit(
                 conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=memory.id
             )

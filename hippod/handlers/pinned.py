@@ -26,7 +26,7 @@ from hippod.recall import pinned_block as pb
 from hippod.recall import tombstones
 from hippod.store.records import Memory
 from hippod.store.sqlite import ledger, pinned_rows, pinned_state
-from hippod.store.stores import SqliteStore
+from hippod.store.stores import SqliteStore, sqlite_only
 
 FORMATS = ("markdown", "json", "additional-context")
 
@@ -95,8 +95,14 @@ async def pinned_context(
         if problem is not None:
             raise HippoError("usage", problem)
     project, global_ = await ctx.read_stores()
-    primary = project if project is not None else global_
-    assert primary is not None, "read_stores returns the global store when there is no project store"
+    # The block's per-session state and the ledger are a laptop's own (Context.team_refusal).
+    stores = [
+        (sqlite_only(s, "context --pinned-only"), source)
+        for s, source in ((project, "local"), (global_, "global"))
+        if s is not None
+    ]
+    # read_stores returns the global store when there is no project store.
+    primary = stores[0][0]
     settings = Settings.of(primary.config)
     fallback = ctx.session_key if ctx.session_key != "-" else None
     given = hook_input(body.payload, fallback)
@@ -119,7 +125,6 @@ async def pinned_context(
         return reply, _text(body.format, reply, "")
 
     scope = body.scope or ctx.active_scope
-    stores = [(s, src) for s, src in ((project, "local"), (global_, "global")) if s is not None]
     pinned: list[pb.Entry] = []
     for store, source in stores:
         rows = await pinned_rows.pinned(store.db.reader, ctx.tenant, primary.project)

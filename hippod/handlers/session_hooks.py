@@ -90,8 +90,8 @@ def codex_rollouts(home: str, offset: int) -> list[str]:
 async def session_end(ctx: RequestContext, body: m.SessionEnd) -> tuple[SessionEndReply, str]:
     """Queue the session-end job and return; the job is in the spool until it is done."""
     given = read_payload("session-end", body.payload)
-    project = sqlite_only(await ctx.project_store(), ctx.verb) if not ctx.request.global_store else None
-    store = project if project is not None else sqlite_only(await ctx.global_store(), ctx.verb)
+    project = None if ctx.request.global_store else await ctx.project_store()
+    store = sqlite_only(project if project is not None else await ctx.global_store(), ctx.verb)
     jobs = ctx.state.hook_jobs
     # A request without a key (not from hippoctl) gets one: it names the job's spool file.
     key = body.spool_key or spool.key_of(spool.new_name())

@@ -125,7 +125,7 @@ async def _locked_run(
 # --- phases that belong to other work: clear hook points, no-ops for now ---------------------------
 
 
-async def learn_and_import(state: DaemonState, store: Store, options: SleepOptions) -> tuple[int, int]:
+async def learn_and_import(state: DaemonState, store: SqliteStore, options: SleepOptions) -> tuple[int, int]:
     """Phase 1: learn from git (1 day) and import agent notes (ingest.md §4-5); (lessons, notes).
 
     Either part failing (git missing, a tool folder unreadable) is logged and leaves the sleep to go on.
@@ -209,8 +209,9 @@ async def _sleep(
 
     # A team store has no project folder or agent notes to learn from; what a project or its agents
     # teach is its owner's, never a tenant's own sleep's.
-    skip_learn = options.dry_run or options.no_learn or store.team or options.tenant is not None
-    learned = (0, 0) if skip_learn else await learn_and_import(state, store, options)
+    skip_learn = options.dry_run or options.no_learn or options.tenant is not None
+    own = store if isinstance(store, SqliteStore) and not skip_learn else None
+    learned = (0, 0) if own is None else await learn_and_import(state, own, options)
     settings = _settings(state, store, options)
     rows = store.sleeps
     result, marks, statuses = await rows.planned(store.db, settings, new_semantic_id)

@@ -134,7 +134,7 @@ async def queue_shares(state: DaemonState, found: Sequence[Memory], *, dry_run: 
     tells."""
     rows = [(_share_key(memory), _shared_body(memory).decode()) for memory in found]
     registry = state.registry
-    store = await registry.open(registry.global_root)
+    store = sqlite_only(await registry.open(registry.global_root), "share --team")
     if dry_run:
         known = await team_outbox.known(store.db.reader, [key for key, _ in rows])
         return [key not in known for key, _ in rows]

@@ -27,7 +27,7 @@ async def tokens(ctx: RequestContext, body: m.Tokens) -> tuple[TokensReply, str]
     sql = "SELECT surface, kind, tokens, skipped FROM token_ledger WHERE tenant_id = ? AND day >= ?"
     params: list[object] = [ctx.tenant, since]
     if body.here:
-        here = sqlite_only(await ctx.project_store(), ctx.verb)
+        here = await ctx.project_store()
         project = here.project if here is not None else ""
         sql += " AND project = ?"
         params.append(project)

@@ -4,11 +4,11 @@
 `StoreDatabase`; the modules `hippod.store.sqlite.memories` and `hippod.store.postgres.memories` are both
 `MemoryRows`, and so on for each pair of same-named modules: `KeyRows` (api_keys),
 `RejectionRows` (rejections), `AuditRows` (auditlog), `ConflictRows` (conflicts), `DormantRows`
-(dormant), `SleepRows` (sleep) and `ReportRows` (reports). A `Backend` bundles one backend's
-modules (stores.SQLITE, team/store.TEAM), and a Store holds them as `rows`, `keys`, `rejections`,
-`audit_log`, `conflicts`, `dormant`, `sleeps` and `reports`. A handler reaches rows as
-`store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`, with the connection it
-yields, and so runs unchanged on either backend.
+(dormant), `SleepRows` (sleep), `ReportRows` (reports) and `NoteLinkRows` (agent_links). A `Backend`
+bundles one backend's modules (stores.SQLITE, postgres/store.TEAM), and a Store holds them as `rows`,
+`keys`, `rejections`, `audit_log`, `conflicts`, `dormant`, `sleeps`, `reports` and `note_links`. A
+handler reaches rows as `store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`,
+with the connection it yields, and so runs unchanged on either backend.
 A connection is typed Any here: each backend's rows take its own kind.
 """
 
@@ -236,6 +236,14 @@ class AuditRows(Protocol):
     async def prune(self, conn: Any, before: str, /) -> int: ...
 
 
+class NoteLinkRows(Protocol):
+    """What `forget` and `dormant restore` do to the links from agents' notes to a memory
+    (hippod.store.sqlite.agent_links has them all; the team store has no links)."""
+
+    async def suppress(self, conn: Any, memory_id: str, /) -> int: ...
+    async def detach(self, conn: Any, memory_id: str, /) -> int: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Backend:
     """One backend's row modules, each checked against its interface where the bundle is made."""
@@ -248,3 +256,4 @@ class Backend:
     sleeps: SleepRows
     audit_log: AuditRows
     reports: ReportRows
+    note_links: NoteLinkRows

@@ -24,6 +24,7 @@ from hippod.store.backend import Backend
 from hippod.store.records import Memory
 from hippod.store.roots import find_project_root, global_root
 from hippod.store.sqlite import (
+    agent_links,
     api_keys,
     auditlog,
     conflicts,
@@ -46,7 +47,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("hippod.stores")
 
 # The SQLite store's row modules (store/backend.py).
-SQLITE = Backend(memories, api_keys, rejections, conflicts, dormant, sleep_sql, auditlog, reports)
+SQLITE = Backend(
+    memories, api_keys, rejections, conflicts, dormant, sleep_sql, auditlog, reports, agent_links
+)
 
 
 class Store:
@@ -81,6 +84,7 @@ class Store:
         self.sleeps = backend.sleeps
         self.audit_log = backend.audit_log
         self.reports = backend.reports
+        self.note_links = backend.note_links
         # The team store on PostgreSQL (store/postgres/store.py): no files beside it, no model, no ledger.
         self.team = team
         self.schema = schema

@@ -19,11 +19,12 @@ from urllib.parse import urlencode
 from hippod.base import thread_stop
 from hippod.store.records import COLUMNS, Memory
 from hippod.store.sqlite import memories, team_cache
+from hippod.store.stores import SqliteStore, sqlite_only
 from hippod.teamlink import calls
 from hippod.teamlink.membership import Membership
 
 if TYPE_CHECKING:
-    from hippod.store.stores import SqliteStore, StoreRegistry
+    from hippod.store.stores import StoreRegistry
 
 FOLDER = "team-cache"
 TENANT = "team"
@@ -42,7 +43,7 @@ async def open_cache(registry: StoreRegistry, *, create: bool) -> SqliteStore | 
         if not create:
             return None
         os.makedirs(folder, mode=0o700, exist_ok=True)
-    return await registry.open(folder)
+    return sqlite_only(await registry.open(folder), "the team's copy")
 
 
 async def drop(registry: StoreRegistry) -> None:
