@@ -21,7 +21,7 @@ from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.base.tenancy import acting_as
 from hippod.calls.request import RequestContext
-from hippod.store.sqlite import api_keys
+from hippod.store.records import ApiKey
 from hippod.store.stores import Store
 from hippod.web import keys, local_token
 
@@ -30,7 +30,7 @@ MAX_LABEL = 200
 MAX_PAGE = 1000
 
 
-def item(key: api_keys.ApiKey) -> ApiKeyItem:
+def item(key: ApiKey) -> ApiKeyItem:
     return ApiKeyItem(
         key_id=key.key_id,
         tenant=key.tenant,
@@ -56,7 +56,7 @@ async def _insert(
     label: str | None,
     role: str,
     now: str,
-) -> api_keys.ApiKey:
+) -> ApiKey:
     async with store.db.transaction() as conn:
         key = await store.keys.insert(conn, key_id, key_hash, tenant, label, role, now)
         await store.rows.audit(
@@ -137,7 +137,7 @@ async def auth_revoke(ctx: RequestContext, body: m.AuthRevoke) -> tuple[AuthRevo
 
 async def _revoke(
     ctx: RequestContext, store: Store, tenant: str, key_id: str, now: str
-) -> tuple[api_keys.ApiKey, bool]:
+) -> tuple[ApiKey, bool]:
     """Revoke the tenant's key (once); the key, and whether it was revoked before."""
     async with store.db.transaction() as conn:
         key = await store.keys.by_key_id(conn, key_id)

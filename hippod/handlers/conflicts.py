@@ -12,9 +12,7 @@ from hippod.calls.request import RequestContext
 from hippod.lifecycle.digest import content_digest, normalize
 from hippod.mirrors import conflict_mirror
 from hippod.mirrors.mirrors import dormant_file
-from hippod.store.records import Memory
-from hippod.store.sqlite import rejections
-from hippod.store.sqlite.conflicts import ConflictRecord
+from hippod.store.records import ConflictRecord, Memory, Rejection
 from hippod.store.stores import SqliteStore, Store
 
 
@@ -143,7 +141,7 @@ async def _settle_loser(
         await store.rows.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=loser.id)
         return [loser.id], [], []
     digest = content_digest(loser.content)
-    tombstone = rejections.Rejection(
+    tombstone = Rejection(
         digest,
         body.reason or f"lost conflict #{body.n}",
         ctx.actor,

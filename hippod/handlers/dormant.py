@@ -10,7 +10,7 @@ from hippod.calls.request import RequestContext
 from hippod.lifecycle import strength as st
 from hippod.mirrors.mirrors import dormant_file
 from hippod.recall.tokenize import tokenize
-from hippod.store.sqlite.dormant import DormantMemory
+from hippod.store.records import DormantMemory
 
 
 def _matches(words: list[str], d: DormantMemory) -> bool:

@@ -22,7 +22,7 @@ from hippod.handlers.memory import find_memory, fresh_memory, given_tags, valida
 from hippod.lifecycle import invalidate as inv
 from hippod.lifecycle.digest import content_digest, normalize
 from hippod.mirrors.mirrors import dormant_file
-from hippod.store.sqlite import rejections
+from hippod.store.records import Rejection
 from hippod.store.stores import Store
 
 LAYERS = ("episodic", "semantic", "trace")
@@ -171,7 +171,7 @@ async def reject_value(
     """
     digest = content_digest(text)
     now = clock.iso(clock.now())
-    tombstone = rejections.Rejection(digest, reason, ctx.actor, now, source, len(normalize(text)))
+    tombstone = Rejection(digest, reason, ctx.actor, now, source, len(normalize(text)))
     async with store.db.transaction() as conn:
         deleted, archived, dormant_ids = await store.rejections.reject_copies(
             conn, ctx.tenant, tombstone, text

@@ -16,8 +16,7 @@ from hippod.calls.request import RequestContext
 from hippod.handlers import global_copies
 from hippod.lifecycle import strength as st
 from hippod.lifecycle.share import reaches_every_project
-from hippod.store.records import Memory
-from hippod.store.sqlite.remembers import Remembered
+from hippod.store.records import Memory, Remembered
 from hippod.store.stores import Store
 
 

@@ -12,7 +12,7 @@ from hippod.calls.request import RequestContext
 from hippod.embed.service import EXTRA_HINT, Embedder, Settings, embedding_text, text_digest
 from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
 from hippod.recall.score import ScoreContext, Scored, score_candidates
-from hippod.store.records import Memory
+from hippod.store.records import Candidate, Memory
 from hippod.store.sqlite import embeddings, memories
 from hippod.store.stores import SqliteStore, Store, sqlite_only
 
@@ -106,9 +106,7 @@ def _no_hybrid(store: Store, settings: Settings) -> HippoError:
     return HippoError("mode_not_available", f"hybrid recall is not available: {reason}", hint="use mode=bm25")
 
 
-async def _candidates_like(
-    store: Store, query: list[str], body: m.Recall, tenant: str
-) -> list[memories.Candidate]:
+async def _candidates_like(store: Store, query: list[str], body: m.Recall, tenant: str) -> list[Candidate]:
     # The team store always has its full-text index: a store without one is a laptop's.
     return await memories.candidates_like(
         sqlite_only(store, "recall without a full-text index").db.reader,
@@ -135,8 +133,8 @@ async def _by_meaning(
     settings: Settings,
     body: m.Recall,
     tenant: str,
-    found: list[memories.Candidate],
-) -> tuple[list[memories.Candidate], bytes | None]:
+    found: list[Candidate],
+) -> tuple[list[Candidate], bytes | None]:
     """The admitted memories nearest the query by meaning that the terms did not find (at most
     `nearest.NEAREST`, from the cosine floor up), and the query's vector when it was made.
 

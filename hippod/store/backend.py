@@ -22,13 +22,16 @@ from typing import Any, Protocol
 
 from hippod.base.errors import HippoError
 from hippod.lifecycle.sleep_plan import Plan, Settings
-from hippod.store.records import Memory
-from hippod.store.sqlite.api_keys import ApiKey
+from hippod.store.records import (
+    ApiKey,
+    Candidate,
+    ConflictRecord,
+    DormantMemory,
+    Memory,
+    Rejection,
+    TermStats,
+)
 from hippod.store.sqlite.auditlog import Entry
-from hippod.store.sqlite.conflicts import ConflictRecord
-from hippod.store.sqlite.dormant import DormantMemory
-from hippod.store.sqlite.memories import Candidate, TermStats
-from hippod.store.sqlite.rejections import Rejection
 from hippod.store.sqlite.sleep_process import Planned
 
 # What a backend-neutral caller sees of a connection: only the rows' functions of its store's own

@@ -21,7 +21,7 @@ from hippod.mirrors.mirrors import MirrorWriter
 from hippod.store import config as store_config
 from hippod.store import gitignore
 from hippod.store.backend import Backend
-from hippod.store.records import Memory
+from hippod.store.records import Memory, Remembered
 from hippod.store.roots import find_project_root, global_root
 from hippod.store.sqlite import (
     agent_links,
@@ -38,7 +38,6 @@ from hippod.store.sqlite import (
 from hippod.store.sqlite import sleep as sleep_sql
 from hippod.store.sqlite.db import DB_NAME, Database
 from hippod.store.sqlite.group_commit import DirectCommit, GroupCommit
-from hippod.store.sqlite.remembers import Remembered
 
 if TYPE_CHECKING:
     from hippod.embed.nearest import NearestIndex  # numpy: loaded by the first recall that needs it

@@ -15,7 +15,7 @@ from hippod.base.errors import HippoError
 from hippod.lifecycle.digest import content_digest
 from hippod.recall.terms import terms
 from hippod.recall.tokenize import tokenize
-from hippod.store.records import Memory
+from hippod.store.records import Candidate, Memory, TermStats
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories, migrations
 
@@ -185,7 +185,7 @@ def _needs_fts5(path: Path) -> None:
         pytest.skip("this SQLite has no FTS5")
 
 
-async def _match(database: dbmod.Database, query: str, **kwargs: Any) -> list[memories.Candidate]:
+async def _match(database: dbmod.Database, query: str, **kwargs: Any) -> list[Candidate]:
     options: dict[str, Any] = {"include_superseded": False, "scope": None}
     options.update(kwargs)
     tenant = options.pop("tenant", "default")
@@ -455,11 +455,11 @@ async def test_term_statistics_count_the_store_and_the_rows_holding_each_term(
             assert await memories.insert(conn, make_memory(text, tags=tags)) is True
     # Stems, as recall asks: "deploys" and the tag count once per row.
     stats = await memories.term_statistics(database.reader, ["deploy", "cach", "nope", "deploy"])
-    assert stats == memories.TermStats(3, {"deploy": 2, "cach": 2})
-    assert await memories.term_statistics(database.reader, []) == memories.TermStats(3, {})
+    assert stats == TermStats(3, {"deploy": 2, "cach": 2})
+    assert await memories.term_statistics(database.reader, []) == TermStats(3, {})
     # A query of more distinct words than one statement binds is looked up in parts.
     many = [f"word{i}" for i in range(1200)] + ["cach"]
-    assert await memories.term_statistics(database.reader, many) == memories.TermStats(3, {"cach": 2})
+    assert await memories.term_statistics(database.reader, many) == TermStats(3, {"cach": 2})
 
 
 async def test_the_row_count_follows_every_write_and_is_mended_on_open(
@@ -477,7 +477,7 @@ async def test_the_row_count_follows_every_write_and_is_mended_on_open(
         raw.execute("UPDATE memories_rows SET n = 99")
     reopened, _ = await dbmod.Database.open(str(path))
     try:
-        assert await memories.term_statistics(reopened.reader, ["note"]) == memories.TermStats(3, {"note": 3})
+        assert await memories.term_statistics(reopened.reader, ["note"]) == TermStats(3, {"note": 3})
     finally:
         await reopened.close()
 
