@@ -41,7 +41,8 @@ import longmemeval
 from harness import BenchError, log, pct
 
 from hippod.embed import vectors
-from hippod.embed.service import DEFAULT_MODEL, Embedder, embedding_text
+from hippod.embed.model_name import DEFAULT_MODEL
+from hippod.embed.service import Embedder, embedding_text
 from hippod.recall.terms import query_terms, terms
 
 PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)

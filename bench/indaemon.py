@@ -24,10 +24,11 @@ from typing import Any
 from clients import WARMUP_RECALLS
 from harness import BenchError, Sandbox, sandbox_environ
 
-import hippod.handlers.recall as recall_handler
-import hippod.handlers.recall_store as recall_store
 import hippod.mirrors.mirrors as mirrors_module
+import hippod.recall.search as recall_store
+import hippod.recall.strengthen as strengthen
 import hippod.store.sqlite.memories as memories_module
+import hippod.store.sqlite.memory_codec as memory_codec
 from hippoctl.protocol import messages as m
 from hippod.calls.request import RequestContext
 from hippod.daemon import gc_policy
@@ -126,9 +127,9 @@ async def _instrumented(state: DaemonState, sb: Sandbox, queries: Sequence[str])
     reader = store.db.reader
 
     orig_candidates = memories_module.candidates_fts
-    orig_row = memories_module.row_to_memory
+    orig_row = memory_codec.row_to_memory
     orig_score = recall_store.score_candidates  # type: ignore[attr-defined]
-    orig_after = recall_handler._after_recall
+    orig_after = strengthen._after_recall
     orig_fetchall = reader.execute_fetchall
     orig_flush = mirrors_module.MirrorWriter.flush
 
@@ -183,9 +184,10 @@ async def _instrumented(state: DaemonState, sb: Sandbox, queries: Sequence[str])
 
     patches = (
         _patched(memories_module, "candidates_fts", candidates),
+        # Patched where the candidate reads of memories.py look it up.
         _patched(memories_module, "row_to_memory", row_to_memory),
         _patched(recall_store, "score_candidates", score),
-        _patched(recall_handler, "_after_recall", after),
+        _patched(strengthen, "_after_recall", after),
         _patched(reader, "execute_fetchall", fetchall),
         _patched(mirrors_module.MirrorWriter, "flush", flush),
     )

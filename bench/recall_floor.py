@@ -68,9 +68,9 @@ from hippod.base import clock
 from hippod.calls.request import RequestContext
 from hippod.daemon.dispatch import dispatch
 from hippod.daemon.state import DaemonState
-from hippod.handlers import recall as recall_handler
+from hippod.recall import answer, search
 from hippod.recall.terms import query_terms
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import memories, memory_codec
 
 # The instant the ranking check fixes the clock at (recency and decay read it).
 RANKING_NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -86,7 +86,7 @@ def sql_floor(home: str, queries: Sequence[str]) -> tuple[dict[str, list[float]]
     try:
         matches = _matches(db, queries)
         tenant = db.execute("SELECT tenant_id FROM memories LIMIT 1").fetchone()[0]
-        where, params = memories.admission(tenant, False, None)
+        where, params = memory_codec.admission(tenant, False, None)
         statement = memories.ranked_sql(where)
         bare = (
             "SELECT rowid, bm25(memories_fts) AS s FROM memories_fts WHERE memories_fts MATCH ? "
@@ -176,8 +176,8 @@ async def _rankings(sb: Sandbox, queries: Sequence[str]) -> dict[str, Any]:
         for n, query in enumerate(queries):
             body = m.Recall(query=query, strengthen=False)
             ctx = RequestContext(m.Request(id=n, cwd=sb.base, body=body, global_store=True), state)
-            ranking = await recall_handler.rank(ctx, body)
-            reply, text = await recall_handler.recall(ctx, body, surface=None)
+            ranking = await search.rank(ctx, body)
+            reply, text = await answer.recall(ctx, body, surface=None)
             out[query] = {
                 "ranked": [s.memory.id for s in ranking.ranked],
                 "scores": [round(s.score, 9) for s in ranking.ranked],

@@ -56,7 +56,7 @@ from hippod.daemon.dispatch import dispatch
 from hippod.recall import narrow
 from hippod.recall.terms import query_terms
 from hippod.recall.tokenize import fts_match_expression
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import memories, memory_codec
 
 # A pause after each socket recall, as between prompts, for the second socket figure: the strengthening
 # each recall writes after its reply is then in before the next recall asks.
@@ -132,7 +132,7 @@ def sql_floor(home: str, queries: Sequence[str]) -> dict[str, list[float]]:
     try:
         matches = _matches(db, queries)
         tenant = db.execute("SELECT tenant_id FROM memories LIMIT 1").fetchone()[0]
-        where, params = memories.admission(tenant, False, None)
+        where, params = memory_codec.admission(tenant, False, None)
         bare = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT 200"
         full = memories.ranked_sql(where)
         _timed(lambda mt: db.execute(bare, [mt]).fetchall(), matches)  # warm the page cache

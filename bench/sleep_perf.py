@@ -107,7 +107,7 @@ def same_pairs(db_path: str) -> list[str]:
     from hippod.lifecycle.wordsets import TokenColumn, pairs
     from hippod.recall.tokenize import tokenize
     from hippod.store.records import COLUMNS
-    from hippod.store.sqlite.memories import row_to_memory
+    from hippod.store.sqlite.memory_codec import row_to_memory
 
     conn = sqlite3.connect(db_path)
     try:

@@ -1,3 +1,5 @@
 """hippoctl: the thin client for the hippod memory daemon."""
 
-__version__ = "0.1.0"
+from hippoctl.protocol.package import __version__
+
+__all__ = ["__version__"]

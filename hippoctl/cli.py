@@ -8,8 +8,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hippoctl import __version__
-from hippoctl.argcheck import UsageError, count_tag_flags
-from hippoctl.argv import is_prompt_hook
+from hippoctl.args.argcheck import UsageError, count_tag_flags
+from hippoctl.args.argv import is_prompt_hook
 from hippoctl.client import ClientError, call, daemon_running, ping, request_envelope
 from hippoctl.output import print_json
 from hippoctl.protocol import errors
@@ -49,7 +49,7 @@ def _version(as_json: bool) -> int:
     if as_json:
         print_json({"client": __version__, "protocol": PROTOCOL, "daemon": daemon})
         return 0
-    from hippoctl.args import version_line
+    from hippoctl.args.command import version_line
 
     print(version_line())
     if daemon is None:
@@ -146,7 +146,7 @@ class _Progress:
 
 def _help(topic: str | None) -> int:
     """`hippoctl help [verb]`: the verb's --help, or every verb's list."""
-    from hippoctl.args import VERB_NAMES, build_parser, unknown_verb, verb_help
+    from hippoctl.args.command import VERB_NAMES, build_parser, unknown_verb, verb_help
 
     if topic is None:
         sys.stdout.write(build_parser().format_help())
@@ -164,9 +164,9 @@ def run(argv: list[str]) -> int:
         from hippoctl import prompt_hook
 
         return prompt_hook.main(argv)
-    from hippoctl.args import build_body, build_parser, wants_json
-    from hippoctl.args_ingest import HOOK_VERBS
-    from hippoctl.parser import NO_JSON_VERBS, no_json
+    from hippoctl.args.command import build_body, build_parser, wants_json
+    from hippoctl.args.ingest import HOOK_VERBS
+    from hippoctl.args.parser import NO_JSON_VERBS, no_json
 
     count_tag_flags(argv)
     parser = build_parser(argv)
@@ -219,15 +219,16 @@ def run(argv: list[str]) -> int:
         from hippoctl import mcp_server
 
         return mcp_server.run(cwd=cwd, global_store=opts["global_store"], spawn=spawn)
-    if args.verb in ("doctor", "support-bundle"):
+    if args.verb == "doctor":
         from hippoctl import doctor
 
-        if args.verb == "doctor":
-            return doctor.run(cwd=cwd, global_store=opts["global_store"], spawn=spawn, as_json=opts["json"])
-        return doctor.bundle(
+        return doctor.run(cwd=cwd, global_store=opts["global_store"], spawn=spawn, as_json=opts["json"])
+    if args.verb == "support-bundle":
+        from hippoctl import support_bundle
+
+        return support_bundle.write_bundle(
             cwd=cwd,
             global_store=opts["global_store"],
-            spawn=spawn,
             out=args.out,
             include_logs=args.include_logs,
             as_json=opts["json"],

@@ -221,14 +221,3 @@ def run(*, cwd: str, global_store: bool, spawn: bool, as_json: bool) -> int:
     else:
         sys.stdout.write(render(checks, colours=colour.enabled(sys.stdout)) + "\n")
     return errors.FAILED if bad else errors.OK
-
-
-def bundle(
-    *, cwd: str, global_store: bool, spawn: bool, out: str | None, include_logs: bool, as_json: bool = False
-) -> int:
-    """Write the redacted support bundle; returns the exit code."""
-    from hippoctl import support_bundle
-
-    return support_bundle.write_bundle(
-        cwd=cwd, global_store=global_store, out=out, include_logs=include_logs, as_json=as_json
-    )

@@ -15,7 +15,7 @@ import time
 import msgspec
 
 from hippoctl import hook
-from hippoctl.argcheck import COUNT, SECONDS, Number, UsageError
+from hippoctl.args.argcheck import COUNT, SECONDS, Number, UsageError
 from hippoctl.client import ClientError, call, request_envelope
 from hippoctl.protocol import errors
 from hippoctl.protocol import messages as m

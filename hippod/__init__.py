@@ -1,5 +1,5 @@
 """hippod: the per-user memory daemon."""
 
-from hippoctl import __version__
+from hippoctl.protocol.package import __version__
 
 __all__ = ["__version__"]

@@ -68,6 +68,10 @@ class Failures(Body):
 # --- context for agents (recall.md §9) --------------------------------------------------------
 
 
+FRAMINGS = ("observe", "suggest", "assert")
+FORMATS = ("markdown", "json", "additional-context")
+
+
 class Context(Body):
     """`context`; with `pinned_only` it is the per-prompt hook's block (recall.md §9, pinned injection)."""
 

@@ -1,11 +1,22 @@
-"""Request bodies of setup, hooks, services, doctor, the HTTP side (serve, dashboard, keys, webhooks)
-and MCP (integrations.md); part of messages.RequestBody."""
+"""Request bodies of init, setup, hooks, services, doctor, the HTTP side (serve, dashboard, keys,
+webhooks) and MCP (integrations.md); part of messages.RequestBody."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from hippoctl.protocol.body import Body
+
+
+class Init(Body):
+    """`init`: a store here (or the global one), seeded and wired to the agents found (integrations.md §1)."""
+
+    command: str = "hippoctl"  # how installed hooks call this client (hippoctl/selfcommand.py)
+    scan: str | None = None  # absolute folder: a store for every git repository below it
+    days: int | None = None
+    no_hooks: bool = False
+    no_schedule: bool = False
+    no_learn: bool = False
 
 
 class Setup(Body):
@@ -142,7 +153,8 @@ class McpToolCall(Body):
 
 # Every request body of this family, for messages.RequestBody.
 BODIES = (
-    Setup
+    Init
+    | Setup
     | HookList
     | HookInstall
     | HookUninstall

@@ -1,5 +1,5 @@
-"""Request bodies of the memory lifecycle, sleep, conflicts, sharing and the team verbs
-(memory-model.md §12-§15, sleep.md §1-§9); part of messages.RequestBody."""
+"""Request bodies of the memory lifecycle, sleep, conflicts, sharing, the team verbs and the daily run
+(memory-model.md §12-§15, sleep.md §1-§10); part of messages.RequestBody."""
 
 from __future__ import annotations
 
@@ -195,6 +195,18 @@ class Sync(Body):
     cross_project: bool = False
 
 
+# --- the daily run (sleep.md §10) --------------------------------------------------------------------
+
+
+class Workspaces(Body):
+    action: str = "list"  # list, add or remove
+    path: str | None = None
+
+
+class DailyRunner(Body):
+    on_team = True
+
+
 # Every request body of this family, for messages.RequestBody.
 BODIES = (
     Supersede
@@ -224,4 +236,6 @@ BODIES = (
     | TeamMarks
     | Peers
     | Sync
+    | Workspaces
+    | DailyRunner
 )

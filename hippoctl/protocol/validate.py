@@ -96,6 +96,12 @@ def utf8_problem(data: bytes, what: str) -> str | None:
     return None
 
 
+# The largest page a listing request may ask for, which the verbs and the HTTP API both hold to.
+AUDIT_PAGE_MAX = 10_000
+API_KEY_PAGE_MAX = 1000
+TEAM_FEED_PAGE_MAX = 1000
+
+
 # Tags are labels (`error`, `deploy`, `path:etl`): recall matches them as words and sleep compares
 # them pairwise, so an unbounded list costs seconds per memory. The caps leave room for every real
 # use: the daemon adds at most 6 of its own (error, scope:<s>, 4 path tags) besides these.

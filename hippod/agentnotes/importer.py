@@ -19,7 +19,7 @@ from hippod.agentnotes import sources
 from hippod.agentnotes.sources import Scan
 from hippod.agentnotes.sync import Outcome, apply_scan
 from hippod.agentnotes.tools import selected_tools, tool_home
-from hippod.daemon.state import DaemonState
+from hippod.calls.daemon_view import DaemonView
 from hippod.store.stores import SqliteStore, sqlite_only
 
 # What an import is, for the error on a team server, which keeps no agents' notes.
@@ -59,7 +59,7 @@ def _scan(tool: str, home: str, project_root: str | None) -> Scan:
 
 
 async def sync_tool(
-    state: DaemonState,
+    state: DaemonView,
     store: SqliteStore,
     tool: str,
     home: str,
@@ -81,7 +81,7 @@ async def sync_tool(
 
 
 async def import_project(
-    state: DaemonState,
+    state: DaemonView,
     cwd: str,
     env: Mapping[str, str],
     *,
@@ -122,7 +122,7 @@ async def import_project(
     return report
 
 
-async def import_store(state: DaemonState, store: SqliteStore, env: Mapping[str, str]) -> int:
+async def import_store(state: DaemonView, store: SqliteStore, env: Mapping[str, str]) -> int:
     """Sleep phase 1's agent part: each enabled tool's notes that belong in this store (a project
     store takes its project's notes, the global store the user's); returns the memories added.
 

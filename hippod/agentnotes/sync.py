@@ -19,10 +19,10 @@ from hippoctl.protocol import messages as m
 from hippod.agentnotes import parse
 from hippod.agentnotes.sources import Note, Scan
 from hippod.base import clock
+from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import RequestContext
-from hippod.daemon.state import DaemonState
-from hippod.handlers.memory import fresh_memory
 from hippod.lifecycle.digest import digests
+from hippod.lifecycle.new_memory import fresh_memory
 from hippod.lifecycle.secrets import looks_secret
 from hippod.mirrors.mirror_text import render
 from hippod.mirrors.mirrors import dormant_file
@@ -64,7 +64,7 @@ class _Work:
     dormant: list[Memory] = field(default_factory=list)
 
 
-def _context(state: DaemonState, store: SqliteStore, tenant: str) -> RequestContext:
+def _context(state: DaemonView, store: SqliteStore, tenant: str) -> RequestContext:
     """A daemon-internal request, so memories are built as every write verb builds them."""
     cwd = store.root if store.kind == "global" else os.path.dirname(store.root)
     request = m.Request(id=0, cwd=cwd, body=m.Import(format="agents"), tenant=tenant)
@@ -72,7 +72,7 @@ def _context(state: DaemonState, store: SqliteStore, tenant: str) -> RequestCont
 
 
 async def apply_scan(
-    state: DaemonState,
+    state: DaemonView,
     store: SqliteStore,
     scan: Scan,
     *,

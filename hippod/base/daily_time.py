@@ -1,7 +1,9 @@
-"""When the daily run is due: its clock time, the latest scheduled instant, catch-up (sleep.md §10.2-3)."""
+"""When the daily run is due: its clock time, the latest scheduled instant, catch-up (sleep.md §10.2-3);
+and where it keeps its log."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -12,6 +14,13 @@ _TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
 # A wall clock that moved this much further than the monotonic clock between two checks means the
 # machine was suspended (or its clock was set forward): far above scheduling jitter, far below a night.
 WALL_JUMP_SECONDS = 60.0
+
+LOG_NAME = "daily.log"
+
+
+def log_path(daemon_log: str) -> str:
+    """The daily run's log, beside the daemon's own log file `daemon_log`."""
+    return os.path.join(os.path.dirname(daemon_log), LOG_NAME)
 
 
 @dataclass(frozen=True, slots=True)

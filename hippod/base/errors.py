@@ -1,10 +1,16 @@
-"""The daemon's request-failure exception, turned into an `Error` reply in one place."""
+"""The daemon's request-failure exception, turned into an `Error` reply in one place; and how a
+failure nobody expected is logged."""
 
 from __future__ import annotations
 
+import logging
+import traceback
 from typing import Any
 
 from hippoctl.protocol.errors import exit_code_for
+
+# Every door's unexpected failures are logged under the one name, the socket server's.
+log = logging.getLogger("hippod.daemon.server")
 
 
 class HippoError(Exception):
@@ -22,3 +28,9 @@ class HippoError(Exception):
     @property
     def exit_code(self) -> int:
         return exit_code_for(self.code)
+
+
+def log_failure(what: str, exc: BaseException) -> None:
+    """Log an unexpected failure by type and stack only: its message might quote memory text."""
+    stack = "".join(traceback.format_tb(exc.__traceback__))
+    log.error("%s failed: %s\n%s", what, type(exc).__name__, stack.rstrip())

@@ -6,7 +6,14 @@ import ctypes
 import sys
 from collections.abc import Callable
 
-from hippod.recall.terms import stem
+# What give_back empties first: caches that gain an entry for each new word a piece of work meets
+# (recall.terms' stem cache), each added by the module that keeps it.
+_CACHES: list[Callable[[], None]] = []
+
+
+def empty_after_work(cache_clear: Callable[[], None]) -> None:
+    """Have give_back call `cache_clear` (a cache's own way of emptying itself) before trimming."""
+    _CACHES.append(cache_clear)
 
 
 def _libc_function(name: str) -> Callable[..., int] | None:
@@ -30,16 +37,18 @@ def trim() -> None:
 def give_back() -> None:
     """Return what a large piece of work (an import, a sleep) left free to the OS.
 
-    First the stem cache is emptied. The work adds an entry whenever it meets a new word, so a few
-    thousand small objects end up scattered over most of the arenas Python's allocator took for it,
-    and an arena goes back to the system only once every block in it is free: after an
-    80,000-memory import, 5,680 entries kept 69 of its 130 arenas (RSS 169 MB, 101 MB once they
-    were dropped), and the next sleep's peak started from there. Recall fills the cache again.
+    First the caches of empty_after_work are emptied, recall's stem cache among them. The work adds
+    an entry to it whenever it meets a new word, so a few thousand small objects end up scattered
+    over most of the arenas Python's allocator took for it, and an arena goes back to the system
+    only once every block in it is free: after an 80,000-memory import, 5,680 entries kept 69 of its
+    130 arenas (RSS 169 MB, 101 MB once they were dropped), and the next sleep's peak started from
+    there. Recall fills the cache again.
 
     Then the free pages of the C heap (glibc's malloc_trim): a sleep of a large store allocates and
     frees a few hundred megabytes of rows, token numbers and join arrays, and glibc keeps most freed
     pages mapped, so without this the idle daemon would go on holding tens of megabytes it no longer
     uses. Elsewhere (macOS, Windows, musl) that part is a no-op.
     """
-    stem.cache_clear()
+    for cache_clear in _CACHES:
+        cache_clear()
     trim()

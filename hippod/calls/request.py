@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from hippoctl.protocol.body import verb_words
 from hippoctl.protocol.errors import NOT_ON_TEAM_STORE
 from hippoctl.protocol.messages import Request
 from hippod.base.errors import HippoError
 from hippod.base.pathtags import path_tags
-from hippod.daemon.state import DaemonState
+from hippod.calls.daemon_view import DaemonView
 from hippod.store.sqlite import sqlite_errors
 from hippod.store.stores import Store
 
@@ -21,7 +22,7 @@ class RequestContext:
     """One request's envelope plus the daemon state, with helpers to reach its stores."""
 
     request: Request
-    state: DaemonState
+    state: DaemonView
     warnings: list[str] = field(default_factory=list)
     # The client's exit status for a reply that carries data yet reports a failure (daemon.md §9).
     exit_code: int = 0
@@ -147,3 +148,8 @@ class RequestContext:
 
     def _skipped(self, kind: str, error: HippoError) -> None:
         self.warnings.append(f"(skipped the {kind} store: {error.message}; see: hippoctl doctor)")
+
+
+# Runs one request through the daemon's handlers: (reply data, text). The process hands it to the
+# doors that take requests of their own (the HTTP API, the dashboard, the spool's replay).
+Dispatch = Callable[[RequestContext], Awaitable[tuple[Any, str]]]

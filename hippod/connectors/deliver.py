@@ -12,10 +12,10 @@ import msgspec
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippod.base import clock
+from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import RequestContext
 from hippod.connectors.plans import Ingest, Plan, Remove, Skip
-from hippod.daemon.state import DaemonState
-from hippod.handlers.memory import fresh_memory
+from hippod.lifecycle.new_memory import fresh_memory
 from hippod.store.records import Memory
 from hippod.store.sqlite import connectors, memories
 from hippod.store.stores import SqliteStore, sqlite_only
@@ -47,13 +47,13 @@ def env_tenant() -> str:
     return os.environ.get("HIPPO_TENANT", "").strip() or "default"
 
 
-async def global_store(state: DaemonState) -> SqliteStore:
+async def global_store(state: DaemonView) -> SqliteStore:
     """The global store, which keeps the connectors' routes, marks and dead letters; HippoError
     `not_on_team_store` on a team server, which takes no webhooks of its own."""
     return sqlite_only(await state.registry.open(state.registry.global_root), "the connectors' webhooks")
 
 
-async def tenant_for(state: DaemonState, source: str, key: str | None) -> str | None:
+async def tenant_for(state: DaemonView, source: str, key: str | None) -> str | None:
     """The tenant a Slack team or GitHub installation writes to: its mapping; with no mapping at all,
     HIPPO_TENANT (else default); None when mappings exist but none is this one's (refused)."""
     store = await global_store(state)
@@ -80,7 +80,7 @@ async def _archive(
         row.kind, row.content, row.updated_at = "archived", "", now
 
 
-async def deliver(state: DaemonState, source: str, key: str, event: str, tenant: str, plan: Plan) -> Ack:
+async def deliver(state: DaemonView, source: str, key: str, event: str, tenant: str, plan: Plan) -> Ack:
     """Apply one delivery's plan once: a key seen before changes nothing and answers `duplicate`."""
     store = await global_store(state)
     request = m.Request(id=0, cwd="/", body=m.Ping(), tenant=tenant, global_store=True)
@@ -144,7 +144,7 @@ async def deliver(state: DaemonState, source: str, key: str, event: str, tenant:
 
 
 async def dead_letter(
-    state: DaemonState,
+    state: DaemonView,
     source: str,
     tenant: str,
     bucket: str,

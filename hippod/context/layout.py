@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hippoctl.args_context import FORMATS, FRAMINGS
+from hippoctl.protocol.messages_ingest import FORMATS, FRAMINGS
 from hippoctl.protocol.replies_context import ContextMemory
 from hippoctl.protocol.wording import plural
 from hippod.store.sqlite.continuity import Event, Snapshot
 
 __all__ = ["FORMATS", "FRAMINGS"]
 EVENT_CHARS = 400
+# The recent events of its session a continuity preamble shows.
+PREAMBLE_EVENTS = 5
 # Claude Code delivers an additionalContext block of 10,000 characters whole and cuts longer ones.
 ADDITIONAL_CONTEXT_CHARS = 10_000
 

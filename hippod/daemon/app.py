@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -14,7 +15,9 @@ from typing import Any
 
 from hippod.base import clock, daemon_state, file_limits
 from hippod.base.errors import HippoError
+from hippod.calls.daemon_view import DashboardDoor, HttpDoor
 from hippod.daemon import gc_policy, instance, start_heal
+from hippod.daemon.dispatch import dispatch
 from hippod.daemon.sd_notify import notify
 from hippod.daemon.server import Server
 from hippod.daemon.state import DaemonState
@@ -137,7 +140,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
         # Opening a store heals its mirrors: a rejected text a killed daemon left on disk goes now.
         start_heal.start(state)
     # After binding, so hook verbs arriving meanwhile are served live (daemon.md §4.10).
-    spool = spool_replay.start(state, config)
+    spool = spool_replay.start(state, config, dispatch)
     await serve_handler.autostart(state)
 
     idle_minutes = float(config["storeIdleCloseMinutes"])
@@ -223,7 +226,7 @@ def write_state(state: DaemonState) -> None:
 
 
 def new_state(registry: Any, socket_path: str, log_file: str, loss_aversion: float) -> DaemonState:
-    return DaemonState(
+    state = DaemonState(
         registry=registry,
         socket=socket_path,
         log_file=log_file,
@@ -231,3 +234,22 @@ def new_state(registry: Any, socket_path: str, log_file: str, loss_aversion: flo
         started_monotonic=time.monotonic(),
         loss_aversion=loss_aversion,
     )
+    state.new_http = functools.partial(_http_listener, state)
+    state.new_dashboard = functools.partial(_dashboard_listener, state)
+    return state
+
+
+def _http_listener(state: DaemonState) -> HttpDoor:
+    """The HTTP API's listener, its requests run through the one dispatcher."""
+    # Imported here: the ASGI stack loads when the first listener opens, never on the client's path.
+    from hippod.web.listener import HttpListener
+
+    return HttpListener(state, dispatch)
+
+
+def _dashboard_listener(state: DaemonState) -> DashboardDoor:
+    """The dashboard's listener, whose views run verbs through the one dispatcher."""
+    # Imported here: the dashboard's code and the ASGI stack load when it first opens.
+    from hippod.dashboard.listener import DashboardListener
+
+    return DashboardListener(state, dispatch)

@@ -9,7 +9,6 @@ import functools
 import logging
 import os
 import time
-import traceback
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,7 +21,7 @@ from hippoctl.protocol.ownership import peer_uid
 from hippoctl.protocol.paths import home_override
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL, spoken
 from hippod import __version__
-from hippod.base.errors import HippoError
+from hippod.base.errors import HippoError, log_failure
 from hippod.calls.request import RequestContext
 from hippod.daemon.dispatch import dispatch
 from hippod.daemon.heartbeat import Heartbeat, is_job
@@ -73,12 +72,6 @@ def _classify_undecodable(raw: bytes) -> m.Error:
 @functools.lru_cache(maxsize=64)
 def _realpath(path: str) -> str:
     return os.path.realpath(path) if path else ""
-
-
-def log_failure(what: str, exc: BaseException) -> None:
-    """Log an unexpected failure by type and stack only: its message might quote memory text."""
-    stack = "".join(traceback.format_tb(exc.__traceback__))
-    log.error("%s failed: %s\n%s", what, type(exc).__name__, stack.rstrip())
 
 
 class Server:

@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, NoReturn
 
+from hippod.base.errors import HippoError
+from hippod.calls.daemon_view import DailyJob, DailySchedule, DashboardDoor, HttpDoor, TeamOutbox, Watcher
 from hippod.calls.hook_jobs import HookJobs
 from hippod.store.stores import StoreRegistry
 
-if TYPE_CHECKING:
-    from hippod.dashboard.listener import DashboardListener
-    from hippod.jobs.daily_run import DailyRunner
-    from hippod.jobs.schedule import Schedule
-    from hippod.jobs.watchers import AgentWatcher
-    from hippod.teamlink.sender import TeamSender
-    from hippod.web.listener import HttpListener
+
+def _no_listener() -> NoReturn:
+    """What a state that no process set up answers when asked for a listener."""
+    raise HippoError("bad_state", "this daemon has no way to open a listener")
 
 
 @dataclass
 class DaemonState:
-    """Daemon-wide facts and services; one instance per process."""
+    """Daemon-wide facts and services; one instance per process (a calls.daemon_view.DaemonView)."""
 
     registry: StoreRegistry
     socket: str
@@ -42,23 +42,26 @@ class DaemonState:
     # session end queued before then, whose own sleep is skipped.
     session_sleeps: dict[str, float] = field(default_factory=dict)
     # The daily run and its schedule (sleep.md §10); set up by app.serve.
-    daily: DailyRunner | None = None
-    schedule: Schedule | None = None
+    daily: DailyJob | None = None
+    schedule: DailySchedule | None = None
     # The agent-note watcher (daemon.md §11); set up by app.serve, None when watch.enabled is false.
-    watcher: AgentWatcher | None = None
+    watcher: Watcher | None = None
     # Work a hook request left after its reply (the session-end job), kept in the spool until done.
     hook_jobs: HookJobs = field(default_factory=HookJobs)
     # Other work started without a request (an automatic sleep), waited for within the grace period.
     background: set[asyncio.Task[None]] = field(default_factory=set)
-    # The HTTP listener (hippod.web.listener.HttpListener), made by the first `serve`: its module and
-    # the ASGI stack are imported only then.
-    http: HttpListener | None = None
+    # The HTTP listener (hippod.web.listener.HttpListener), made by the first `serve` with `new_http`:
+    # its module and the ASGI stack are imported only then.
+    http: HttpDoor | None = None
     # daemon.json's `http` section (host, port, autostart, the listeners' bounds), read at start.
     http_config: dict[str, Any] = field(default_factory=dict)
     # The dashboard's listener (hippod.dashboard.listener.DashboardListener), made by the first
-    # `dashboard`: the dashboard's code and the ASGI stack are imported only then.
-    dashboard: DashboardListener | None = None
+    # `dashboard` with `new_dashboard`: the dashboard's code and the ASGI stack are imported only then.
+    dashboard: DashboardDoor | None = None
     # daemon.json's `dashboard` section (port), read at start.
     dashboard_config: dict[str, Any] = field(default_factory=dict)
     # Delivers the writes queued for this user's team server (teamlink/sender.py); set up by app.serve.
-    team_sender: TeamSender | None = None
+    team_sender: TeamOutbox | None = None
+    # Make the listeners above; set by app.new_state, which knows their modules.
+    new_http: Callable[[], HttpDoor] = _no_listener
+    new_dashboard: Callable[[], DashboardDoor] = _no_listener

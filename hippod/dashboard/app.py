@@ -18,10 +18,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hippod import __version__
-from hippod.daemon.state import DaemonState
+from hippod.base import local_token
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import Dispatch
 from hippod.dashboard import views_activity, views_cards, views_memories
 from hippod.dashboard.calls import Stores, ViewCall
-from hippod.web import local_caller, local_token
+from hippod.web import local_caller
 from hippod.web.auth import bearer
 from hippod.web.errors import HttpError
 from hippod.web.guard import Guard
@@ -64,9 +66,11 @@ def _with_headers(app: ASGIApp) -> ASGIApp:
     return run
 
 
-async def _json(run: View, request: Request, state: DaemonState, stores: Stores) -> Response:
+async def _json(
+    run: View, request: Request, state: DaemonView, dispatch: Dispatch, stores: Stores
+) -> Response:
     # The call checks the query as it is made: inside `answered`, so a bad value answers 400.
-    return json_response(await run(ViewCall(request, state, stores)))
+    return json_response(await run(ViewCall(request, state, dispatch, stores)))
 
 
 async def _checked(
@@ -91,8 +95,9 @@ def _check_caller(request: Request, token: local_token.LocalToken) -> None:
         raise refused
 
 
-def build(state: DaemonState, stores: Stores, token: local_token.LocalToken) -> ASGIApp:
-    """The whole dashboard, ready for uvicorn; `token` is the local token (web/local_token.py)."""
+def build(state: DaemonView, dispatch: Dispatch, stores: Stores, token: local_token.LocalToken) -> ASGIApp:
+    """The whole dashboard, ready for uvicorn; `token` is the local token (base/local_token.py), and
+    `dispatch` runs the verbs some views show."""
 
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
@@ -110,7 +115,7 @@ def build(state: DaemonState, stores: Stores, token: local_token.LocalToken) -> 
         run = VIEWS.get(request.path_params["name"])
         if run is None:
             return error_response(404, "not_found", f"no view {request.path_params['name']}")
-        checked = _checked(request, token, lambda: _json(run, request, state, stores))
+        checked = _checked(request, token, lambda: _json(run, request, state, dispatch, stores))
         return await answered(f"dashboard {request.url.path}", checked)
 
     routes = [

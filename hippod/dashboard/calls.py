@@ -13,8 +13,8 @@ from typing import Any
 from starlette.requests import Request
 
 from hippoctl.protocol import messages as m
-from hippod.calls.request import RequestContext
-from hippod.daemon.state import DaemonState
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import Dispatch, RequestContext
 from hippod.store.stores import SqliteStore, Store, sqlite_only
 from hippod.web.errors import HttpError
 
@@ -48,7 +48,7 @@ class Stores:
     making: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
-def context_for(state: DaemonState, root: str, tenant: str, body: m.RequestBody) -> DashboardContext:
+def context_for(state: DaemonView, root: str, tenant: str, body: m.RequestBody) -> DashboardContext:
     """A context whose store is `root`: the global store, or the project whose .hippo folder it is."""
     is_global = root == state.registry.global_root
     cwd = "/" if is_global else os.path.dirname(root)
@@ -67,9 +67,11 @@ def command(store: Store, *words: str) -> str:
 class ViewCall:
     """What a view function gets: the checked query and the way to its store."""
 
-    def __init__(self, request: Request, state: DaemonState, stores: Stores) -> None:
+    def __init__(self, request: Request, state: DaemonView, dispatch: Dispatch, stores: Stores) -> None:
         self.request = request
         self.state = state
+        # The daemon's dispatcher, for a view that runs a verb's own handler.
+        self.dispatch = dispatch
         self.stores = stores
         self.tenant = stores.tenant
         named = request.query_params.get("store")

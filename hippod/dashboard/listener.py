@@ -7,12 +7,13 @@ import logging
 from urllib.parse import quote
 
 from hippoctl.protocol.replies_http import DashboardReply
-from hippod.base import clock
+from hippod.base import clock, local_token
 from hippod.base.errors import HippoError
-from hippod.daemon.state import DaemonState
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import Dispatch
 from hippod.dashboard import app
 from hippod.dashboard.calls import Stores
-from hippod.web import local_token, peer
+from hippod.web import peer
 from hippod.web.asgi_server import AsgiServer, bind, resolve, url
 from hippod.web.connections import Bounds
 
@@ -24,8 +25,9 @@ HOST = "127.0.0.1"  # loopback only, always: the page shows memory text
 class DashboardListener:
     """At most one per daemon. Opening it again from another store adds that store to the page."""
 
-    def __init__(self, state: DaemonState) -> None:
+    def __init__(self, state: DaemonView, dispatch: Dispatch) -> None:
         self.state = state
+        self.dispatch = dispatch
         self.server: AsgiServer | None = None
         self.port: int | None = None
         self.started_at: str | None = None
@@ -81,7 +83,7 @@ class DashboardListener:
         self.token.current()
         # The global store is always one click away; the store asked for comes first.
         self.stores = Stores(tenant, [store] if store == global_root else [store, global_root])
-        built = app.build(self.state, self.stores, self.token)
+        built = app.build(self.state, self.dispatch, self.stores, self.token)
         bounds = Bounds.from_config(self.state.http_config)  # the HTTP API's bounds hold here too
         sock = bind(HOST, listen_port, found)
         self.port = sock.getsockname()[1]

@@ -41,7 +41,7 @@ class LayerFigures:
 
 
 def layer_figures(rows: Sequence[tuple[Any, ...]], strengths: Sequence[float]) -> list[LayerFigures]:
-    """Per-layer figures of memories.status_rows rows and their live strengths, the usual layers first."""
+    """Per-layer figures of reports.status_rows rows and their live strengths, the usual layers first."""
     layers: dict[str, LayerFigures] = {}
     for row, value in zip(rows, strengths, strict=True):
         figures = layers.get(row[1])
@@ -99,7 +99,7 @@ class Reading:
 
 
 def read(rows: Sequence[tuple[Any, ...]], now: datetime, loss_aversion: float) -> Reading:
-    """A Reading of memories.status_rows rows at `now`. CPU work for a large store: off the loop."""
+    """A Reading of reports.status_rows rows at `now`. CPU work for a large store: off the loop."""
     strengths = st.live_strengths(rows, now, loss_aversion)
     return Reading(
         figures=layer_figures(rows, strengths),

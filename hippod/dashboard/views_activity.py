@@ -11,10 +11,9 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import RecallItem
 from hippoctl.protocol.replies_context import TokensReply
 from hippod.base import clock
-from hippod.daemon.dispatch import dispatch
 from hippod.dashboard.calls import DashboardContext, ViewCall, command
 from hippod.dashboard.views_memories import snippet
-from hippod.handlers import recall as recall_handler
+from hippod.recall import answer
 from hippod.store.records import Memory
 from hippod.store.sqlite import conflicts as conflict_sql
 from hippod.store.sqlite import dashboard_reads as reads
@@ -212,7 +211,7 @@ async def tokens(call: ViewCall) -> Tokens:
     """The token ledger (global store) day by day, and the `tokens` table's totals per surface."""
     days = call.number("days", 30, 1, max(TOKEN_DAYS))
     ctx = call.context(m.Tokens(days=days))
-    totals, _ = await dispatch(ctx)
+    totals, _ = await call.dispatch(ctx)
     store = sqlite_only(await ctx.global_store(), "the dashboard")
     rows = await reads.ledger_per_day(store.db.reader, call.tenant, totals.since)
     first = date.fromisoformat(totals.since)
@@ -240,5 +239,5 @@ async def search(call: ViewCall) -> Found:
     query = call.text("q", 2000) or ""
     body = m.Recall(query=query, limit=SEARCH_LIMIT, budget=1_000_000, strengthen=False)
     ctx: DashboardContext = call.context(body)
-    reply, _ = await recall_handler.recall(ctx, body, surface=None)
+    reply, _ = await answer.recall(ctx, body, surface=None)
     return Found(query=query, candidates=reply.candidates, results=reply.results)

@@ -13,14 +13,13 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies import StatusReply
 from hippod.base import clock
 from hippod.continuity.render import cut
-from hippod.daemon.dispatch import dispatch
 from hippod.dashboard import strength_map as sm
 from hippod.dashboard.calls import PAGE_SIZE, ViewCall, command, pages
 from hippod.lifecycle import strength as st
 from hippod.lifecycle.decay import average_gap_days
 from hippod.store.records import Memory
 from hippod.store.sqlite import dashboard_reads as reads
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import reports
 from hippod.store.sqlite.conflicts import count_dormant
 from hippod.store.stores import SqliteStore
 
@@ -41,7 +40,7 @@ class Overview(msgspec.Struct):
 
 async def overview(call: ViewCall) -> Overview:
     """What `hippoctl status --json` answers from the store's folder, through the same handler."""
-    status, _ = await dispatch(call.context(m.Status()))
+    status, _ = await call.dispatch(call.context(m.Status()))
     return Overview(status=status, dormant_below=sm.DORMANT_BELOW, at_risk_below=st.AT_RISK_BELOW)
 
 
@@ -105,7 +104,7 @@ async def _reading(call: ViewCall, store: SqliteStore) -> sm.Reading:
         if kept is not None and kept[0] == key:
             reading: sm.Reading = kept[1]
             return reading
-        rows = await memories.status_rows(store.db.reader, call.tenant)
+        rows = await reports.status_rows(store.db.reader, call.tenant)
         reading = await asyncio.to_thread(sm.read, rows, now, call.state.loss_aversion)
         call.stores.kept[("map", store.root, call.tenant)] = (key, reading)
         return reading

@@ -13,8 +13,8 @@ from hippoctl.protocol.wording import plural
 from hippod.base.config import load_daemon_config
 from hippod.base.jsonfile import merge, read_object
 from hippod.doctor import Findings, hippoctl
+from hippod.embed.model_name import DEFAULT_MODEL
 from hippod.embed.service import (
-    DEFAULT_MODEL,
     EXTRA_HINT,
     MODEL_FILE,
     MODEL_PACKAGE,

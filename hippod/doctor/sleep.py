@@ -10,8 +10,8 @@ from hippoctl.protocol.replies_doctor import FAIL, OK, WARN, Check
 from hippoctl.protocol.wording import plural
 from hippod.base import clock
 from hippod.doctor import Findings, ago, hippoctl
+from hippod.doctor.schedule_text import schedule_lines
 from hippod.doctor.stores import StoreFacts
-from hippod.handlers.schedule_text import schedule_lines
 
 # A store that has not slept for longer than this is falling behind (our choice).
 SLEEP_WARN_DAYS = 7

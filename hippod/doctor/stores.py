@@ -20,10 +20,11 @@ from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.doctor import Findings, hippoctl
 from hippod.store.config import ConfigFile, mirror_layout
+from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import sqlite_errors
 from hippod.store.sqlite.backup import BACKUP_DIR
-from hippod.store.sqlite.db import APPLICATION_ID, DB_NAME
 from hippod.store.sqlite.migrations import SCHEMA_VERSION
+from hippod.store.sqlite.prepare import APPLICATION_ID
 
 # A compaction row still pending this long after pre-compact never got its post-compact (ingest.md §8).
 PENDING_MINUTES = 10

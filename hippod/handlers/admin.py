@@ -22,7 +22,7 @@ from hippoctl.protocol.wording import agree, plural
 from hippod import __version__
 from hippod.base import clock
 from hippod.calls.request import RequestContext
-from hippod.handlers.schedule_text import schedule_lines
+from hippod.doctor.schedule_text import schedule_lines
 from hippod.lifecycle import strength as st
 from hippod.store.sqlite import embeddings
 from hippod.store.stores import SqliteStore, Store

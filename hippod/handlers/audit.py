@@ -8,11 +8,10 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import AuditItem, AuditPruneReply, AuditReply
+from hippoctl.protocol.validate import AUDIT_PAGE_MAX as MAX_LIMIT
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-
-MAX_LIMIT = 10_000
 
 
 async def audit_list(ctx: RequestContext, body: m.AuditList) -> tuple[AuditReply, str]:

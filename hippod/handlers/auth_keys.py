@@ -16,18 +16,17 @@ from hippoctl.protocol.replies_http import (
     AuthRevokedReply,
     AuthTokenReply,
 )
+from hippoctl.protocol.validate import API_KEY_PAGE_MAX as MAX_PAGE
 from hippoctl.protocol.wording import plural
-from hippod.base import clock
+from hippod.base import clock, keys, local_token
 from hippod.base.errors import HippoError
+from hippod.base.keys import ROLES
 from hippod.base.tenancy import acting_as
 from hippod.calls.request import RequestContext
 from hippod.store.records import ApiKey
 from hippod.store.stores import Store
-from hippod.web import keys, local_token
 
-ROLES = ("admin", "member")
 MAX_LABEL = 200
-MAX_PAGE = 1000
 
 
 def item(key: ApiKey) -> ApiKeyItem:

@@ -13,9 +13,17 @@ from hippoctl.protocol.replies_cards import CardReclaimReply, CardReply, Reclaim
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.handlers.cards import RUNTIME_MAX, TEXT_MAX, audit, card_of, live_reply, text_field
 from hippod.lifecycle import cards as rules
-from hippod.store.sqlite import cards, memories
+from hippod.lifecycle.card_rows import (
+    RUNTIME_MAX,
+    TEXT_MAX,
+    audit,
+    card_of,
+    live_reply,
+    reclaim_expired,
+    text_field,
+)
+from hippod.store.sqlite import cards
 from hippod.store.sqlite.cards import Card, Run
 from hippod.store.stores import sqlite_only
 
@@ -134,28 +142,6 @@ async def complete(ctx: RequestContext, body: mc.CardComplete) -> tuple[CardRepl
         card = await card_of(conn, ctx, card.id)
     freed = f"; now ready: {', '.join(f'#{c}' for c in readied)}" if readied else ""
     return live_reply(card, live, readied), f"Card #{card.id} is {to} ({body.outcome}){freed}"
-
-
-async def reclaim_expired(
-    conn: aiosqlite.Connection, tenant: str | None, now: str, actor: str
-) -> list[tuple[int, int]]:
-    """Every running card of `tenant` (every tenant when None) whose lease has passed goes back to
-    ready, its run ended `expired`; returns the (card, run) pairs reclaimed. Call in a transaction."""
-    reclaimed = []
-    for card_id, run, owner in await cards.expired(conn, tenant, now):
-        if await cards.move(conn, card_id, "ready", now, only_from=rules.MOVES["reclaim"][0]):
-            await cards.end_run(conn, card_id, run, now, "expired")
-            await memories.audit(
-                conn,
-                ts=now,
-                tenant=owner,
-                actor=actor,
-                op="card_reclaim",
-                target=f"card:{card_id}",
-                metadata={"run": run},
-            )
-            reclaimed.append((card_id, run))
-    return reclaimed
 
 
 async def reclaim(ctx: RequestContext, body: mc.CardReclaim) -> tuple[CardReclaimReply, str]:

@@ -9,9 +9,7 @@ from hippoctl.protocol import messages_cards as mc
 from hippoctl.protocol.replies_cards import (
     CardCommentItem,
     CardDetailReply,
-    CardItem,
     CardReply,
-    CardRunItem,
     CardsReply,
 )
 from hippoctl.protocol.replies_continuity import HandoffItem
@@ -19,67 +17,18 @@ from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.lifecycle import cards as rules
-from hippod.store.sqlite import cards, continuity, memories
-from hippod.store.sqlite.cards import Card, Run
+from hippod.lifecycle.card_rows import (
+    RUNTIME_MAX,
+    TEXT_MAX,
+    TITLE_MAX,
+    audit,
+    card_of,
+    item,
+    run_item,
+    text_field,
+)
+from hippod.store.sqlite import cards, continuity
 from hippod.store.stores import sqlite_only
-
-TITLE_MAX = 300
-TEXT_MAX = 10_000
-RUNTIME_MAX = 100
-
-
-def item(card: Card) -> CardItem:
-    return CardItem(
-        card.id,
-        card.title,
-        card.repo,
-        card.contract,
-        card.budget,
-        card.status,
-        card.created_at,
-        card.updated_at,
-        tenant=card.tenant,
-    )
-
-
-def run_item(run: Run) -> CardRunItem:
-    return CardRunItem(
-        run.run, run.runtime, run.started_at, run.lease_expires_at, run.ended_at, run.end_reason
-    )
-
-
-def text_field(value: str | None, name: str, limit: int, *, required: bool = True) -> str | None:
-    """A card's text field trimmed, refused when empty (if required) or longer than `limit`."""
-    text = (value or "").strip()
-    if not text:
-        if required:
-            raise HippoError("usage", f"{name} must not be empty")
-        return None
-    if len(text) > limit:
-        raise HippoError("usage", f"{name} is {len(text)} characters; the limit is {limit}")
-    return text
-
-
-async def card_of(conn: aiosqlite.Connection, ctx: RequestContext, card_id: int) -> Card:
-    """The tenant's card `card_id`; another tenant's card is as unknown as a missing one."""
-    card = await cards.get(conn, ctx.tenant, card_id)
-    if card is None:
-        raise HippoError("not_found", f"no card #{card_id}")
-    return card
-
-
-async def audit(
-    conn: aiosqlite.Connection, ctx: RequestContext, op: str, card_id: int, **meta: object
-) -> None:
-    await memories.audit(
-        conn,
-        ts=clock.iso(clock.now()),
-        tenant=ctx.tenant,
-        actor=ctx.actor,
-        op=op,
-        target=f"card:{card_id}",
-        metadata=dict(meta),
-    )
 
 
 async def _checked_deps(
@@ -217,8 +166,3 @@ async def list_cards(ctx: RequestContext, body: mc.CardList) -> tuple[CardsReply
     found = await cards.listed(store.db.reader, ctx.tenant, body.status, body.limit)
     text = "\n".join(f"#{c.id} [{c.status}] {c.title}" for c in found) or "No cards."
     return CardsReply(cards=[item(c) for c in found]), text
-
-
-def live_reply(card: Card, run: Run | None, readied: list[int] | None = None) -> CardReply:
-    """A move's reply: the card and its live run."""
-    return CardReply(card=item(card), run=run_item(run) if run else None, readied=readied or [])

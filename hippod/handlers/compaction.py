@@ -30,11 +30,11 @@ from hippod.base import clock
 from hippod.calls.request import RequestContext
 from hippod.continuity import mirrors, render
 from hippod.continuity.next_step import split_next_step
-from hippod.handlers.hook_input import existing_target, read_payload, session_of, transcript_file
-from hippod.handlers.memory import fresh_memory
 from hippod.ingest import compaction_items as parse
 from hippod.ingest.extract import store_key
+from hippod.ingest.hook_input import existing_target, read_payload, session_of, transcript_file
 from hippod.lifecycle import passages
+from hippod.lifecycle.new_memory import fresh_memory
 from hippod.lifecycle.secrets import looks_secret, scrub
 from hippod.store.records import Memory
 from hippod.store.sqlite import continuity, ledger, memories, pinned_state, rejections, spool_marks

@@ -30,12 +30,12 @@ from hippod.calls.request import RequestContext
 from hippod.context import layout, ledger_rows
 from hippod.context.auto_query import auto_query
 from hippod.context.isolation import Place, placement
+from hippod.context.layout import PREAMBLE_EVENTS
 from hippod.continuity import render
-from hippod.handlers import recall as recall_handler
 from hippod.lifecycle import strength as st
 from hippod.lifecycle.secrets import looks_secret
 from hippod.recall import render as recall_render
-from hippod.recall import tombstones
+from hippod.recall import search, strengthen, tombstones
 from hippod.recall.budget import fill_budget, tokens
 from hippod.recall.merge import merge_results
 from hippod.recall.pack import pack
@@ -47,7 +47,6 @@ from hippod.store.sqlite.continuity import Event, Handoff, Snapshot
 from hippod.store.stores import SqliteStore, Store
 
 DEFAULT_BUDGET = 1500
-PREAMBLE_EVENTS = 5
 # ceil(chars / 4) <= 2,500 keeps an additional-context block within its 10,000 characters.
 ADDITIONAL_CONTEXT_BUDGET = layout.ADDITIONAL_CONTEXT_CHARS // 4
 LOCAL_BUMP = 1.2
@@ -94,9 +93,9 @@ async def context(
         query = await auto_query(ctx.request.cwd) or None
     if query is not None and not query_terms(query):
         query = None
-    ranking: recall_handler.Ranking | None = None
+    ranking: search.Ranking | None = None
     if query is not None:
-        ranking = await recall_handler.rank(ctx, m.Recall(query=query, min_results=0, scope=body.scope))
+        ranking = await search.rank(ctx, m.Recall(query=query, min_results=0, scope=body.scope))
         project, primary, ranked = ranking.project, ranking.primary, ranking.ranked
     else:
         project, primary, ranked = await _by_strength(ctx, body.scope)
@@ -120,7 +119,7 @@ async def context(
     preamble = await _preamble(primary, ctx.tenant)
     reply, markdown, taken = _fill(body, mode, query, budget, preamble, shown)
     if ranking is not None and query is not None:
-        await recall_handler.after_recall(ctx, ranking, taken, query, mode="context")
+        await strengthen.after_recall(ctx, ranking, taken, query, mode="context")
     text = _formatted(body.format, reply, markdown)
     if text:
         await ledger_rows.queue_sent(ctx, primary, surface=surface, text=text, items=len(reply.memories))

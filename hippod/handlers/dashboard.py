@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import DashboardReply
+from hippod.base.ports import check_port, first_port
 from hippod.calls.request import RequestContext
-from hippod.handlers.serve import check_port, first_port
 
 DEFAULT_PORT = 3333
 
@@ -18,9 +18,7 @@ async def dashboard_start(ctx: RequestContext, body: m.DashboardStart) -> tuple[
     state = ctx.state
     if state.dashboard is None:
         # The dashboard's code and the ASGI stack load here, the first time it opens.
-        from hippod.dashboard.listener import DashboardListener
-
-        state.dashboard = DashboardListener(state)
+        state.dashboard = state.new_dashboard()
     store = (await ctx.target_store(write=False)).root
     default = first_port(state.dashboard_config.get("port"), default=DEFAULT_PORT)
     reply = await state.dashboard.open(body.port, default, store, ctx.tenant)

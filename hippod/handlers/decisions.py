@@ -9,8 +9,8 @@ from hippoctl.protocol.replies_lifecycle import DecideReply, DecisionItem, Decis
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.handlers.memory import fresh_memory, validate_content
 from hippod.lifecycle import invalidate as inv
+from hippod.lifecycle.new_memory import fresh_memory, validate_content
 from hippod.store.records import Memory
 from hippod.store.sqlite import decisions, memories, rejections
 from hippod.store.sqlite.decisions import Decision

@@ -17,12 +17,11 @@ from hippoctl.protocol.replies_doctor import FAIL, WARN, DoctorReply, SupportBun
 from hippoctl.protocol.version import MIN_PROTOCOL, PROTOCOL
 from hippoctl.protocol.wording import plural
 from hippod import __version__
-from hippod.base import clock
+from hippod.base import clock, daily_time
 from hippod.calls.request import RequestContext
 from hippod.doctor import bundle
 from hippod.doctor.run import Inputs, block_commands, installed_commands, run_checks
 from hippod.integrations import services
-from hippod.jobs.daily_run import LOG_NAME
 
 
 async def _inputs(ctx: RequestContext, command: str) -> Inputs:
@@ -36,7 +35,7 @@ async def _inputs(ctx: RequestContext, command: str) -> Inputs:
         env=dict(os.environ),
         now=clock.now(),
         schedule=state.schedule.status() if state.schedule is not None else None,
-        daily_log=os.path.join(os.path.dirname(state.log_file), LOG_NAME),
+        daily_log=daily_time.log_path(state.log_file),
         watch=WatchStatus(**await state.watcher.status()) if state.watcher is not None else None,
         pid=state.pid,
         service=await services.state(os.environ),

@@ -13,8 +13,8 @@ from hippoctl.protocol.wording import plural
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.handlers.memory import fresh_memory
 from hippod.ingest import failure_rules as rules
+from hippod.lifecycle.new_memory import fresh_memory
 from hippod.store.records import Memory
 from hippod.store.sqlite import failures as failures_sql
 from hippod.store.sqlite import memories, rejections, spool_marks

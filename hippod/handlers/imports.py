@@ -28,7 +28,6 @@ from hippod.base import clock, heap
 from hippod.base.errors import HippoError
 from hippod.calls.progress import Steps, reporting
 from hippod.calls.request import RequestContext
-from hippod.handlers.memory import fresh_memory, given_tags, new_id
 from hippod.ingest import export_doc, readers
 from hippod.ingest.chatgpt import FormatMismatch
 from hippod.ingest.chunking import FormatError
@@ -37,6 +36,7 @@ from hippod.ingest.import_core import DUPLICATE_ABOVE, overlapping, prepare, pre
 from hippod.ingest.planner import FORMAT_TAGS, Plan, plan_chunks, plan_records
 from hippod.ingest.readers import Reading, Source
 from hippod.lifecycle.digest import refused
+from hippod.lifecycle.new_memory import fresh_memory, given_tags, new_id
 from hippod.store.records import Memory
 from hippod.store.sqlite import imports as sql
 from hippod.store.sqlite import memories, rejections

@@ -10,8 +10,7 @@ from hippoctl.protocol.wording import agree, plural
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.ingest.gitrun import LearnResult, learn_from_git, repo_root
-from hippod.store.roots import PROJECT_DIR
-from hippod.store.sqlite.db import DB_NAME
+from hippod.store.roots import DB_NAME, PROJECT_DIR
 from hippod.store.stores import SqliteStore, sqlite_only
 
 

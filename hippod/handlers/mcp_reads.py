@@ -23,12 +23,12 @@ from hippod.context import layout, ledger_rows
 from hippod.continuity import render
 from hippod.handlers import context as context_handler
 from hippod.handlers import pinned
-from hippod.handlers import recall as recall_handler
-from hippod.handlers.memory import find_memory
+from hippod.lifecycle.lookup import find_memory
 from hippod.mcp import args as a
 from hippod.mcp import assemble as asm
 from hippod.mcp import baserate, drill
 from hippod.mcp.request import McpContext, for_tool
+from hippod.recall import answer
 from hippod.recall.budget import fill_budget, tokens
 from hippod.store.records import Memory
 from hippod.store.sqlite import continuity, traces
@@ -60,7 +60,7 @@ async def _preamble(store: SqliteStore, tenant: str, session_id: str | None) -> 
         if handoff is not None:
             blocks.append(render.handoff_block(handoff))
         events = await continuity.recent_events(
-            conn, tenant, session_id=session, limit=context_handler.PREAMBLE_EVENTS
+            conn, tenant, session_id=session, limit=layout.PREAMBLE_EVENTS
         )
         if events:
             blocks.append(layout.events_block(events))
@@ -71,7 +71,7 @@ async def recall(ctx: McpContext, args: a.RecallArgs) -> tuple[RecallReply, str]
     """`recall`, with the continuity preamble first (inside the same budget) when asked for."""
     body = m.Recall(query=args.query, budget=args.budget, limit=args.limit, scope=args.scope)
     if not args.include_continuity:
-        return await recall_handler.recall(ctx, body, surface=SURFACE)
+        return await answer.recall(ctx, body, surface=SURFACE)
     project, global_ = await ctx.read_stores()
     read = project if project is not None else global_
     assert read is not None, "read_stores returns the global store when there is no project store"
@@ -81,7 +81,7 @@ async def recall(ctx: McpContext, args: a.RecallArgs) -> tuple[RecallReply, str]
     # Each block costs one token more for the blank line after it, as in `context`.
     head = fill_budget([tokens(b) + 1 for b in blocks], budget)
     body.budget = max(0, budget - head.used)
-    reply, found = await recall_handler.recall(ctx, body, surface=None)
+    reply, found = await answer.recall(ctx, body, surface=None)
     text = layout.assemble([*(blocks[i] for i in head.taken), found])
     await ledger_rows.queue_sent(ctx, primary, surface=SURFACE, text=text, items=len(reply.results))
     return reply, text

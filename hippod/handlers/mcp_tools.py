@@ -16,6 +16,8 @@ from hippoctl.protocol.replies_mcp import McpToolReply
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.handlers import admin, card_runs, cards, conflicts, learn, mcp_reads, memory, outcome, sharing
+from hippod.lifecycle import outcome as marks
+from hippod.lifecycle.lookup import find_memory
 from hippod.mcp import args as a
 from hippod.mcp.request import McpContext, for_tool
 from hippod.store.stores import Store
@@ -95,15 +97,15 @@ async def _outcome(ctx: McpContext, args: a.OutcomeArgs) -> tuple[OutcomeReply, 
             if exc.code != "no_recent_recall":
                 raise
             recalled = exc.details.get("recalled") is True
-            raise outcome.nothing_to_mark(
+            raise marks.nothing_to_mark(
                 recalled, "this MCP session", "call hippo_recall first", "ids"
             ) from None
     # Every id is looked up before any is marked, so an unknown one changes nothing.
     targets: dict[str, tuple[Store, list[str]]] = {}
     for memory_id in dict.fromkeys(args.ids):
-        store, found = await memory.find_memory(ctx, memory_id)
+        store, found = await find_memory(ctx, memory_id)
         targets.setdefault(store.root, (store, []))[1].append(found.id)
-    return await outcome.mark_outcome(ctx, list(targets.values()), args.good)
+    return await marks.mark_outcome(ctx, list(targets.values()), args.good)
 
 
 async def _card_move(ctx: McpContext, args: a.CardMoveArgs) -> tuple[Any, str]:

@@ -1,9 +1,8 @@
-"""Handlers for remember, inspect, forget and outcome."""
+"""Handlers for remember, inspect and forget; a new memory is made by lifecycle/new_memory.py."""
 
 from __future__ import annotations
 
 import hashlib
-import secrets
 from dataclasses import asdict
 
 from hippoctl.protocol import messages as m
@@ -13,34 +12,13 @@ from hippoctl.protocol.wording import plural
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.handlers import global_copies
+from hippod.lifecycle import global_copies
 from hippod.lifecycle import strength as st
+from hippod.lifecycle.lookup import find_memory
+from hippod.lifecycle.new_memory import fresh_memory, given_tags, usage_check, validate_content
 from hippod.lifecycle.share import reaches_every_project
 from hippod.store.records import Memory, Remembered
 from hippod.store.stores import Store
-
-
-def _check(problem: str | None) -> None:
-    if problem is not None:
-        raise HippoError("usage", problem)
-
-
-def validate_content(content: str) -> str:
-    """Trim and check a memory's text (the client ran the same checks before connecting)."""
-    text = content.strip()
-    _check(validate.content_problem(text))
-    return text
-
-
-def new_id() -> str:
-    return "mem_" + secrets.token_hex(6)
-
-
-def given_tags(tags: list[str]) -> list[str]:
-    """The tags a request gives, cleaned and held to the limits the client also checks."""
-    cleaned = validate.clean_tags(tags)
-    _check(validate.tags_problem(cleaned))
-    return cleaned
 
 
 def _tags(body: m.Remember, cwd_tags: list[str]) -> list[str]:
@@ -51,59 +29,6 @@ def _tags(body: m.Remember, cwd_tags: list[str]) -> list[str]:
         tags.append(f"scope:{body.scope}")
     tags.extend(cwd_tags)
     return list(dict.fromkeys(tags))
-
-
-def fresh_memory(
-    ctx: RequestContext,
-    store: Store,
-    content: str,
-    tags: list[str],
-    *,
-    layer: str = "episodic",
-    source: str = "cli",
-    confidence: str = "verified",
-    pinned: bool = False,
-    half_life_days: float | None = None,
-    scope: str | None = None,
-    owner: str | None = None,
-    artifact_ref: str | None = None,
-    origin_project: str | None = None,
-    kind: str = "distilled",
-) -> Memory:
-    """A new memory as every write verb makes one: created now, full strength, half-life by §8.
-
-    Without `half_life_days` it is the store's default, doubled for an `error` tag.
-    """
-    now = clock.iso(clock.now())
-    default = float(store.config.get("defaultHalfLifeDays", 365))
-    return Memory(
-        id=new_id(),
-        tenant_id=ctx.tenant,
-        content=content,
-        layer=layer,
-        kind=kind,
-        created=now,
-        valid_from=now,
-        last_retrieved=now,
-        retrieval_count=0,
-        half_life_days=st.initial_half_life(tags, default) if half_life_days is None else half_life_days,
-        strength=1.0,
-        emotional_valence=st.valence_for_tags(tags),
-        schema_fit=0.5,
-        tags=tags,
-        source=source,
-        confidence=confidence,
-        pinned=pinned,
-        outcome_positive=0,
-        outcome_negative=0,
-        outcome_score=None,
-        scope=scope,
-        owner=owner,
-        artifact_ref=artifact_ref,
-        origin_project=store.project if origin_project is None else origin_project,
-        source_session_id=ctx.request.session,
-        updated_at=now,
-    )
 
 
 KINDS = ("distilled", "raw")
@@ -118,8 +43,8 @@ async def remember(ctx: RequestContext, body: m.Remember) -> tuple[RememberReply
     if confidence not in validate.CONFIDENCE_TIERS:
         tiers = ", ".join(validate.CONFIDENCE_TIERS)
         raise HippoError("usage", f"unknown confidence {confidence!r}; use one of {tiers}")
-    _check(validate.owner_problem(body.owner))
-    _check(validate.artifact_ref_problem(body.artifact_ref))
+    usage_check(validate.owner_problem(body.owner))
+    usage_check(validate.artifact_ref_problem(body.artifact_ref))
     if body.request_key is not None and not 1 <= len(body.request_key) <= MAX_REQUEST_KEY:
         raise HippoError("usage", f"a request key must be 1 to {MAX_REQUEST_KEY} characters")
     tags = _tags(body, ctx.cwd_path_tags)
@@ -183,18 +108,6 @@ def _remembered(memory: Memory, store: Store) -> tuple[RememberReply, str]:
         f"Layer: {memory.layer} | Strength: 1.00 | Half-life: {half_life:g}d | Confidence: {confidence}"
     )
     return reply, text
-
-
-async def find_memory(ctx: RequestContext, memory_id: str) -> tuple[Store, Memory]:
-    """Look an id up in the target store, then (for a project request) the global store."""
-    store = await ctx.target_store(write=False)
-    found = await store.rows.get(store.db.reader, ctx.tenant, memory_id)
-    if found is None and store.kind == "project":
-        store = await ctx.global_store()
-        found = await store.rows.get(store.db.reader, ctx.tenant, memory_id)
-    if found is None:
-        raise HippoError("not_found", f"no memory with id {memory_id}")
-    return store, found
 
 
 def strength_math(memory: Memory, ctx: RequestContext) -> StrengthMath:

@@ -14,21 +14,20 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
+from hippoctl.protocol.messages_ingest import FORMATS
 from hippoctl.protocol.replies_pinned import PinnedItem, PinnedReply
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.context import ledger_rows
 from hippod.context.isolation import Place, placement
-from hippod.handlers.pinned_recall import prompt_matches
 from hippod.lifecycle.secrets import looks_secret
 from hippod.recall import pinned_block as pb
 from hippod.recall import tombstones
+from hippod.recall.pinned_recall import prompt_matches
 from hippod.store.records import Memory
 from hippod.store.sqlite import ledger, pinned_rows, pinned_state
 from hippod.store.stores import SqliteStore, sqlite_only
-
-FORMATS = ("markdown", "json", "additional-context")
 
 
 @dataclass(frozen=True, slots=True)

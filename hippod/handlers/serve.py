@@ -9,32 +9,13 @@ from typing import Any
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import ServeReply
 from hippod.base.errors import HippoError
+from hippod.base.ports import check_port, first_port
+from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import RequestContext
-from hippod.daemon.state import DaemonState
 
 log = logging.getLogger("hippod.serve")
 
 DEFAULT_PORT = 6789
-
-
-def first_port(*values: Any, default: int) -> int:
-    """The first of `values` that is a port number (0 to 65535), else `default`."""
-    for value in values:
-        if value is None or value == "":
-            continue
-        try:
-            port = int(value)
-        except (TypeError, ValueError):
-            continue
-        if 0 <= port <= 65535:
-            return port
-    return default
-
-
-def check_port(port: int | None) -> None:
-    """A port a request names is 0 (any free one) to 65535."""
-    if port is not None and not 0 <= port <= 65535:
-        raise HippoError("usage", "--port must be 0 to 65535")
 
 
 def port_setting(http: dict[str, Any]) -> int:
@@ -43,13 +24,11 @@ def port_setting(http: dict[str, Any]) -> int:
 
 
 async def open_listener(
-    state: DaemonState, host: str, port: int, allow_remote: bool, project: str | None = None
+    state: DaemonView, host: str, port: int, allow_remote: bool, project: str | None = None
 ) -> ServeReply:
-    # The ASGI stack loads here, the first time a listener opens, and never on the client's path.
-    from hippod.web.listener import HttpListener
-
     if state.http is None:
-        state.http = HttpListener(state)
+        # The ASGI stack loads here, the first time a listener opens, and never on the client's path.
+        state.http = state.new_http()
     return await state.http.open(host, port, allow_remote, project)
 
 
@@ -71,7 +50,7 @@ async def serve(ctx: RequestContext, body: m.Serve) -> tuple[ServeReply, str]:
     return reply, f"Serving on {reply.url} ({reply.store})"
 
 
-async def autostart(state: DaemonState) -> None:
+async def autostart(state: DaemonView) -> None:
     """daemon.json `http.autostart`: open the listener as the daemon starts; a failure is logged."""
     http = state.http_config
     if http.get("autostart") is not True:

@@ -17,7 +17,7 @@ from hippod.calls.request import RequestContext
 from hippod.integrations import commands, files, seeding, services, targets
 from hippod.integrations.report import Report
 from hippod.store import workspaces
-from hippod.store.sqlite.db import DB_NAME
+from hippod.store.roots import DB_NAME
 
 INIT_DAYS = 30  # git history a new project store learns from
 SCAN_DAYS = 365  # ... and each repository `--scan` finds

@@ -1,12 +1,9 @@
-"""`promote`, `share`, `peers` and `sync`: the global store (sleep.md §8), and sleep's auto-share."""
+"""`promote`, `share`, `peers` and `sync`: the global store (sleep.md §8); the copying itself, sleep's
+auto-share with it, is lifecycle/auto_share.py."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 import secrets
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import Peer, PeersReply, SharedItem, ShareReply, SyncReply
@@ -15,121 +12,16 @@ from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.lifecycle import share as rules
+from hippod.lifecycle.auto_share import (
+    auto_share,
+    copy_in,
+    global_id,
+    share_keys,
+)
 from hippod.lifecycle.digest import refused
-from hippod.lifecycle.locality import project_names
 from hippod.store.records import Memory
 from hippod.store.sqlite import memories, rejections, sharing
 from hippod.store.stores import SqliteStore, sqlite_only
-
-
-def _global_id() -> str:
-    return "g_" + secrets.token_hex(6)
-
-
-async def _keys(store: SqliteStore, tenant: str) -> dict[str, str]:
-    """First-200-char key -> id of every memory of a tenant in a store."""
-    return {
-        rules.share_key(content): memory_id
-        for memory_id, content in await sharing.contents(store.db.reader, tenant)
-    }
-
-
-async def _copy_in(
-    target: SqliteStore, copies: Sequence[Memory], *, actor: str, op: str, origins: Sequence[str]
-) -> list[Memory]:
-    """Insert copies in one transaction (tombstoned digests are refused); audit each; mirror them."""
-    stored: list[Memory] = []
-    now = clock.iso(clock.now())
-    async with target.db.transaction() as conn:
-        for copy, origin in zip(copies, origins, strict=True):
-            if await memories.insert(conn, copy):
-                stored.append(copy)
-                await memories.audit(
-                    conn, ts=now, tenant=copy.tenant_id, actor=actor, op=op, target=copy.id,
-                    metadata={"from": origin},
-                )  # fmt: skip
-    target.written(stored)
-    return stored
-
-
-def auto_share_score(memory: Memory, min_score: float, names: Iterable[str]) -> float | None:
-    """The memory's transfer score when `share --auto` (and sleep's phase 12) would share it, whatever
-    the global store holds already; else None. `names` are its project's (locality.project_names)."""
-    # The score is cheap and rules out most rows; eligibility runs the secret detector.
-    score = rules.transfer_score(memory)
-    return score if score >= min_score and rules.auto_share_eligible(memory, names) else None
-
-
-async def names_of(store: SqliteStore) -> frozenset[str]:
-    """The names of a project store's folder that an auto-shared lesson must not hold."""
-    return await asyncio.to_thread(project_names, os.path.dirname(store.root))
-
-
-@dataclass(frozen=True, slots=True)
-class AutoShared:
-    """One memory auto-share chose: its transfer score and, unless a dry run, the copy's id."""
-
-    memory: Memory
-    score: float
-    copy_id: str | None
-
-
-async def auto_share(
-    project: SqliteStore,
-    global_store: SqliteStore | None,
-    rows: Sequence[Memory],
-    *,
-    min_score: float,
-    dry_run: bool,
-) -> list[AutoShared]:
-    """Phase 12 / `share --auto`: copy eligible rows scoring >= min_score, each with source
-    `auto-shared:<project>:<iso>` and its project as origin_project.
-
-    `global_store` None stands for a global store not created yet (a dry run must not create it).
-    """
-    now = clock.iso(clock.now())
-    names = await names_of(project)
-    chosen: list[tuple[Memory, float]] = []
-    copies: list[Memory] = []
-    keys: dict[str, dict[str, str]] = {}
-    rejected: dict[str, set[str]] = {}
-    for memory in rows:
-        score = auto_share_score(memory, min_score, names)
-        if score is None:
-            continue
-        tenant = memory.tenant_id
-        if tenant not in keys:
-            keys[tenant] = {} if global_store is None else await _keys(global_store, tenant)
-            rejected[tenant] = (
-                set()
-                if global_store is None
-                else await rejections.all_digests(global_store.db.reader, tenant)
-            )
-        key = rules.share_key(memory.content)
-        if key in keys[tenant] or refused(memory.content, rejected[tenant]):
-            continue
-        keys[tenant][key] = memory.id
-        chosen.append((memory, score))
-        copies.append(
-            rules.copy_for(
-                memory,
-                new_id=_global_id(),
-                source=f"{rules.AUTO_SHARED}{project.project}:{now}",
-                now=now,
-                origin_project=project.project,
-            )
-        )
-    if dry_run or not copies or global_store is None:
-        return [AutoShared(m, s, None) for m, s in chosen]
-    stored = {
-        c.id
-        for c in await _copy_in(
-            global_store, copies, actor="daemon", op="share", origins=[m.id for m, _ in chosen]
-        )
-    }
-    return [
-        AutoShared(m, s, copy.id) for (m, s), copy in zip(chosen, copies, strict=True) if copy.id in stored
-    ]
 
 
 async def _project_memory(ctx: RequestContext, memory_id: str) -> tuple[SqliteStore, Memory]:
@@ -149,7 +41,7 @@ async def _to_global(
 ) -> tuple[SharedItem, str]:
     """Copy one memory to the global store unless it is already there or its text is rejected."""
     global_store = sqlite_only(await ctx.global_store(), ctx.verb)
-    present = (await _keys(global_store, memory.tenant_id)).get(rules.share_key(memory.content))
+    present = (await share_keys(global_store, memory.tenant_id)).get(rules.share_key(memory.content))
     if present is not None:
         return SharedItem(
             memory.id, present, score, already=True
@@ -159,8 +51,8 @@ async def _to_global(
             "rejected_value", "this text was rejected in the global store and cannot be copied there"
         )
     now = clock.iso(clock.now())
-    copy = rules.copy_for(memory, new_id=_global_id(), source=source, now=now, origin_project=store.project)
-    stored = await _copy_in(global_store, [copy], actor=ctx.actor, op=op, origins=[memory.id])
+    copy = rules.copy_for(memory, new_id=global_id(), source=source, now=now, origin_project=store.project)
+    stored = await copy_in(global_store, [copy], actor=ctx.actor, op=op, origins=[memory.id])
     if not stored:
         raise HippoError(
             "rejected_value", "this text was rejected in the global store and cannot be copied there"
@@ -251,7 +143,7 @@ async def sync(ctx: RequestContext, body: m.Sync) -> tuple[SyncReply, str]:
             "no_project_store", f"no project store above {ctx.request.cwd}; nothing to sync into"
         )
     global_store = sqlite_only(await ctx.global_store(), ctx.verb)
-    present = set(await _keys(store, ctx.tenant))
+    present = set(await share_keys(store, ctx.tenant))
     rejected = await rejections.all_digests(store.db.reader, ctx.tenant)
     now = clock.iso(clock.now())
     copies: list[Memory] = []
@@ -280,7 +172,7 @@ async def sync(ctx: RequestContext, body: m.Sync) -> tuple[SyncReply, str]:
             )  # fmt: skip
             present.add(key)
             origins.append(memory.id)
-    stored = await _copy_in(store, copies, actor=ctx.actor, op="sync", origins=origins) if copies else []
+    stored = await copy_in(store, copies, actor=ctx.actor, op="sync", origins=origins) if copies else []
     reply = SyncReply(
         copied=[c.id for c in stored],
         present=counts["present"],

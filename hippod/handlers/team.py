@@ -8,9 +8,6 @@ delivers them; a memory is queued for its team once, whatever the number of shar
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-
-import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import TeamReply, TeamShareReply
@@ -18,21 +15,15 @@ from hippoctl.protocol.wording import plural
 from hippod.base import clock, thread_stop
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.daemon.state import DaemonState
-from hippod.handlers.memory import find_memory
-from hippod.store.records import Memory
+from hippod.lifecycle.lookup import find_memory
 from hippod.store.sqlite import team_cache, team_marks, team_outbox
 from hippod.store.stores import sqlite_only
 from hippod.teamlink import cache as team_copy
 from hippod.teamlink import calls, membership
+from hippod.teamlink.shares import queue_shares, wake_sender
 
 MAX_SHARE_IDS = 10_000
 _JOIN_HINT = "hippoctl team join <url> --key <key>"
-
-
-def _wake(state: DaemonState) -> None:
-    if state.team_sender is not None:
-        state.team_sender.wake()
 
 
 async def team_join(ctx: RequestContext, body: m.TeamJoin) -> tuple[TeamReply, str]:
@@ -54,7 +45,7 @@ async def team_join(ctx: RequestContext, body: m.TeamJoin) -> tuple[TeamReply, s
     root = ctx.state.registry.global_root
     joined = membership.Membership(url, body.key, clock.iso(clock.now()))
     await asyncio.to_thread(membership.write, root, joined)
-    _wake(ctx.state)
+    wake_sender(ctx.state)
     reply = await _status(ctx, joined, reachable=True)
     return (
         reply,
@@ -107,7 +98,7 @@ async def team_status(ctx: RequestContext, body: m.TeamStatus) -> tuple[TeamRepl
         return await _status(ctx, None, reachable=None), f"Not in a team (join one: {_JOIN_HINT})."
     answer = await thread_stop.detached(calls.health, joined.url)
     if answer.status == 200:
-        _wake(ctx.state)  # the server answers: what is queued goes now
+        wake_sender(ctx.state)  # the server answers: what is queued goes now
     reply = await _status(ctx, joined, reachable=answer.status == 200)
     lines = [
         f"team: {joined.url} ({'reachable' if reply.reachable else 'unreachable'})",
@@ -120,32 +111,6 @@ async def team_status(ctx: RequestContext, body: m.TeamStatus) -> tuple[TeamRepl
     if not reply.reachable:
         ctx.exit_code = 1
     return reply, "\n".join(lines)
-
-
-def _shared_body(memory: Memory) -> bytes:
-    """The memory as a team server's `POST /v1/memories` takes it; this laptop's folder tags left out."""
-    tags = [t for t in memory.tags if not t.startswith("path:")]
-    return msgspec.json.encode({"content": memory.content, "tags": tags})
-
-
-async def queue_shares(state: DaemonState, found: Sequence[Memory], *, dry_run: bool = False) -> list[bool]:
-    """Queue copies of these memories for the team server, in order, in one transaction, and wake the
-    sender; for each, whether it was new (a memory is queued for its team once). A dry run only
-    tells."""
-    rows = [(_share_key(memory), _shared_body(memory).decode()) for memory in found]
-    registry = state.registry
-    store = sqlite_only(await registry.open(registry.global_root), "share --team")
-    if dry_run:
-        known = await team_outbox.known(store.db.reader, [key for key, _ in rows])
-        return [key not in known for key, _ in rows]
-    async with store.db.transaction() as conn:
-        added = await team_outbox.enqueue(conn, rows, clock.iso(clock.now()))
-    _wake(state)
-    return added
-
-
-def _share_key(memory: Memory) -> str:
-    return f"share:{memory.id}"
 
 
 async def team_share(ctx: RequestContext, body: m.TeamShare) -> tuple[TeamShareReply, str]:

@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import TeamChangesReply, TeamMarksReply
+from hippoctl.protocol.validate import TEAM_FEED_PAGE_MAX as MAX_PAGE
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.handlers.outcome import mark_rows
+from hippod.lifecycle.outcome import mark_rows
 from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
 
 if TYPE_CHECKING:
     from hippod.store.postgres.store import TeamStore
 
-MAX_PAGE = 1000
 # Ids in one batch of marks, all kinds together.
 MAX_MARKS = 1000
 

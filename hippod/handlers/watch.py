@@ -14,8 +14,8 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_capture import WatchReply
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.handlers.memory import fresh_memory
 from hippod.ingest import failure_output
+from hippod.lifecycle.new_memory import fresh_memory
 from hippod.lifecycle.secrets import scrub
 from hippod.store.sqlite import memories
 from hippod.store.sqlite.overlap import find_overlapping

@@ -16,11 +16,11 @@ from hippoctl.protocol.wording import plural
 from hippod.base import clock, subprocesses
 from hippod.base.errors import HippoError
 from hippod.base.pathtags import path_tags
+from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import RequestContext
-from hippod.daemon.state import DaemonState
-from hippod.handlers.memory import fresh_memory
 from hippod.ingest.gitlearn import Lesson, Target, lessons
 from hippod.lifecycle import invalidate as inv
+from hippod.lifecycle.new_memory import fresh_memory
 from hippod.store.config import STORE_DEFAULTS
 from hippod.store.records import Memory
 from hippod.store.sqlite import memories
@@ -134,14 +134,14 @@ def _tags(lesson: Lesson, root: str) -> list[str]:
     return list(dict.fromkeys([*kind, *path_tags(root)]))
 
 
-def _context(state: DaemonState, root: str, days: int, tenant: str) -> RequestContext:
+def _context(state: DaemonView, root: str, days: int, tenant: str) -> RequestContext:
     """The request a daemon-started run acts as (memories record its tenant; no session)."""
     request = m.Request(id=0, cwd=root, body=m.LearnGit(days=days, repos=[root]), tenant=tenant)
     return RequestContext(request=request, state=state)
 
 
 async def learn_from_git(
-    state: DaemonState,
+    state: DaemonView,
     store: SqliteStore,
     repos: Sequence[str],
     days: int,

@@ -18,7 +18,7 @@ from hippod.ingest.import_core import Prepared, StoredDuplicates, Verdict, judge
 from hippod.lifecycle.digest import content_digest, refused
 from hippod.recall.terms import fts_columns
 from hippod.store.records import Memory
-from hippod.store.sqlite.memories import memory_values
+from hippod.store.sqlite.memory_codec import memory_values
 
 FORMAT_TAGS: dict[str, tuple[str, ...]] = {
     "chatgpt": ("imported", "chatgpt"),

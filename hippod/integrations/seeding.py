@@ -13,8 +13,7 @@ from hippod.calls.request import RequestContext
 from hippod.ingest.gitrun import learn_from_git, repo_root
 from hippod.store import gitignore
 from hippod.store.config import ConfigFile
-from hippod.store.roots import PROJECT_DIR, find_project_root
-from hippod.store.sqlite.db import DB_NAME
+from hippod.store.roots import DB_NAME, PROJECT_DIR, find_project_root
 from hippod.store.stores import SqliteStore, sqlite_only
 
 # The folders and files a fresh store shows (integrations.md §1 step 1).

@@ -16,8 +16,8 @@ from datetime import timedelta
 from typing import Any
 
 from hippod.base import clock
-from hippod.daemon.state import DaemonState
-from hippod.handlers.sleep import SleepOptions, sleep_store
+from hippod.calls.daemon_view import DaemonView
+from hippod.lifecycle.run import SleepOptions, sleep_store
 from hippod.store.sqlite import memories
 from hippod.store.stores import SqliteStore, Store
 
@@ -57,7 +57,7 @@ async def new_since_last_sleep(store: SqliteStore) -> int:
 class AutoSleep:
     """Watches the stores' new memories and starts their automatic sleeps."""
 
-    def __init__(self, state: DaemonState) -> None:
+    def __init__(self, state: DaemonView) -> None:
         self.state = state
         self.started: dict[str, float] = {}  # store root -> when its last automatic sleep started
         self.checking: set[str] = set()

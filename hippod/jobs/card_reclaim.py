@@ -7,10 +7,10 @@ import logging
 import os
 
 from hippod.base import clock
-from hippod.daemon.state import DaemonState
-from hippod.handlers.card_runs import reclaim_expired
+from hippod.calls.daemon_view import DaemonView
+from hippod.lifecycle.card_rows import reclaim_expired
 from hippod.store import workspaces
-from hippod.store.sqlite.db import DB_NAME
+from hippod.store.roots import DB_NAME
 from hippod.store.stores import sqlite_only
 
 log = logging.getLogger("hippod.cards")
@@ -18,7 +18,7 @@ log = logging.getLogger("hippod.cards")
 ACTOR = "daemon:card-reclaim"
 
 
-def _roots(state: DaemonState) -> list[str]:
+def _roots(state: DaemonView) -> list[str]:
     """The stores to visit: opened since start, the registered workspaces' and the global one; only
     those whose database exists (a visit never creates a store)."""
     registry = state.registry
@@ -26,7 +26,7 @@ def _roots(state: DaemonState) -> list[str]:
     return sorted(opened | set(workspaces.store_roots(registry.global_root)))
 
 
-async def reclaim_all(state: DaemonState) -> int:
+async def reclaim_all(state: DaemonView) -> int:
     """Reclaim expired leases in every store of `_roots`; returns how many cards went back to ready.
     A store that fails is logged and the others are still visited."""
     total = 0

@@ -13,7 +13,7 @@ import contextvars
 import logging
 import os
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -25,9 +25,9 @@ from hippod.base import clock, daemon_state
 from hippod.base.errors import HippoError
 from hippod.base.logfile import open_append
 from hippod.base.tenancy import acting_as
-from hippod.daemon.state import DaemonState
-from hippod.handlers.sleep import SleepOptions, sleep_store
+from hippod.calls.daemon_view import DaemonView, Say
 from hippod.ingest.gitrun import learn_from_git
+from hippod.lifecycle.run import SleepOptions, sleep_store
 from hippod.store import workspaces
 from hippod.store.stores import SqliteStore, Store, sqlite_only
 
@@ -35,10 +35,6 @@ if TYPE_CHECKING:
     from hippod.store.postgres.pg import TeamDatabase  # psycopg: a team server's alone
 
 log = logging.getLogger("hippod.daily")
-
-Say = Callable[[str], Awaitable[None]]
-
-LOG_NAME = "daily.log"
 
 
 def summary_line(processed: int, failures: int) -> str:
@@ -48,7 +44,7 @@ def summary_line(processed: int, failures: int) -> str:
     )
 
 
-async def learn_git(state: DaemonState, store: SqliteStore, days: int, say: Say) -> int:
+async def learn_git(state: DaemonView, store: SqliteStore, days: int, say: Say) -> int:
     """`learn --git --days N` on one workspace (the folder holding its store); returns the lessons learned."""
     result = await learn_from_git(state, store, [os.path.dirname(store.root)], days, say)
     return len(result.lessons)
@@ -96,7 +92,7 @@ class DailyRun:
 class DailyRunner:
     """Starts daily runs, lets later callers join the one that is going, and remembers the last one."""
 
-    def __init__(self, state: DaemonState, days: int, log_path: str) -> None:
+    def __init__(self, state: DaemonView, days: int, log_path: str) -> None:
         self.state = state
         self.days = days
         self.log_path = log_path

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -38,10 +37,17 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from hippoctl.protocol.replies import ScheduleStatus
 from hippod.base import clock
-from hippod.base.daily_time import DailyTime, catch_up_due, latest_scheduled, parse_daily_time, wall_jumped
-from hippod.daemon.state import DaemonState
+from hippod.base.daily_time import (
+    DailyTime,
+    catch_up_due,
+    latest_scheduled,
+    log_path,
+    parse_daily_time,
+    wall_jumped,
+)
+from hippod.calls.daemon_view import DaemonView
 from hippod.jobs.card_reclaim import reclaim_all
-from hippod.jobs.daily_run import LOG_NAME, DailyRunner
+from hippod.jobs.daily_run import DailyRunner
 from hippod.store import workspaces
 
 log = logging.getLogger("hippod.jobs.schedule")
@@ -187,13 +193,13 @@ class Schedule:
         )
 
 
-def start_schedule(state: DaemonState, config: dict[str, Any]) -> Schedule:
+def start_schedule(state: DaemonView, config: dict[str, Any]) -> Schedule:
     """Daemon start (daemon.md §4.5-7): check the registry, set up the runner, start the schedule."""
     _, warning = workspaces.read_or_empty(state.registry.global_root)
     if warning:
         log.warning("%s", warning)
-    log_path = os.path.join(os.path.dirname(state.log_file), LOG_NAME)
-    state.daily = DailyRunner(state, int(config["daily"]["days"]), log_path)
-    state.schedule = Schedule(state.daily, config["daily"], float(config["cardReclaimMinutes"]))
-    state.schedule.start()
-    return state.schedule
+    runner = DailyRunner(state, int(config["daily"]["days"]), log_path(state.log_file))
+    schedule = Schedule(runner, config["daily"], float(config["cardReclaimMinutes"]))
+    state.daily, state.schedule = runner, schedule
+    schedule.start()
+    return schedule

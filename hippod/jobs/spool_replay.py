@@ -27,12 +27,10 @@ from watchfiles import Change, awatch
 
 from hippoctl.protocol import spool
 from hippod.base import clock
-from hippod.base.errors import HippoError
+from hippod.base.errors import HippoError, log_failure
 from hippod.base.logfile import open_append
-from hippod.calls.request import RequestContext
-from hippod.daemon.dispatch import dispatch
-from hippod.daemon.server import log_failure
-from hippod.daemon.state import DaemonState
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import Dispatch, RequestContext
 from hippod.ingest.spool_requests import request_for
 from hippod.store.sqlite.spool_marks import AlreadyApplied
 
@@ -60,7 +58,9 @@ def tries_so_far(err_path: str) -> int:
 class SpoolReplayer:
     """Replays the spool folder of one global root; one file at a time, in its own task."""
 
-    state: DaemonState
+    state: DaemonView
+    # The daemon's dispatcher, which each replayed request runs through.
+    dispatch: Dispatch
     debounce_ms: int = 1600
     watch: bool = True
     rescan_seconds: float = 60.0
@@ -179,7 +179,7 @@ class SpoolReplayer:
             self._fail(path, f"not replayable: {exc}")
             return False
         try:
-            await dispatch(RequestContext(request, self.state))
+            await self.dispatch(RequestContext(request, self.state))
         except AlreadyApplied:
             log.info("spool %s/%s was applied before; removing it", folder, name)
         except HippoError as exc:
@@ -242,11 +242,13 @@ def _append(path: str, line: str) -> None:
         handle.write(line.replace("\n", " ") + "\n")
 
 
-def start(state: DaemonState, config: dict[str, Any]) -> SpoolReplayer:
-    """Start replaying the spool of this daemon's global root (after the socket is bound)."""
+def start(state: DaemonView, config: dict[str, Any], dispatch: Dispatch) -> SpoolReplayer:
+    """Start replaying the spool of this daemon's global root (after the socket is bound), each
+    request through `dispatch`."""
     watch = config.get("watch", {})
     replayer = SpoolReplayer(
         state,
+        dispatch,
         debounce_ms=int(watch.get("debounceMs", 1600)),
         watch=bool(watch.get("enabled", True)),
         rescan_seconds=float(watch.get("rescanSeconds", 60)),

@@ -30,10 +30,10 @@ from hippod.agentnotes.importer import IMPORT, sync_tool
 from hippod.agentnotes.tools import selected_tools, tool_home
 from hippod.base.config import DAEMON_DEFAULTS
 from hippod.base.errors import HippoError
-from hippod.daemon.state import DaemonState
+from hippod.calls.daemon_view import DaemonView
 from hippod.store import workspaces
+from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import sqlite_errors
-from hippod.store.sqlite.db import DB_NAME
 from hippod.store.stores import Store, sqlite_only
 
 log = logging.getLogger("hippod.jobs.watchers")
@@ -65,7 +65,7 @@ def _number(section: dict[str, Any], key: str, smallest: float) -> float:
 class AgentWatcher:
     """The watch loop, its rescans and the import queue; `stop()` ends them all without hanging."""
 
-    state: DaemonState
+    state: DaemonView
     debounce_ms: int
     rescan_seconds: float
     roots: list[str] = field(default_factory=list)
@@ -304,7 +304,7 @@ def _relevant(path: str) -> bool:
     return name.endswith(".md") or name == "workspace.json" or "." not in name or os.path.isdir(path)
 
 
-def start_watchers(state: DaemonState, config: dict[str, Any]) -> AgentWatcher | None:
+def start_watchers(state: DaemonView, config: dict[str, Any]) -> AgentWatcher | None:
     """Start the agent-note watcher unless `watch.enabled` is false."""
     section = config.get("watch")
     section = section if isinstance(section, dict) else {}

@@ -144,7 +144,7 @@ def strength(
 
 
 def live_strengths(rows: Iterable[tuple[Any, ...]], now: datetime, loss_aversion: float = 1.0) -> list[float]:
-    """Live strength at `now` of each memories.status_rows row."""
+    """Live strength at `now` of each reports.status_rows row."""
     return [
         strength(
             days=days_between(last, now),

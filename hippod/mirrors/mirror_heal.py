@@ -23,7 +23,7 @@ import aiosqlite
 
 from hippod.mirrors import conflict_mirror, mirror_files
 from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memories import row_to_memory
+from hippod.store.sqlite.memory_codec import row_to_memory
 
 log = logging.getLogger("hippod.mirrors")
 

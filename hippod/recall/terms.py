@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import snowballstemmer
 
+from hippod.base import heap
 from hippod.recall.tokenize import tokenize
 
 # Bump when the mapping from text to terms changes: stores re-index their FTS columns on open.
@@ -29,6 +30,10 @@ def stem(token: str) -> str:
         return token
     stemmed: str = _STEMMER.stemWord(token)
     return stemmed if len(stemmed) > 1 else token
+
+
+# A large import or sleep leaves an entry here for every new word it met (base/heap.py).
+heap.empty_after_work(stem.cache_clear)
 
 
 # English function words, left out of queries (never out of the index): they match most memories, so

@@ -5,7 +5,7 @@
 `MemoryRows`, and so on for each pair of same-named modules: `KeyRows` (api_keys),
 `RejectionRows` (rejections), `AuditRows` (auditlog), `ConflictRows` (conflicts), `DormantRows`
 (dormant), `SleepRows` (sleep), `ReportRows` (reports) and `NoteLinkRows` (agent_links). A `Backend`
-bundles one backend's modules (stores.SQLITE, postgres/store.TEAM), and a Store holds them as `rows`,
+bundles one backend's modules (store.SQLITE, postgres/store.TEAM), and a Store holds them as `rows`,
 `keys`, `rejections`, `audit_log`, `conflicts`, `dormant`, `sleeps`, `reports` and `note_links`. A
 handler reaches rows as `store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`,
 with the connection it yields, and so runs unchanged on either backend.

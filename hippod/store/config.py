@@ -7,7 +7,8 @@ from typing import Any
 
 from hippod.base.errors import HippoError
 from hippod.base.jsonfile import merge, read_object
-from hippod.embed.service import DEFAULT_COSINE_FLOOR, DEFAULT_MODEL
+from hippod.embed.model_name import DEFAULT_MODEL
+from hippod.embed.service import DEFAULT_COSINE_FLOOR
 
 STORE_DEFAULTS: dict[str, Any] = {
     "defaultHalfLifeDays": 365,

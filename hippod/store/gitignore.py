@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from hippod.store.sqlite import memories
 
 if TYPE_CHECKING:
-    from hippod.store.stores import SqliteStore
+    from hippod.store.store import SqliteStore
 
 log = logging.getLogger("hippod.gitignore")
 

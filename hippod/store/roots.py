@@ -7,7 +7,9 @@ import os
 import platformdirs
 
 from hippoctl.protocol.paths import home_override
-from hippod.store.sqlite.db import DB_NAME
+
+# A store's database file, in its folder: the file that makes a folder a store.
+DB_NAME = "hippo.db"
 
 PROJECT_DIR = ".hippo"
 

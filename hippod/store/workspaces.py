@@ -13,8 +13,7 @@ import os
 from dataclasses import dataclass
 
 from hippod.base.jsonfile import write_object
-from hippod.store.roots import PROJECT_DIR
-from hippod.store.sqlite.db import DB_NAME
+from hippod.store.roots import DB_NAME, PROJECT_DIR
 
 log = logging.getLogger("hippod.store.workspaces")
 

@@ -28,7 +28,7 @@ from hippod.store.stores import sqlite_only
 from hippod.teamlink import cache, calls, membership
 
 if TYPE_CHECKING:
-    from hippod.daemon.state import DaemonState
+    from hippod.calls.daemon_view import DaemonView
 
 log = logging.getLogger("hippod.store.postgres")
 
@@ -42,7 +42,7 @@ PULL_SECONDS = 30.0
 
 
 class TeamSender:
-    def __init__(self, state: DaemonState) -> None:
+    def __init__(self, state: DaemonView) -> None:
         self.state = state
         self.sent = 0
         self.marks_sent = 0

@@ -11,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from hippod.daemon.state import DaemonState
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import Dispatch
 from hippod.web import (
     openapi,
     routes_admin,
@@ -54,14 +55,16 @@ async def _unsupported(request: Request) -> Response:
     )
 
 
-def build(state: DaemonState, authenticator: Authenticator) -> Guard:
-    """The whole app, ready for uvicorn."""
+def build(state: DaemonView, dispatch: Dispatch, authenticator: Authenticator) -> Guard:
+    """The whole app, ready for uvicorn; each route's request runs through `dispatch`."""
     routes: list[BaseRoute] = []
     by_path: dict[str, list[Op]] = {}
     for op in OPS:
         by_path.setdefault(op.path, []).append(op)
     for path, ops in by_path.items():
-        routes.append(Route(path, _by_method(ops, state, authenticator), methods=[op.method for op in ops]))
+        routes.append(
+            Route(path, _by_method(ops, state, dispatch, authenticator), methods=[op.method for op in ops])
+        )
     document = msgspec.json.encode(openapi.document(OPS, UNSUPPORTED))
 
     async def published(request: Request) -> Response:
@@ -77,10 +80,10 @@ def build(state: DaemonState, authenticator: Authenticator) -> Guard:
 
 
 def _by_method(
-    ops: list[Op], state: DaemonState, authenticator: Authenticator
+    ops: list[Op], state: DaemonView, dispatch: Dispatch, authenticator: Authenticator
 ) -> Callable[[Request], Awaitable[Response]]:
     """One endpoint for a path that answers several methods."""
-    runs = {op.method: endpoint(op, state, authenticator) for op in ops}
+    runs = {op.method: endpoint(op, state, dispatch, authenticator) for op in ops}
 
     async def run(request: Request) -> Response:
         # starlette answers HEAD on every GET route: the GET endpoint serves it.

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 from starlette.types import Scope
 
+from hippod.base import keys, local_token
+from hippod.base.keys import ROLES
 from hippod.store.stores import StoreRegistry
-from hippod.web import keys, local_caller, local_token
+from hippod.web import local_caller
 from hippod.web.errors import HttpError
 
-ROLES = ("admin", "member")
 # Verified keys remembered by a digest of the whole token, so a key in use pays scrypt once, not on
 # every request; revocation is still read from the table on each one.
 _VERIFIED_MAX = 1024

@@ -9,7 +9,8 @@ import os
 from hippoctl.protocol.replies_http import ServeReply
 from hippod.base import clock
 from hippod.base.errors import HippoError
-from hippod.daemon.state import DaemonState
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import Dispatch
 from hippod.web import app
 from hippod.web.asgi_server import AsgiServer, bind, resolve, url
 from hippod.web.auth import Authenticator
@@ -23,8 +24,9 @@ LOOPBACK_NAMES = ("127.0.0.1", "::1", "localhost")
 class HttpListener:
     """At most one listener per daemon."""
 
-    def __init__(self, state: DaemonState) -> None:
+    def __init__(self, state: DaemonView, dispatch: Dispatch) -> None:
         self.state = state
+        self.dispatch = dispatch
         self.server: AsgiServer | None = None
         self.reply = ServeReply(running=False)
         # The project whose store requests without X-Hippo-Store reach (None: the global store).
@@ -60,7 +62,7 @@ class HttpListener:
             )
         registry = self.state.registry
         authenticator = Authenticator(registry, allow_remote=allow_remote, team=registry.team is not None)
-        asgi = app.build(self.state, authenticator)
+        asgi = app.build(self.state, self.dispatch, authenticator)
         bounds = Bounds.from_config(self.state.http_config)
         sock = bind(host, port, found)  # last: nothing after it can fail and leave the port taken
         bound_port = sock.getsockname()[1]

@@ -8,7 +8,7 @@ daemon, as SO_PEERCRED does for a Unix socket.
 The kernel answers an exact lookup over netlink (sock_diag, what `ss` uses) in microseconds;
 `/proc/net/tcp{,6}` lists the same sockets but costs a walk of the whole table (about a millisecond
 even when nearly empty), so it is only the fallback. Elsewhere (or with neither readable) the uid
-cannot be known, and callers prove themselves with the local token instead (web/local_token.py).
+cannot be known, and callers prove themselves with the local token instead (base/local_token.py).
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ from starlette.responses import Response
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import ApiKeyItem, AuthCreatedReply, AuthListReply, AuthRevokedReply
 from hippoctl.protocol.replies_lifecycle import AuditReply
+from hippoctl.protocol.validate import API_KEY_PAGE_MAX as MAX_PAGE
+from hippoctl.protocol.validate import AUDIT_PAGE_MAX as MAX_AUDIT
 from hippod import __version__
-from hippod.handlers.audit import MAX_LIMIT as MAX_AUDIT
-from hippod.handlers.auth_keys import MAX_PAGE, ROLES
+from hippod.base.keys import ROLES
 from hippod.web import wire
 from hippod.web.errors import HttpError
 from hippod.web.routing import Call, Op, Param, json_response

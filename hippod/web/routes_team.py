@@ -7,7 +7,7 @@ from starlette.responses import Response
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import TeamChangesReply, TeamMarksReply
-from hippod.handlers.team_feed import MAX_PAGE
+from hippoctl.protocol.validate import TEAM_FEED_PAGE_MAX as MAX_PAGE
 from hippod.web import wire
 from hippod.web.errors import HttpError
 from hippod.web.routing import Call, Op, Param, json_response

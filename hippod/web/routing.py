@@ -16,11 +16,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from hippoctl.protocol import messages as m
-from hippod.base.errors import HippoError
-from hippod.calls.request import RequestContext
-from hippod.daemon.dispatch import dispatch
-from hippod.daemon.server import log_failure
-from hippod.daemon.state import DaemonState
+from hippod.base.errors import HippoError, log_failure
+from hippod.calls.daemon_view import DaemonView
+from hippod.calls.request import Dispatch, RequestContext
 from hippod.store import workspaces
 from hippod.web.auth import Authenticator, Principal, is_loopback
 from hippod.web.errors import HttpError, error_body, from_hippo_error
@@ -114,9 +112,12 @@ def exception_handlers() -> dict[Any, Callable[[Request, Exception], Awaitable[R
 class Call:
     """One request to one route, as its handler function sees it."""
 
-    def __init__(self, request: Request, state: DaemonState, principal: Principal | None) -> None:
+    def __init__(
+        self, request: Request, state: DaemonView, dispatch: Dispatch, principal: Principal | None
+    ) -> None:
         self.request = request
         self.state = state
+        self.dispatch = dispatch
         self._principal = principal
 
     @property
@@ -222,13 +223,13 @@ class Call:
     async def run(self, body: m.RequestBody) -> Any:
         """Run one request through the dispatcher; returns its reply data once what it left to write
         after its reply (recall's strengthening) is in, so an HTTP response follows its effects."""
-        data, _text = await dispatch(self.context(body))
+        data, _text = await self.dispatch(self.context(body))
         await self.state.registry.settled()
         return data
 
 
 def endpoint(
-    op: Op, state: DaemonState, authenticator: Authenticator
+    op: Op, state: DaemonView, dispatch: Dispatch, authenticator: Authenticator
 ) -> Callable[[Request], Awaitable[Response]]:
     """The starlette endpoint of one route: the caller checked, then the route run, every failure
     answered in the one error shape."""
@@ -242,7 +243,7 @@ def endpoint(
             principal = await authenticator.principal(request.scope, request.headers.getlist("authorization"))
             if ROLE_RANK[principal.role] < ROLE_RANK[op.role]:
                 raise HttpError(403, "forbidden", f"{op.method} {op.path} needs the {op.role} role")
-        return await op.run(Call(request, state, principal))
+        return await op.run(Call(request, state, dispatch, principal))
 
     async def run(request: Request) -> Response:
         return await answered(f"{op.method} {op.path}", checked(request))

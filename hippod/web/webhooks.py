@@ -15,10 +15,9 @@ from typing import Any
 
 from starlette.responses import Response
 
-from hippod.base.errors import HippoError
+from hippod.base.errors import HippoError, log_failure
 from hippod.connectors import deliver, github, signatures, slack
 from hippod.connectors.plans import Malformed, Plan
-from hippod.daemon.server import log_failure
 from hippod.web import wire
 from hippod.web.errors import HttpError
 from hippod.web.routing import TOO_DEEP, Call, Op, json_response

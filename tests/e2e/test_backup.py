@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippod.store.sqlite.db import APPLICATION_ID
 from hippod.store.sqlite.migrations import SCHEMA_VERSION
+from hippod.store.sqlite.prepare import APPLICATION_ID
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo

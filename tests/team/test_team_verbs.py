@@ -224,7 +224,9 @@ async def _body_of(op: Op) -> m.RequestBody | None:
         return {"type": "http.request", "body": raw, "more_body": False}
 
     scope = {"type": "http", "method": op.method, "path": path, "query_string": b"", "headers": []}
-    call = _Capture(Request({**scope, "path_params": params}, receive), None, Principal(TENANT, "admin"))  # type: ignore[arg-type]
+    # No daemon and no dispatcher: _Capture keeps the request the route makes instead of running it.
+    request = Request({**scope, "path_params": params}, receive)
+    call = _Capture(request, None, None, Principal(TENANT, "admin"))  # type: ignore[arg-type]
     # _Sent, or the route answered before reaching the dispatcher.
     with contextlib.suppress(Exception):
         await op.run(call)

@@ -16,10 +16,10 @@ from hippod.agentnotes.sync import Outcome, _context
 from hippod.agentnotes.tools import encode_root
 from hippod.daemon.app import new_state
 from hippod.daemon.state import DaemonState
-from hippod.handlers.memory import fresh_memory
 from hippod.jobs import watchers
 from hippod.jobs.watchers import AgentWatcher
 from hippod.lifecycle.digest import content_digest
+from hippod.lifecycle.new_memory import fresh_memory
 from hippod.store.records import Memory, Rejection
 from hippod.store.sqlite import agent_links, memories, rejections
 from hippod.store.sqlite import dormant as dormant_store

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hippoctl import args
-from hippoctl import argv as argv_module
-from hippoctl.argcheck import UsageError
+from hippoctl.args import argv as argv_module
+from hippoctl.args import command as args
+from hippoctl.args.argcheck import UsageError
 from hippoctl.protocol import messages as m
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hippod.handlers import capture
-from hippod.ingest import extract, transcript
+from hippod.handlers import capture as capture_handler
+from hippod.ingest import capture, extract, transcript
 from hippod.store.records import Memory
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
@@ -43,5 +43,5 @@ async def test_the_newest_transcript_is_looked_for_in_a_worker_thread(
         return str(tmp_path / "s.jsonl")
 
     monkeypatch.setattr(transcript, "newest_transcript", recording_lookup)
-    assert await capture._default_transcript() == str(tmp_path / "s.jsonl")
+    assert await capture_handler._default_transcript() == str(tmp_path / "s.jsonl")
     assert threads and threading.main_thread() not in threads

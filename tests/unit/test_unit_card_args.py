@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hippoctl import args
-from hippoctl.argcheck import UsageError
+from hippoctl.args import command as args
+from hippoctl.args.argcheck import UsageError
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import messages_cards as mc
 

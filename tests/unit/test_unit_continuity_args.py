@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from hippoctl import args
-from hippoctl.argcheck import UsageError
+from hippoctl.args import command as args
+from hippoctl.args.argcheck import UsageError
 from hippoctl.protocol import messages as m
 
 

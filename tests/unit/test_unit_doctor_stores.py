@@ -13,7 +13,8 @@ from e2e.sleep_support import make, plant
 
 from hippod.doctor import stores
 from hippod.doctor.sleep import sleep_check
-from hippod.store.sqlite import db as dbmod
+from hippod.store.roots import DB_NAME
+from hippod.store.sqlite import prepare
 from hippod.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -23,12 +24,12 @@ def _store(tmp_path: Path, name: str = "store") -> str:
     """A store folder whose hippo.db was made by the real migrations."""
     root = tmp_path / name
     root.mkdir()
-    dbmod.prepare(str(root / dbmod.DB_NAME))
+    prepare.prepare(str(root / DB_NAME))
     return str(root)
 
 
 def _sql(root: str, *statements: str) -> None:
-    conn = sqlite3.connect(os.path.join(root, dbmod.DB_NAME), isolation_level=None)
+    conn = sqlite3.connect(os.path.join(root, DB_NAME), isolation_level=None)
     try:
         for statement in statements:
             conn.execute(statement)
@@ -43,7 +44,7 @@ def _digest(path: str) -> str:
 
 def test_a_healthy_store_is_ok_with_its_counts(tmp_path: Path) -> None:
     root = _store(tmp_path)
-    db = os.path.join(root, dbmod.DB_NAME)
+    db = os.path.join(root, DB_NAME)
     plant(db, [make("one"), make("two", layer="semantic", pinned=True), make("three")])
     _sql(root, "INSERT INTO meta (key, value) VALUES ('last_sleep', '2026-02-27T00:00:00.000Z')")
     facts = stores.inspect(root, "global", NOW)
@@ -59,7 +60,7 @@ def test_a_healthy_store_is_ok_with_its_counts(tmp_path: Path) -> None:
 
 def test_inspect_changes_no_byte_of_the_database(tmp_path: Path) -> None:
     root = _store(tmp_path)
-    db = os.path.join(root, dbmod.DB_NAME)
+    db = os.path.join(root, DB_NAME)
     plant(db, [make("kept as it is")])
     before, mtime = _digest(db), os.stat(db).st_mtime_ns
     stores.inspect(root, "project", NOW)
@@ -69,7 +70,7 @@ def test_inspect_changes_no_byte_of_the_database(tmp_path: Path) -> None:
 
 def test_the_connection_refuses_writes(tmp_path: Path) -> None:
     root = _store(tmp_path)
-    conn = stores.open_readonly(os.path.join(root, dbmod.DB_NAME))
+    conn = stores.open_readonly(os.path.join(root, DB_NAME))
     try:
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             conn.execute("INSERT INTO meta (key, value) VALUES ('x', 'y')")
@@ -96,7 +97,7 @@ def test_a_foreign_application_id_fails(tmp_path: Path) -> None:
 def test_a_database_of_another_program_fails(tmp_path: Path) -> None:
     root = tmp_path / "other"
     root.mkdir()
-    conn = sqlite3.connect(root / dbmod.DB_NAME)
+    conn = sqlite3.connect(root / DB_NAME)
     conn.execute("CREATE TABLE notes (body TEXT)")
     conn.commit()
     conn.close()
@@ -117,8 +118,8 @@ def test_a_schema_ahead_fails_and_names_an_upgrade(tmp_path: Path) -> None:
 def test_a_schema_behind_is_a_warning(tmp_path: Path) -> None:
     root = tmp_path / "old"
     root.mkdir()
-    conn = sqlite3.connect(root / dbmod.DB_NAME, isolation_level=None)
-    conn.execute(f"PRAGMA application_id = {dbmod.APPLICATION_ID}")
+    conn = sqlite3.connect(root / DB_NAME, isolation_level=None)
+    conn.execute(f"PRAGMA application_id = {prepare.APPLICATION_ID}")
     MIGRATIONS[0](conn)
     conn.execute("PRAGMA user_version = 1")
     conn.close()
@@ -133,7 +134,7 @@ def test_a_schema_behind_is_a_warning(tmp_path: Path) -> None:
 def test_a_file_that_is_not_a_database_is_corrupt_and_the_fix_says_move_it_aside(tmp_path: Path) -> None:
     root = tmp_path / "junk"
     root.mkdir()
-    db = root / dbmod.DB_NAME
+    db = root / DB_NAME
     db.write_bytes(b"this is not sqlite at all\n" * 400)
     facts = stores.inspect(str(root), "project", NOW)
     assert facts.corrupt and facts.error == "file is not a database"
@@ -155,7 +156,7 @@ def test_the_fix_for_a_corrupt_store_restores_its_newest_backup(tmp_path: Path) 
     root = tmp_path / "junk"
     backups = root / "backups"
     backups.mkdir(parents=True)
-    (root / dbmod.DB_NAME).write_bytes(b"this is not sqlite at all\n" * 400)
+    (root / DB_NAME).write_bytes(b"this is not sqlite at all\n" * 400)
     for name in (
         "hippo-20260101T090000.db",
         "hippo-20260102T090000.db",
@@ -173,7 +174,7 @@ def test_the_fix_for_a_corrupt_store_restores_its_newest_backup(tmp_path: Path) 
 
 def test_a_damaged_page_fails_quick_check(tmp_path: Path) -> None:
     root = _store(tmp_path)
-    db = os.path.join(root, dbmod.DB_NAME)
+    db = os.path.join(root, DB_NAME)
     plant(db, [make(f"memory number {i} " + "padding " * 40) for i in range(200)])
     _sql(root, "PRAGMA wal_checkpoint(TRUNCATE)")
     page = 4096
@@ -213,7 +214,7 @@ def test_a_large_store_with_a_file_per_memory_is_pointed_at_the_day_layout(
 ) -> None:
     monkeypatch.setattr(stores, "MANY_MIRRORS", 3)
     root = _store(tmp_path)
-    plant(os.path.join(root, dbmod.DB_NAME), [make("one"), make("two"), make("three")])
+    plant(os.path.join(root, DB_NAME), [make("one"), make("two"), make("three")])
     [check] = stores.store_check(stores.inspect(root, "global", NOW))
     assert check.status == "warn"
     assert f"3 memories make as many mirror files in {root}" in check.message

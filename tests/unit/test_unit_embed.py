@@ -10,8 +10,9 @@ import pytest
 
 from hippod.base import clock
 from hippod.embed import vectors
+from hippod.embed.model_name import DEFAULT_MODEL
 from hippod.embed.queue import embed_ids
-from hippod.embed.service import DEFAULT_COSINE_FLOOR, DEFAULT_MODEL, embedding_text, settings, text_digest
+from hippod.embed.service import DEFAULT_COSINE_FLOOR, embedding_text, settings, text_digest
 from hippod.recall import score as sc
 from hippod.recall.bm25 import bm25_scores, term_idfs
 from hippod.recall.proximity import proximity, query_pairs

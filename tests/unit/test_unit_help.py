@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from hippoctl import args
-from hippoctl.argcheck import UsageError
-from hippoctl.args_integrations import CLIENT_VERBS
+from hippoctl.args import command as args
+from hippoctl.args.argcheck import UsageError
+from hippoctl.args.integrations import CLIENT_VERBS
 
 PARSER = args.build_parser()
 VERBS = sorted(PARSER.verb_parsers)

@@ -47,7 +47,7 @@ def test_client_entry_point_loads_no_daemon_modules() -> None:
 
 def test_parsing_every_verb_loads_no_daemon_or_mcp_modules() -> None:
     # Building the whole parser (as --help does) registers the integration verbs too.
-    loaded = _loaded_after("import hippoctl.args as a; a.build_parser()")
+    loaded = _loaded_after("import hippoctl.args.command as a; a.build_parser()")
     assert "hippoctl" in loaded
     assert loaded & (FORBIDDEN | MCP_ONLY) == set()
 

@@ -1,5 +1,5 @@
 """Who a loopback connection comes from (web/peer.py), the rules a keyless request must pass
-(web/local_caller.py), and the local token's file (web/local_token.py), on real sockets and files."""
+(web/local_caller.py), and the local token's file (base/local_token.py), on real sockets and files."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from hippod.web import local_caller, local_token, peer
+from hippod.base import local_token
+from hippod.web import local_caller, peer
 
 
 @pytest.fixture(

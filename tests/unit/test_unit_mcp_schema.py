@@ -7,7 +7,8 @@ from typing import Any
 
 import msgspec
 
-from hippoctl import args, mcp_server, mcp_specs
+from hippoctl import mcp_server, mcp_specs
+from hippoctl.args import command as args
 from hippoctl.mcp_names import TOOL_NAMES
 from hippod.mcp import args as a
 

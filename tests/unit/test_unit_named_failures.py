@@ -13,8 +13,9 @@ from hippoctl.protocol import messages_cards as mc
 from hippod.base.errors import HippoError
 from hippod.daemon import door
 from hippod.store.records import Memory
+from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import db as dbmod
-from hippod.store.sqlite import memories, sqlite_errors
+from hippod.store.sqlite import memories, prepare, sqlite_errors
 
 
 def _digest(path: Path) -> str:
@@ -65,15 +66,15 @@ async def test_bookkeeping_on_a_full_disk_is_skipped_not_raised(
 
 
 def test_a_corrupt_file_is_named_and_left_as_it_was(tmp_path: Path) -> None:
-    db = tmp_path / dbmod.DB_NAME
+    db = tmp_path / DB_NAME
     db.write_bytes(b"\xa5" * 8192)
     before = _digest(db)
     with pytest.raises(HippoError) as caught:
-        dbmod.prepare(str(db))
+        prepare.prepare(str(db))
     assert caught.value.code == sqlite_errors.CORRUPT
     assert caught.value.message == f"store {db} is corrupt (file is not a database)"
     assert _digest(db) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == [dbmod.DB_NAME]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [DB_NAME]
 
 
 @pytest.mark.parametrize(

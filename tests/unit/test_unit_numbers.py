@@ -7,8 +7,9 @@ import argparse
 
 import pytest
 
-from hippoctl import args, prompt_hook
-from hippoctl.argcheck import Number, UsageError
+from hippoctl import prompt_hook
+from hippoctl.args import command as args
+from hippoctl.args.argcheck import Number, UsageError
 from hippoctl.protocol import validate
 
 # The conflict number of `resolve` is an id, checked with the other ids.

@@ -17,7 +17,7 @@ from hippod.recall.terms import terms
 from hippod.recall.tokenize import tokenize
 from hippod.store.records import Candidate, Memory, TermStats
 from hippod.store.sqlite import db as dbmod
-from hippod.store.sqlite import memories, migrations
+from hippod.store.sqlite import memories, migrations, prepare
 
 CJK = "数据管道缓存丢失了序列"
 SCHEMA_VERSION_SQL = "SELECT value FROM meta WHERE key = 'schema_version'"
@@ -44,12 +44,12 @@ def _tables(path: Path) -> set[str]:
 
 def test_prepare_fresh_database(tmp_path: Path) -> None:
     path = tmp_path / "hippo.db"
-    prepared = dbmod.prepare(str(path))
+    prepared = prepare.prepare(str(path))
     assert prepared.schema == migrations.SCHEMA_VERSION
     assert migrations.SCHEMA_VERSION >= 1
     assert _scalar(path, "PRAGMA user_version") == migrations.SCHEMA_VERSION
     assert _scalar(path, SCHEMA_VERSION_SQL) == str(migrations.SCHEMA_VERSION)
-    assert _scalar(path, "PRAGMA application_id") == 0x48505044 == dbmod.APPLICATION_ID
+    assert _scalar(path, "PRAGMA application_id") == 0x48505044 == prepare.APPLICATION_ID
     assert _scalar(path, "PRAGMA journal_mode") == "wal"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert {"memories", "meta", "audit_log", "rejected_values", "raw_archive"} <= _tables(path)
@@ -61,8 +61,8 @@ def test_prepare_fresh_database(tmp_path: Path) -> None:
 
 def test_prepare_is_idempotent(tmp_path: Path) -> None:
     path = tmp_path / "hippo.db"
-    first = dbmod.prepare(str(path))
-    second = dbmod.prepare(str(path))
+    first = prepare.prepare(str(path))
+    second = prepare.prepare(str(path))
     assert first == second
     assert _scalar(path, "PRAGMA user_version") == migrations.SCHEMA_VERSION
     assert _scalar(path, "SELECT count(*) FROM meta WHERE key = 'schema_version'") == 1
@@ -76,7 +76,7 @@ def test_foreign_application_id_is_refused(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     with pytest.raises(HippoError) as info:
-        dbmod.prepare(str(path))
+        prepare.prepare(str(path))
     assert info.value.code == "foreign_store"
     assert info.value.exit_code == 1
     assert info.value.hint is not None and "import --json" in info.value.hint
@@ -92,20 +92,20 @@ def test_unstamped_database_with_tables_is_refused(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     with pytest.raises(HippoError) as info:
-        dbmod.prepare(str(path))
+        prepare.prepare(str(path))
     assert info.value.code == "foreign_store"
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "hippo.db"
     conn = sqlite3.connect(path)
-    conn.execute(f"PRAGMA application_id = {dbmod.APPLICATION_ID}")
+    conn.execute(f"PRAGMA application_id = {prepare.APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {migrations.SCHEMA_VERSION + 1}")
     conn.execute("CREATE TABLE future (x)")
     conn.commit()
     conn.close()
     with pytest.raises(HippoError) as info:
-        dbmod.prepare(str(path))
+        prepare.prepare(str(path))
     assert info.value.code == "store_too_new"
     assert info.value.exit_code == 1
     assert _scalar(path, "PRAGMA user_version") == migrations.SCHEMA_VERSION + 1
@@ -120,7 +120,7 @@ def test_failing_migration_rolls_back(tmp_path: Path, monkeypatch: pytest.Monkey
     path = tmp_path / "hippo.db"
     monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, m_broken])
     with pytest.raises(RuntimeError, match="migration exploded"):
-        dbmod.prepare(str(path))
+        prepare.prepare(str(path))
     assert _scalar(path, "PRAGMA user_version") == migrations.SCHEMA_VERSION
     assert _scalar(path, SCHEMA_VERSION_SQL) == str(migrations.SCHEMA_VERSION)
     assert "half_done" not in _tables(path)
@@ -147,7 +147,7 @@ def test_failing_first_migration_leaves_nothing(tmp_path: Path, monkeypatch: pyt
 
 def test_migrate_runs_only_missing_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "hippo.db"
-    dbmod.prepare(str(path))
+    prepare.prepare(str(path))
     calls: list[int] = []
 
     def m_next(conn: sqlite3.Connection) -> None:
@@ -393,7 +393,7 @@ async def test_fts_index_is_backfilled_when_out_of_step(
     raw.close()
     assert _scalar(path, "SELECT count(*) FROM memories_fts") == 0
 
-    dbmod.prepare(str(path))
+    prepare.prepare(str(path))
     assert _scalar(path, "SELECT count(*) FROM memories") == 3
     assert _scalar(path, "SELECT count(*) FROM memories_fts") == 3
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hippod.recall.terms import TERMS_VERSION, fts_columns, query_terms, stem, terms
 from hippod.recall.tokenize import tokenize
-from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import prepare
 
 
 def test_inflections_share_a_term() -> None:
@@ -48,7 +48,7 @@ def test_fts_columns_are_space_joined_terms() -> None:
 
 def test_store_reindexes_when_the_terms_version_changes(tmp_path: Path) -> None:
     path = str(tmp_path / "hippo.db")
-    dbmod.prepare(path)
+    prepare.prepare(path)
     conn = sqlite3.connect(path)
     # A row indexed by an older mapping: unstemmed text, and an older terms version.
     columns = "id, content, created, valid_from, last_retrieved, half_life_days, tags"
@@ -62,7 +62,7 @@ def test_store_reindexes_when_the_terms_version_changes(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
 
-    dbmod.prepare(path)
+    prepare.prepare(path)
 
     conn = sqlite3.connect(path)
     try:

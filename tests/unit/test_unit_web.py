@@ -9,9 +9,9 @@ import re
 
 import pytest
 
+from hippod.base import keys
 from hippod.connectors import github, signatures, slack
 from hippod.connectors.plans import Ingest, Malformed, Remove, Skip
-from hippod.web import keys
 from hippod.web.auth import is_loopback
 from hippod.web.guard import TokenBuckets
 

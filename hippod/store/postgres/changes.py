@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from hippod.store.postgres.memories import Source, fetch, reading
 from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memories import row_to_memory
+from hippod.store.sqlite.memory_codec import row_to_memory
 
 _SELECT = ", ".join(f"m.{c}" for c in COLUMNS)
 MAX_DELETIONS = 10_000

@@ -7,7 +7,7 @@ from typing import Any
 
 from hippod.store.postgres.memories import Source, fetch
 from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memories import row_to_memory
+from hippod.store.sqlite.memory_codec import row_to_memory
 
 # The tenant's meta keys, and the totals a SQLite store keeps in its meta by a trigger on its audit
 # log, counted here from the tenant's audit log (an `audit prune` lowers them): each remember would

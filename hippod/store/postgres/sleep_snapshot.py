@@ -23,7 +23,7 @@ from hippod.base.errors import HippoError
 from hippod.lifecycle.sleep_plan import ConflictRow
 from hippod.store.postgres.pg import CONNECT_TIMEOUT
 from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memories import row_to_memory
+from hippod.store.sqlite.memory_codec import row_to_memory
 from hippod.store.sqlite.sleep_snapshot import PAGE, row_mark
 
 _SELECT = ", ".join(COLUMNS)

@@ -27,7 +27,7 @@ from hippod.store.postgres import (
 )
 from hippod.store.postgres.migrations import MIGRATIONS
 from hippod.store.postgres.pg import TeamDatabase, describe
-from hippod.store.stores import Store
+from hippod.store.store import Store
 
 # The team store's row modules (store/backend.py).
 TEAM = Backend(memories, api_keys, rejections, conflicts, dormant, sleep, auditlog, reports, agent_links)

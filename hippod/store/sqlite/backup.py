@@ -18,8 +18,9 @@ import aiosqlite
 
 from hippod.base import clock
 from hippod.base.errors import HippoError
-from hippod.store.sqlite.db import APPLICATION_ID, COMMIT_POINT, Database, prepare
+from hippod.store.sqlite.db import COMMIT_POINT, Database
 from hippod.store.sqlite.migrations import SCHEMA_VERSION
+from hippod.store.sqlite.prepare import APPLICATION_ID, prepare
 
 BACKUP_DIR = "backups"
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

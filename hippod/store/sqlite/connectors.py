@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import aiosqlite
 
 from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import memory_codec
 
 _SELECT = ", ".join(COLUMNS)
 
@@ -66,7 +66,7 @@ async def raw_rows(conn: aiosqlite.Connection, tenant: str, artifact_ref: str) -
         f"SELECT {_SELECT} FROM memories WHERE tenant_id = ? AND artifact_ref = ? AND kind = 'raw'",
         (tenant, artifact_ref),
     )
-    return [memories.row_to_memory(r) for r in rows]
+    return [memory_codec.row_to_memory(r) for r in rows]
 
 
 async def dead_letter(

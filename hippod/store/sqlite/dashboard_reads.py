@@ -1,6 +1,6 @@
 """SQL behind the dashboard's views (integrations.md §13): every read is one tenant's, aggregated or
 paged in SQL where it can be, so a view of a 100,000-memory store reads what the page shows (the
-map's strength figures read memories.status_rows)."""
+map's strength figures read reports.status_rows)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import aiosqlite
 import msgspec
 
 from hippod.store.records import COLUMNS, DormantMemory, Memory
-from hippod.store.sqlite.memories import row_to_memory
+from hippod.store.sqlite.memory_codec import row_to_memory
 
 _SELECT = ", ".join(COLUMNS)
 _decode = msgspec.json.Decoder(dict[str, Any]).decode

@@ -10,7 +10,7 @@ from typing import Any
 import aiosqlite
 
 from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memories import row_to_memory
+from hippod.store.sqlite.memory_codec import row_to_memory
 
 _SELECT = ", ".join(COLUMNS)
 _INSERT = (

@@ -8,55 +8,21 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from hippod.lifecycle.digest import content_digest, digests
+from hippod.lifecycle.digest import content_digest
 from hippod.recall.terms import fts_columns
 from hippod.recall.tokenize import fts_match_expression
 from hippod.store.records import COLUMNS, Candidate, Memory, TermStats
-
-_SELECT = ", ".join(COLUMNS)
-_NCOLS = len(COLUMNS)
-_CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.fts_content, m.fts_tags, m.rowid"
-_JSON_LISTS = ("tags", "conflicts_with", "parents")
-_BOOLS = ("pinned", "legacy_base")
-_JSON_INDEXES = [COLUMNS.index(k) for k in _JSON_LISTS]
-_BOOL_INDEXES = [COLUMNS.index(k) for k in _BOOLS]
-_json_encode = msgspec.json.encode
-_json_decode = msgspec.json.decode
-
-
-def row_to_memory(row: Sequence[Any]) -> Memory:
-    """Build a Memory from a row selected in COLUMNS order (extra trailing columns are ignored)."""
-    # Positional construction: recall decodes 200 of these per store, so this is a hot path.
-    values = list(row[:_NCOLS])
-    for index in _JSON_INDEXES:
-        values[index] = _json_decode(values[index])
-    for index in _BOOL_INDEXES:
-        values[index] = bool(values[index])
-    return Memory(*values)
-
-
-def memory_values(memory: Memory) -> list[Any]:
-    """The row for a Memory, in COLUMNS order."""
-    values = [getattr(memory, key) for key in COLUMNS]
-    for index in _JSON_INDEXES:
-        values[index] = _json_encode(values[index]).decode()
-    for index in _BOOL_INDEXES:
-        values[index] = int(values[index])
-    return values
-
-
-INSERT_SQL = (
-    f"INSERT INTO memories ({_SELECT}, content_digest, fts_content, fts_tags) "
-    f"SELECT {', '.join('?' * (_NCOLS + 3))} WHERE NOT EXISTS "
-    "(SELECT 1 FROM rejected_values WHERE tenant_id = ? AND digest IN (?, ?))"
+from hippod.store.sqlite.memory_codec import (
+    INSERT_SQL,
+    admission,
+    insert_row,
+    memory_values,
+    row_to_memory,
 )
 
-
-def insert_row(memory: Memory) -> list[Any]:
-    """INSERT_SQL's parameters for a memory: its row, its digest and index terms, the tombstone probe."""
-    digest, legacy = digests(memory.content)
-    fts_content, fts_tags = fts_columns(memory.content, memory.tags)
-    return [*memory_values(memory), digest, fts_content, fts_tags, memory.tenant_id, digest, legacy]
+_SELECT = ", ".join(COLUMNS)
+_CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.fts_content, m.fts_tags, m.rowid"
+_json_encode = msgspec.json.encode
 
 
 async def insert(conn: aiosqlite.Connection, memory: Memory) -> bool:
@@ -120,29 +86,6 @@ async def get_many(conn: aiosqlite.Connection, ids: Sequence[str]) -> list[Memor
 
 async def _fetch(conn: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
     return list(await conn.execute_fetchall(sql, params))
-
-
-def admission(
-    tenant: str, include_superseded: bool, scope: str | None, *, mark: str = "?"
-) -> tuple[str, list[Any]]:
-    """The recall admission filter (recall.md §2) as SQL on alias m, and its parameters.
-
-    `mark` is the driver's parameter marker: "?" for SQLite, "%s" for psycopg (the team store),
-    which reads any % as the start of one, so there a literal % is written %%.
-    """
-    percent = "%%" if mark == "%s" else "%"
-    sql = f"m.tenant_id = {mark} AND m.layer != 'buffer' AND m.kind != 'archived'"
-    params: list[Any] = [tenant]
-    if not include_superseded:
-        sql += " AND m.superseded_by IS NULL"
-    private = f"'{percent}:private:{percent}'"
-    default_scope = f"(m.scope IS NULL OR (m.scope != 'unknown:legacy' AND m.scope NOT LIKE {private}))"
-    if scope:
-        sql += f" AND ({default_scope} OR m.scope = {mark})"
-        params.append(scope)
-    else:
-        sql += f" AND {default_scope}"
-    return sql, params
 
 
 async def term_statistics(conn: aiosqlite.Connection, terms: Sequence[str]) -> TermStats:
@@ -412,24 +355,6 @@ async def count_created_after(conn: aiosqlite.Connection, moment: str) -> int:
     """Memories (every tenant's) created after an ISO time."""
     rows = list(await conn.execute_fetchall("SELECT count(*) FROM memories WHERE created > ?", (moment,)))
     return int(rows[0][0])
-
-
-async def all_meta(conn: aiosqlite.Connection) -> dict[str, str]:
-    rows = await conn.execute_fetchall("SELECT key, value FROM meta WHERE key NOT LIKE 'last_batch:%'")
-    return {str(k): str(v) for k, v in rows}
-
-
-async def status_rows(conn: aiosqlite.Connection, tenant: str) -> list[tuple[Any, ...]]:
-    """What `status` and the dashboard's map need from every memory of a tenant (archived rows left
-    out): (id, layer, pinned, superseded_by, last_retrieved, half_life_days, outcome_positive,
-    outcome_negative, retrieval_count, emotional_valence)."""
-    rows = await conn.execute_fetchall(
-        "SELECT id, layer, pinned, superseded_by, last_retrieved, half_life_days, outcome_positive, "
-        "outcome_negative, retrieval_count, emotional_valence FROM memories "
-        "WHERE tenant_id = ? AND kind != 'archived'",
-        (tenant,),
-    )
-    return [tuple(r) for r in rows]
 
 
 async def superseded_by_chain(conn: aiosqlite.Connection, memory_id: str) -> list[str]:

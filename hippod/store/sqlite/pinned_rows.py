@@ -8,7 +8,7 @@ import aiosqlite
 
 from hippod.lifecycle.share import COPY_SOURCES
 from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memories import row_to_memory
+from hippod.store.sqlite.memory_codec import row_to_memory
 
 _SELECT = ", ".join(f"m.{c}" for c in COLUMNS)
 # Admitted as recall admits (recall.md §2), never superseded, and not from another project:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import aiosqlite
 
 from hippod.store.records import Memory, Remembered
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import memories, memory_codec
 
 if TYPE_CHECKING:
     from hippod.store.backend import MemoryRows
@@ -43,7 +43,7 @@ async def write(conn: Any, items: list[Remembered], rows: MemoryRows = memories)
 
 async def insert_many(conn: aiosqlite.Connection, batch: list[Memory]) -> list[bool]:
     """memories.insert() for several memories in two round trips; for each, whether it was stored."""
-    await conn.executemany(memories.INSERT_SQL, [memories.insert_row(memory) for memory in batch])
+    await conn.executemany(memory_codec.INSERT_SQL, [memory_codec.insert_row(memory) for memory in batch])
     ids = [memory.id for memory in batch]
     marks = ", ".join("?" * len(ids))
     rows = await conn.execute_fetchall(f"SELECT id FROM memories WHERE id IN ({marks})", ids)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import aiosqlite
 
 from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import memory_codec
 
 _SELECT = ", ".join(COLUMNS)
 
@@ -23,7 +23,7 @@ async def live_rows(conn: aiosqlite.Connection, tenant: str) -> list[Memory]:
         "AND layer != 'buffer' AND kind != 'archived' ORDER BY created, id",
         (tenant,),
     )
-    return [memories.row_to_memory(r) for r in rows]
+    return [memory_codec.row_to_memory(r) for r in rows]
 
 
 async def contributions(conn: aiosqlite.Connection, tenant: str) -> list[tuple[str, str]]:

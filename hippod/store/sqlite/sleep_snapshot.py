@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 
 from hippod.lifecycle.sleep_plan import ConflictRow
 from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memories import row_to_memory
+from hippod.store.sqlite.memory_codec import row_to_memory
 from hippod.store.sqlite.read_view import ReadView
 
 PAGE = 1000

@@ -8,7 +8,7 @@ from typing import Any
 
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.store.sqlite.db import DB_NAME
+from hippod.store.roots import DB_NAME
 from hippod.store.stores import SqliteStore, sqlite_only
 
 

@@ -29,7 +29,7 @@ from hippod.lifecycle.merge import merge_detail
 from hippod.lifecycle.sleep_plan import Plan
 
 if TYPE_CHECKING:
-    from hippod.handlers.sharing import AutoShared
+    from hippod.lifecycle.auto_share import AutoShared
 
 DETAIL_LINES = 50
 DRY_RUN_HEADER = DRY_RUN

@@ -1,7 +1,7 @@
 """hippoctl's argument parser: argparse with one-line usage errors that name the closest known word.
 
 A mistyped verb, action or option is one line (`did you mean ...`), raised as a UsageError (exit 2)
-before the daemon is contacted; `args.py` builds the verbs on it.
+before the daemon is contacted; `command.py` builds the verbs on it.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn
 
-from hippoctl.argcheck import MemoryId, Number, UsageError, did_you_mean, unknown_option
-from hippoctl.argv import verb_index
+from hippoctl.args.argcheck import MemoryId, Number, UsageError, did_you_mean, unknown_option
+from hippoctl.args.argv import verb_index
 
 # Verbs without the reply-as-JSON switch: `help` prints help, `watch` streams its command's output and
 # `mcp` speaks JSON-RPC on stdio.

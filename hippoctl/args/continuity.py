@@ -9,13 +9,11 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from collections.abc import Callable
 
-from hippoctl.argcheck import FRACTION, Number, UsageError, needed, refuse_options, utf8
+from hippoctl.args.argcheck import FRACTION, Number, UsageError, needed, refuse_options, utf8
+from hippoctl.args.registry import AddVerb, Builder, register
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
-
-AddVerb = Callable[..., argparse.ArgumentParser]
 
 SNAPSHOT_ACTIONS = ("save", "show", "clear")
 SESSION_ACTIONS = ("log", "show", "latest", "resume")
@@ -261,10 +259,12 @@ def _wm(args: argparse.Namespace) -> m.Body:
     )
 
 
-BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+BUILDERS: dict[str, Builder] = {
     "snapshot": _snapshot,
     "session": _session,
     "handoff": _handoff,
     "current": lambda a: m.CurrentShow(),
     "wm": _wm,
 }
+
+register("continuity", add_verbs, BUILDERS)

@@ -1,20 +1,28 @@
-"""Recall over one store: its candidates (by terms, and by meaning with embeddings on), scored
-(recall.md §2-§5, §10). handlers/recall.py merges the stores' results."""
+"""Recall's ranking (recall.md §1-§6, §10): each store's candidates (by terms, and by meaning with
+embeddings on), scored; then the project, global and team results merged and diversified."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
 
 from hippoctl.protocol import messages as m
+from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.embed.service import EXTRA_HINT, Embedder, Settings, embedding_text, text_digest
+from hippod.recall import tombstones
 from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
-from hippod.recall.score import ScoreContext, Scored, score_candidates
+from hippod.recall.merge import merge_results
+from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
+from hippod.recall.terms import query_terms
 from hippod.store.records import Candidate, Memory
 from hippod.store.sqlite import embeddings, memories
 from hippod.store.stores import SqliteStore, Store, sqlite_only
+from hippod.teamlink import cache as team_copy
+from hippod.teamlink import membership
 
 
 async def score_store(
@@ -218,3 +226,76 @@ async def _current_vectors(store: SqliteStore, model: str, candidates: list[Memo
 def warn(ctx: RequestContext, line: str) -> None:
     if line not in ctx.warnings:
         ctx.warnings.append(line)
+
+
+MMR_TOP = 100
+
+
+async def _diversify(store: Store, ranked: list[Scored]) -> list[Scored]:
+    """MMR over the top 100 when the results carry vectors and `mmr.enabled` (recall.md §10.5)."""
+    settings = store.embed_settings()
+    head = ranked[:MMR_TOP]
+    if not settings.mmr or not any(s.vector is not None for s in head):
+        return ranked
+    embedder = await store.embedder.get(settings)
+    if embedder is None:
+        return ranked
+    order = embedder.mmr_order([s.score for s in head], [s.vector for s in head], settings.mmr_lambda)
+    return [head[i] for i in order] + ranked[MMR_TOP:]
+
+
+def _mem(scored: Scored) -> Memory:
+    return scored.memory
+
+
+@dataclass(slots=True)
+class Ranking:
+    """One ranked read over the project and global stores, before the budget fill."""
+
+    project: Store | None
+    global_: Store | None
+    primary: Store  # the project store when there is one, else the global store
+    moment: datetime
+    ranked: list[Scored]
+    # This hippod is in a team: the copy of its memories was read, and their marks go to the team.
+    in_team: bool = False
+
+
+async def rank(ctx: RequestContext, body: m.Recall) -> Ranking:
+    """Candidates, scores and the local + global merge of recall.md §1-§6 (no fill, no side effects)."""
+    query = query_terms(body.query)
+    project, global_ = await ctx.read_stores()
+    primary = project if project is not None else global_
+    assert primary is not None, "read_stores returns the global store when there is no project store"
+    config = primary.config
+    moment = clock.now()
+    sc = ScoreContext(moment, ctx.cwd_path_tags, body.scope or ctx.active_scope, ctx.state.loss_aversion)
+    hidden = await tombstones.of_read(ctx.tenant, project, global_)
+    local = await score_store(project, query, body, ctx, sc) if project else []
+    remote = await score_store(global_, query, body, ctx, sc) if global_ else []
+    local, remote = tombstones.visible(local, hidden, _mem), tombstones.visible(remote, hidden, _mem)
+    in_team = membership.in_team(ctx.state.registry)
+    own = [s for s in (project, global_) if s is not None]
+    shared = await _team_results(ctx, query, body, sc, own) if in_team else []
+    if body.equal_sources or project is None:
+        bump = 1.0
+    elif body.local_bump is not None:
+        bump = body.local_bump
+    else:
+        bump = float(config.get("search", {}).get("localBump", 1.2))
+    team_bump = 1.0 if body.equal_sources else float(config.get("search", {}).get("teamBump", 1.0))
+    merged = merge_results(local, remote, bump, shared, team_bump)
+    ranked = await _diversify(primary, drop_extracted_sources(merged))
+    return Ranking(project, global_, primary, moment, ranked, in_team)
+
+
+async def _team_results(
+    ctx: RequestContext, query: list[str], body: m.Recall, sc: ScoreContext, own: list[Store]
+) -> list[Scored]:
+    """The team's memories from this laptop's copy of them (teamlink/cache.py); a value this user
+    rejected stays out of them too. They are read, never strengthened here."""
+    copy = await team_copy.open_cache(ctx.state.registry, create=False)
+    if copy is None:
+        return []
+    found = await score_store(copy, query, body, ctx, sc, tenant=team_copy.TENANT)
+    return tombstones.visible(found, await tombstones.of_stores(ctx.tenant, own), _mem)

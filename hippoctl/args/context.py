@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
-from hippoctl.argcheck import COUNT, DAYS, UsageError, check, utf8
+from hippoctl.args.argcheck import COUNT, DAYS, UsageError, check, utf8
+from hippoctl.args.registry import AddVerb, Builder, register
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
-
-AddVerb = Callable[..., argparse.ArgumentParser]
-
-FRAMINGS = ("observe", "suggest", "assert")
-FORMATS = ("markdown", "json", "additional-context")
+from hippoctl.protocol.messages_ingest import FORMATS, FRAMINGS
 
 
 def add_verbs(verb: AddVerb) -> None:
@@ -91,7 +87,9 @@ def _tokens(args: argparse.Namespace) -> m.Body:
     return m.Tokens(days=args.days, here=args.here)
 
 
-BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+BUILDERS: dict[str, Builder] = {
     "context": _context,
     "tokens": _tokens,
 }
+
+register("context", add_verbs, BUILDERS)

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
 
-from hippoctl import argcheck
-from hippoctl.argcheck import DAYS, UsageError, stdin_text, utf8
+from hippoctl.args import argcheck
+from hippoctl.args.argcheck import DAYS, UsageError, stdin_text, utf8
+from hippoctl.args.registry import AddVerb, Builder, register
 from hippoctl.protocol import messages as m
-
-AddVerb = Callable[..., argparse.ArgumentParser]
 
 # capture --stdin sends the text in the request, which must fit in one frame (16 MiB by default).
 MAX_STDIN_BYTES = 8 * 1024 * 1024
@@ -245,7 +243,7 @@ def _capture_error(args: argparse.Namespace) -> m.Body:
     return m.CaptureError()
 
 
-BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+BUILDERS: dict[str, Builder] = {
     "import": _import,
     "export": _export,
     "capture": _capture,
@@ -253,3 +251,5 @@ BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
     "failures": _failures,
     "capture-error": _capture_error,
 }
+
+register("ingest", add_verbs, BUILDERS)

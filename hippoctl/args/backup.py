@@ -4,12 +4,10 @@ made absolute here, against the directory the request acts from."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
-from hippoctl.args_ingest import absolute
+from hippoctl.args.ingest import absolute
+from hippoctl.args.registry import AddVerb, Builder, register
 from hippoctl.protocol import messages as m
-
-AddVerb = Callable[..., argparse.ArgumentParser]
 
 
 def add_verbs(verb: AddVerb) -> None:
@@ -44,4 +42,6 @@ def _restore(args: argparse.Namespace) -> m.Body:
     return m.Restore(path=absolute(args, args.file, "the backup file"))
 
 
-BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {"backup": _backup, "restore": _restore}
+BUILDERS: dict[str, Builder] = {"backup": _backup, "restore": _restore}
+
+register("backup", add_verbs, BUILDERS)

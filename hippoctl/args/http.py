@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
 
-from hippoctl.argcheck import UsageError
+from hippoctl.args.argcheck import UsageError
+from hippoctl.args.registry import AddVerb, Builder, register
 from hippoctl.protocol import messages as m
-
-AddVerb = Callable[..., argparse.ArgumentParser]
 
 
 def _port(text: str) -> int:
@@ -165,7 +163,7 @@ def _team(args: argparse.Namespace) -> m.Body:
     return m.TeamJoin(url=args.url, key=args.key)
 
 
-BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+BUILDERS: dict[str, Builder] = {
     "serve": _serve,
     "team": _team,
     "dashboard": _dashboard,
@@ -173,3 +171,5 @@ BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
     "slack": _slack,
     "github": _github,
 }
+
+register("http", add_verbs, BUILDERS)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
-from hippoctl.argcheck import UsageError, needed, refuse_options, utf8
+from hippoctl.args.argcheck import UsageError, needed, refuse_options, utf8
+from hippoctl.args.registry import AddVerb, register
 from hippoctl.protocol import messages_cards as mc
 from hippoctl.protocol import validate
 from hippoctl.protocol.body import Body
@@ -73,7 +73,7 @@ def _budget(text: str) -> int:
     return int(text)
 
 
-def add_verbs(verb: Callable[..., argparse.ArgumentParser]) -> None:
+def add_verbs(verb: AddVerb) -> None:
     """Register `card` on the hippoctl parser."""
     p = verb(
         "card",
@@ -162,3 +162,6 @@ def _on_card(args: argparse.Namespace, card: int) -> Body:
     if not args.on:
         raise UsageError("card depend needs --on <id>")
     return mc.CardDepend(id=card, on=args.on)
+
+
+register("cards", add_verbs, {"card": build})

@@ -4,14 +4,21 @@ conflicts, sharing and the daily run (memory-model.md §12-§15, sleep.md)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
-from hippoctl import args_ingest
-from hippoctl.argcheck import COUNT, FRACTION, MEMORY_ID, Number, UsageError, check, read_text, tags, utf8
+from hippoctl.args.argcheck import (
+    COUNT,
+    FRACTION,
+    MEMORY_ID,
+    Number,
+    UsageError,
+    check,
+    read_text,
+    tags,
+    utf8,
+)
+from hippoctl.args.registry import AddVerb, Builder, register
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
-
-AddVerb = Callable[..., argparse.ArgumentParser]
 
 DECISION_STATUSES = ("active", "superseded", "closed")
 CONFLICT_STATUSES = ("open", "resolved", "all")
@@ -282,6 +289,8 @@ def _reject(args: argparse.Namespace) -> m.Body:
 
 
 def _invalidate(args: argparse.Namespace) -> m.Body:
+    if args.pattern:
+        check(validate.query_problem(args.pattern))
     if (args.pattern is None) == (args.id is None):
         raise UsageError('invalidate takes a "<pattern>" or --id, not both')
     return m.Invalidate(
@@ -325,7 +334,7 @@ def _workspaces(args: argparse.Namespace) -> m.Body:
     return m.Workspaces(action=args.action, path=utf8(args.path, "the directory"))
 
 
-BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+BUILDERS: dict[str, Builder] = {
     "supersede": lambda a: m.Supersede(
         id=a.id,
         content=read_text(a.text),
@@ -354,10 +363,4 @@ BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
 }
 
 
-def build_body(args: argparse.Namespace) -> m.Body:
-    """The request body of a lifecycle verb; raises UsageError for arguments the daemon would refuse."""
-    builder = BUILDERS.get(args.verb) or args_ingest.BUILDERS.get(args.verb)
-    if builder is None:
-        raise UsageError(f"unknown verb {args.verb}")
-    check(validate.query_problem(args.pattern) if args.verb == "invalidate" and args.pattern else None)
-    return builder(args)
+register("lifecycle", add_verbs, BUILDERS)

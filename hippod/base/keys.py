@@ -12,6 +12,8 @@ import os
 import re
 import secrets
 
+# The roles a key may hold; a stored role outside them is read as a member's.
+ROLES = ("admin", "member")
 ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
 KEY_ID_CHARS = 24
 SECRET_CHARS = 32

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
 
-from hippoctl.argcheck import DAYS, UsageError
-from hippoctl.args_ingest import absolute
+from hippoctl.args.argcheck import DAYS, UsageError
+from hippoctl.args.ingest import absolute
+from hippoctl.args.registry import AddVerb, Builder, register
 from hippoctl.mcp_names import TOOL_NAMES
 from hippoctl.protocol import messages as m
-
-AddVerb = Callable[..., argparse.ArgumentParser]
 
 # Verbs the client runs itself (they talk to the daemon in their own way, or not at all).
 CLIENT_VERBS = frozenset({"mcp", "doctor", "support-bundle"})
@@ -121,8 +119,10 @@ def _hook(args: argparse.Namespace) -> m.Body:
     return m.HookUninstall(target=args.target)
 
 
-BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+BUILDERS: dict[str, Builder] = {
     "init": _init,
     "setup": _setup,
     "hook": _hook,
 }
+
+register("integrations", add_verbs, BUILDERS)

@@ -14,7 +14,7 @@ from hippod.calls.request import RequestContext
 from hippod.lifecycle.digest import content_digest
 from hippod.lifecycle.share import AUTO_SHARED, reaches_every_project
 from hippod.store.records import Memory
-from hippod.store.sqlite.db import DB_NAME
+from hippod.store.roots import DB_NAME
 from hippod.store.stores import Store
 
 

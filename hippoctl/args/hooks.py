@@ -5,12 +5,10 @@ session-end and last-sleep (ingest.md §8, continuity.md §4, integrations.md). 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
-from hippoctl.argcheck import COUNT
+from hippoctl.args.argcheck import COUNT
+from hippoctl.args.registry import AddVerb, Builder, register
 from hippoctl.protocol import messages as m
-
-AddVerb = Callable[..., argparse.ArgumentParser]
 
 
 def _strict(p: argparse.ArgumentParser) -> None:
@@ -71,10 +69,12 @@ def _session_end(args: argparse.Namespace) -> m.Body:
     return m.SessionEnd(codex_offset=args.codex_offset, once=args.once)
 
 
-BUILDERS: dict[str, Callable[[argparse.Namespace], m.Body]] = {
+BUILDERS: dict[str, Builder] = {
     "pre-compact": lambda _args: m.PreCompact(),
     "post-compact": lambda _args: m.PostCompact(),
     "compact-resume": lambda _args: m.CompactResume(),
     "session-end": _session_end,
     "last-sleep": lambda args: m.LastSleep(keep=args.keep, verbose=args.verbose),
 }
+
+register("hooks", add_verbs, BUILDERS)

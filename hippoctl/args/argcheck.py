@@ -117,7 +117,7 @@ def unknown_option(word: str, options: Iterable[str]) -> str:
 class Number:
     """An option's `type=`: a whole number (or with `real`, any number) within the option's range.
 
-    Parser (hippoctl/args.py) calls `parse` with the option's name, so every numeric option of every
+    Parser (hippoctl/args/parser.py) calls `parse` with the option's name, so every numeric option of every
     verb is refused the same way: `--budget must be 0 or more`, exit 2.
     """
 

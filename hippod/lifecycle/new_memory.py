@@ -1,0 +1,91 @@
+"""A new memory as every write verb makes one, and the checks on the text and tags it is made of."""
+
+from __future__ import annotations
+
+import secrets
+
+from hippoctl.protocol import validate
+from hippod.base import clock
+from hippod.base.errors import HippoError
+from hippod.calls.request import RequestContext
+from hippod.lifecycle import strength as st
+from hippod.store.records import Memory
+from hippod.store.stores import Store
+
+
+def usage_check(problem: str | None) -> None:
+    """A usage error for the problem a protocol check found, if it found one."""
+    if problem is not None:
+        raise HippoError("usage", problem)
+
+
+def validate_content(content: str) -> str:
+    """Trim and check a memory's text (the client ran the same checks before connecting)."""
+    text = content.strip()
+    usage_check(validate.content_problem(text))
+    return text
+
+
+def new_id() -> str:
+    """A fresh memory id."""
+    return "mem_" + secrets.token_hex(6)
+
+
+def given_tags(tags: list[str]) -> list[str]:
+    """The tags a request gives, cleaned and held to the limits the client also checks."""
+    cleaned = validate.clean_tags(tags)
+    usage_check(validate.tags_problem(cleaned))
+    return cleaned
+
+
+def fresh_memory(
+    ctx: RequestContext,
+    store: Store,
+    content: str,
+    tags: list[str],
+    *,
+    layer: str = "episodic",
+    source: str = "cli",
+    confidence: str = "verified",
+    pinned: bool = False,
+    half_life_days: float | None = None,
+    scope: str | None = None,
+    owner: str | None = None,
+    artifact_ref: str | None = None,
+    origin_project: str | None = None,
+    kind: str = "distilled",
+) -> Memory:
+    """A new memory as every write verb makes one: created now, full strength, half-life by §8.
+
+    Without `half_life_days` it is the store's default, doubled for an `error` tag.
+    """
+    now = clock.iso(clock.now())
+    default = float(store.config.get("defaultHalfLifeDays", 365))
+    return Memory(
+        id=new_id(),
+        tenant_id=ctx.tenant,
+        content=content,
+        layer=layer,
+        kind=kind,
+        created=now,
+        valid_from=now,
+        last_retrieved=now,
+        retrieval_count=0,
+        half_life_days=st.initial_half_life(tags, default) if half_life_days is None else half_life_days,
+        strength=1.0,
+        emotional_valence=st.valence_for_tags(tags),
+        schema_fit=0.5,
+        tags=tags,
+        source=source,
+        confidence=confidence,
+        pinned=pinned,
+        outcome_positive=0,
+        outcome_negative=0,
+        outcome_score=None,
+        scope=scope,
+        owner=owner,
+        artifact_ref=artifact_ref,
+        origin_project=store.project if origin_project is None else origin_project,
+        source_session_id=ctx.request.session,
+        updated_at=now,
+    )
