@@ -35,7 +35,7 @@ from hippod.daemon import gc_policy
 from hippod.daemon.app import new_state
 from hippod.daemon.dispatch import dispatch
 from hippod.daemon.state import DaemonState
-from hippod.store.stores import StoreRegistry
+from hippod.store.stores import StoreRegistry, sqlite_only
 
 Items = Sequence[tuple[str, list[str]]]
 
@@ -123,7 +123,7 @@ async def _instrumented(state: DaemonState, sb: Sandbox, queries: Sequence[str])
     acc: dict[str, float] = {}
     statements: list[tuple[str, list[Any]]] = []  # this recall's candidate SQL
     captured: list[list[tuple[str, list[Any]]]] = []
-    store = await state.registry.open(state.registry.global_root)
+    store = sqlite_only(await state.registry.open(state.registry.global_root), "the bench")
     reader = store.db.reader
 
     orig_candidates = memories_module.candidates_fts

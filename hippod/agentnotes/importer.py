@@ -20,7 +20,10 @@ from hippod.agentnotes.sources import Scan
 from hippod.agentnotes.sync import Outcome, apply_scan
 from hippod.agentnotes.tools import selected_tools, tool_home
 from hippod.calls.daemon_view import DaemonView
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
+
+# What an import is, for the error on a team server, which keeps no agents' notes.
+IMPORT = "import --agents"
 
 
 @dataclass
@@ -57,7 +60,7 @@ def _scan(tool: str, home: str, project_root: str | None) -> Scan:
 
 async def sync_tool(
     state: DaemonView,
-    store: Store,
+    store: SqliteStore,
     tool: str,
     home: str,
     *,
@@ -90,9 +93,9 @@ async def import_project(
     project's into its store, or (a folder without a store, as at session end) into the global
     store with origin_project = the folder's name."""
     registry = state.registry
-    global_store = await registry.open(registry.global_root)
+    global_store = sqlite_only(await registry.open(registry.global_root), IMPORT)
     store_root = registry.project_root_for(cwd)
-    project_store = await registry.open(store_root) if store_root is not None else None
+    project_store = sqlite_only(await registry.open(store_root), IMPORT) if store_root is not None else None
     project_root = os.path.dirname(store_root) if store_root is not None else os.path.realpath(cwd)
     settings_store = project_store or global_store
     tools, warnings = selected_tools(settings_store.config, env)
@@ -119,7 +122,7 @@ async def import_project(
     return report
 
 
-async def import_store(state: DaemonView, store: Store, env: Mapping[str, str]) -> int:
+async def import_store(state: DaemonView, store: SqliteStore, env: Mapping[str, str]) -> int:
     """Sleep phase 1's agent part: each enabled tool's notes that belong in this store (a project
     store takes its project's notes, the global store the user's); returns the memories added.
 

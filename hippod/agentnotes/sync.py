@@ -31,7 +31,7 @@ from hippod.store.sqlite import agent_links, memories, rejections
 from hippod.store.sqlite import dormant as dormant_store
 from hippod.store.sqlite.agent_links import Link
 from hippod.store.sqlite.overlap import find_overlapping
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore
 
 OVERLAP = 0.6
 OVERLAP_CHARS = 200
@@ -64,7 +64,7 @@ class _Work:
     dormant: list[Memory] = field(default_factory=list)
 
 
-def _context(state: DaemonView, store: Store, tenant: str) -> RequestContext:
+def _context(state: DaemonView, store: SqliteStore, tenant: str) -> RequestContext:
     """A daemon-internal request, so memories are built as every write verb builds them."""
     cwd = store.root if store.kind == "global" else os.path.dirname(store.root)
     request = m.Request(id=0, cwd=cwd, body=m.Import(format="agents"), tenant=tenant)
@@ -73,7 +73,7 @@ def _context(state: DaemonView, store: Store, tenant: str) -> RequestContext:
 
 async def apply_scan(
     state: DaemonView,
-    store: Store,
+    store: SqliteStore,
     scan: Scan,
     *,
     tenant: str = "default",
@@ -109,7 +109,7 @@ async def apply_scan(
 async def _apply(
     conn: aiosqlite.Connection,
     ctx: RequestContext,
-    store: Store,
+    store: SqliteStore,
     scan: Scan,
     work: _Work,
     project: str,
@@ -139,7 +139,7 @@ async def _apply(
 async def _take(
     conn: aiosqlite.Connection,
     ctx: RequestContext,
-    store: Store,
+    store: SqliteStore,
     note: Note,
     digest: str,
     link: Link | None,

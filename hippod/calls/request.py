@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hippoctl.protocol.body import verb_words
 from hippoctl.protocol.errors import NOT_ON_TEAM_STORE
 from hippoctl.protocol.messages import Request
 from hippod.base.errors import HippoError
@@ -69,6 +70,11 @@ class RequestContext:
     @property
     def cwd_path_tags(self) -> list[str]:
         return path_tags(self.request.cwd)
+
+    @property
+    def verb(self) -> str:
+        """The request's verb in words (`decide list`), as errors name it."""
+        return verb_words(type(self.request.body).__name__)
 
     def refuse_off_team(self, refusal: str | None) -> None:
         """On a team server, raise `not_on_team_store` for a request whose body (or MCP tool) says it

@@ -18,7 +18,7 @@ from hippod.connectors.plans import Ingest, Plan, Remove, Skip
 from hippod.lifecycle.new_memory import fresh_memory
 from hippod.store.records import Memory
 from hippod.store.sqlite import connectors, memories
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 UNROUTABLE = "__unroutable__"
 
@@ -47,8 +47,10 @@ def env_tenant() -> str:
     return os.environ.get("HIPPO_TENANT", "").strip() or "default"
 
 
-async def global_store(state: DaemonView) -> Store:
-    return await state.registry.open(state.registry.global_root)
+async def global_store(state: DaemonView) -> SqliteStore:
+    """The global store, which keeps the connectors' routes, marks and dead letters; HippoError
+    `not_on_team_store` on a team server, which takes no webhooks of its own."""
+    return sqlite_only(await state.registry.open(state.registry.global_root), "the connectors' webhooks")
 
 
 async def tenant_for(state: DaemonView, source: str, key: str | None) -> str | None:

@@ -14,7 +14,7 @@ from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.store.sqlite import ledger
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ async def queue(ctx: RequestContext, row: ledger.LedgerRow) -> None:
         log.exception("token ledger: the global store did not open; row dropped")
         return
 
-    if target.team:
+    if not isinstance(target, SqliteStore):
         # The ledger is a laptop's account of what its agents were sent; a team server keeps none.
         return
 

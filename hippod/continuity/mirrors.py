@@ -13,7 +13,7 @@ import weakref
 from hippod.continuity import render
 from hippod.mirrors import mirror_files
 from hippod.store.sqlite import continuity
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore
 
 log = logging.getLogger("hippod.continuity")
 
@@ -21,17 +21,17 @@ ACTIVE_TASK = "buffer/active-task.md"
 RECENT_SESSION = "buffer/recent-session.md"
 SESSION_FILE_EVENTS = 20
 
-_locks: weakref.WeakKeyDictionary[Store, asyncio.Lock] = weakref.WeakKeyDictionary()
+_locks: weakref.WeakKeyDictionary[SqliteStore, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
-def _lock(store: Store) -> asyncio.Lock:
+def _lock(store: SqliteStore) -> asyncio.Lock:
     lock = _locks.get(store)
     if lock is None:
         lock = _locks[store] = asyncio.Lock()
     return lock
 
 
-async def _write(store: Store, relative: str, text: str) -> None:
+async def _write(store: SqliteStore, relative: str, text: str) -> None:
     # A mirror is a convenience for people: a failure to write it is logged, never the request's.
     try:
         await asyncio.to_thread(mirror_files.write, store.root, relative, text)
@@ -39,14 +39,14 @@ async def _write(store: Store, relative: str, text: str) -> None:
         log.exception("writing %s under %s failed", relative, store.root)
 
 
-async def active_task(store: Store, tenant: str) -> None:
+async def active_task(store: SqliteStore, tenant: str) -> None:
     """Rewrite buffer/active-task.md from the active snapshot (after every snapshot change)."""
     async with _lock(store):
         snapshot = await continuity.active_snapshot(store.db.reader, tenant)
         await _write(store, ACTIVE_TASK, render.snapshot_block(snapshot) + "\n")
 
 
-async def recent_session(store: Store, tenant: str, session_id: str) -> None:
+async def recent_session(store: SqliteStore, tenant: str, session_id: str) -> None:
     """Rewrite buffer/recent-session.md with the session's 20 latest events (after each append)."""
     async with _lock(store):
         events = await continuity.recent_events(

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from hippoctl.protocol import messages as m
 from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import Dispatch, RequestContext
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store, sqlite_only
 from hippod.web.errors import HttpError
 
 PAGE_SIZE = 50
@@ -85,9 +85,10 @@ class ViewCall:
     def context(self, body: m.RequestBody) -> DashboardContext:
         return context_for(self.state, self.root, self.tenant, body)
 
-    async def store(self) -> Store:
-        """The store this view reads (a project store that is gone reads as the global store)."""
-        return await self.context(m.Status()).target_store(write=False)
+    async def store(self) -> SqliteStore:
+        """The store this view reads (a project store that is gone reads as the global store); the
+        dashboard is a laptop's, never a team server's."""
+        return sqlite_only(await self.context(m.Status()).target_store(write=False), "the dashboard")
 
     def text(self, name: str, max_chars: int = 500) -> str | None:
         value = self.request.query_params.get(name)

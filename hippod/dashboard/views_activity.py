@@ -17,6 +17,7 @@ from hippod.recall import answer
 from hippod.store.records import Memory
 from hippod.store.sqlite import conflicts as conflict_sql
 from hippod.store.sqlite import dashboard_reads as reads
+from hippod.store.stores import sqlite_only
 
 SHOWN_CONFLICTS = 50
 SHOWN_RUNS = 20
@@ -211,7 +212,7 @@ async def tokens(call: ViewCall) -> Tokens:
     days = call.number("days", 30, 1, max(TOKEN_DAYS))
     ctx = call.context(m.Tokens(days=days))
     totals, _ = await call.dispatch(ctx)
-    store = await ctx.global_store()
+    store = sqlite_only(await ctx.global_store(), "the dashboard")
     rows = await reads.ledger_per_day(store.db.reader, call.tenant, totals.since)
     first = date.fromisoformat(totals.since)
     span = [(first + timedelta(days=i)).isoformat() for i in range(days)]

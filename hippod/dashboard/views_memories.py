@@ -21,7 +21,7 @@ from hippod.store.records import Memory
 from hippod.store.sqlite import dashboard_reads as reads
 from hippod.store.sqlite import reports
 from hippod.store.sqlite.conflicts import count_dormant
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore
 
 SNIPPET = 280  # characters of a memory's text in a table row
 CURVES_SHOWN = 6  # decay curves drawn for a page: its first rows, unless ids are asked for
@@ -88,13 +88,13 @@ class MemoryMap(msgspec.Struct):
     curves: Curves
 
 
-async def _basis(store: Store, loss_aversion: float) -> sm.DecayBasis:
+async def _basis(store: SqliteStore, loss_aversion: float) -> sm.DecayBasis:
     runs = await reads.sleep_runs(store.db.reader, 20)
     basis = str(store.config.get("decayBasis", "adaptive"))
     return sm.DecayBasis(basis, average_gap_days([r.ts for r in runs]), loss_aversion)
 
 
-async def _reading(call: ViewCall, store: Store) -> sm.Reading:
+async def _reading(call: ViewCall, store: SqliteStore) -> sm.Reading:
     """The store's strengths read now, or as read less than a minute ago if nothing was written
     since: paging and sorting the map of a large store read its rows once."""
     async with call.stores.making:

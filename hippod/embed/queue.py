@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from hippod.base import heap, priority, thread_stop
 from hippod.base.errors import HippoError
 from hippod.embed.service import Embedder, EmbedService, Settings, embedding_text, text_digest
-from hippod.store.backend import StoreDatabase
 from hippod.store.sqlite import embeddings, sqlite_errors
+from hippod.store.sqlite.db import Database
 
 log = logging.getLogger("hippod.embed")
 
@@ -41,7 +41,7 @@ def _stale(rows: Iterable[tuple[str, str, list[str]]], have: dict[str, str]) -> 
 
 
 async def _embed(
-    db: StoreDatabase,
+    db: Database,
     embedder: Embedder,
     todo: Sequence[tuple[str, str, str]],
     *,
@@ -65,7 +65,7 @@ async def _embed(
 
 
 async def embed_ids(
-    db: StoreDatabase, embedder: Embedder, ids: Sequence[str], *, written: Written | None = None
+    db: Database, embedder: Embedder, ids: Sequence[str], *, written: Written | None = None
 ) -> dict[str, bytes]:
     """Embed those of `ids` that lack a current vector; returns the vectors made, by memory id
     (`written`: see _embed)."""
@@ -79,7 +79,7 @@ async def embed_ids(
 
 
 async def scan(
-    db: StoreDatabase,
+    db: Database,
     embedder: Embedder,
     *,
     write: bool,
@@ -120,7 +120,7 @@ class EmbedQueue:
     """
 
     def __init__(
-        self, db: StoreDatabase, settings: Callable[[], Settings], service: EmbedService, written: Written
+        self, db: Database, settings: Callable[[], Settings], service: EmbedService, written: Written
     ) -> None:
         self._db = db
         self._written = written

@@ -25,7 +25,7 @@ from hippod.calls.request import RequestContext
 from hippod.doctor.schedule_text import schedule_lines
 from hippod.lifecycle import strength as st
 from hippod.store.sqlite import embeddings
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store
 
 
 async def ping(ctx: RequestContext, body: m.Ping) -> tuple[PingReply, str]:
@@ -156,7 +156,8 @@ async def _embedding_coverage(store: Store) -> str:
     """The embeddings line of `status`: how many memories have a vector of the model, or why there
     are none to count (embeddings turned off, the extra not installed, the model not loading)."""
     settings = store.embed_settings()
-    if settings.mode == "off":
+    # The team store keeps no vectors: its settings say off (Store.embed_settings).
+    if settings.mode == "off" or not isinstance(store, SqliteStore):
         return f"off: {settings.off_reason or 'turned off'}"
     if store.embedder.missing(settings):
         return f"off: {store.embedder.reason(settings.model) or 'the model cannot be loaded'}"

@@ -23,13 +23,13 @@ from hippod.base.errors import HippoError
 from hippod.base.keys import ROLES
 from hippod.base.tenancy import acting_as
 from hippod.calls.request import RequestContext
-from hippod.store.sqlite import api_keys
+from hippod.store.records import ApiKey
 from hippod.store.stores import Store
 
 MAX_LABEL = 200
 
 
-def item(key: api_keys.ApiKey) -> ApiKeyItem:
+def item(key: ApiKey) -> ApiKeyItem:
     return ApiKeyItem(
         key_id=key.key_id,
         tenant=key.tenant,
@@ -55,7 +55,7 @@ async def _insert(
     label: str | None,
     role: str,
     now: str,
-) -> api_keys.ApiKey:
+) -> ApiKey:
     async with store.db.transaction() as conn:
         key = await store.keys.insert(conn, key_id, key_hash, tenant, label, role, now)
         await store.rows.audit(
@@ -136,7 +136,7 @@ async def auth_revoke(ctx: RequestContext, body: m.AuthRevoke) -> tuple[AuthRevo
 
 async def _revoke(
     ctx: RequestContext, store: Store, tenant: str, key_id: str, now: str
-) -> tuple[api_keys.ApiKey, bool]:
+) -> tuple[ApiKey, bool]:
     """Revoke the tenant's key (once); the key, and whether it was revoked before."""
     async with store.db.transaction() as conn:
         key = await store.keys.by_key_id(conn, key_id)

@@ -15,8 +15,7 @@ from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.store.sqlite import backup as files
 from hippod.store.sqlite import sqlite_errors
-from hippod.store.sqlite.db import Database
-from hippod.store.stores import Store, StoreRegistry
+from hippod.store.stores import SqliteStore, StoreRegistry, sqlite_only
 
 
 def _size(n: int) -> str:
@@ -24,7 +23,7 @@ def _size(n: int) -> str:
 
 
 async def backup(ctx: RequestContext, body: m.Backup) -> tuple[BackupReply, str]:
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     dest = await asyncio.to_thread(files.destination, store.root, body.path)
     try:
         size, count = await asyncio.to_thread(files.copy_database, store.db.path, dest)
@@ -36,32 +35,26 @@ async def backup(ctx: RequestContext, body: m.Backup) -> tuple[BackupReply, str]
     return reply, f"Backed up {store.root} ({plural(count, 'memory')}, {_size(size)}) to {dest}"
 
 
-def _sqlite(store: Store) -> Database:
-    """The store's SQLite database (these verbs are not served on a team server's PostgreSQL)."""
-    assert isinstance(store.db, Database), "backup and restore need a SQLite store"
-    return store.db
-
-
 # A store that cannot be opened for one of these is replaced by putting the backup's file in its place.
 _UNOPENABLE = frozenset({sqlite_errors.CORRUPT, "store_too_new", "foreign_store"})
 
 
-async def _open_if_usable(registry: StoreRegistry, root: str) -> Store | None:
+async def _open_if_usable(registry: StoreRegistry, root: str) -> SqliteStore | None:
     """The store at root, open; None when its file is corrupt, of a newer hippod (a restore after going
     back to an older version) or not hippod's."""
     try:
-        return await registry.open(root)
+        return sqlite_only(await registry.open(root), "restore")
     except HippoError as exc:
         if exc.code not in _UNOPENABLE:
             raise
         return None
 
 
-async def _replace(registry: StoreRegistry, store: Store, temp: str, keep: str) -> Store | None:
+async def _replace(registry: StoreRegistry, store: SqliteStore, temp: str, keep: str) -> SqliteStore | None:
     """Keep a copy of the open store at `keep` and make it the backup at `temp`, as one step; None when
     its own file turns out corrupt (it is then set aside, and moved to `keep` instead of copied)."""
     try:
-        await files.replace(_sqlite(store), temp, keep)
+        await files.replace(store.db, temp, keep)
     except files.KeepFailed as failed:
         cause = failed.__cause__
         named = await registry.corrupt_error(cause) if cause is not None else None
@@ -87,7 +80,7 @@ async def restore(ctx: RequestContext, body: m.Restore) -> tuple[RestoreReply, s
     # No sleep of the store runs while it is replaced.
     async with ctx.state.sleep_locks.setdefault(root, asyncio.Lock()):
         store = await _open_if_usable(registry, root)
-        page_size = None if store is None else await files.page_size(_sqlite(store))
+        page_size = None if store is None else await files.page_size(store.db)
         temp, from_schema = await asyncio.to_thread(files.candidate, body.path, root, page_size)
         try:
             await asyncio.to_thread(_record, ctx, temp, body.path, from_schema)
@@ -96,7 +89,7 @@ async def restore(ctx: RequestContext, body: m.Restore) -> tuple[RestoreReply, s
                 store = await _replace(registry, store, temp, keep)
             if store is None:
                 await registry.swap_file(root, temp, keep)
-                store = await registry.open(root)
+                store = sqlite_only(await registry.open(root), "restore")
         finally:
             for leftover in (temp, temp + "-wal", temp + "-shm"):
                 with contextlib.suppress(FileNotFoundError):
@@ -108,7 +101,7 @@ def _record(ctx: RequestContext, temp: str, source: str, schema: int) -> None:
     files.record_restore(temp, tenant=ctx.tenant, actor=ctx.actor, source=source, schema=schema)
 
 
-async def _restored(store: Store, source: str, from_schema: int, keep: str) -> tuple[RestoreReply, str]:
+async def _restored(store: SqliteStore, source: str, from_schema: int, keep: str) -> tuple[RestoreReply, str]:
     rows = list(await store.db.reader.execute_fetchall("SELECT count(*) FROM memories"))
     count = int(rows[0][0])
     reply = RestoreReply(

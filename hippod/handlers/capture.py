@@ -12,6 +12,7 @@ from hippod.calls.request import RequestContext
 from hippod.ingest import transcript
 from hippod.ingest.capture import capture_text
 from hippod.ingest.files import read_bytes, read_text_lenient
+from hippod.store.stores import sqlite_only
 
 
 def _load_transcript(path: str) -> transcript.Conversation:
@@ -37,7 +38,7 @@ async def capture(ctx: RequestContext, body: m.Capture) -> tuple[CaptureReply, s
         session_id = conversation.session_id
     else:
         raise HippoError("usage", f"unknown capture source {body.source!r}; use stdin, file or last-session")
-    store = await ctx.target_store(write=not body.dry_run)
+    store = sqlite_only(await ctx.target_store(write=not body.dry_run), ctx.verb)
     done = await capture_text(ctx, store, text, dry_run=body.dry_run, session_id=session_id)
     if done.rejected:
         were = agree(done.rejected, "was")

@@ -25,6 +25,7 @@ from hippod.lifecycle.card_rows import (
 )
 from hippod.store.sqlite import cards
 from hippod.store.sqlite.cards import Card, Run
+from hippod.store.stores import sqlite_only
 
 
 def _bad_state(card: Card, verb: str, run: Run | None) -> HippoError:
@@ -62,7 +63,7 @@ async def _held(
 async def claim(ctx: RequestContext, body: mc.CardClaim) -> tuple[CardReply, str]:
     runtime = text_field(body.runtime, "--runtime", RUNTIME_MAX)
     assert runtime is not None
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now_at = clock.now()
     now, lease = clock.iso(now_at), clock.iso(rules.lease_until(now_at))
     async with store.db.transaction() as conn:
@@ -77,7 +78,7 @@ async def claim(ctx: RequestContext, body: mc.CardClaim) -> tuple[CardReply, str
 
 
 async def heartbeat(ctx: RequestContext, body: mc.CardHeartbeat) -> tuple[CardReply, str]:
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now_at = clock.now()
     lease = clock.iso(rules.lease_until(now_at))
     async with store.db.transaction() as conn:
@@ -92,7 +93,7 @@ async def _end(
     ctx: RequestContext, card_id: int, verb: str, run: int | None, *, reason: str | None = None
 ) -> tuple[CardReply, str]:
     """block and review: the card moves on and its live run ends with the verb's name."""
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     to = rules.MOVES[verb][1]
     async with store.db.transaction() as conn:
@@ -123,7 +124,7 @@ async def complete(ctx: RequestContext, body: mc.CardComplete) -> tuple[CardRepl
         raise HippoError(
             "usage", f"--outcome must be one of {', '.join(rules.OUTCOMES)}, not {body.outcome!r}"
         )
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     to = rules.completed_state(body.outcome)
     readied: list[int] = []
@@ -144,7 +145,7 @@ async def complete(ctx: RequestContext, body: mc.CardComplete) -> tuple[CardRepl
 
 
 async def reclaim(ctx: RequestContext, body: mc.CardReclaim) -> tuple[CardReclaimReply, str]:
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
         found = await reclaim_expired(conn, ctx.tenant, now, ctx.actor)

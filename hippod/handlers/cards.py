@@ -28,6 +28,7 @@ from hippod.lifecycle.card_rows import (
     text_field,
 )
 from hippod.store.sqlite import cards, continuity
+from hippod.store.stores import sqlite_only
 
 
 async def _checked_deps(
@@ -53,7 +54,7 @@ async def create(ctx: RequestContext, body: mc.CardCreate) -> tuple[CardReply, s
     contract = text_field(body.contract, "--contract", TEXT_MAX, required=False)
     if body.budget is not None and body.budget < 0:
         raise HippoError("usage", f"--budget must be 0 or more, not {body.budget}")
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
         card_id = await cards.insert(conn, ctx.tenant, title, repo, contract, body.budget, "ready", now)
@@ -71,7 +72,7 @@ async def create(ctx: RequestContext, body: mc.CardCreate) -> tuple[CardReply, s
 async def depend(ctx: RequestContext, body: mc.CardDepend) -> tuple[CardReply, str]:
     if not body.on:
         raise HippoError("usage", "name at least one card to depend on (--on <id>)")
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
         card = await card_of(conn, ctx, body.id)
@@ -91,7 +92,7 @@ async def comment(ctx: RequestContext, body: mc.CardComment) -> tuple[CardReply,
     text = text_field(body.body, "--body", TEXT_MAX)
     author = text_field(body.author, "--author", RUNTIME_MAX, required=False) or ctx.actor
     assert text is not None
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
         card = await card_of(conn, ctx, body.id)
@@ -102,7 +103,7 @@ async def comment(ctx: RequestContext, body: mc.CardComment) -> tuple[CardReply,
 
 
 async def show(ctx: RequestContext, body: mc.CardShow) -> tuple[CardDetailReply, str]:
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     conn = store.db.reader
     card = await card_of(conn, ctx, body.id)
     handoff = await continuity.latest_task_handoff(conn, ctx.tenant, f"card:{card.id}")
@@ -161,7 +162,7 @@ async def list_cards(ctx: RequestContext, body: mc.CardList) -> tuple[CardsReply
         raise HippoError("usage", f"unknown status {body.status!r}; use one of {', '.join(mc.STATES)}")
     if body.limit is not None and body.limit < 1:
         raise HippoError("usage", f"--limit must be 1 or more, not {body.limit}")
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     found = await cards.listed(store.db.reader, ctx.tenant, body.status, body.limit)
     text = "\n".join(f"#{c.id} [{c.status}] {c.title}" for c in found) or "No cards."
     return CardsReply(cards=[item(c) for c in found]), text

@@ -38,7 +38,7 @@ from hippod.lifecycle.new_memory import fresh_memory
 from hippod.lifecycle.secrets import looks_secret, scrub
 from hippod.store.records import Memory
 from hippod.store.sqlite import continuity, ledger, memories, pinned_state, rejections, spool_marks
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 log = logging.getLogger("hippod.compaction")
 
@@ -153,7 +153,7 @@ async def _open_compaction(conn: aiosqlite.Connection, tenant: str, session: str
 
 
 async def _judge(
-    conn: aiosqlite.Connection, ctx: RequestContext, store: Store, texts: list[str], compaction_id: str,
+    conn: aiosqlite.Connection, ctx: RequestContext, store: SqliteStore, texts: list[str], compaction_id: str,
     session: str | None,
 ) -> tuple[list[CompactionItem], list[Memory], list[str]]:  # fmt: skip
     """Each listed item's outcome, in order, the memories to store (inserted here), and the items
@@ -206,13 +206,13 @@ async def _fresh_snapshot(
     return snapshot
 
 
-async def _import_claude_notes(ctx: RequestContext, store: Store) -> None:
+async def _import_claude_notes(ctx: RequestContext, store: SqliteStore) -> None:
     """Read the project's Claude Code notes folder (ingest.md §4 "When"); a failure is only logged."""
     tools, _ = selected_tools(store.config, ctx.request.env)
     if "claude-code" not in tools:
         return
     try:
-        global_store = await ctx.global_store()
+        global_store = sqlite_only(await ctx.global_store(), ctx.verb)
         home = tool_home("claude-code", global_store.config, os.environ)
         if store.kind == "global":
             root, origin = (
@@ -325,9 +325,11 @@ async def compact_resume(ctx: RequestContext, body: m.CompactResume) -> tuple[Co
     return CompactResumeReply(restored=True, tokens=tokens), block
 
 
-async def _count(ctx: RequestContext, store: Store, session: str | None, tokens: int, when: datetime) -> None:
+async def _count(
+    ctx: RequestContext, store: SqliteStore, session: str | None, tokens: int, when: datetime
+) -> None:
     """The ledger row of a printed block, in the global store (continuity.md §6)."""
-    global_store = await ctx.global_store()
+    global_store = sqlite_only(await ctx.global_store(), ctx.verb)
     row = ledger.LedgerRow(
         surface="compact_resume",
         tokens=tokens,

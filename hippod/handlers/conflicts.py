@@ -12,10 +12,8 @@ from hippod.calls.request import RequestContext
 from hippod.lifecycle.digest import content_digest, normalize
 from hippod.mirrors import conflict_mirror
 from hippod.mirrors.mirrors import dormant_file
-from hippod.store.records import Memory
-from hippod.store.sqlite import rejections
-from hippod.store.sqlite.conflicts import ConflictRecord
-from hippod.store.stores import Store
+from hippod.store.records import ConflictRecord, Memory, Rejection
+from hippod.store.stores import SqliteStore, Store
 
 
 def _item(conflict: ConflictRecord, texts: dict[str, str]) -> ConflictItem:
@@ -108,7 +106,7 @@ async def resolve(ctx: RequestContext, body: m.Resolve) -> tuple[ResolveReply, s
             conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="conflict_resolve", target=str(conflict.id),
             metadata={"kept": body.keep, "loser": loser_id, "action": action},
         )  # fmt: skip
-    if not store.team:  # a team store has no mirror files
+    if isinstance(store, SqliteStore):  # a team store has no mirror files
         files = await conflict_mirror.files(store.db.reader)
         files.update({dormant_file(i): None for i in dormant})
         # A forgotten or rejected loser's text (and the conflict's file, which quotes it) leaves the
@@ -143,7 +141,7 @@ async def _settle_loser(
         await store.rows.audit(conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=loser.id)
         return [loser.id], [], []
     digest = content_digest(loser.content)
-    tombstone = rejections.Rejection(
+    tombstone = Rejection(
         digest,
         body.reason or f"lost conflict #{body.n}",
         ctx.actor,

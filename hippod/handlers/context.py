@@ -44,7 +44,7 @@ from hippod.recall.terms import query_terms
 from hippod.store.records import Memory
 from hippod.store.sqlite import continuity
 from hippod.store.sqlite.continuity import Event, Handoff, Snapshot
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store
 
 DEFAULT_BUDGET = 1500
 # ceil(chars / 4) <= 2,500 keeps an additional-context block within its 10,000 characters.
@@ -187,7 +187,7 @@ def _itself(memory: Memory) -> Memory:
 async def _preamble(store: Store, tenant: str) -> Preamble:
     """The active snapshot, its session's latest handoff and last 5 events (recall.md §9.6); none from a
     team store, which keeps no sessions."""
-    if store.team:
+    if not isinstance(store, SqliteStore):
         return Preamble()
     conn = store.db.reader
     snapshot = await continuity.active_snapshot(conn, tenant)

@@ -23,7 +23,7 @@ from hippod.calls.request import RequestContext
 from hippod.continuity import mirrors, render
 from hippod.store.sqlite import continuity, rejections
 from hippod.store.sqlite.continuity import Event, Handoff, Snapshot
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 LATEST_EVENTS = 8
 CURRENT_EVENTS = 5
@@ -70,7 +70,7 @@ def _env_session(ctx: RequestContext) -> str | None:
 
 async def snapshot_save(ctx: RequestContext, body: m.SnapshotSave) -> tuple[SnapshotReply, str]:
     task, summary = _required(body.task, "--task"), _required(body.summary, "--summary")
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
         new_id = await continuity.save_snapshot(
@@ -90,7 +90,7 @@ async def snapshot_save(ctx: RequestContext, body: m.SnapshotSave) -> tuple[Snap
 
 
 async def snapshot_show(ctx: RequestContext, body: m.SnapshotShow) -> tuple[SnapshotReply, str]:
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     snapshot = await continuity.active_snapshot(store.db.reader, ctx.tenant)
     return SnapshotReply(_snapshot_item(snapshot)), render.snapshot_block(snapshot)
 
@@ -99,7 +99,7 @@ async def snapshot_clear(ctx: RequestContext, body: m.SnapshotClear) -> tuple[Sn
     status = _required(body.status, "--status")
     if status == "active" or not status.replace("-", "").replace("_", "").isalnum():
         raise HippoError("usage", f"--status must be one word other than active, not {status!r}")
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
         active = await continuity.active_snapshot(conn, ctx.tenant)
@@ -119,7 +119,7 @@ async def session_log(ctx: RequestContext, body: m.SessionLog) -> tuple[EventsRe
     session_id = _required(body.session_id, "--id")
     content = _required(body.content, "--content")
     event_type = _required(body.type, "--type")
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
         if await rejections.refuses(conn, ctx.tenant, content):
@@ -143,7 +143,7 @@ async def session_log(ctx: RequestContext, body: m.SessionLog) -> tuple[EventsRe
 async def session_show(ctx: RequestContext, body: m.SessionShow) -> tuple[EventsReply, str]:
     if not 1 <= body.limit <= MAX_LIMIT:
         raise HippoError("usage", f"--limit must be between 1 and {MAX_LIMIT}")
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     reader = store.db.reader
     task = _optional(body.task)
     session_id = _optional(body.session_id)
@@ -160,7 +160,7 @@ async def session_show(ctx: RequestContext, body: m.SessionShow) -> tuple[Events
 
 
 async def session_latest(ctx: RequestContext, body: m.SessionLatest) -> tuple[SessionLatestReply, str]:
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     snapshot = await continuity.active_snapshot(store.db.reader, ctx.tenant)
     events: list[Event] = []
     if snapshot is not None and snapshot.session_id:
@@ -175,7 +175,7 @@ async def session_latest(ctx: RequestContext, body: m.SessionLatest) -> tuple[Se
 
 async def session_resume(ctx: RequestContext, body: m.SessionResume) -> tuple[HandoffReply, str]:
     """The latest handoff as a context block; nothing at all when there is none, for re-injection."""
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     latest = await continuity.latest_handoff(store.db.reader, ctx.tenant)
     return HandoffReply(_handoff_item(latest)), "" if latest is None else render.handoff_block(latest)
 
@@ -183,7 +183,7 @@ async def session_resume(ctx: RequestContext, body: m.SessionResume) -> tuple[Ha
 # --- handoffs (§3) ---------------------------------------------------------------------------------
 
 
-def _repo_root(cwd: str, store: Store) -> str | None:
+def _repo_root(cwd: str, store: SqliteStore) -> str | None:
     """The top of the git work tree holding cwd (a `.git` folder or file), else the store's project."""
     current = os.path.realpath(cwd)
     while True:
@@ -200,7 +200,7 @@ async def handoff_create(ctx: RequestContext, body: m.HandoffCreate) -> tuple[Ha
     summary = _required(body.summary, "--summary")
     session_id = _required(body.session_id, "--session")
     artifacts = [a.strip() for a in body.artifacts if a.strip()]
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
         new_id = await continuity.create_handoff(
@@ -221,7 +221,7 @@ async def handoff_create(ctx: RequestContext, body: m.HandoffCreate) -> tuple[Ha
 
 
 async def handoff_latest(ctx: RequestContext, body: m.HandoffLatest) -> tuple[HandoffReply, str]:
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     latest = await continuity.latest_handoff(store.db.reader, ctx.tenant)
     return HandoffReply(_handoff_item(latest)), "No handoffs." if latest is None else render.handoff_block(
         latest
@@ -229,7 +229,7 @@ async def handoff_latest(ctx: RequestContext, body: m.HandoffLatest) -> tuple[Ha
 
 
 async def handoff_show(ctx: RequestContext, body: m.HandoffShow) -> tuple[HandoffReply, str]:
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     # An id SQLite could not bind never gets here: the door refuses it (hippod/daemon/door.py).
     found = await continuity.handoff(store.db.reader, ctx.tenant, body.id)
     if found is None:
@@ -241,7 +241,7 @@ async def handoff_show(ctx: RequestContext, body: m.HandoffShow) -> tuple[Handof
 
 
 async def current_show(ctx: RequestContext, body: m.CurrentShow) -> tuple[CurrentReply, str]:
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     snapshot = await continuity.active_snapshot(store.db.reader, ctx.tenant)
     if snapshot is None:
         return CurrentReply(None), render.NO_SNAPSHOT

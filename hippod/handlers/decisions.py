@@ -14,6 +14,7 @@ from hippod.lifecycle.new_memory import fresh_memory, validate_content
 from hippod.store.records import Memory
 from hippod.store.sqlite import decisions, memories, rejections
 from hippod.store.sqlite.decisions import Decision
+from hippod.store.stores import sqlite_only
 
 STATUSES = ("active", "superseded", "closed")
 
@@ -36,7 +37,7 @@ def _item(d: Decision) -> DecisionItem:
 async def decide(ctx: RequestContext, body: m.Decide) -> tuple[DecideReply, str]:
     text = validate_content(body.text)
     context = body.context.strip() if body.context and body.context.strip() else None
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     tags = list(dict.fromkeys(["decision", *ctx.cwd_path_tags]))
     content = f"{text}\n\nContext: {context}" if context else text
@@ -133,7 +134,7 @@ def _line(d: Decision) -> str:
 async def decide_list(ctx: RequestContext, body: m.DecideList) -> tuple[DecisionsReply, str]:
     if body.status is not None and body.status not in STATUSES:
         raise HippoError("usage", f"unknown status {body.status!r}; use one of {', '.join(STATUSES)}")
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     found = await decisions.listed(store.db.reader, ctx.tenant, body.status)
     return DecisionsReply(decisions=[_item(d) for d in found]), "\n".join(
         map(_line, found)
@@ -141,7 +142,7 @@ async def decide_list(ctx: RequestContext, body: m.DecideList) -> tuple[Decision
 
 
 async def decide_get(ctx: RequestContext, body: m.DecideGet) -> tuple[DecisionsReply, str]:
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     d = await decisions.get(store.db.reader, ctx.tenant, body.n)
     if d is None:
         raise HippoError("not_found", f"no decision #{body.n}")
@@ -159,7 +160,7 @@ async def decide_get(ctx: RequestContext, body: m.DecideGet) -> tuple[DecisionsR
 
 
 async def decide_close(ctx: RequestContext, body: m.DecideClose) -> tuple[DecisionsReply, str]:
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
         d = await decisions.get(conn, ctx.tenant, body.n)

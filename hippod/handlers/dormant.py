@@ -10,8 +10,7 @@ from hippod.calls.request import RequestContext
 from hippod.lifecycle import strength as st
 from hippod.mirrors.mirrors import dormant_file
 from hippod.recall.tokenize import tokenize
-from hippod.store.sqlite import agent_links
-from hippod.store.sqlite.dormant import DormantMemory
+from hippod.store.records import DormantMemory
 
 
 def _matches(words: list[str], d: DormantMemory) -> bool:
@@ -57,9 +56,8 @@ async def restore(ctx: RequestContext, body: m.DormantRestore) -> tuple[DormantM
         memory.strength = 1.0
         memory.updated_at = now
         await store.dormant.move_out(conn, memory.id)
-        if not store.team:
-            # Restored by hand: the memory no longer follows an agent's note.
-            await agent_links.detach(conn, memory.id)
+        # Restored by hand: the memory no longer follows an agent's note.
+        await store.note_links.detach(conn, memory.id)
         await store.rows.update(conn, memory)
         await store.rows.audit(
             conn,

@@ -11,12 +11,13 @@ from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.embed import queue
 from hippod.embed.service import EXTRA_HINT
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 
 async def embed(ctx: RequestContext, body: m.Embed) -> tuple[EmbedReply, str]:
     project, global_ = await ctx.read_stores()
-    results = [await _one(ctx, s, body.status_only) for s in (project, global_) if s is not None]
+    stores = [sqlite_only(s, ctx.verb) for s in (project, global_) if s is not None]
+    results = [await _one(ctx, s, body.status_only) for s in stores]
     lines = []
     for r in results:
         label = f"{r.kind} store {r.path}"
@@ -32,7 +33,7 @@ async def embed(ctx: RequestContext, body: m.Embed) -> tuple[EmbedReply, str]:
     return EmbedReply(stores=results), "\n".join(lines)
 
 
-async def _one(ctx: RequestContext, store: Store, status_only: bool) -> EmbedStore:
+async def _one(ctx: RequestContext, store: SqliteStore, status_only: bool) -> EmbedStore:
     settings = store.embed_settings()
     entry = EmbedStore(path=store.root, kind=store.kind, model=settings.model, dim=None, embedded=0, total=0)
     if settings.mode == "off":

@@ -18,6 +18,7 @@ from hippod.lifecycle.new_memory import fresh_memory
 from hippod.store.records import Memory
 from hippod.store.sqlite import failures as failures_sql
 from hippod.store.sqlite import memories, rejections, spool_marks
+from hippod.store.stores import sqlite_only
 
 MAX_WINDOW_DAYS = 36_500
 HASH_FOOTER = (
@@ -33,7 +34,7 @@ async def capture_error(ctx: RequestContext, body: m.CaptureError) -> tuple[Capt
     except rules.MalformedPayload as exc:
         # The hook still exits 0 (the client drops the error unless --strict); nothing is written.
         raise HippoError("usage", f"capture-error: {exc}") from None
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     tenant = ctx.tenant
     moment = clock.now()
     now = clock.iso(moment)
@@ -86,7 +87,7 @@ async def failures(ctx: RequestContext, body: m.Failures) -> tuple[FailuresReply
     """Failed tool calls of the last `days` days by outcome and tool, and repeats across sessions."""
     if body.days < 1:
         raise HippoError("usage", "--days must be 1 or more")
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     # Any window this long already covers every row; the cap keeps the date arithmetic in range.
     since = clock.iso(clock.now() - timedelta(days=min(body.days, MAX_WINDOW_DAYS)))
     rows = await failures_sql.window(store.db.reader, ctx.tenant, since)

@@ -42,7 +42,7 @@ from hippod.store.sqlite import imports as sql
 from hippod.store.sqlite import memories, rejections
 from hippod.store.sqlite.import_probe import StoredProbe
 from hippod.store.sqlite.imports import ImportedFile
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store, sqlite_only
 
 log = logging.getLogger("hippod.imports")
 
@@ -77,7 +77,7 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
         raise HippoError("usage", f"import --{body.format} needs a file path")
     path, fmt = body.path, body.format
     extra_tags = given_tags(body.tags)
-    store = await ctx.target_store(write=not body.dry_run)
+    store = sqlite_only(await ctx.target_store(write=not body.dry_run), ctx.verb)
     started = time.monotonic()
     source = await asyncio.to_thread(readers.load, fmt, path)
     if not body.force:
@@ -115,7 +115,7 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
 
 def _plan(
     ctx: RequestContext,
-    store: Store,
+    store: SqliteStore,
     source: Source,
     reading: Reading,
     extra_tags: list[str],
@@ -133,7 +133,7 @@ def _plan(
 
 def _plan_against(
     ctx: RequestContext,
-    store: Store,
+    store: SqliteStore,
     source: Source,
     reading: Reading,
     extra_tags: list[str],
@@ -175,7 +175,7 @@ def _plan_against(
 
 async def _write(
     ctx: RequestContext,
-    store: Store,
+    store: SqliteStore,
     plan: Plan,
     seen: tuple[int, set[str]],
     source: Source,
@@ -219,7 +219,7 @@ def _refused(plan: Plan, tombstones: set[str]) -> set[int]:
     return {i for i, memory in enumerate(plan.memories) if refused(memory.content, tombstones)}
 
 
-def _unchanged(store: Store, path: str, seen: ImportedFile, dry_run: bool) -> tuple[ImportReply, str]:
+def _unchanged(store: SqliteStore, path: str, seen: ImportedFile, dry_run: bool) -> tuple[ImportReply, str]:
     """The reply to importing a file that is byte for byte what its last import read."""
     reply = ImportReply(
         total=0,
@@ -242,7 +242,7 @@ def _unchanged(store: Store, path: str, seen: ImportedFile, dry_run: bool) -> tu
 
 
 def _reply(
-    ctx: RequestContext, store: Store, plan: Plan, dry_run: bool, conversations: int | None
+    ctx: RequestContext, store: SqliteStore, plan: Plan, dry_run: bool, conversations: int | None
 ) -> tuple[ImportReply, str]:
     shown = plan.memories[:MAX_ENTRIES]
     entries = [

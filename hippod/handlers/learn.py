@@ -11,16 +11,18 @@ from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.ingest.gitrun import LearnResult, learn_from_git, repo_root
 from hippod.store.roots import DB_NAME, PROJECT_DIR
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 
-async def _destination(ctx: RequestContext, root: str) -> Store:
+async def _destination(ctx: RequestContext, root: str) -> SqliteStore:
     """A repository with its own store receives its lessons (unless --global); others go to the
     request's target store."""
     own = os.path.join(root, PROJECT_DIR)
     if not ctx.request.global_store and os.path.isfile(os.path.join(own, DB_NAME)):
-        return await ctx.state.registry.open(own)
-    return await ctx.target_store(write=True)
+        store = await ctx.state.registry.open(own)
+    else:
+        store = await ctx.target_store(write=True)
+    return sqlite_only(store, ctx.verb)
 
 
 async def learn_git(ctx: RequestContext, body: m.LearnGit) -> tuple[LearnGitReply, str]:
@@ -28,7 +30,7 @@ async def learn_git(ctx: RequestContext, body: m.LearnGit) -> tuple[LearnGitRepl
         raise HippoError("usage", "--days must be 1 or more")
     # Every repository is checked before anything is read or written.
     roots = list(dict.fromkeys([await repo_root(path) for path in body.repos or [ctx.request.cwd]]))
-    groups: dict[str, tuple[Store, list[str]]] = {}
+    groups: dict[str, tuple[SqliteStore, list[str]]] = {}
     for root in roots:
         store = await _destination(ctx, root)
         groups.setdefault(store.root, (store, []))[1].append(root)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-import aiosqlite
-
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import (
     InvalidateReply,
@@ -25,7 +23,7 @@ from hippod.lifecycle.digest import content_digest, normalize
 from hippod.lifecycle.lookup import find_memory
 from hippod.lifecycle.new_memory import fresh_memory, given_tags, validate_content
 from hippod.mirrors.mirrors import dormant_file
-from hippod.store.sqlite import memories, rejections
+from hippod.store.records import Rejection
 from hippod.store.stores import Store
 
 LAYERS = ("episodic", "semantic", "trace")
@@ -75,9 +73,7 @@ async def supersede(ctx: RequestContext, body: m.Supersede) -> tuple[SupersedeRe
     return reply, text
 
 
-async def _point(
-    ctx: RequestContext, store: Store, conn: aiosqlite.Connection, old_id: str, new_id: str, now: str
-) -> None:
+async def _point(ctx: RequestContext, store: Store, conn: object, old_id: str, new_id: str, now: str) -> None:
     """Old points at new, unless something superseded it meanwhile (then nothing changes): of two
     members superseding one memory at once, one wins and the other gets `already_superseded`."""
     if not await store.rows.mark_superseded(conn, old_id, new_id, now):
@@ -161,7 +157,8 @@ async def _global_copies(ctx: RequestContext, store: Store, digest: str) -> int:
     """How many live copies of a value rejected in a project store the global store still holds."""
     if store.kind != "project":
         return 0
-    found = await memories.with_digest((await ctx.global_store()).db.reader, ctx.tenant, digest)
+    global_store = await ctx.global_store()
+    found = await global_store.rows.with_digest(global_store.db.reader, ctx.tenant, digest)
     return sum(1 for copy in found if copy.kind != "archived")
 
 
@@ -175,7 +172,7 @@ async def reject_value(
     """
     digest = content_digest(text)
     now = clock.iso(clock.now())
-    tombstone = rejections.Rejection(digest, reason, ctx.actor, now, source, len(normalize(text)))
+    tombstone = Rejection(digest, reason, ctx.actor, now, source, len(normalize(text)))
     async with store.db.transaction() as conn:
         deleted, archived, dormant_ids = await store.rejections.reject_copies(
             conn, ctx.tenant, tombstone, text
@@ -244,7 +241,7 @@ async def invalidate(ctx: RequestContext, body: m.Invalidate) -> tuple[Invalidat
         pattern = body.pattern.strip()
         targets = [
             mem
-            for mem in await memories.live(store.db.reader, ctx.tenant)
+            for mem in await store.rows.live(store.db.reader, ctx.tenant)
             if inv.matches(pattern, mem.content, mem.tags)
         ]
     else:
@@ -255,11 +252,11 @@ async def invalidate(ctx: RequestContext, body: m.Invalidate) -> tuple[Invalidat
         now = clock.iso(clock.now())
         async with store.db.transaction() as conn:
             # Re-read inside the transaction, so a retrieval that landed meanwhile is not undone.
-            hit = [mem for mem in await memories.get_many(conn, [mem.id for mem in hit]) if not mem.pinned]
+            hit = [mem for mem in await store.rows.get_many(conn, [mem.id for mem in hit]) if not mem.pinned]
             for mem in hit:
                 inv.weaken(mem, now)
-                await memories.update(conn, mem)
-            await memories.audit_many(
+                await store.rows.update(conn, mem)
+            await store.rows.audit_many(
                 conn,
                 ts=now,
                 tenant=ctx.tenant,

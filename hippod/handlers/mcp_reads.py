@@ -31,8 +31,8 @@ from hippod.mcp.request import McpContext, for_tool
 from hippod.recall import answer
 from hippod.recall.budget import fill_budget, tokens
 from hippod.store.records import Memory
-from hippod.store.sqlite import continuity, memories, traces
-from hippod.store.stores import Store
+from hippod.store.sqlite import continuity, traces
+from hippod.store.stores import SqliteStore, Store, sqlite_only
 
 SURFACE = "mcp"
 DEFAULT_BUDGET = 4000
@@ -46,7 +46,7 @@ def _default_budget(store: Store) -> int:
     return int(store.config.get("defaultBudget", DEFAULT_BUDGET))
 
 
-async def _preamble(store: Store, tenant: str, session_id: str | None) -> list[str]:
+async def _preamble(store: SqliteStore, tenant: str, session_id: str | None) -> list[str]:
     """The continuity preamble as `context` prints it (recall.md §9.6): the active snapshot, then the
     latest handoff and last events of its session, or of `session_id` when one is given."""
     conn = store.db.reader
@@ -73,8 +73,9 @@ async def recall(ctx: McpContext, args: a.RecallArgs) -> tuple[RecallReply, str]
     if not args.include_continuity:
         return await answer.recall(ctx, body, surface=SURFACE)
     project, global_ = await ctx.read_stores()
-    primary = project if project is not None else global_
-    assert primary is not None, "read_stores returns the global store when there is no project store"
+    read = project if project is not None else global_
+    assert read is not None, "read_stores returns the global store when there is no project store"
+    primary = sqlite_only(read, "the MCP tool hippo_recall with include_continuity")
     budget = args.budget if args.budget is not None else _default_budget(primary)
     blocks = await _preamble(primary, ctx.tenant, args.session_id)
     # Each block costs one token more for the blank line after it, as in `context`.
@@ -97,7 +98,7 @@ async def context(ctx: McpContext, args: a.ContextArgs) -> tuple[ContextReply | 
 
 async def assemble(ctx: McpContext, args: a.AssembleArgs) -> tuple[AssembleReply, str]:
     """One session's events and handoffs, newest in full, older as bullets, within the budget."""
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), "the MCP tool hippo_assemble")
     conn, limit = store.db.reader, MAX_SESSION_ITEMS
     events = await continuity.session_events(conn, ctx.tenant, args.session_id, scope=args.scope, limit=limit)
     handoffs = await continuity.session_handoffs(
@@ -142,7 +143,7 @@ async def _walk(store: Store, tenant: str, merged: Memory, depth: int) -> list[d
     seen = {merged.id}
 
     async def visit(ids: list[str], level: int) -> None:
-        rows = {r.id: r for r in await memories.get_many(store.db.reader, ids) if r.tenant_id == tenant}
+        rows = {r.id: r for r in await store.rows.get_many(store.db.reader, ids) if r.tenant_id == tenant}
         for parent_id in ids:
             if len(nodes) >= MAX_DRILL_NODES or parent_id in seen:
                 continue
@@ -188,9 +189,10 @@ async def predict_baserate(ctx: McpContext, args: a.BaserateArgs) -> tuple[Baser
     project, global_ = await ctx.read_stores()
     outcomes: list[str | None] = []
     seen: set[str] = set()  # digests of the stores read before this one
-    for store in (project, global_):
-        if store is None:
+    for read in (project, global_):
+        if read is None:
             continue
+        store = sqlite_only(read, "the MCP tool hippo_predict_baserate")
         rows = await traces.outcomes_with_tag(store.db.reader, ctx.tenant, args.class_tag)
         outcomes += [outcome for digest, outcome in rows if digest not in seen]
         seen |= {digest for digest, _ in rows}

@@ -17,9 +17,7 @@ from hippod.lifecycle import strength as st
 from hippod.lifecycle.lookup import find_memory
 from hippod.lifecycle.new_memory import fresh_memory, given_tags, usage_check, validate_content
 from hippod.lifecycle.share import reaches_every_project
-from hippod.store.records import Memory
-from hippod.store.sqlite import agent_links
-from hippod.store.sqlite.remembers import Remembered
+from hippod.store.records import Memory, Remembered
 from hippod.store.stores import Store
 
 
@@ -236,9 +234,8 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
             if not await store.rows.delete(conn, ctx.tenant, memory.id):
                 # Another request forgot it between our lookup and this transaction.
                 raise HippoError("not_found", f"no memory with id {memory.id}")
-            if not store.team:
-                # A memory made from an agent's note: the unchanged note is not imported again.
-                await agent_links.suppress(conn, memory.id)
+            # A memory made from an agent's note: the unchanged note is not imported again.
+            await store.note_links.suppress(conn, memory.id)
             await store.rows.audit(
                 conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=memory.id
             )

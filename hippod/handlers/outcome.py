@@ -13,7 +13,7 @@ from hippod.calls.request import RequestContext
 from hippod.lifecycle.lookup import find_memory
 from hippod.lifecycle.outcome import mark_outcome, nothing_to_mark
 from hippod.recall.strengthen import last_batch_key
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store, sqlite_only
 from hippod.teamlink import marks as team_marks
 from hippod.teamlink import membership
 
@@ -52,13 +52,15 @@ async def outcome(ctx: RequestContext, body: m.Outcome) -> tuple[OutcomeReply, s
             ids = msgspec.json.decode(raw, type=list[str]) if raw else []
             if ids:
                 targets.append((candidate, ids))
-        if global_ is not None and membership.in_team(ctx.state.registry):
+        # Only a laptop's global store is a team member's, with its team batches (a team server is none).
+        if isinstance(global_, SqliteStore) and membership.in_team(ctx.state.registry):
             team = await team_marks.last_batch(global_, ctx.tenant, ctx.session_key) or []
         if not targets and not team:
             raise nothing_to_mark(recalled, "this session", "run hippoctl recall first", "--id <memory id>")
     reply, text = await mark_outcome(ctx, targets, body.good)
     if team:
-        await team_marks.queue_outcome(await ctx.global_store(), team, body.good)
+        laptop = sqlite_only(await ctx.global_store(), "a mark on team memories")
+        await team_marks.queue_outcome(laptop, team, body.good)
         reply.applied += len(team)
         reply.ids += team
         text += f" ({plural(len(team), 'team memory', 'team memories')}: the mark goes to the team)"

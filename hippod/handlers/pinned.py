@@ -27,7 +27,7 @@ from hippod.recall import tombstones
 from hippod.recall.pinned_recall import prompt_matches
 from hippod.store.records import Memory
 from hippod.store.sqlite import ledger, pinned_rows, pinned_state
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +94,14 @@ async def pinned_context(
         if problem is not None:
             raise HippoError("usage", problem)
     project, global_ = await ctx.read_stores()
-    primary = project if project is not None else global_
-    assert primary is not None, "read_stores returns the global store when there is no project store"
+    # The block's per-session state and the ledger are a laptop's own (Context.team_refusal).
+    stores = [
+        (sqlite_only(s, "context --pinned-only"), source)
+        for s, source in ((project, "local"), (global_, "global"))
+        if s is not None
+    ]
+    # read_stores returns the global store when there is no project store.
+    primary = stores[0][0]
     settings = Settings.of(primary.config)
     fallback = ctx.session_key if ctx.session_key != "-" else None
     given = hook_input(body.payload, fallback)
@@ -118,7 +124,6 @@ async def pinned_context(
         return reply, _text(body.format, reply, "")
 
     scope = body.scope or ctx.active_scope
-    stores = [(s, src) for s, src in ((project, "local"), (global_, "global")) if s is not None]
     pinned: list[pb.Entry] = []
     for store, source in stores:
         rows = await pinned_rows.pinned(store.db.reader, ctx.tenant, primary.project)
@@ -168,7 +173,7 @@ async def pinned_context(
 
 
 async def _decide(
-    store: Store, tenant: str, session_id: str | None, digest: str, settings: Settings
+    store: SqliteStore, tenant: str, session_id: str | None, digest: str, settings: Settings
 ) -> tuple[bool, int]:
     """(send?, skips to remember): skip an unchanged block until `refreshTurns` skips (recall.md §9.5)."""
     if session_id is None or not settings.skip_unchanged:
@@ -182,7 +187,7 @@ async def _decide(
     return True, 0
 
 
-async def _remember(store: Store, tenant: str, session_id: str, digest: str, skips: int) -> None:
+async def _remember(store: SqliteStore, tenant: str, session_id: str, digest: str, skips: int) -> None:
     """Keep the session's digest and skip count (queued behind a long write rather than waited on)."""
     now = clock.iso(clock.now())
 

@@ -36,7 +36,7 @@ from hippod.lifecycle import sleep_report
 from hippod.lifecycle.run import SleepOptions, sleep_store
 from hippod.store.sqlite import last_sleep as kept_report
 from hippod.store.sqlite import ledger_reread, spool_marks
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 log = logging.getLogger("hippod.session_end")
 
@@ -51,7 +51,7 @@ class SessionEndJob:
 
     ctx: RequestContext
     key: str
-    store: Store
+    store: SqliteStore
     has_project_store: bool
     session: str | None
     claude_transcript: str | None
@@ -90,8 +90,8 @@ def codex_rollouts(home: str, offset: int) -> list[str]:
 async def session_end(ctx: RequestContext, body: m.SessionEnd) -> tuple[SessionEndReply, str]:
     """Queue the session-end job and return; the job is in the spool until it is done."""
     given = read_payload("session-end", body.payload)
-    project = await ctx.project_store() if not ctx.request.global_store else None
-    store = project if project is not None else await ctx.global_store()
+    project = None if ctx.request.global_store else await ctx.project_store()
+    store = sqlite_only(project if project is not None else await ctx.global_store(), ctx.verb)
     jobs = ctx.state.hook_jobs
     # A request without a key (not from hippoctl) gets one: it names the job's spool file.
     key = body.spool_key or spool.key_of(spool.new_name())
@@ -105,13 +105,13 @@ async def session_end(ctx: RequestContext, body: m.SessionEnd) -> tuple[SessionE
 
 
 async def _queue(
-    ctx: RequestContext, body: m.SessionEnd, given: HookInput, store: Store, has_project: bool, key: str
+    ctx: RequestContext, body: m.SessionEnd, given: HookInput, store: SqliteStore, has_project: bool, key: str
 ) -> tuple[SessionEndReply, str]:
     if await spool_marks.applied(store.db.reader, key):
         raise spool_marks.AlreadyApplied(key)
     codex: list[str] = []
     if body.codex_offset is not None:
-        home = tool_home("codex", (await ctx.global_store()).config, os.environ)
+        home = tool_home("codex", (sqlite_only(await ctx.global_store(), ctx.verb)).config, os.environ)
         codex = await asyncio.to_thread(codex_rollouts, home, body.codex_offset)
     job = SessionEndJob(
         ctx=ctx,
@@ -237,7 +237,7 @@ async def _rereads(job: SessionEndJob) -> None:
     if job.claude_transcript is None or job.session is None:
         return
     calls = await asyncio.to_thread(_session_calls, job.claude_transcript)
-    ledger_store = await job.ctx.global_store()
+    ledger_store = sqlite_only(await job.ctx.global_store(), job.ctx.verb)
     tenant = job.ctx.tenant
     async with ledger_store.db.transaction() as conn:
         sent = await ledger_reread.sent_blocks(conn, tenant, job.session)

@@ -21,11 +21,11 @@ from hippod.lifecycle.auto_share import (
 from hippod.lifecycle.digest import refused
 from hippod.store.records import Memory
 from hippod.store.sqlite import memories, rejections, sharing
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 
-async def _project_memory(ctx: RequestContext, memory_id: str) -> tuple[Store, Memory]:
-    store = await ctx.target_store(write=False)
+async def _project_memory(ctx: RequestContext, memory_id: str) -> tuple[SqliteStore, Memory]:
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     if store.kind != "project":
         raise HippoError(
             "no_project_store", f"no project store above {ctx.request.cwd}; nothing to copy from"
@@ -37,10 +37,10 @@ async def _project_memory(ctx: RequestContext, memory_id: str) -> tuple[Store, M
 
 
 async def _to_global(
-    ctx: RequestContext, store: Store, memory: Memory, source: str, op: str, score: float | None
+    ctx: RequestContext, store: SqliteStore, memory: Memory, source: str, op: str, score: float | None
 ) -> tuple[SharedItem, str]:
     """Copy one memory to the global store unless it is already there or its text is rejected."""
-    global_store = await ctx.global_store()
+    global_store = sqlite_only(await ctx.global_store(), ctx.verb)
     present = (await share_keys(global_store, memory.tenant_id)).get(rules.share_key(memory.content))
     if present is not None:
         return SharedItem(
@@ -96,12 +96,16 @@ async def share(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, str]:
 
 
 async def _share_auto(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, str]:
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     if store.kind != "project":
         raise HippoError("no_project_store", f"no project store above {ctx.request.cwd}; nothing to share")
     rows = await sharing.live_rows(store.db.reader, ctx.tenant)
     chosen = await auto_share(
-        store, await ctx.global_store(), rows, min_score=body.min_score, dry_run=body.dry_run
+        store,
+        sqlite_only(await ctx.global_store(), ctx.verb),
+        rows,
+        min_score=body.min_score,
+        dry_run=body.dry_run,
     )
     items = [SharedItem(c.memory.id, c.copy_id, round(c.score, 4)) for c in chosen]
     verb = "Would share" if body.dry_run else "Shared"
@@ -114,7 +118,7 @@ async def _share_auto(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, s
 
 
 async def peers(ctx: RequestContext, body: m.Peers) -> tuple[PeersReply, str]:
-    global_store = await ctx.global_store()
+    global_store = sqlite_only(await ctx.global_store(), ctx.verb)
     found: dict[str, Peer] = {}
     for source, created in await sharing.contributions(global_store.db.reader, ctx.tenant):
         project = rules.contributor(source)
@@ -133,12 +137,12 @@ async def peers(ctx: RequestContext, body: m.Peers) -> tuple[PeersReply, str]:
 
 
 async def sync(ctx: RequestContext, body: m.Sync) -> tuple[SyncReply, str]:
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     if store.kind != "project":
         raise HippoError(
             "no_project_store", f"no project store above {ctx.request.cwd}; nothing to sync into"
         )
-    global_store = await ctx.global_store()
+    global_store = sqlite_only(await ctx.global_store(), ctx.verb)
     present = set(await share_keys(store, ctx.tenant))
     rejected = await rejections.all_digests(store.db.reader, ctx.tenant)
     now = clock.iso(clock.now())

@@ -17,6 +17,7 @@ from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.lifecycle.lookup import find_memory
 from hippod.store.sqlite import team_cache, team_marks, team_outbox
+from hippod.store.stores import sqlite_only
 from hippod.teamlink import cache as team_copy
 from hippod.teamlink import calls, membership
 from hippod.teamlink.shares import queue_shares, wake_sender
@@ -56,7 +57,7 @@ async def team_leave(ctx: RequestContext, body: m.TeamLeave) -> tuple[TeamReply,
     root = ctx.state.registry.global_root
     if not await asyncio.to_thread(membership.remove, root):
         return TeamReply(joined=False), "Not in a team."
-    store = await ctx.global_store()
+    store = sqlite_only(await ctx.global_store(), ctx.verb)
     async with store.db.transaction() as conn:
         dropped = await team_outbox.clear(conn)
         await team_marks.clear(conn)
@@ -70,7 +71,7 @@ async def team_leave(ctx: RequestContext, body: m.TeamLeave) -> tuple[TeamReply,
 async def _status(
     ctx: RequestContext, joined: membership.Membership | None, *, reachable: bool | None
 ) -> TeamReply:
-    store = await ctx.global_store()
+    store = sqlite_only(await ctx.global_store(), ctx.verb)
     counts = await team_outbox.counts(store.db.reader)
     marks = await team_marks.count(store.db.reader)
     sender = ctx.state.team_sender

@@ -5,6 +5,7 @@ recalls made of team memories, in batches."""
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_http import TeamChangesReply, TeamMarksReply
@@ -14,17 +15,23 @@ from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.lifecycle.outcome import mark_rows
 from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
-from hippod.store.stores import Store
+
+if TYPE_CHECKING:
+    from hippod.store.postgres.store import TeamStore
 
 # Ids in one batch of marks, all kinds together.
 MAX_MARKS = 1000
 
 
-async def _team_store(ctx: RequestContext) -> Store:
+async def _team_store(ctx: RequestContext) -> TeamStore:
+    """The team server's store; HippoError `not_implemented` on a laptop."""
     store = await ctx.global_store()
-    if not store.team:
-        raise HippoError("not_implemented", "this hippod is not a team server (see: hippod serve --team)")
-    return store
+    if store.team:
+        from hippod.store.postgres.store import TeamStore  # psycopg: a team server's alone
+
+        if isinstance(store, TeamStore):
+            return store
+    raise HippoError("not_implemented", "this hippod is not a team server (see: hippod serve --team)")
 
 
 def _rounds(ids: list[str]) -> list[list[str]]:

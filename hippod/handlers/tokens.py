@@ -11,6 +11,7 @@ from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.context.tokens_table import render, totals
+from hippod.store.stores import sqlite_only
 
 MAX_WINDOW_DAYS = 36_500
 
@@ -30,7 +31,7 @@ async def tokens(ctx: RequestContext, body: m.Tokens) -> tuple[TokensReply, str]
         project = here.project if here is not None else ""
         sql += " AND project = ?"
         params.append(project)
-    store = await ctx.global_store()
+    store = sqlite_only(await ctx.global_store(), ctx.verb)
     rows = await store.db.reader.execute_fetchall(sql, params)
     surfaces, total = totals((str(r[0]), str(r[1]), int(r[2]), bool(r[3])) for r in rows)
     reply = TokensReply(days=body.days, since=since, surfaces=surfaces, total=total, project=project)

@@ -19,6 +19,7 @@ from hippod.lifecycle.new_memory import fresh_memory
 from hippod.lifecycle.secrets import scrub
 from hippod.store.sqlite import memories
 from hippod.store.sqlite.overlap import find_overlapping
+from hippod.store.stores import sqlite_only
 
 KNOWN_ABOVE = 0.7
 # Leading `VAR=value` words set the command's environment; they are not the command.
@@ -56,7 +57,7 @@ async def watch_failure(ctx: RequestContext, body: m.WatchFailure) -> tuple[Watc
     printed = bool(body.output.strip() or body.stdout.strip())
     content = failure_text(command, body.exit_code, lines, printed=printed)
     tags = list(dict.fromkeys(t for t in ("error", "autolearn", first_word(command)) if t))
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     async with store.db.transaction() as conn:
         known = await find_overlapping(conn, ctx.tenant, content, KNOWN_ABOVE, fts5=store.fts5)
         if known is not None:

@@ -14,6 +14,7 @@ from hippod.continuity import render
 from hippod.store.sqlite import rejections
 from hippod.store.sqlite import working_memory as wm
 from hippod.store.sqlite.working_memory import Entry
+from hippod.store.stores import sqlite_only
 
 
 def _scope(value: str) -> str:
@@ -45,7 +46,7 @@ async def wm_push(ctx: RequestContext, body: m.WmPush) -> tuple[WmReply, str]:
     if not 0.0 <= body.importance <= 1.0:
         raise HippoError("usage", "--importance must be between 0 and 1")
     session = _session(body.session) or ctx.request.env.get("HIPPO_SESSION_ID", "").strip() or None
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     now = clock.iso(clock.now())
     async with store.db.transaction() as conn:
         if await rejections.refuses(conn, ctx.tenant, content):
@@ -68,14 +69,14 @@ async def wm_push(ctx: RequestContext, body: m.WmPush) -> tuple[WmReply, str]:
 
 async def wm_read(ctx: RequestContext, body: m.WmRead) -> tuple[WmReply, str]:
     scope = _scope(body.scope)
-    store = await ctx.target_store(write=False)
+    store = sqlite_only(await ctx.target_store(write=False), ctx.verb)
     entries = await wm.read(store.db.reader, ctx.tenant, scope)
     return WmReply(scope, [_item(e) for e in entries]), _lines(entries, scope)
 
 
 async def _remove(ctx: RequestContext, scope_arg: str, session_arg: str | None) -> tuple[str, list[Entry]]:
     scope = _scope(scope_arg)
-    store = await ctx.target_store(write=True)
+    store = sqlite_only(await ctx.target_store(write=True), ctx.verb)
     async with store.db.transaction() as conn:
         removed = await wm.remove(conn, ctx.tenant, scope, _session(session_arg))
     return scope, removed

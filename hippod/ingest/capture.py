@@ -17,7 +17,7 @@ from hippod.lifecycle.secrets import looks_secret
 from hippod.store.records import Memory
 from hippod.store.sqlite import memories, spool_marks
 from hippod.store.sqlite.contents import live_contents
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore
 
 
 @dataclass
@@ -51,7 +51,7 @@ async def known_keys(conn: aiosqlite.Connection, tenant: str) -> set[str]:
 
 async def capture_text(
     ctx: RequestContext,
-    store: Store,
+    store: SqliteStore,
     text: str,
     *,
     dry_run: bool = False,

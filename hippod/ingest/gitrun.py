@@ -25,7 +25,7 @@ from hippod.store.config import STORE_DEFAULTS
 from hippod.store.records import Memory
 from hippod.store.sqlite import memories
 from hippod.store.sqlite.overlap import find_overlapping
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore
 
 GIT_TIMEOUT_SECONDS = 30.0
 DUPLICATE_ABOVE = 0.7
@@ -142,7 +142,7 @@ def _context(state: DaemonView, root: str, days: int, tenant: str) -> RequestCon
 
 async def learn_from_git(
     state: DaemonView,
-    store: Store,
+    store: SqliteStore,
     repos: Sequence[str],
     days: int,
     say: Say | None = None,

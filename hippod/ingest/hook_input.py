@@ -9,7 +9,7 @@ from typing import Any
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.store.roots import DB_NAME
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,15 +57,16 @@ def session_of(ctx: RequestContext, given: HookInput) -> str | None:
     return session or None
 
 
-async def existing_target(ctx: RequestContext) -> Store | None:
-    """The project store above cwd, else the global store only if it already exists (never created)."""
+async def existing_target(ctx: RequestContext) -> SqliteStore | None:
+    """The project store above cwd, else the global store only if it already exists (never created);
+    the hooks that keep their rows in it need a laptop's own store (HippoError `not_on_team_store`)."""
     if not ctx.request.global_store:
         project = await ctx.project_store()
         if project is not None:
-            return project
+            return sqlite_only(project, ctx.verb)
     if not os.path.exists(os.path.join(ctx.state.registry.global_root, DB_NAME)):
         return None
-    return await ctx.global_store()
+    return sqlite_only(await ctx.global_store(), ctx.verb)
 
 
 def transcript_file(ctx: RequestContext, given: HookInput) -> str | None:

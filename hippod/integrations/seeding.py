@@ -14,7 +14,7 @@ from hippod.ingest.gitrun import learn_from_git, repo_root
 from hippod.store import gitignore
 from hippod.store.config import ConfigFile
 from hippod.store.roots import DB_NAME, PROJECT_DIR, find_project_root
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, sqlite_only
 
 # The folders and files a fresh store shows (integrations.md §1 step 1).
 STORE_DIRS = ("buffer", "episodic", "semantic", "conflicts")
@@ -23,7 +23,7 @@ SCAN_DEPTH = 3
 SCAN_SKIP = frozenset({"node_modules"})
 
 
-def store_files(store: Store) -> tuple[str, ...]:
+def store_files(store: SqliteStore) -> tuple[str, ...]:
     """The files a fresh store shows: a project store's .gitignore too."""
     return (*STORE_FILES, gitignore.NAME) if store.kind == "project" else STORE_FILES
 
@@ -32,7 +32,7 @@ def store_files(store: Store) -> tuple[str, ...]:
 class Made:
     """A store `make_store` opened, and whether this call created it."""
 
-    store: Store
+    store: SqliteStore
     created: bool
     shadows: str | None = None  # a store further up that this one now hides for its subtree
 
@@ -48,7 +48,7 @@ async def make_store(ctx: RequestContext, root: str) -> Made:
         shadows = find_project_root(os.path.dirname(os.path.dirname(root)), registry.global_root)
     # A config.json that does not parse stops init before it creates anything (HippoError).
     ConfigFile(root).current()
-    store = await registry.open(root)
+    store = sqlite_only(await registry.open(root), ctx.verb)
     await gitignore.ensure(store, restore=True)
     for name in STORE_DIRS:
         os.makedirs(os.path.join(root, name), mode=0o700, exist_ok=True)
@@ -59,7 +59,7 @@ async def make_store(ctx: RequestContext, root: str) -> Made:
 
 
 async def learn_git(
-    ctx: RequestContext, store: Store, folder: str, days: int
+    ctx: RequestContext, store: SqliteStore, folder: str, days: int
 ) -> tuple[int | None, str | None]:
     """Git lessons of the last `days` days of the repository holding `folder` into `store`.
 
@@ -86,7 +86,8 @@ async def import_notes(ctx: RequestContext, folder: str) -> tuple[int, list[str]
 async def import_user_notes(ctx: RequestContext) -> int:
     """The user-level agent notes into the global store."""
     registry = ctx.state.registry
-    return await import_store(ctx.state, await registry.open(registry.global_root), ctx.request.env)
+    global_store = sqlite_only(await registry.open(registry.global_root), ctx.verb)
+    return await import_store(ctx.state, global_store, ctx.request.env)
 
 
 def find_repos(folder: str, depth: int = SCAN_DEPTH) -> list[str]:

@@ -19,7 +19,7 @@ from hippod.base import clock
 from hippod.calls.daemon_view import DaemonView
 from hippod.lifecycle.run import SleepOptions, sleep_store
 from hippod.store.sqlite import memories
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store
 
 log = logging.getLogger("hippod.autosleep")
 
@@ -47,7 +47,7 @@ def settings(config: dict[str, Any]) -> Settings:
     return Settings(enabled=enabled is not False, threshold=threshold)
 
 
-async def new_since_last_sleep(store: Store) -> int:
+async def new_since_last_sleep(store: SqliteStore) -> int:
     """Memories created in the last 24 hours and after the store's last sleep."""
     since = clock.iso(clock.now() - WINDOW)
     last = await memories.get_meta(store.db.reader, "last_sleep")
@@ -65,6 +65,8 @@ class AutoSleep:
     def notice(self, store: Store) -> None:
         """Memories were just added to `store`: check it in the background unless a check is under way."""
         root = store.root
+        if not isinstance(store, SqliteStore):  # the team store sleeps by the daily run
+            return
         if root in self.checking or self.state.shutdown.is_set():
             return
         last = self.started.get(root)
@@ -81,7 +83,7 @@ class AutoSleep:
         self.state.background.add(task)
         task.add_done_callback(self.state.background.discard)
 
-    async def _check(self, store: Store, threshold: int) -> None:
+    async def _check(self, store: SqliteStore, threshold: int) -> None:
         try:
             count = await new_since_last_sleep(store)
             if count < threshold:

@@ -11,6 +11,7 @@ from hippod.calls.daemon_view import DaemonView
 from hippod.lifecycle.card_rows import reclaim_expired
 from hippod.store import workspaces
 from hippod.store.roots import DB_NAME
+from hippod.store.stores import sqlite_only
 
 log = logging.getLogger("hippod.cards")
 
@@ -31,7 +32,7 @@ async def reclaim_all(state: DaemonView) -> int:
     total = 0
     for root in _roots(state):
         try:
-            store = await state.registry.open(root)
+            store = sqlite_only(await state.registry.open(root), "card reclaim")
             async with store.db.transaction() as conn:
                 found = await reclaim_expired(conn, None, clock.iso(clock.now()), ACTOR)
         except Exception as exc:  # one broken store must not stop the others' reclaim

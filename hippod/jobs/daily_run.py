@@ -29,7 +29,7 @@ from hippod.calls.daemon_view import DaemonView, Say
 from hippod.ingest.gitrun import learn_from_git
 from hippod.lifecycle.run import SleepOptions, sleep_store
 from hippod.store import workspaces
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store, sqlite_only
 
 if TYPE_CHECKING:
     from hippod.store.postgres.pg import TeamDatabase  # psycopg: a team server's alone
@@ -44,7 +44,7 @@ def summary_line(processed: int, failures: int) -> str:
     )
 
 
-async def learn_git(state: DaemonView, store: Store, days: int, say: Say) -> int:
+async def learn_git(state: DaemonView, store: SqliteStore, days: int, say: Say) -> int:
     """`learn --git --days N` on one workspace (the folder holding its store); returns the lessons learned."""
     result = await learn_from_git(state, store, [os.path.dirname(store.root)], days, say)
     return len(result.lessons)
@@ -279,7 +279,7 @@ class DailyRunner:
         return failures
 
     async def _learn(self, root: str, say: Say) -> str:
-        store = await self.state.registry.open(root)
+        store = sqlite_only(await self.state.registry.open(root), "learn --git")
         learned = await learn_git(self.state, store, self.days, say)
         return f"{plural(learned, 'lesson')} learned"
 

@@ -26,7 +26,7 @@ from typing import Any
 from watchfiles import awatch
 
 from hippod.agentnotes import sources
-from hippod.agentnotes.importer import sync_tool
+from hippod.agentnotes.importer import IMPORT, sync_tool
 from hippod.agentnotes.tools import selected_tools, tool_home
 from hippod.base.config import DAEMON_DEFAULTS
 from hippod.base.errors import HippoError
@@ -34,7 +34,7 @@ from hippod.calls.daemon_view import DaemonView
 from hippod.store import workspaces
 from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import sqlite_errors
-from hippod.store.stores import Store
+from hippod.store.stores import Store, sqlite_only
 
 log = logging.getLogger("hippod.jobs.watchers")
 
@@ -251,7 +251,7 @@ class AgentWatcher:
     async def _run(self, job: Job) -> None:
         registry = self.state.registry
         global_store = await self._global()
-        store = await registry.open(job.store_root)
+        store = sqlite_only(await registry.open(job.store_root), IMPORT)
         tools, _ = selected_tools(store.config, os.environ)
         if job.tool not in tools:
             return

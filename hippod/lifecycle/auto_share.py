@@ -15,7 +15,7 @@ from hippod.lifecycle.digest import refused
 from hippod.lifecycle.locality import project_names
 from hippod.store.records import Memory
 from hippod.store.sqlite import memories, rejections, sharing
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore
 
 
 def global_id() -> str:
@@ -23,7 +23,7 @@ def global_id() -> str:
     return "g_" + secrets.token_hex(6)
 
 
-async def share_keys(store: Store, tenant: str) -> dict[str, str]:
+async def share_keys(store: SqliteStore, tenant: str) -> dict[str, str]:
     """First-200-char key -> id of every memory of a tenant in a store."""
     return {
         rules.share_key(content): memory_id
@@ -32,7 +32,7 @@ async def share_keys(store: Store, tenant: str) -> dict[str, str]:
 
 
 async def copy_in(
-    target: Store, copies: Sequence[Memory], *, actor: str, op: str, origins: Sequence[str]
+    target: SqliteStore, copies: Sequence[Memory], *, actor: str, op: str, origins: Sequence[str]
 ) -> list[Memory]:
     """Insert copies in one transaction (tombstoned digests are refused); audit each; mirror them."""
     stored: list[Memory] = []
@@ -57,7 +57,7 @@ def auto_share_score(memory: Memory, min_score: float, names: Iterable[str]) -> 
     return score if score >= min_score and rules.auto_share_eligible(memory, names) else None
 
 
-async def names_of(store: Store) -> frozenset[str]:
+async def names_of(store: SqliteStore) -> frozenset[str]:
     """The names of a project store's folder that an auto-shared lesson must not hold."""
     return await asyncio.to_thread(project_names, os.path.dirname(store.root))
 
@@ -72,7 +72,12 @@ class AutoShared:
 
 
 async def auto_share(
-    project: Store, global_store: Store | None, rows: Sequence[Memory], *, min_score: float, dry_run: bool
+    project: SqliteStore,
+    global_store: SqliteStore | None,
+    rows: Sequence[Memory],
+    *,
+    min_score: float,
+    dry_run: bool,
 ) -> list[AutoShared]:
     """Phase 12 / `share --auto`: copy eligible rows scoring >= min_score, each with source
     `auto-shared:<project>:<iso>` and its project as origin_project.

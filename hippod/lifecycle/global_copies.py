@@ -15,7 +15,6 @@ from hippod.lifecycle.digest import content_digest
 from hippod.lifecycle.share import AUTO_SHARED, reaches_every_project
 from hippod.store.records import Memory
 from hippod.store.roots import DB_NAME
-from hippod.store.sqlite import memories
 from hippod.store.stores import Store
 
 
@@ -35,7 +34,7 @@ async def of(ctx: RequestContext, store: Store, text: str) -> list[Memory]:
     global_store = await _global(ctx)
     if global_store is None:
         return []
-    found = await memories.with_digest(global_store.db.reader, ctx.tenant, content_digest(text))
+    found = await global_store.rows.with_digest(global_store.db.reader, ctx.tenant, content_digest(text))
     return [
         c
         for c in found

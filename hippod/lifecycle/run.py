@@ -28,7 +28,7 @@ from hippod.mirrors.mirror_text import render
 from hippod.mirrors.mirrors import dormant_file
 from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import ledger
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store, sqlite_only
 from hippod.teamlink.membership import in_team
 from hippod.teamlink.shares import queue_shares
 
@@ -123,7 +123,7 @@ async def _locked_run(
 # --- phases that belong to other work: clear hook points, no-ops for now ---------------------------
 
 
-async def learn_and_import(state: DaemonView, store: Store, options: SleepOptions) -> tuple[int, int]:
+async def learn_and_import(state: DaemonView, store: SqliteStore, options: SleepOptions) -> tuple[int, int]:
     """Phase 1: learn from git (1 day) and import agent notes (ingest.md §4-5); (lessons, notes).
 
     Either part failing (git missing, a tool folder unreadable) is logged and leaves the sleep to go on.
@@ -207,8 +207,9 @@ async def _sleep(
 
     # A team store has no project folder or agent notes to learn from; what a project or its agents
     # teach is its owner's, never a tenant's own sleep's.
-    skip_learn = options.dry_run or options.no_learn or store.team or options.tenant is not None
-    learned = (0, 0) if skip_learn else await learn_and_import(state, store, options)
+    skip_learn = options.dry_run or options.no_learn or options.tenant is not None
+    own = store if isinstance(store, SqliteStore) and not skip_learn else None
+    learned = (0, 0) if own is None else await learn_and_import(state, own, options)
     settings = _settings(state, store, options)
     rows = store.sleeps
     result, marks, statuses = await rows.planned(store.db, settings, new_semantic_id)
@@ -241,7 +242,7 @@ async def _sleep(
         )
     run.committed = True
     written = time.monotonic()
-    if not store.team:  # a team store has no mirror files
+    if isinstance(store, SqliteStore):  # a team store has no mirror files
         await _after_commit(store, result)
     shared, reply.shared_team = await _share_phase(state, store, options, result, dry_run=False)
     sleep_report.add_shared(reply, shared)
@@ -268,14 +269,14 @@ async def _share_phase(
         options.no_share
         or options.tenant is not None  # sharing onward is the store owner's choice
         or store.kind == "global"
-        or store.team
+        or not isinstance(store, SqliteStore)  # the team store: shared already
         or not store.config.get("autoShareOnSleep", True)
     ):
         return [], 0
     registry = state.registry
-    global_store: Store | None = None
+    global_store: SqliteStore | None = None
     if not dry_run or os.path.isfile(os.path.join(registry.global_root, DB_NAME)):
-        global_store = await registry.open(registry.global_root)
+        global_store = sqlite_only(await registry.open(registry.global_root), "auto-share")
     copied = await auto_share(
         store, global_store, result.live.share, min_score=AUTO_SHARE_MIN, dry_run=dry_run
     )
@@ -289,7 +290,7 @@ async def _share_phase(
     return copied, queued
 
 
-async def _after_commit(store: Store, result: Plan) -> None:
+async def _after_commit(store: SqliteStore, result: Plan) -> None:
     """Mirrors: changed and new memories, removed ones, dormant copies, conflicts, stats.json; then
     every mirror checked against the database."""
     faded = result.faded

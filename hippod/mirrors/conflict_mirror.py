@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import aiosqlite
 
+from hippod.store.records import ConflictRecord
 from hippod.store.sqlite import conflicts as conflict_sql
-from hippod.store.sqlite.conflicts import ConflictRecord
 
 PREVIEW_CHARS = 120
 

@@ -98,6 +98,21 @@ class MirrorWriter:
         self._close_by: float | None = None  # time.monotonic() past which a closing pass stops
         self._refused: object = None  # the unknown layout last warned about
 
+    @classmethod
+    def without_files(cls, root: str) -> MirrorWriter:
+        """A writer for a store that keeps no files beside it (the team store): every pass is empty."""
+
+        async def nothing(ids: list[str]) -> list[Memory]:
+            return []
+
+        async def no_stats() -> dict[str, object]:
+            return {}
+
+        def no_reader() -> aiosqlite.Connection:
+            raise AssertionError("a store without files has no mirrors to read rows for")
+
+        return cls(root, nothing, no_stats, no_reader, enabled=False)
+
     def changed(self, memories: Iterable[Memory]) -> None:
         for memory in memories:
             self._changed[memory.id] = memory

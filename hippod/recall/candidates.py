@@ -13,7 +13,7 @@ from typing import Any
 
 from hippod.recall import narrow
 from hippod.store.backend import MemoryRows
-from hippod.store.sqlite.memory_codec import Candidate, TermStats
+from hippod.store.records import Candidate, TermStats
 
 # Candidates per store and query (recall.md §2).
 CANDIDATE_LIMIT = 200

@@ -15,8 +15,7 @@ from hippod.lifecycle.strength import live_strength
 from hippod.recall.bm25 import bm25_parts
 from hippod.recall.proximity import proximity, query_pairs
 from hippod.recall.terms import stem
-from hippod.store.records import Memory
-from hippod.store.sqlite.memory_codec import TermStats
+from hippod.store.records import Memory, TermStats
 
 # Compared by stem, so that query words and query terms both work.
 RECENT_WORDS = frozenset(map(stem, ["recently", "latest", "last", "newest", "current", "today"]))

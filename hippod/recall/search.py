@@ -18,9 +18,9 @@ from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
 from hippod.recall.terms import query_terms
-from hippod.store.records import Memory
-from hippod.store.sqlite import embeddings, memories, memory_codec
-from hippod.store.stores import Store
+from hippod.store.records import Candidate, Memory
+from hippod.store.sqlite import embeddings, memories
+from hippod.store.stores import SqliteStore, Store, sqlite_only
 from hippod.teamlink import cache as team_copy
 from hippod.teamlink import membership
 
@@ -114,11 +114,10 @@ def _no_hybrid(store: Store, settings: Settings) -> HippoError:
     return HippoError("mode_not_available", f"hybrid recall is not available: {reason}", hint="use mode=bm25")
 
 
-async def _candidates_like(
-    store: Store, query: list[str], body: m.Recall, tenant: str
-) -> list[memory_codec.Candidate]:
+async def _candidates_like(store: Store, query: list[str], body: m.Recall, tenant: str) -> list[Candidate]:
+    # The team store always has its full-text index: a store without one is a laptop's.
     return await memories.candidates_like(
-        store.db.reader,
+        sqlite_only(store, "recall without a full-text index").db.reader,
         tenant,
         query,
         include_superseded=body.include_superseded,
@@ -129,6 +128,8 @@ async def _candidates_like(
 
 async def _active_embedder(store: Store, settings: Settings) -> Embedder | None:
     """The store's model when embeddings are on, the model loads, and the store holds vectors of it."""
+    if not isinstance(store, SqliteStore):  # the team store keeps no vectors
+        return None
     if store.embedder.missing(settings) or not await embeddings.has_any(store.db.reader, settings.model):
         return None
     return await store.embedder.get(settings)
@@ -140,15 +141,15 @@ async def _by_meaning(
     settings: Settings,
     body: m.Recall,
     tenant: str,
-    found: list[memory_codec.Candidate],
-) -> tuple[list[memory_codec.Candidate], bytes | None]:
+    found: list[Candidate],
+) -> tuple[list[Candidate], bytes | None]:
     """The admitted memories nearest the query by meaning that the terms did not find (at most
     `nearest.NEAREST`, from the cosine floor up), and the query's vector when it was made.
 
     Only with embeddings active (`embedder`, from _active_embedder) on a store of at most
     `nearest.SCAN_MAX` vectors (embed/nearest.py).
     """
-    if embedder is None:
+    if embedder is None or not isinstance(store, SqliteStore):
         return [], None
     from hippod.embed.nearest import NearestIndex  # numpy, only once a store has vectors
 
@@ -189,7 +190,7 @@ async def _cosines(
     if not candidates:
         return None
     embedder, blobs = None, {}
-    if not store.embedder.missing(settings):
+    if isinstance(store, SqliteStore) and not store.embedder.missing(settings):
         blobs = await _current_vectors(store, settings.model, candidates)
         if len(blobs) < len(candidates):
             # A candidate without a current vector ranks on its words alone: embedding it here
@@ -212,7 +213,7 @@ async def _cosines(
     return embedder.cosines(query_vector, [blobs.get(c.id) for c in candidates]), blobs
 
 
-async def _current_vectors(store: Store, model: str, candidates: list[Memory]) -> dict[str, bytes]:
+async def _current_vectors(store: SqliteStore, model: str, candidates: list[Memory]) -> dict[str, bytes]:
     """memory id -> its stored vector of `model`, for the candidates whose vector matches their text."""
     stored = await embeddings.vectors(store.db.reader, model, [c.id for c in candidates])
     return {

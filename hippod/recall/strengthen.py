@@ -12,7 +12,7 @@ from hippod.calls.request import RequestContext
 from hippod.lifecycle import strength as st
 from hippod.recall.score import Scored
 from hippod.recall.search import Ranking, warn
-from hippod.store.stores import Store
+from hippod.store.stores import SqliteStore, Store
 from hippod.teamlink import marks as team_marks
 
 
@@ -64,7 +64,7 @@ async def _after_recall(
     batch_key = last_batch_key(ctx.tenant, ctx.session_key)
     tenant, actor, session = ctx.tenant, ctx.actor, ctx.session_key
 
-    async def write(conn: aiosqlite.Connection) -> None:
+    async def write(conn: object) -> None:
         if ids and strengthen:
             await store.rows.strengthen(conn, ids, now, st.RETRIEVAL_HALF_LIFE_BONUS)
         await store.rows.set_meta(conn, batch_key, msgspec.json.encode(ids).decode())
@@ -76,8 +76,6 @@ async def _after_recall(
             op="recall",
             metadata={"query": query[:200], "results": len(ids), "mode": mode},
         )
-        if team is not None:
-            await team_marks.record_recall(conn, store, team, tenant, session, now, strengthen=strengthen)
 
     # Mirrors hold no usage numbers: strengthening changes one only where it lifts a stale memory
     # to observed. The pass reads those rows back as committed (one forgotten meanwhile is skipped).
@@ -88,6 +86,14 @@ async def _after_recall(
             store.mirrors.changed_ids(lifted)
 
     # The results are chosen and strengthening cannot change them: the reply goes out first.
-    skipped = await store.db.write_bookkeeping(write, mirror, after_reply=True)
+    if team is not None and isinstance(store, SqliteStore):
+        # A team member's global store: in the same write, the team memories the recall returned.
+        async def with_team(conn: aiosqlite.Connection) -> None:
+            await write(conn)
+            await team_marks.record_recall(conn, store, team, tenant, session, now, strengthen=strengthen)
+
+        skipped = await store.db.write_bookkeeping(with_team, mirror, after_reply=True)
+    else:
+        skipped = await store.db.write_bookkeeping(write, mirror, after_reply=True)
     if skipped is not None:
         warn(ctx, f"(recall counts not updated: {skipped.message})")

@@ -8,7 +8,6 @@ from typing import TypeVar
 
 from hippod.lifecycle.digest import refused
 from hippod.store.records import Memory
-from hippod.store.sqlite import rejections
 from hippod.store.stores import Store
 
 T = TypeVar("T")
@@ -26,7 +25,7 @@ async def of_stores(tenant: str, stores: Sequence[Store]) -> frozenset[str]:
     """The tombstoned digests of these stores together."""
     found: set[str] = set()
     for store in stores:
-        found |= await rejections.all_digests(store.db.reader, tenant)
+        found |= await store.rejections.all_digests(store.db.reader, tenant)
     return frozenset(found)
 
 

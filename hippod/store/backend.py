@@ -4,11 +4,11 @@
 `StoreDatabase`; the modules `hippod.store.sqlite.memories` and `hippod.store.postgres.memories` are both
 `MemoryRows`, and so on for each pair of same-named modules: `KeyRows` (api_keys),
 `RejectionRows` (rejections), `AuditRows` (auditlog), `ConflictRows` (conflicts), `DormantRows`
-(dormant), `SleepRows` (sleep) and `ReportRows` (reports). A `Backend` bundles one backend's
-modules (store.SQLITE, team/store.TEAM), and a Store holds them as `rows`, `keys`, `rejections`,
-`audit_log`, `conflicts`, `dormant`, `sleeps` and `reports`. A handler reaches rows as
-`store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`, with the connection it
-yields, and so runs unchanged on either backend.
+(dormant), `SleepRows` (sleep), `ReportRows` (reports) and `NoteLinkRows` (agent_links). A `Backend`
+bundles one backend's modules (store.SQLITE, postgres/store.TEAM), and a Store holds them as `rows`,
+`keys`, `rejections`, `audit_log`, `conflicts`, `dormant`, `sleeps`, `reports` and `note_links`. A
+handler reaches rows as `store.rows.get(store.db.reader, ...)` or, inside `store.db.transaction()`,
+with the connection it yields, and so runs unchanged on either backend.
 A connection is typed Any here: each backend's rows take its own kind.
 """
 
@@ -22,16 +22,21 @@ from typing import Any, Protocol
 
 from hippod.base.errors import HippoError
 from hippod.lifecycle.sleep_plan import Plan, Settings
-from hippod.store.records import Memory
-from hippod.store.sqlite.api_keys import ApiKey
+from hippod.store.records import (
+    ApiKey,
+    Candidate,
+    ConflictRecord,
+    DormantMemory,
+    Memory,
+    Rejection,
+    TermStats,
+)
 from hippod.store.sqlite.auditlog import Entry
-from hippod.store.sqlite.conflicts import ConflictRecord
-from hippod.store.sqlite.dormant import DormantMemory
-from hippod.store.sqlite.memory_codec import Candidate, TermStats
-from hippod.store.sqlite.rejections import Rejection
 from hippod.store.sqlite.sleep_process import Planned
 
-Write = Callable[[Any], Awaitable[None]]
+# What a backend-neutral caller sees of a connection: only the rows' functions of its store's own
+# backend (which take Any) accept it, so mypy refuses it to a SQLite row module (a SqliteStore's is typed).
+Write = Callable[[object], Awaitable[None]]
 
 
 class StoreDatabase(Protocol):
@@ -43,15 +48,15 @@ class StoreDatabase(Protocol):
         ...
 
     @property
-    def reader(self) -> Any:
+    def reader(self) -> object:
         """What the rows' read functions take to read committed rows."""
         ...
 
-    def transaction(self) -> AbstractAsyncContextManager[Any]:
+    def transaction(self) -> AbstractAsyncContextManager[object]:
         """One write transaction: its connection, committed when the block ends."""
         ...
 
-    def long_transaction(self) -> AbstractAsyncContextManager[Any]:
+    def long_transaction(self) -> AbstractAsyncContextManager[object]:
         """transaction() for a write that holds the store for seconds."""
         ...
 
@@ -234,6 +239,14 @@ class AuditRows(Protocol):
     async def prune(self, conn: Any, before: str, /) -> int: ...
 
 
+class NoteLinkRows(Protocol):
+    """What `forget` and `dormant restore` do to the links from agents' notes to a memory
+    (hippod.store.sqlite.agent_links has them all; the team store has no links)."""
+
+    async def suppress(self, conn: Any, memory_id: str, /) -> int: ...
+    async def detach(self, conn: Any, memory_id: str, /) -> int: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Backend:
     """One backend's row modules, each checked against its interface where the bundle is made."""
@@ -246,3 +259,4 @@ class Backend:
     sleeps: SleepRows
     audit_log: AuditRows
     reports: ReportRows
+    note_links: NoteLinkRows

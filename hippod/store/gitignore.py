@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from hippod.store.sqlite import memories
 
 if TYPE_CHECKING:
-    from hippod.store.store import Store
+    from hippod.store.store import SqliteStore
 
 log = logging.getLogger("hippod.gitignore")
 
@@ -60,7 +60,7 @@ def _create(path: str) -> bool:
     return True
 
 
-async def ensure(store: Store, *, restore: bool = False) -> bool:
+async def ensure(store: SqliteStore, *, restore: bool = False) -> bool:
     """Write the project store's .gitignore when it is missing and was never written, or when it is
     missing and `restore` (init) asks for it; True when it was written. A failure is only logged."""
     path = os.path.join(store.root, NAME)

@@ -17,8 +17,11 @@ from hippod.store.roots import DB_NAME, find_project_root, global_root
 from hippod.store.sqlite import sqlite_errors
 from hippod.store.sqlite.db import Database
 
-# What the registry hands out; its callers name it from here (store/store.py defines it).
+# What the registry hands out, and the narrowing to it; their callers name them from here
+# (store/store.py defines them).
+from hippod.store.store import SqliteStore as SqliteStore
 from hippod.store.store import Store as Store
+from hippod.store.store import sqlite_only as sqlite_only
 
 log = logging.getLogger("hippod.stores")
 
@@ -58,8 +61,8 @@ class StoreRegistry:
     def __init__(self) -> None:
         self.global_root = global_root()
         self.embedder = EmbedService()
-        self._opening: dict[str, asyncio.Task[Store]] = {}
-        self.stores: dict[str, Store] = {}
+        self._opening: dict[str, asyncio.Task[SqliteStore]] = {}
+        self.stores: dict[str, SqliteStore] = {}
         self.listeners: list[Callable[[Store], None]] = []
         # Every store opened since the daemon started (the scheduled card reclaim visits them).
         self.opened: set[str] = set()
@@ -69,7 +72,7 @@ class StoreRegistry:
         # root -> (the file's identity when it was found corrupt, the error it raised)
         self._set_aside: dict[str, tuple[tuple[int, int, int, int] | None, HippoError]] = {}
         # Open stores found corrupt: never used again, closed at shutdown.
-        self._quarantined: list[Store] = []
+        self._quarantined: list[SqliteStore] = []
         # Roots whose file a restore is putting in place: opening one waits until it is there.
         self._held: dict[str, asyncio.Event] = {}
 
@@ -128,7 +131,7 @@ class StoreRegistry:
             self._opening[root] = opening
         return await asyncio.shield(opening)
 
-    async def _open_new(self, root: str) -> Store:
+    async def _open_new(self, root: str) -> SqliteStore:
         try:
             kind = "global" if root == self.global_root else "project"
             os.makedirs(root, mode=0o700, exist_ok=True)
@@ -140,7 +143,7 @@ class StoreRegistry:
                     self._set_aside[root] = (_file_identity(path), exc)
                     log.warning("%s; set aside until the file is replaced", exc.message)
                 raise
-            store = Store(root, kind, db, prepared.schema, prepared.fts5, self.embedder)
+            store = SqliteStore(root, kind, db, prepared.schema, prepared.fts5, self.embedder)
             store.listeners = self.listeners
             self.stores[root] = store
             self.opened.add(root)
@@ -231,7 +234,7 @@ class StoreRegistry:
 
     def stop_embedding(self) -> None:
         """The daemon is stopping: every open store's background embedding ends at its next batch."""
-        for store in (*self.stores.values(), *([self.team] if self.team else [])):
+        for store in self.stores.values():
             store.embed_queue.stop()
 
     async def close_all(self, by: float | None = None) -> None:

@@ -19,11 +19,12 @@ from urllib.parse import urlencode
 from hippod.base import thread_stop
 from hippod.store.records import COLUMNS, Memory
 from hippod.store.sqlite import memories, team_cache
+from hippod.store.stores import SqliteStore, sqlite_only
 from hippod.teamlink import calls
 from hippod.teamlink.membership import Membership
 
 if TYPE_CHECKING:
-    from hippod.store.stores import Store, StoreRegistry
+    from hippod.store.stores import StoreRegistry
 
 FOLDER = "team-cache"
 TENANT = "team"
@@ -35,14 +36,14 @@ def root(global_root: str) -> str:
     return os.path.join(global_root, FOLDER)
 
 
-async def open_cache(registry: StoreRegistry, *, create: bool) -> Store | None:
+async def open_cache(registry: StoreRegistry, *, create: bool) -> SqliteStore | None:
     """The copy's store; None when there is none yet and `create` is false."""
     folder = root(registry.global_root)
     if not os.path.isdir(folder):
         if not create:
             return None
         os.makedirs(folder, mode=0o700, exist_ok=True)
-    return await registry.open(folder)
+    return sqlite_only(await registry.open(folder), "the team's copy")
 
 
 async def drop(registry: StoreRegistry) -> None:

@@ -13,7 +13,7 @@ import msgspec
 
 from hippod.base import clock
 from hippod.store.sqlite import team_marks
-from hippod.store.stores import Store, StoreRegistry
+from hippod.store.stores import SqliteStore, StoreRegistry
 from hippod.teamlink import cache, membership
 
 
@@ -24,7 +24,7 @@ def batch_key(tenant: str, session: str) -> str:
 
 async def record_recall(
     conn: aiosqlite.Connection,
-    global_store: Store,
+    global_store: SqliteStore,
     ids: list[str],
     tenant: str,
     session: str,
@@ -40,7 +40,7 @@ async def record_recall(
         await team_marks.add(conn, team_marks.RETRIEVED, ids, now)
 
 
-async def last_batch(global_store: Store, tenant: str, session: str) -> list[str] | None:
+async def last_batch(global_store: SqliteStore, tenant: str, session: str) -> list[str] | None:
     """The team memories the session's last recall returned; None when it has recalled none."""
     raw = await global_store.rows.get_meta(global_store.db.reader, batch_key(tenant, session))
     return None if raw is None else msgspec.json.decode(raw, type=list[str])
@@ -54,7 +54,7 @@ async def in_copy(registry: StoreRegistry, memory_id: str) -> bool:
     return copy is not None and await copy.rows.get(copy.db.reader, cache.TENANT, memory_id) is not None
 
 
-async def queue_outcome(global_store: Store, ids: list[str], good: bool) -> None:
+async def queue_outcome(global_store: SqliteStore, ids: list[str], good: bool) -> None:
     """A good or bad mark on each team memory, for the sender to deliver."""
     async with global_store.db.transaction() as conn:
         await team_marks.add(conn, team_marks.GOOD if good else team_marks.BAD, ids, clock.iso(clock.now()))

@@ -24,6 +24,7 @@ import msgspec
 
 from hippod.base import clock, thread_stop
 from hippod.store.sqlite import team_marks, team_outbox
+from hippod.store.stores import sqlite_only
 from hippod.teamlink import cache, calls, membership
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ class TeamSender:
     async def flush(self, joined: membership.Membership) -> float:
         """Send what is queued, in order; the seconds to wait before trying again (0: all sent)."""
         registry = self.state.registry
-        store = await registry.open(registry.global_root)
+        store = sqlite_only(await registry.open(registry.global_root), "share --team")
         while batch := await team_outbox.next_queued(store.db.reader, BATCH):
             for item in batch:
                 answer = await thread_stop.detached(
@@ -134,7 +135,7 @@ class TeamSender:
         the same marks under the same Idempotency-Key, which the server applies once.
         """
         registry = self.state.registry
-        store = await registry.open(registry.global_root)
+        store = sqlite_only(await registry.open(registry.global_root), "share --team")
         source = _source(registry.global_root, joined)
         while True:
             through = await team_marks.in_flight(store.db.reader)

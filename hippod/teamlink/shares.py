@@ -11,6 +11,7 @@ from hippod.base import clock
 from hippod.calls.daemon_view import DaemonView
 from hippod.store.records import Memory
 from hippod.store.sqlite import team_outbox
+from hippod.store.stores import sqlite_only
 
 
 def wake_sender(state: DaemonView) -> None:
@@ -31,7 +32,7 @@ async def queue_shares(state: DaemonView, found: Sequence[Memory], *, dry_run: b
     tells."""
     rows = [(share_key(memory), shared_body(memory).decode()) for memory in found]
     registry = state.registry
-    store = await registry.open(registry.global_root)
+    store = sqlite_only(await registry.open(registry.global_root), "share --team")
     if dry_run:
         known = await team_outbox.known(store.db.reader, [key for key, _ in rows])
         return [key not in known for key, _ in rows]

@@ -7,6 +7,8 @@ team server's handlers unless its body says a team server serves it."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 from collections.abc import Iterator
@@ -18,10 +20,13 @@ import msgspec
 import pytest
 from e2e.harness import Hippo
 from hippo_memory import HippoError, HippoSync
+from starlette.requests import Request
 
 from hippoctl.protocol import messages as m
-from hippod.mcp.args import TOOLS
+from hippod.mcp.args import TOOLS, parse
 from hippod.web.app import OPS
+from hippod.web.auth import Principal
+from hippod.web.routing import Call, Op
 from team.support import create_key, start_server
 
 TENANT = "acme"
@@ -95,8 +100,9 @@ def test_every_request_type_is_served_or_named_on_a_team_server(team_server: tup
         reply = _send(hippo, body)
         name = kind.__name__
         if body.team_refusal() is None:
-            # Served: any answer but a failure of the server itself.
+            # Served: any answer but a failure of the server itself, or a refusal of the verb.
             assert not (isinstance(reply, m.Error) and reply.code == "internal"), (name, reply)
+            assert not (isinstance(reply, m.Error) and reply.code == "not_on_team_store"), (name, reply)
         else:
             assert isinstance(reply, m.Error), (name, reply)
             assert (reply.code, reply.exit_code) == ("not_on_team_store", 1), (name, reply)
@@ -120,6 +126,7 @@ def test_every_mcp_tool_is_served_or_named_on_a_team_server(team_server: tuple[H
         reply = _send(hippo, m.McpToolCall(tool=tool, arguments=arguments))
         if refused is None:
             assert not (isinstance(reply, m.Error) and reply.code == "internal"), (tool, reply)
+            assert not (isinstance(reply, m.Error) and reply.code == "not_on_team_store"), (tool, reply)
         else:
             assert isinstance(reply, m.Error) and reply.code == "not_on_team_store", (tool, reply)
             assert tool in reply.message
@@ -166,8 +173,7 @@ def test_every_http_route_a_team_server_does_not_serve_answers_501(team_server: 
     refused = set()
     with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
         for op in OPS:
-            path = op.path.replace("{n:int}", "1").replace("{id}", "mem_000000000000")
-            body = _minimal(op.body) if op.body is not None else None
+            path, body = _route_request(op)
             answer = client.request(op.method, path, json=body)
             assert answer.status_code != 500, (op.method, op.path, answer.text)
             if answer.status_code == 501 and answer.json()["code"] == "not_on_team_store":
@@ -176,6 +182,79 @@ def test_every_http_route_a_team_server_does_not_serve_answers_501(team_server: 
     cards = {f"{op.method} {op.path}" for op in OPS if op.path.startswith("/v1/cards")}
     assert cards and cards <= refused
     assert {"GET /v1/context", "GET /v1/memories"}.isdisjoint(refused)
+    # Exactly the routes whose request (or MCP tool) a team server does not serve are refused.
+    assert refused == _routes_refused_by_body()
+
+
+_PATH_VALUES = {"{n:int}": "1", "{id}": "mem_000000000000"}
+
+
+def _route_request(op: Op) -> tuple[str, dict[str, Any] | None]:
+    """The path and JSON body a walk sends to a route."""
+    path = op.path
+    for placeholder, value in _PATH_VALUES.items():
+        path = path.replace(placeholder, value)
+    return path, _minimal(op.body) if op.body is not None else None
+
+
+class _Sent(Exception):
+    """A route got as far as handing its request to the dispatcher."""
+
+
+class _Capture(Call):
+    """A route's call whose request is kept instead of run."""
+
+    sent: m.RequestBody | None = None
+
+    async def run(self, body: m.RequestBody) -> Any:
+        self.sent = body
+        raise _Sent
+
+
+async def _body_of(op: Op) -> m.RequestBody | None:
+    """The request the route's own code makes of what the walk sends it; None when it sends none."""
+    path, body = _route_request(op)
+    params = {}
+    for piece, given in zip(op.path.split("/"), path.split("/"), strict=True):
+        if piece.startswith("{"):
+            params[piece.strip("{}").split(":")[0]] = int(given) if ":int" in piece else given
+    raw = json.dumps(body).encode() if body is not None else b""
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    scope = {"type": "http", "method": op.method, "path": path, "query_string": b"", "headers": []}
+    # No daemon and no dispatcher: _Capture keeps the request the route makes instead of running it.
+    request = Request({**scope, "path_params": params}, receive)
+    call = _Capture(request, None, None, Principal(TENANT, "admin"))  # type: ignore[arg-type]
+    # _Sent, or the route answered before reaching the dispatcher.
+    with contextlib.suppress(Exception):
+        await op.run(call)
+    return call.sent
+
+
+def _routes_refused_by_body() -> set[str]:
+    """The routes whose request a team server refuses by its body's `on_team` (or its MCP tool's)."""
+    refused = set()
+    for op in OPS:
+        body = asyncio.run(_body_of(op))
+        if body is None:
+            continue
+        if isinstance(body, m.McpToolCall):
+            refusal = parse(body.tool, body.arguments).team_refusal(body.tool)
+        else:
+            refusal = body.team_refusal()
+        if refusal is not None:
+            refused.add(f"{op.method} {op.path}")
+    return refused
+
+
+def test_the_routes_refused_by_body_are_found() -> None:
+    """The walk's expectation is made by the routes' own code: a route of a refused verb is in it,
+    one of a served verb is not."""
+    found = _routes_refused_by_body()
+    assert {"POST /v1/decisions", "GET /v1/sessions/{id}/assemble", "POST /v1/cards"} <= found
+    assert {"GET /v1/context", "POST /v1/memories", "GET /v1/recall/drill/{id}"}.isdisjoint(found)
 
 
 def test_status_context_and_export_answer_from_the_team_rows(team_server: tuple[Hippo, str]) -> None:

@@ -20,10 +20,9 @@ from hippod.jobs import watchers
 from hippod.jobs.watchers import AgentWatcher
 from hippod.lifecycle.digest import content_digest
 from hippod.lifecycle.new_memory import fresh_memory
-from hippod.store.records import Memory
+from hippod.store.records import Memory, Rejection
 from hippod.store.sqlite import agent_links, memories, rejections
 from hippod.store.sqlite import dormant as dormant_store
-from hippod.store.sqlite.rejections import Rejection
 from hippod.store.stores import Store, StoreRegistry
 
 NOTE = "---\nname: n\ntype: project\n---\n{}\n"

@@ -13,7 +13,7 @@ import pytest
 
 from hippod.lifecycle import passages
 from hippod.lifecycle.digest import content_digest, digests, legacy_normalize, normalize, refused
-from hippod.store.records import Memory
+from hippod.store.records import Memory, Rejection
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories, migrations, rejections
 
@@ -77,7 +77,7 @@ def test_the_legacy_digest_is_the_old_rule() -> None:
 
 
 async def _tombstone(database: dbmod.Database, digest: str) -> None:
-    tombstone = rejections.Rejection(digest, "wrong", "cli:0", "2026-01-01T00:00:00.000Z", None, 10)
+    tombstone = Rejection(digest, "wrong", "cli:0", "2026-01-01T00:00:00.000Z", None, 10)
     async with database.transaction() as conn:
         assert await rejections.add(conn, "default", tombstone)
 
@@ -101,7 +101,7 @@ async def test_reject_finds_copies_stored_in_another_spelling(
         for memory in stored:
             assert await memories.insert(conn, memory)
     stamp = "2026-01-01T00:00:00.000Z"
-    tombstone = rejections.Rejection(content_digest(BASE), "wrong", "cli:0", stamp, None, len(BASE))
+    tombstone = Rejection(content_digest(BASE), "wrong", "cli:0", stamp, None, len(BASE))
     async with database.transaction() as conn:
         deleted, archived, dormant = await rejections.reject_copies(conn, "default", tombstone, BASE)
     assert sorted(deleted) == sorted(m.id for m in stored) and archived == dormant == []

@@ -10,11 +10,10 @@ import aiosqlite
 import pytest
 
 from hippod.lifecycle.digest import content_digest
-from hippod.store.records import Memory
+from hippod.store.records import Memory, Remembered
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import remembers
 from hippod.store.sqlite.group_commit import GroupCommit
-from hippod.store.sqlite.remembers import Remembered
 
 
 def _rows(path: str, sql: str) -> list[tuple[object, ...]]:

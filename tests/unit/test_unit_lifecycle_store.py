@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from hippod.lifecycle import invalidate as inv
 from hippod.lifecycle.digest import content_digest
-from hippod.store.records import Memory
+from hippod.store.records import Memory, Rejection
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import decisions, dormant, memories, rejections
 
@@ -59,7 +59,7 @@ async def test_tombstones_block_inserts_and_match_by_prefix(
     database: dbmod.Database, make_memory: Callable[..., Memory]
 ) -> None:
     digest = content_digest("never store this")
-    tomb = rejections.Rejection(digest, "wrong", "cli:1", NOW, None, 16)
+    tomb = Rejection(digest, "wrong", "cli:1", NOW, None, 16)
     async with database.transaction() as conn:
         assert await rejections.add(conn, "default", tomb)
         assert not await rejections.add(conn, "default", tomb)  # once

@@ -14,7 +14,7 @@ from hippod.recall import bm25
 from hippod.recall import score as sc
 from hippod.recall.bm25 import bm25_scores
 from hippod.recall.tokenize import tokenize
-from hippod.store.sqlite.memory_codec import TermStats
+from hippod.store.records import TermStats
 
 NOW = clock.parse_iso("2026-06-01T00:00:00Z")
 

@@ -15,9 +15,9 @@ from hippod.base.errors import HippoError
 from hippod.lifecycle.digest import content_digest
 from hippod.recall.terms import terms
 from hippod.recall.tokenize import tokenize
-from hippod.store.records import Memory
+from hippod.store.records import Candidate, Memory, TermStats
 from hippod.store.sqlite import db as dbmod
-from hippod.store.sqlite import memories, memory_codec, migrations, prepare
+from hippod.store.sqlite import memories, migrations, prepare
 
 CJK = "数据管道缓存丢失了序列"
 SCHEMA_VERSION_SQL = "SELECT value FROM meta WHERE key = 'schema_version'"
@@ -185,7 +185,7 @@ def _needs_fts5(path: Path) -> None:
         pytest.skip("this SQLite has no FTS5")
 
 
-async def _match(database: dbmod.Database, query: str, **kwargs: Any) -> list[memory_codec.Candidate]:
+async def _match(database: dbmod.Database, query: str, **kwargs: Any) -> list[Candidate]:
     options: dict[str, Any] = {"include_superseded": False, "scope": None}
     options.update(kwargs)
     tenant = options.pop("tenant", "default")
@@ -455,11 +455,11 @@ async def test_term_statistics_count_the_store_and_the_rows_holding_each_term(
             assert await memories.insert(conn, make_memory(text, tags=tags)) is True
     # Stems, as recall asks: "deploys" and the tag count once per row.
     stats = await memories.term_statistics(database.reader, ["deploy", "cach", "nope", "deploy"])
-    assert stats == memory_codec.TermStats(3, {"deploy": 2, "cach": 2})
-    assert await memories.term_statistics(database.reader, []) == memory_codec.TermStats(3, {})
+    assert stats == TermStats(3, {"deploy": 2, "cach": 2})
+    assert await memories.term_statistics(database.reader, []) == TermStats(3, {})
     # A query of more distinct words than one statement binds is looked up in parts.
     many = [f"word{i}" for i in range(1200)] + ["cach"]
-    assert await memories.term_statistics(database.reader, many) == memory_codec.TermStats(3, {"cach": 2})
+    assert await memories.term_statistics(database.reader, many) == TermStats(3, {"cach": 2})
 
 
 async def test_the_row_count_follows_every_write_and_is_mended_on_open(
@@ -477,9 +477,7 @@ async def test_the_row_count_follows_every_write_and_is_mended_on_open(
         raw.execute("UPDATE memories_rows SET n = 99")
     reopened, _ = await dbmod.Database.open(str(path))
     try:
-        assert await memories.term_statistics(reopened.reader, ["note"]) == memory_codec.TermStats(
-            3, {"note": 3}
-        )
+        assert await memories.term_statistics(reopened.reader, ["note"]) == TermStats(3, {"note": 3})
     finally:
         await reopened.close()
 

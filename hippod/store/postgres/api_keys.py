@@ -10,7 +10,7 @@ from typing import Any
 
 from hippod.store.postgres.memories import fetch
 from hippod.store.postgres.pg import Conn, TeamReader
-from hippod.store.sqlite.api_keys import ApiKey
+from hippod.store.records import ApiKey
 
 _COLS = "id, key_id, key_hash, tenant_id, label, role, created_at, revoked_at"
 

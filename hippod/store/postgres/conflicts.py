@@ -8,8 +8,7 @@ import msgspec
 
 from hippod.store.postgres.memories import Source, fetch
 from hippod.store.postgres.pg import Conn
-from hippod.store.records import Memory
-from hippod.store.sqlite.conflicts import ConflictRecord
+from hippod.store.records import ConflictRecord, Memory
 
 _COLS = "id, tenant_id, memory_a_id, memory_b_id, reason, score, status, resolved_by, detected_at, updated_at"
 

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 
 from hippod.store.postgres.memories import Source, fetch
 from hippod.store.postgres.pg import Conn
-from hippod.store.records import COLUMNS
-from hippod.store.sqlite.dormant import DormantMemory
+from hippod.store.records import COLUMNS, DormantMemory
 from hippod.store.sqlite.memory_codec import row_to_memory
 
 _MOVED = ", ".join([*COLUMNS, "content_digest", "terms", "nterms"])

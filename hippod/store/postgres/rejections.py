@@ -11,7 +11,7 @@ from __future__ import annotations
 from hippod.store.postgres import dormant, memories
 from hippod.store.postgres.memories import Source, fetch
 from hippod.store.postgres.pg import Conn
-from hippod.store.sqlite.rejections import Rejection
+from hippod.store.records import Rejection
 
 _COLS = "digest, reason, rejected_by, rejected_at, source_memory_id, normalized_chars"
 

@@ -14,22 +14,42 @@ import psycopg
 from hippod.base.errors import HippoError
 from hippod.embed.service import EmbedService
 from hippod.store.backend import Backend
-from hippod.store.postgres import api_keys, auditlog, conflicts, dormant, memories, rejections, reports, sleep
+from hippod.store.postgres import (
+    agent_links,
+    api_keys,
+    auditlog,
+    conflicts,
+    dormant,
+    memories,
+    rejections,
+    reports,
+    sleep,
+)
 from hippod.store.postgres.migrations import MIGRATIONS
 from hippod.store.postgres.pg import TeamDatabase, describe
 from hippod.store.store import Store
 
 # The team store's row modules (store/backend.py).
-TEAM = Backend(memories, api_keys, rejections, conflicts, dormant, sleep, auditlog, reports)
+TEAM = Backend(memories, api_keys, rejections, conflicts, dormant, sleep, auditlog, reports, agent_links)
 # Connections each server process keeps to the database (a pooler in front may share them further).
 POOL_MAX = 10
 # Seconds a request waits for a connection (the database restarting) before answering team_unreachable.
 WAIT = 30.0
 
 
+class TeamStore(Store):
+    """The team's store: its rows in PostgreSQL, served to every tenant; what only a team server
+    does with them (a member's marks, the changes a member's copy pulls) takes one."""
+
+    db: TeamDatabase
+
+    def __init__(self, root: str, db: TeamDatabase, embedder: EmbedService) -> None:
+        super().__init__(root, "global", db, len(MIGRATIONS), True, embedder, backend=TEAM, team=True)
+
+
 async def open_team_store(
     dsn: str, root: str, embedder: EmbedService, *, pool_max: int = POOL_MAX, wait: float = WAIT
-) -> Store:
+) -> TeamStore:
     """Migrate the team's database, open a pool to it, and wrap it as a store whose folder is `root`;
     a request waits `wait` seconds at most for a connection."""
     os.makedirs(root, mode=0o700, exist_ok=True)
@@ -40,13 +60,4 @@ async def open_team_store(
         raise HippoError(
             "team_unreachable", f"the team database {describe(dsn)} cannot be used: {reason}"
         ) from None
-    return Store(
-        root,
-        "global",
-        db,
-        len(MIGRATIONS),
-        True,
-        embedder,
-        backend=TEAM,
-        team=True,
-    )
+    return TeamStore(root, db, embedder)

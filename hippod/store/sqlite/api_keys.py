@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import aiosqlite
 
+from hippod.store.records import ApiKey
+
 _COLS = "id, key_id, key_hash, tenant_id, label, role, created_at, revoked_at"
-
-
-@dataclass(slots=True)
-class ApiKey:
-    row: int
-    key_id: str
-    key_hash: str
-    tenant: str
-    label: str | None
-    role: str
-    created_at: str
-    revoked_at: str | None
 
 
 async def insert(

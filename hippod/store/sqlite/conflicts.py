@@ -7,24 +7,9 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from hippod.store.records import Memory
+from hippod.store.records import ConflictRecord, Memory
 
 _COLS = "id, tenant_id, memory_a_id, memory_b_id, reason, score, status, resolved_by, detected_at, updated_at"
-
-
-class ConflictRecord(msgspec.Struct):
-    """One memory_conflicts row."""
-
-    id: int
-    tenant_id: str
-    memory_a_id: str
-    memory_b_id: str
-    reason: str
-    score: float
-    status: str
-    resolved_by: str | None
-    detected_at: str
-    updated_at: str
 
 
 def _record(row: Any) -> ConflictRecord:

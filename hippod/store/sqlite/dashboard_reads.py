@@ -11,8 +11,7 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite import dormant
+from hippod.store.records import COLUMNS, DormantMemory, Memory
 from hippod.store.sqlite.memory_codec import row_to_memory
 
 _SELECT = ", ".join(COLUMNS)
@@ -57,14 +56,14 @@ async def pinned_page(
 
 async def dormant_page(
     conn: aiosqlite.Connection, tenant: str, limit: int, offset: int
-) -> list[dormant.DormantMemory]:
+) -> list[DormantMemory]:
     """One page of the tenant's dormant memories, newest dormant first."""
     rows = await conn.execute_fetchall(
         f"SELECT {_SELECT}, dormant_at, dormant_reason FROM dormant_memories WHERE tenant_id = ? "
         "ORDER BY dormant_at DESC, id LIMIT ? OFFSET ?",
         (tenant, limit, offset),
     )
-    return [dormant.DormantMemory(row_to_memory(r), str(r[-2]), str(r[-1])) for r in rows]
+    return [DormantMemory(row_to_memory(r), str(r[-2]), str(r[-1])) for r in rows]
 
 
 async def dormant_per_day(conn: aiosqlite.Connection, tenant: str) -> list[tuple[str, int]]:

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import aiosqlite
 
-from hippod.store.records import COLUMNS, Memory
+from hippod.store.records import COLUMNS, DormantMemory
 from hippod.store.sqlite.memory_codec import row_to_memory
 
 # Every stored column of memories, so a row moves between the two tables whole.
 _MOVED = ", ".join([*COLUMNS, "content_digest", "fts_content", "fts_tags"])
 _SELECT = ", ".join(COLUMNS)
-
-
-@dataclass(frozen=True, slots=True)
-class DormantMemory:
-    memory: Memory
-    dormant_at: str
-    reason: str
 
 
 async def copy_in(conn: aiosqlite.Connection, ids: Sequence[str], reason: str, now: str) -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import aiosqlite
 
-from hippod.store.sqlite.db import COMMIT_POINT, CommitPoint
+from hippod.store.sqlite.db import COMMIT_POINT, CommitPoint, Database
 
 if TYPE_CHECKING:
     from hippod.store.backend import StoreDatabase
@@ -50,7 +50,7 @@ class GroupCommit(Generic[Item, Result]):
     """
 
     def __init__(
-        self, db: StoreDatabase, write: Callable[[aiosqlite.Connection, list[Item]], Awaitable[list[Result]]]
+        self, db: Database, write: Callable[[aiosqlite.Connection, list[Item]], Awaitable[list[Result]]]
     ) -> None:
         self._db = db
         self._write = write

@@ -11,11 +11,9 @@ import msgspec
 from hippod.lifecycle.digest import content_digest
 from hippod.recall.terms import fts_columns
 from hippod.recall.tokenize import fts_match_expression
-from hippod.store.records import COLUMNS, Memory
+from hippod.store.records import COLUMNS, Candidate, Memory, TermStats
 from hippod.store.sqlite.memory_codec import (
     INSERT_SQL,
-    Candidate,
-    TermStats,
     admission,
     insert_row,
     memory_values,

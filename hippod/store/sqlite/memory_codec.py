@@ -5,7 +5,7 @@ recall admission filter: shared by the SQLite store (memories.py) and the team s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 
@@ -21,26 +21,6 @@ _JSON_INDEXES = [COLUMNS.index(k) for k in _JSON_LISTS]
 _BOOL_INDEXES = [COLUMNS.index(k) for k in _BOOLS]
 _json_encode = msgspec.json.encode
 _json_decode = msgspec.json.decode
-
-
-class Candidate(NamedTuple):
-    """A recall candidate: the memory, its BM25 terms (content then tags), and its row number.
-
-    Row numbers grow in the order memories were stored, so two memories stored one right after
-    the other have consecutive ones (recall's context factor reads them).
-    """
-
-    memory: Memory
-    terms: list[str]
-    rowid: int
-
-
-class TermStats(NamedTuple):
-    """What recall's BM25 reads of the whole store: how many rows it holds, and how many of them
-    hold each of the query's terms (a term in none is left out)."""
-
-    rows: int
-    hits: dict[str, int]
 
 
 def row_to_memory(row: Sequence[Any]) -> Memory:

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import aiosqlite
 
 from hippod.lifecycle.digest import content_digest, digests, normalize
+from hippod.store.records import Rejection
 from hippod.store.sqlite import dormant, memories, scrub
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    digest: str
-    reason: str
-    rejected_by: str
-    rejected_at: str
-    source_memory_id: str | None
-    normalized_chars: int
-
 
 # Every tombstoned digest of a tenant (a `?` for the tenant).
 ALL_DIGESTS = "SELECT digest FROM rejected_values WHERE tenant_id = ?"

@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
-from hippod.store.records import Memory
+from hippod.store.records import Memory, Remembered
 from hippod.store.sqlite import memories, memory_codec
 
 if TYPE_CHECKING:
     from hippod.store.backend import MemoryRows
-
-
-@dataclass(frozen=True, slots=True)
-class Remembered:
-    """One remember request's write: the new memory and who asked for it (for its audit row)."""
-
-    memory: Memory
-    actor: str
 
 
 async def write(conn: Any, items: list[Remembered], rows: MemoryRows = memories) -> list[bool]:
