@@ -41,9 +41,9 @@ import longmemeval
 from harness import BenchError, log, pct
 
 from hippod.embed import vectors
-from hippod.embed.model_name import DEFAULT_MODEL
 from hippod.embed.service import Embedder, embedding_text
-from hippod.recall.terms import query_terms, terms
+from hippod.model.terms import query_terms, terms
+from hippod.store.config import DEFAULT_MODEL
 
 PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
 FLOORS = tuple(round(0.05 * i, 2) for i in range(1, 13))

@@ -23,8 +23,8 @@ from harness import BenchError, Sandbox, call, log, start_daemon, stop_daemon, w
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import messages_cards as mc
 from hippod.base.clock import iso
-from hippod.lifecycle import strength as st
-from hippod.store.records import Memory
+from hippod.model import strength as st
+from hippod.model.memory import Memory
 from hippod.store.sqlite import ledger, memories
 from hippod.store.sqlite.db import Database
 

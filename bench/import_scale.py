@@ -42,10 +42,10 @@ from harness import (
 from hippoctl.protocol import messages as m
 from hippod.base import clock
 from hippod.ingest.export_doc import Record, record_memory
-from hippod.lifecycle.digest import content_digest
-from hippod.recall.terms import fts_columns
-from hippod.store.records import COLUMNS
-from hippod.store.sqlite.memory_codec import memory_values
+from hippod.model.digest import content_digest
+from hippod.model.memory import COLUMNS
+from hippod.model.terms import fts_columns
+from hippod.store.memory_codec import memory_values
 
 BATCH = 10_000
 IMPORT_SEED = TEXT_SEED + 100_000  # not a seed the fill uses: the imported lines are new

@@ -27,8 +27,8 @@ from harness import BenchError, Sandbox, sandbox_environ
 import hippod.mirrors.mirrors as mirrors_module
 import hippod.recall.search as recall_store
 import hippod.recall.strengthen as strengthen
+import hippod.store.memory_codec as memory_codec
 import hippod.store.sqlite.memories as memories_module
-import hippod.store.sqlite.memory_codec as memory_codec
 from hippoctl.protocol import messages as m
 from hippod.calls.request import RequestContext
 from hippod.daemon import gc_policy

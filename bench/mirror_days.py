@@ -39,7 +39,7 @@ from harness import log
 
 from hippod.mirrors.mirror_heal import FOLDERS
 from hippod.mirrors.mirrors import MirrorWriter
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
 

@@ -39,8 +39,8 @@ from longmemeval import memory_text, read_list
 from qa import UNBUDGETED, QaDaemon, qa_daemon
 
 from hippoctl.protocol import messages as m
-from hippod.recall.terms import QUERY_STOPWORDS
-from hippod.recall.tokenize import tokenize
+from hippod.model.terms import QUERY_STOPWORDS
+from hippod.model.tokenize import tokenize
 
 POOL_FILE = "longmemeval_s_pool.json.xz"
 QUESTIONS_FILE = "longmemeval_s_pool_dev_questions.json"

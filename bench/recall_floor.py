@@ -68,9 +68,10 @@ from hippod.base import clock
 from hippod.calls.request import RequestContext
 from hippod.daemon.dispatch import dispatch
 from hippod.daemon.state import DaemonState
+from hippod.model.terms import query_terms
 from hippod.recall import answer, search
-from hippod.recall.terms import query_terms
-from hippod.store.sqlite import memories, memory_codec
+from hippod.store import memory_codec
+from hippod.store.sqlite import memories
 
 # The instant the ranking check fixes the clock at (recency and decay read it).
 RANKING_NOW = datetime(2030, 1, 1, tzinfo=UTC)

@@ -53,10 +53,11 @@ from indaemon import _open_state, _recall_ctx
 
 from hippoctl.protocol import messages as m
 from hippod.daemon.dispatch import dispatch
+from hippod.model.terms import query_terms
+from hippod.model.tokenize import fts_match_expression
 from hippod.recall import narrow
-from hippod.recall.terms import query_terms
-from hippod.recall.tokenize import fts_match_expression
-from hippod.store.sqlite import memories, memory_codec
+from hippod.store import memory_codec
+from hippod.store.sqlite import memories
 
 # A pause after each socket recall, as between prompts, for the second socket figure: the strengthening
 # each recall writes after its reply is then in before the next recall asks.

@@ -12,7 +12,7 @@ The plan is computed in a child process (hippod/store/sqlite/sleep_process.py): 
 daemon logs, is the "planner MB" column.
 
 Before the first sleep of each size up to PAIR_CHECK_UP_TO, the merge candidates of the store are
-joined twice, in this process: by the sleep's pair join (lifecycle/pairjoin.py) and by the exact
+joined twice, in this process: by the sleep's pair join (model/pairjoin.py) and by the exact
 prefix-filter walk it replaced (simjoin.exact_pairs), and the pairs each finds are compared, for
 the thresholds of merge (>= 0.35), dedupe (> 0.7) and conflicts (>= 0.5, on distinctive tokens).
 
@@ -102,12 +102,12 @@ def _reset_peak(pid: int) -> None:
 def same_pairs(db_path: str) -> list[str]:
     """Rows of the same-pairs table: the store's merge candidates (and conflict candidates) joined
     by the sleep's pair join and by the exact reference walk."""
-    from hippod.lifecycle import conflicts, merge
-    from hippod.lifecycle.simjoin import exact_pairs
-    from hippod.lifecycle.wordsets import TokenColumn, pairs
-    from hippod.recall.tokenize import tokenize
-    from hippod.store.records import COLUMNS
-    from hippod.store.sqlite.memory_codec import row_to_memory
+    from hippod.model import conflicts, merge
+    from hippod.model.memory import COLUMNS
+    from hippod.model.simjoin import exact_pairs
+    from hippod.model.tokenize import tokenize
+    from hippod.model.wordsets import TokenColumn, pairs
+    from hippod.store.memory_codec import row_to_memory
 
     conn = sqlite3.connect(db_path)
     try:

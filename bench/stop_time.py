@@ -174,9 +174,9 @@ def _team_rows(dsn: str, tenant: str, size: int) -> None:
     """`size` memories of `tenant`, written straight into the team's database by the team store."""
     import asyncio
 
+    from hippod.model.memory import Memory
     from hippod.store.postgres import memories as team_memories
     from hippod.store.postgres.pg import Conn, TeamDatabase
-    from hippod.store.records import Memory
 
     stamp = "2026-01-01T00:00:00.000Z"
     lines = corpus_lines(size)

@@ -42,8 +42,8 @@ from scale import write_markdown
 
 from hippoctl.protocol import messages as m
 from hippod.embed import nearest, vectors
-from hippod.embed.model_name import DEFAULT_MODEL
 from hippod.embed.service import embedding_text, text_digest
+from hippod.store.config import DEFAULT_MODEL
 
 DIM = 384
 QUERIES = 50

@@ -25,7 +25,7 @@ from hippod.daemon import instance
 from hippod.daemon.lock import LockFileError
 from hippod.daemon.probe import ping
 from hippod.daemon.sd_notify import notify
-from hippod.lifecycle.strength import loss_aversion_from_env
+from hippod.model.strength import loss_aversion_from_env
 
 log = logging.getLogger("hippod")
 

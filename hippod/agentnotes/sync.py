@@ -21,12 +21,12 @@ from hippod.agentnotes.sources import Note, Scan
 from hippod.base import clock
 from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import RequestContext
-from hippod.lifecycle.digest import digests
 from hippod.lifecycle.new_memory import fresh_memory
-from hippod.lifecycle.secrets import looks_secret
 from hippod.mirrors.mirror_text import render
 from hippod.mirrors.mirrors import dormant_file
-from hippod.store.records import Memory
+from hippod.model.digest import digests
+from hippod.model.memory import Memory
+from hippod.model.secrets import looks_secret
 from hippod.store.sqlite import agent_links, memories, rejections
 from hippod.store.sqlite import dormant as dormant_store
 from hippod.store.sqlite.agent_links import Link

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from hippod.base.errors import HippoError
+
+# The HTTP API's port when neither `serve --port`, HIPPO_PORT nor daemon.json names one.
+DEFAULT_PORT = 6789
 
 
 def first_port(*values: Any, default: int) -> int:
@@ -25,3 +29,8 @@ def check_port(port: int | None) -> None:
     """A port a request names is 0 (any free one) to 65535."""
     if port is not None and not 0 <= port <= 65535:
         raise HippoError("usage", "--port must be 0 to 65535")
+
+
+def port_setting(http: dict[str, Any]) -> int:
+    """The listener's port when `serve` names none: HIPPO_PORT, else daemon.json http.port, else 6789."""
+    return first_port(os.environ.get("HIPPO_PORT"), http.get("port"), default=DEFAULT_PORT)

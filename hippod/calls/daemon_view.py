@@ -125,3 +125,13 @@ class DaemonView(Protocol):
     def new_dashboard(self) -> DashboardDoor:
         """A new dashboard listener (its code and the ASGI stack load only when one is made)."""
         ...
+
+
+async def open_http(
+    state: DaemonView, host: str, port: int, allow_remote: bool, project: str | None = None
+) -> ServeReply:
+    """Open the HTTP API's listener, made the first time it opens (by `serve` or at start)."""
+    if state.http is None:
+        # The ASGI stack loads here, the first time a listener opens, and never on the client's path.
+        state.http = state.new_http()
+    return await state.http.open(host, port, allow_remote, project)

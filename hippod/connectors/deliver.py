@@ -16,7 +16,7 @@ from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import RequestContext
 from hippod.connectors.plans import Ingest, Plan, Remove, Skip
 from hippod.lifecycle.new_memory import fresh_memory
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import connectors, memories
 from hippod.store.stores import SqliteStore, sqlite_only
 

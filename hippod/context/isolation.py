@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 
-from hippod.lifecycle.share import reaches_every_project
+from hippod.model.share import reaches_every_project
 
 
 class Place(Enum):

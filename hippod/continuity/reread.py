@@ -15,6 +15,7 @@ from datetime import date, datetime
 
 from hippod.base.clock import parse_iso
 from hippod.ingest import transcript
+from hippod.store.records import Reread, SentBlock
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,24 +24,6 @@ class SessionCalls:
 
     calls: list[datetime]
     boundaries: list[datetime]
-
-
-@dataclass(frozen=True, slots=True)
-class SentBlock:
-    surface: str
-    ts: datetime
-    tokens: int
-
-
-@dataclass(frozen=True, slots=True)
-class Reread:
-    """The re-read tokens of one surface on one local day; `last` is the newest call counted."""
-
-    surface: str
-    day: date
-    tokens: int
-    calls: int
-    last: datetime
 
 
 def _when(record: dict[str, object]) -> datetime | None:

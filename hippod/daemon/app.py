@@ -15,14 +15,14 @@ from typing import Any
 
 from hippod.base import clock, daemon_state, file_limits
 from hippod.base.errors import HippoError
-from hippod.calls.daemon_view import DashboardDoor, HttpDoor
+from hippod.base.ports import port_setting
+from hippod.calls.daemon_view import DashboardDoor, HttpDoor, open_http
 from hippod.daemon import gc_policy, instance, start_heal
 from hippod.daemon.dispatch import dispatch
 from hippod.daemon.sd_notify import notify
 from hippod.daemon.server import Server
 from hippod.daemon.state import DaemonState
 from hippod.daemon.stopping import StopClock, arm_exit
-from hippod.handlers import serve as serve_handler
 from hippod.jobs import spool_replay
 from hippod.jobs.auto_sleep import AutoSleep
 from hippod.jobs.schedule import start_schedule
@@ -141,7 +141,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
         start_heal.start(state)
     # After binding, so hook verbs arriving meanwhile are served live (daemon.md §4.10).
     spool = spool_replay.start(state, config, dispatch)
-    await serve_handler.autostart(state)
+    await _autostart_http(state)
 
     idle_minutes = float(config["storeIdleCloseMinutes"])
     sweeper = loop.create_task(_close_idle_stores(state, idle_minutes * 60.0)) if idle_minutes > 0 else None
@@ -253,3 +253,15 @@ def _dashboard_listener(state: DaemonState) -> DashboardDoor:
     from hippod.dashboard.listener import DashboardListener
 
     return DashboardListener(state, dispatch)
+
+
+async def _autostart_http(state: DaemonState) -> None:
+    """daemon.json `http.autostart`: open the listener as the daemon starts; a failure is logged."""
+    http = state.http_config
+    if http.get("autostart") is not True:
+        return
+    host = str(http.get("host") or "127.0.0.1")
+    try:
+        await open_http(state, host, port_setting(http), bool(http.get("allowRemote", False)))
+    except HippoError as exc:
+        logging.getLogger("hippod.serve").warning("http.autostart: %s", exc.message)

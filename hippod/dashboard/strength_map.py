@@ -1,4 +1,4 @@
-"""The memory map's figures, from hippod's own strength math (hippod/lifecycle/strength.py and the
+"""The memory map's figures, from hippod's own strength math (hippod/model/strength.py and the
 decay pass of sleep): per-layer counts and strength histograms, the orders of the table, and each
 memory's decay curve down to the dormant threshold. Pure functions of values."""
 
@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hippod.base.clock import days_between
-from hippod.lifecycle import decay
-from hippod.lifecycle import strength as st
-from hippod.store.records import Memory
+from hippod.model import decay
+from hippod.model import strength as st
+from hippod.model.memory import Memory
 
 BINS = 20  # strength histogram: twenty bins of 0.05, the first of them below the dormant threshold
 DORMANT_BELOW = decay.FADED_BELOW

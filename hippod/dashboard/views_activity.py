@@ -13,8 +13,8 @@ from hippoctl.protocol.replies_context import TokensReply
 from hippod.base import clock
 from hippod.dashboard.calls import DashboardContext, ViewCall, command
 from hippod.dashboard.views_memories import snippet
+from hippod.model.memory import Memory
 from hippod.recall import answer
-from hippod.store.records import Memory
 from hippod.store.sqlite import conflicts as conflict_sql
 from hippod.store.sqlite import dashboard_reads as reads
 from hippod.store.stores import sqlite_only

@@ -15,9 +15,9 @@ from hippod.base import clock
 from hippod.continuity.render import cut
 from hippod.dashboard import strength_map as sm
 from hippod.dashboard.calls import PAGE_SIZE, ViewCall, command, pages
-from hippod.lifecycle import strength as st
-from hippod.lifecycle.decay import average_gap_days
-from hippod.store.records import Memory
+from hippod.model import strength as st
+from hippod.model.decay import average_gap_days
+from hippod.model.memory import Memory
 from hippod.store.sqlite import dashboard_reads as reads
 from hippod.store.sqlite import reports
 from hippod.store.sqlite.conflicts import count_dormant

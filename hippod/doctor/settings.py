@@ -13,7 +13,6 @@ from hippoctl.protocol.wording import plural
 from hippod.base.config import load_daemon_config
 from hippod.base.jsonfile import merge, read_object
 from hippod.doctor import Findings, hippoctl
-from hippod.embed.model_name import DEFAULT_MODEL
 from hippod.embed.service import (
     EXTRA_HINT,
     MODEL_FILE,
@@ -22,7 +21,7 @@ from hippod.embed.service import (
     settings,
 )
 from hippod.integrations import installed
-from hippod.store.config import STORE_DEFAULTS
+from hippod.store.config import DEFAULT_MODEL, STORE_DEFAULTS
 
 
 @dataclass

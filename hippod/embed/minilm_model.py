@@ -27,8 +27,8 @@ from tokenizers import BertWordPieceTokenizer
 
 from hippod.base.thread_stop import checkpoint
 from hippod.embed import requantize, vectors
-from hippod.embed.model_name import DEFAULT_MODEL
 from hippod.embed.ort import onnxruntime  # with Microsoft's telemetry off
+from hippod.store.config import DEFAULT_MODEL
 
 DIM = 384
 VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "minilm_vocab.txt")

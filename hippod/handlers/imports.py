@@ -35,9 +35,9 @@ from hippod.ingest.export_doc import ParsedExport, Record
 from hippod.ingest.import_core import DUPLICATE_ABOVE, overlapping, prepare, preview
 from hippod.ingest.planner import FORMAT_TAGS, Plan, plan_chunks, plan_records
 from hippod.ingest.readers import Reading, Source
-from hippod.lifecycle.digest import refused
 from hippod.lifecycle.new_memory import fresh_memory, given_tags, new_id
-from hippod.store.records import Memory
+from hippod.model.digest import refused
+from hippod.model.memory import Memory
 from hippod.store.sqlite import imports as sql
 from hippod.store.sqlite import memories, rejections
 from hippod.store.sqlite.import_probe import StoredProbe

@@ -19,10 +19,10 @@ from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.lifecycle import global_copies
 from hippod.lifecycle import invalidate as inv
-from hippod.lifecycle.digest import content_digest, normalize
 from hippod.lifecycle.lookup import find_memory
 from hippod.lifecycle.new_memory import fresh_memory, given_tags, validate_content
 from hippod.mirrors.mirrors import dormant_file
+from hippod.model.digest import content_digest, normalize
 from hippod.store.records import Rejection
 from hippod.store.stores import Store
 

@@ -19,7 +19,7 @@ from hippoctl.protocol.replies_mcp import (
 )
 from hippoctl.protocol.replies_pinned import PinnedReply
 from hippod.base.errors import HippoError
-from hippod.context import layout, ledger_rows
+from hippod.context import layout
 from hippod.continuity import render
 from hippod.handlers import context as context_handler
 from hippod.handlers import pinned
@@ -28,9 +28,9 @@ from hippod.mcp import args as a
 from hippod.mcp import assemble as asm
 from hippod.mcp import baserate, drill
 from hippod.mcp.request import McpContext, for_tool
-from hippod.recall import answer
+from hippod.model.memory import Memory
+from hippod.recall import answer, ledger_rows
 from hippod.recall.budget import fill_budget, tokens
-from hippod.store.records import Memory
 from hippod.store.sqlite import continuity, traces
 from hippod.store.stores import SqliteStore, Store, sqlite_only
 

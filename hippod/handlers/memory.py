@@ -13,11 +13,12 @@ from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.lifecycle import global_copies
-from hippod.lifecycle import strength as st
 from hippod.lifecycle.lookup import find_memory
 from hippod.lifecycle.new_memory import fresh_memory, given_tags, usage_check, validate_content
-from hippod.lifecycle.share import reaches_every_project
-from hippod.store.records import Memory, Remembered
+from hippod.model import strength as st
+from hippod.model.memory import Memory
+from hippod.model.share import reaches_every_project
+from hippod.store.records import Remembered
 from hippod.store.stores import Store
 
 

@@ -19,13 +19,12 @@ from hippoctl.protocol.replies_pinned import PinnedItem, PinnedReply
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.context import ledger_rows
 from hippod.context.isolation import Place, placement
-from hippod.lifecycle.secrets import looks_secret
+from hippod.model.memory import Memory
+from hippod.model.secrets import looks_secret
+from hippod.recall import ledger_rows, tombstones
 from hippod.recall import pinned_block as pb
-from hippod.recall import tombstones
 from hippod.recall.pinned_recall import prompt_matches
-from hippod.store.records import Memory
 from hippod.store.sqlite import ledger, pinned_rows, pinned_state
 from hippod.store.stores import SqliteStore, sqlite_only
 

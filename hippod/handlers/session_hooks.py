@@ -32,8 +32,8 @@ from hippod.ingest.capture import capture_text
 from hippod.ingest.files import read_bytes
 from hippod.ingest.hook_input import HookInput, existing_target, read_payload, session_of, transcript_file
 from hippod.ingest.spool_requests import session_end_document
-from hippod.lifecycle import sleep_report
-from hippod.lifecycle.run import SleepOptions, sleep_store
+from hippod.sleep import sleep_report
+from hippod.sleep.run import SleepOptions, sleep_store
 from hippod.store.sqlite import last_sleep as kept_report
 from hippod.store.sqlite import ledger_reread, spool_marks
 from hippod.store.stores import SqliteStore, sqlite_only

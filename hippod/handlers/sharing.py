@@ -1,5 +1,5 @@
 """`promote`, `share`, `peers` and `sync`: the global store (sleep.md §8); the copying itself, sleep's
-auto-share with it, is lifecycle/auto_share.py."""
+auto-share with it, is sleep/auto_share.py."""
 
 from __future__ import annotations
 
@@ -11,15 +11,10 @@ from hippoctl.protocol.wording import DRY_RUN, plural
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.lifecycle import share as rules
-from hippod.lifecycle.auto_share import (
-    auto_share,
-    copy_in,
-    global_id,
-    share_keys,
-)
-from hippod.lifecycle.digest import refused
-from hippod.store.records import Memory
+from hippod.model import share as rules
+from hippod.model.digest import refused
+from hippod.model.memory import Memory
+from hippod.sleep.auto_share import auto_share, copy_in, global_id, share_keys
 from hippod.store.sqlite import memories, rejections, sharing
 from hippod.store.stores import SqliteStore, sqlite_only
 
@@ -80,7 +75,7 @@ async def share(ctx: RequestContext, body: m.Share) -> tuple[ShareReply, str]:
             f"{memory.id} has transfer score {score:.2f}, below {rules.MANUAL_SHARE_AT}",
             hint="add --force to share it anyway",
         )
-    from hippod.lifecycle.secrets import looks_secret
+    from hippod.model.secrets import looks_secret
 
     if looks_secret(memory.content, memory.tags):
         raise HippoError(

@@ -1,12 +1,12 @@
-"""`sleep`: consolidate one store on request (sleep.md §1-§9); the run itself is lifecycle/run.py."""
+"""`sleep`: consolidate one store on request (sleep.md §1-§9); the run itself is sleep/run.py."""
 
 from __future__ import annotations
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.replies_lifecycle import SleepReply
 from hippod.calls.request import RequestContext
-from hippod.lifecycle import sleep_report
-from hippod.lifecycle.run import SleepOptions, sleep_store
+from hippod.sleep import sleep_report
+from hippod.sleep.run import SleepOptions, sleep_store
 
 
 async def sleep(ctx: RequestContext, body: m.Sleep) -> tuple[SleepReply, str]:

@@ -14,10 +14,10 @@ from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.lifecycle.outcome import mark_rows
-from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
+from hippod.model.strength import RETRIEVAL_HALF_LIFE_BONUS
 
 if TYPE_CHECKING:
-    from hippod.store.postgres.store import TeamStore
+    from hippod.store.team_store import TeamStore
 
 # Ids in one batch of marks, all kinds together.
 MAX_MARKS = 1000
@@ -27,7 +27,7 @@ async def _team_store(ctx: RequestContext) -> TeamStore:
     """The team server's store; HippoError `not_implemented` on a laptop."""
     store = await ctx.global_store()
     if store.team:
-        from hippod.store.postgres.store import TeamStore  # psycopg: a team server's alone
+        from hippod.store.team_store import TeamStore  # psycopg: a team server's alone
 
         if isinstance(store, TeamStore):
             return store

@@ -16,7 +16,7 @@ from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.ingest import failure_output
 from hippod.lifecycle.new_memory import fresh_memory
-from hippod.lifecycle.secrets import scrub
+from hippod.model.secrets import scrub
 from hippod.store.sqlite import memories
 from hippod.store.sqlite.overlap import find_overlapping
 from hippod.store.stores import sqlite_only

@@ -13,8 +13,8 @@ from hippod.base import clock
 from hippod.calls.request import RequestContext
 from hippod.ingest.extract import Item, extract, store_key
 from hippod.lifecycle.new_memory import fresh_memory
-from hippod.lifecycle.secrets import looks_secret
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
+from hippod.model.secrets import looks_secret
 from hippod.store.sqlite import memories, spool_marks
 from hippod.store.sqlite.contents import live_contents
 from hippod.store.stores import SqliteStore

@@ -27,7 +27,7 @@ from hippod.ingest.chunking import LINE_BULLET, Chunk, FormatError, not_json
 from hippod.ingest.extract import extract
 from hippod.ingest.files import MAX_FILE_BYTES
 from hippod.ingest.transcript import USER_CHARS
-from hippod.lifecycle.secrets import looks_secret
+from hippod.model.secrets import looks_secret
 
 EXPORT_NAME = "conversations.json"
 ZIP_MAGIC = b"PK\x03\x04"

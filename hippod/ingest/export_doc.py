@@ -11,8 +11,8 @@ import msgspec
 
 from hippod.base.clock import iso, parse_iso
 from hippod.ingest.chunking import FormatError, not_json
-from hippod.lifecycle import strength as st
-from hippod.store.records import Memory
+from hippod.model import strength as st
+from hippod.model.memory import Memory
 
 LAYERS = ("buffer", "episodic", "semantic", "trace")
 CONFIDENCE = ("verified", "observed", "inferred", "stale")

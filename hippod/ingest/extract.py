@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hippod.lifecycle.dedupe import junk_reason, junk_warning
+from hippod.model.dedupe import junk_reason, junk_warning
 
 MIN_ITEM_CHARS = 8
 MAX_ITEM_CHARS = 500

@@ -4,7 +4,7 @@
 A failing `npm test` prints pages: the test runner's report, npm's own `npm ERR!` chatter, a
 timestamped log path. A memory of it needs the error, not the log, so the rule is:
 
-1. Scrub secrets (hippod/lifecycle/secrets.py), so a line cut in step 4 never keeps part of one.
+1. Scrub secrets (hippod/model/secrets.py), so a line cut in step 4 never keeps part of one.
    Read the command's stderr, then its stdout, line by line; colour codes are removed, and npm's
    `npm ERR!` / `npm error` prefix is dropped.
 2. Drop chatter: npm's notices and boilerplate (`code …`, `errno …`, `Exit status …`, "A complete
@@ -32,7 +32,7 @@ import re
 import tempfile
 from collections.abc import Iterable, Sequence
 
-from hippod.lifecycle.secrets import scrub
+from hippod.model.secrets import scrub
 
 MAX_LINES = 5
 FALLBACK_LINES = 3

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hippod.ingest import failure_output
-from hippod.lifecycle.secrets import scrub
+from hippod.model.secrets import scrub
 
 OUTCOMES = ("stored", "duplicate", "interrupt", "permission_declined", "empty_search", "rejected")
 SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS", "WebSearch", "ToolSearch"})

@@ -21,8 +21,8 @@ from hippod.calls.request import RequestContext
 from hippod.ingest.gitlearn import Lesson, Target, lessons
 from hippod.lifecycle import invalidate as inv
 from hippod.lifecycle.new_memory import fresh_memory
+from hippod.model.memory import Memory
 from hippod.store.config import STORE_DEFAULTS
-from hippod.store.records import Memory
 from hippod.store.sqlite import memories
 from hippod.store.sqlite.overlap import find_overlapping
 from hippod.store.stores import SqliteStore

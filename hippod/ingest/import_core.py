@@ -3,7 +3,7 @@
 CPU-bound: the handler runs them in a worker thread. De-duplication is exactly
 `textOverlap(chunk, m) > 0.7` against every live memory of the target store and tenant (asked of
 store/sqlite/import_probe.py, which looks each chunk up in the FTS index) and every chunk accepted earlier
-in the run (a prefix-filter index over the run's chunks, lifecycle/simjoin.py).
+in the run (a prefix-filter index over the run's chunks, model/simjoin.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from enum import Enum
 
 from hippod.calls.progress import Steps
 from hippod.ingest.chunking import Chunk
-from hippod.lifecycle.simjoin import SetIndex
-from hippod.recall.tokenize import tokenize
+from hippod.model.simjoin import SetIndex
+from hippod.model.tokenize import tokenize
 
 MIN_CHARS = 10
 MAX_CHARS = 1000

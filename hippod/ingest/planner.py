@@ -15,10 +15,10 @@ from typing import Any
 from hippod.calls.progress import Steps
 from hippod.ingest.export_doc import ParsedExport, Record
 from hippod.ingest.import_core import Prepared, StoredDuplicates, Verdict, judge, merge_tags
-from hippod.lifecycle.digest import content_digest, refused
-from hippod.recall.terms import fts_columns
-from hippod.store.records import Memory
-from hippod.store.sqlite.memory_codec import memory_values
+from hippod.model.digest import content_digest, refused
+from hippod.model.memory import Memory
+from hippod.model.terms import fts_columns
+from hippod.store.memory_codec import memory_values
 
 FORMAT_TAGS: dict[str, tuple[str, ...]] = {
     "chatgpt": ("imported", "chatgpt"),

@@ -17,7 +17,7 @@ from typing import Any
 
 from hippod.base import clock
 from hippod.calls.daemon_view import DaemonView
-from hippod.lifecycle.run import SleepOptions, sleep_store
+from hippod.sleep.run import SleepOptions, sleep_store
 from hippod.store.sqlite import memories
 from hippod.store.stores import SqliteStore, Store
 

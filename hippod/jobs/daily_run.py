@@ -27,7 +27,7 @@ from hippod.base.logfile import open_append
 from hippod.base.tenancy import acting_as
 from hippod.calls.daemon_view import DaemonView, Say
 from hippod.ingest.gitrun import learn_from_git
-from hippod.lifecycle.run import SleepOptions, sleep_store
+from hippod.sleep.run import SleepOptions, sleep_store
 from hippod.store import workspaces
 from hippod.store.stores import SqliteStore, Store, sqlite_only
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.lifecycle.digest import content_digest
-from hippod.lifecycle.share import AUTO_SHARED, reaches_every_project
-from hippod.store.records import Memory
+from hippod.model.digest import content_digest
+from hippod.model.memory import Memory
+from hippod.model.share import AUTO_SHARED, reaches_every_project
 from hippod.store.roots import DB_NAME
 from hippod.store.stores import Store
 

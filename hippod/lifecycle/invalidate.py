@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 
 STOPWORDS = frozenset(
     """the an is it in on at to for of by and or but not with from that this was are be has had have been

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.stores import Store
 
 

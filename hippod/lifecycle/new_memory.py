@@ -8,8 +8,8 @@ from hippoctl.protocol import validate
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.lifecycle import strength as st
-from hippod.store.records import Memory
+from hippod.model import strength as st
+from hippod.model.memory import Memory
 from hippod.store.stores import Store
 
 

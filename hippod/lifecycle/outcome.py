@@ -10,7 +10,7 @@ from hippoctl.protocol.wording import plural
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.stores import Store
 
 

@@ -25,8 +25,8 @@ import aiosqlite
 from hippod.mirrors import mirror_files, mirror_heal
 from hippod.mirrors.mirror_heal import MEMORY_DIRS, Healed
 from hippod.mirrors.mirror_text import UNDATED, day_file, day_header, day_of, render, section
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memory_codec import row_to_memory
+from hippod.model.memory import COLUMNS, Memory
+from hippod.store.memory_codec import row_to_memory
 
 PART = 1000
 _SELECT = ", ".join(COLUMNS)

@@ -22,8 +22,8 @@ from typing import Any
 import aiosqlite
 
 from hippod.mirrors import conflict_mirror, mirror_files
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memory_codec import row_to_memory
+from hippod.model.memory import COLUMNS, Memory
+from hippod.store.memory_codec import row_to_memory
 
 log = logging.getLogger("hippod.mirrors")
 

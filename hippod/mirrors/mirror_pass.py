@@ -11,7 +11,7 @@ from collections.abc import Callable
 from hippod.mirrors import mirror_files
 from hippod.mirrors.mirror_heal import MEMORY_DIRS
 from hippod.mirrors.mirror_text import render
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 
 log = logging.getLogger("hippod.mirrors")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 
 UNDATED = "undated"
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")

@@ -23,7 +23,7 @@ import aiosqlite
 from hippod.base import clock
 from hippod.mirrors import mirror_days, mirror_files, mirror_heal, mirror_pass
 from hippod.mirrors.mirror_text import render
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import sqlite_errors
 
 log = logging.getLogger("hippod.mirrors")

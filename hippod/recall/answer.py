@@ -10,16 +10,15 @@ from hippoctl.protocol import validate
 from hippoctl.protocol.replies import RecallItem, RecallReply, Skipped, Why
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
-from hippod.context import ledger_rows
-from hippod.lifecycle import strength as st
-from hippod.recall import render
+from hippod.model import strength as st
+from hippod.model.terms import stem
+from hippod.model.tokenize import tokenize
+from hippod.recall import ledger_rows, render
 from hippod.recall.budget import tokens, tokens_of
 from hippod.recall.pack import Packed, pack
 from hippod.recall.score import Scored
 from hippod.recall.search import rank
 from hippod.recall.strengthen import after_recall
-from hippod.recall.terms import stem
-from hippod.recall.tokenize import tokenize
 
 
 def _item(s: Scored, why: bool, words: list[str]) -> RecallItem:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import msgspec
 
+from hippod.model.memory import Memory
 from hippod.recall import cut
 from hippod.recall.score import scope_multiplier
-from hippod.store.records import Memory
 
 HEADING = "## Hippo memory"
 PINNED = "### Pinned"

@@ -7,14 +7,14 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
 from hippod.base import clock
 from hippod.calls.request import RequestContext
-from hippod.lifecycle.digest import refused
-from hippod.lifecycle.share import reaches_every_project
+from hippod.model.digest import refused
+from hippod.model.share import reaches_every_project
+from hippod.model.terms import query_terms
 from hippod.recall import pinned_block as pb
 from hippod.recall import tombstones
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, drop_extracted_sources
 from hippod.recall.search import score_store
-from hippod.recall.terms import query_terms
 from hippod.store.stores import Store
 
 # A prompt is a recall query only up to here: a pasted log must not turn into thousands of terms.

@@ -11,11 +11,12 @@ from datetime import datetime
 import msgspec
 
 from hippod.base.clock import days_between, parse_iso
-from hippod.lifecycle.strength import live_strength
+from hippod.model.memory import Memory
+from hippod.model.strength import live_strength
+from hippod.model.terms import stem
 from hippod.recall.bm25 import bm25_parts
 from hippod.recall.proximity import proximity, query_pairs
-from hippod.recall.terms import stem
-from hippod.store.records import Memory, TermStats
+from hippod.store.records import TermStats
 
 # Compared by stem, so that query words and query terms both work.
 RECENT_WORDS = frozenset(map(stem, ["recently", "latest", "last", "newest", "current", "today"]))

@@ -13,12 +13,13 @@ from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.embed.service import EXTRA_HINT, Embedder, Settings, embedding_text, text_digest
+from hippod.model.memory import Memory
+from hippod.model.terms import query_terms
 from hippod.recall import tombstones
 from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
-from hippod.recall.terms import query_terms
-from hippod.store.records import Candidate, Memory
+from hippod.store.records import Candidate
 from hippod.store.sqlite import embeddings, memories
 from hippod.store.stores import SqliteStore, Store, sqlite_only
 from hippod.teamlink import cache as team_copy

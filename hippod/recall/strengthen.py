@@ -9,7 +9,7 @@ import msgspec
 
 from hippod.base import clock
 from hippod.calls.request import RequestContext
-from hippod.lifecycle import strength as st
+from hippod.model import strength as st
 from hippod.recall.score import Scored
 from hippod.recall.search import Ranking, warn
 from hippod.store.stores import SqliteStore, Store

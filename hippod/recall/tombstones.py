@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from hippod.lifecycle.digest import refused
-from hippod.store.records import Memory
+from hippod.model.digest import refused
+from hippod.model.memory import Memory
 from hippod.store.stores import Store
 
 T = TypeVar("T")

@@ -21,18 +21,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hippod.base.errors import HippoError
-from hippod.lifecycle.sleep_plan import Plan, Settings
-from hippod.store.records import (
-    ApiKey,
-    Candidate,
-    ConflictRecord,
-    DormantMemory,
-    Memory,
-    Rejection,
-    TermStats,
-)
-from hippod.store.sqlite.auditlog import Entry
-from hippod.store.sqlite.sleep_process import Planned
+from hippod.model.memory import Memory
+from hippod.model.sleep_plan import Plan, Settings
+from hippod.store.records import ApiKey, Candidate, ConflictRecord, DormantMemory, Entry, Rejection, TermStats
+from hippod.store.sleep_rows import Planned
 
 # What a backend-neutral caller sees of a connection: only the rows' functions of its store's own
 # backend (which take Any) accept it, so mypy refuses it to a SQLite row module (a SqliteStore's is typed).

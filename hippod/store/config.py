@@ -7,8 +7,13 @@ from typing import Any
 
 from hippod.base.errors import HippoError
 from hippod.base.jsonfile import merge, read_object
-from hippod.embed.model_name import DEFAULT_MODEL
-from hippod.embed.service import DEFAULT_COSINE_FLOOR
+
+# all-MiniLM-L6-v2 with int8 weights (hippod/embed/minilm_model.py); the only model hippod loads.
+DEFAULT_MODEL = "all-MiniLM-L6-v2:int8"
+# The cosine a memory that shares no term with the query must reach to be returned: the lowest
+# multiple of 0.05 that at most 1% of unrelated question-memory pairs without a shared term reach,
+# measured by bench/cosine_floor.py on LoCoMo and LongMemEval (bench/RESULTS.md).
+DEFAULT_COSINE_FLOOR = 0.40
 
 STORE_DEFAULTS: dict[str, Any] = {
     "defaultHalfLifeDays": 365,

@@ -1,6 +1,6 @@
 """One open store: its database, config and identity, on either backend (`Store`), or a laptop's
 SQLite store with its mirrors and vectors (`SqliteStore`); the registry (store/stores.py) opens the
-latter, and the team store (store/postgres/store.py) makes its one."""
+latter, and the team store (store/team_store.py) makes its one."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ from hippod.base.errors import HippoError
 from hippod.embed.queue import EmbedQueue
 from hippod.embed.service import EmbedService, Settings, settings
 from hippod.mirrors.mirrors import MirrorWriter
+from hippod.model.memory import Memory
 from hippod.store import config as store_config
 from hippod.store.backend import Backend
-from hippod.store.records import Memory, Remembered
+from hippod.store.records import Remembered
 from hippod.store.sqlite import (
     agent_links,
     api_keys,
@@ -77,7 +78,7 @@ class Store:
         self.audit_log = backend.audit_log
         self.reports = backend.reports
         self.note_links = backend.note_links
-        # The team store on PostgreSQL (store/postgres/store.py): no files beside it, no model, no ledger.
+        # The team store on PostgreSQL (store/team_store.py): no files beside it, no model, no ledger.
         self.team = team
         self.schema = schema
         self.fts5 = fts5

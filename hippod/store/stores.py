@@ -95,7 +95,7 @@ class StoreRegistry:
     async def open_team(self, dsn: str, *, pool_max: int, wait: float) -> Store:
         """Serve the team's database as the only store (a team server): every request, whatever its
         folder, reads and writes it, as its own tenant."""
-        from hippod.store.postgres.store import open_team_store  # psycopg: a team server's alone
+        from hippod.store.team_store import open_team_store  # psycopg: a team server's alone
 
         self.team = await open_team_store(
             dsn, os.path.join(self.global_root, "team"), self.embedder, pool_max=pool_max, wait=wait

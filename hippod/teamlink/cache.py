@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from hippod.base import thread_stop
-from hippod.store.records import COLUMNS, Memory
+from hippod.model.memory import COLUMNS, Memory
 from hippod.store.sqlite import memories, team_cache
 from hippod.store.stores import SqliteStore, sqlite_only
 from hippod.teamlink import calls

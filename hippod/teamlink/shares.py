@@ -9,7 +9,7 @@ import msgspec
 
 from hippod.base import clock
 from hippod.calls.daemon_view import DaemonView
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import team_outbox
 from hippod.store.stores import sqlite_only
 

@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import memories
 from hippod.store.sqlite.db import Database
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from e2e.sleep_support import project
 from hippod.mirrors.mirror_days import PART
 from hippod.mirrors.mirror_text import day_file, day_header, day_of, render, section
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memory_codec import row_to_memory
+from hippod.model.memory import COLUMNS, Memory
+from hippod.store.memory_codec import row_to_memory
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo

@@ -15,8 +15,8 @@ from e2e.sleep_support import project
 from hippoctl.protocol import messages as m
 from hippod.mirrors.mirror_text import render
 from hippod.mirrors.mirrors import dormant_file
-from hippod.store.records import COLUMNS
-from hippod.store.sqlite.memory_codec import row_to_memory
+from hippod.model.memory import COLUMNS
+from hippod.store.memory_codec import row_to_memory
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo

@@ -10,9 +10,9 @@ from e2e.sleep_support import make
 from pg_server import PrivatePostgres as PrivatePostgres
 from pg_server import free_port as free_port
 
+from hippod.model.memory import Memory
 from hippod.store.postgres import memories as rows
 from hippod.store.postgres.pg import Conn, TeamDatabase
-from hippod.store.records import Memory
 
 
 def start_server(hippo: Hippo, dsn: str, port: int = 0) -> str:

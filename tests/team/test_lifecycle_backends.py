@@ -27,7 +27,7 @@ from hippod.calls.request import RequestContext
 from hippod.daemon.app import new_state
 from hippod.daemon.dispatch import dispatch
 from hippod.daemon.state import DaemonState
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.stores import Store, StoreRegistry
 
 ON = "The feature flag is enabled for production users"

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from e2e.sleep_support import make
 
+from hippod.model.memory import Memory
+from hippod.model.terms import query_terms
 from hippod.recall.candidates import by_terms
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, score_candidates
-from hippod.recall.terms import query_terms
 from hippod.store.postgres import memories as pg_rows
 from hippod.store.postgres.pg import TeamDatabase
-from hippod.store.records import Memory
 from hippod.store.sqlite import memories as sqlite_rows
 from hippod.store.sqlite.db import Database
 

@@ -10,11 +10,11 @@ import psycopg
 import pytest
 from e2e.sleep_support import make
 
-from hippod.recall.terms import terms
+from hippod.model.memory import Memory
+from hippod.model.terms import terms
 from hippod.store.postgres import memories as rows
 from hippod.store.postgres.migrations import MIGRATIONS
 from hippod.store.postgres.pg import Conn, TeamDatabase
-from hippod.store.records import Memory
 from team.support import store_rows
 
 
@@ -95,7 +95,7 @@ async def test_term_statistics_follow_every_insert_update_and_delete(
 
 
 async def test_a_tombstoned_text_is_refused(team_db: TeamDatabase, tenant: str) -> None:
-    from hippod.lifecycle.digest import content_digest
+    from hippod.model.digest import content_digest
 
     async with team_db.tenant(tenant) as conn:
         await conn.execute(

@@ -13,7 +13,7 @@ import pytest
 from e2e.sleep_support import make
 
 from hippod.base import clock
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import migrations
 

@@ -18,9 +18,10 @@ from hippod.daemon.app import new_state
 from hippod.daemon.state import DaemonState
 from hippod.jobs import watchers
 from hippod.jobs.watchers import AgentWatcher
-from hippod.lifecycle.digest import content_digest
 from hippod.lifecycle.new_memory import fresh_memory
-from hippod.store.records import Memory, Rejection
+from hippod.model.digest import content_digest
+from hippod.model.memory import Memory
+from hippod.store.records import Rejection
 from hippod.store.sqlite import agent_links, memories, rejections
 from hippod.store.sqlite import dormant as dormant_store
 from hippod.store.stores import Store, StoreRegistry

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from hippod.model.memory import Memory
+from hippod.model.terms import query_terms
 from hippod.recall.candidates import by_terms
-from hippod.recall.terms import query_terms
-from hippod.store.records import Memory
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
 

@@ -10,7 +10,7 @@ import pytest
 
 from hippod.handlers import capture as capture_handler
 from hippod.ingest import capture, extract, transcript
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
 

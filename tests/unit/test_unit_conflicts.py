@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from hippod.lifecycle import conflicts as c
-from hippod.lifecycle.sleep_plan import ConflictRow, conflict_changes
-from hippod.store.records import Memory
+from hippod.model import conflicts as c
+from hippod.model.memory import Memory
+from hippod.model.sleep_plan import ConflictRow, conflict_changes
 
 FLAG_ON, FLAG_OFF = (
     "The feature flag is enabled for production users",

@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from hippod.lifecycle import decay, dedupe, merge, share
-from hippod.lifecycle.secrets import looks_secret
-from hippod.lifecycle.simjoin import SetIndex, jaccard
-from hippod.recall.tokenize import text_overlap
-from hippod.store.records import Memory
+from hippod.model import decay, dedupe, merge, share
+from hippod.model.memory import Memory
+from hippod.model.secrets import looks_secret
+from hippod.model.simjoin import SetIndex, jaccard
+from hippod.model.tokenize import text_overlap
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 OLD = "2020-01-01T00:00:00.000Z"  # 10 years before NOW: a 365-day memory has faded

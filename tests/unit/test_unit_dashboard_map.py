@@ -10,7 +10,7 @@ from typing import Any
 
 from hippod.base import clock
 from hippod.dashboard import strength_map as sm
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 CLOCK = sm.DecayBasis("clock", 1.0)

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from hippod.lifecycle import passages
-from hippod.lifecycle.digest import content_digest, digests, legacy_normalize, normalize, refused
-from hippod.store.records import Memory, Rejection
+from hippod.model import passages
+from hippod.model.digest import content_digest, digests, legacy_normalize, normalize, refused
+from hippod.model.memory import Memory
+from hippod.store.records import Rejection
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories, migrations, rejections
 

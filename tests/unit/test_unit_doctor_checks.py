@@ -16,9 +16,9 @@ from hippod.doctor import bundle, folders, settings
 from hippod.doctor.network import network_check
 from hippod.doctor.sleep import daily_check, sleep_check
 from hippod.doctor.stores import StoreFacts
-from hippod.embed.model_name import DEFAULT_MODEL
 from hippod.embed.service import EXTRA_HINT
 from hippod.integrations import installed
+from hippod.store.config import DEFAULT_MODEL
 from hippod.store.sqlite.migrations import SCHEMA_VERSION
 from hippod.store.sqlite.prepare import APPLICATION_ID
 from hippod.teamlink import membership

@@ -10,14 +10,13 @@ import pytest
 
 from hippod.base import clock
 from hippod.embed import vectors
-from hippod.embed.model_name import DEFAULT_MODEL
 from hippod.embed.queue import embed_ids
-from hippod.embed.service import DEFAULT_COSINE_FLOOR, embedding_text, settings, text_digest
+from hippod.embed.service import embedding_text, settings, text_digest
+from hippod.model.tokenize import tokenize
 from hippod.recall import score as sc
 from hippod.recall.bm25 import bm25_scores, term_idfs
 from hippod.recall.proximity import proximity, query_pairs
-from hippod.recall.tokenize import tokenize
-from hippod.store.config import STORE_DEFAULTS
+from hippod.store.config import DEFAULT_COSINE_FLOOR, DEFAULT_MODEL, STORE_DEFAULTS
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import embeddings, memories
 

@@ -9,8 +9,9 @@ from collections.abc import Callable
 import aiosqlite
 import pytest
 
-from hippod.lifecycle.digest import content_digest
-from hippod.store.records import Memory, Remembered
+from hippod.model.digest import content_digest
+from hippod.model.memory import Memory
+from hippod.store.records import Remembered
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import remembers
 from hippod.store.sqlite.group_commit import GroupCommit

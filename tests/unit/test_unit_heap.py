@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from hippod.base import heap
-from hippod.recall.terms import stem
+from hippod.model.terms import stem
 
 
 def _rss_kb() -> int:

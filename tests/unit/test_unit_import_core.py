@@ -22,10 +22,10 @@ from hippod.ingest.import_core import (
     token_set,
 )
 from hippod.ingest.planner import plan_records
-from hippod.lifecycle.digest import content_digest
-from hippod.lifecycle.simjoin import jaccard
-from hippod.recall.tokenize import text_overlap
-from hippod.store.records import Memory
+from hippod.model.digest import content_digest
+from hippod.model.memory import Memory
+from hippod.model.simjoin import jaccard
+from hippod.model.tokenize import text_overlap
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 

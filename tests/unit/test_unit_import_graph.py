@@ -1,4 +1,4 @@
-"""No import cycle in hippod and hippoctl: each layer imports only the ones below it (issue 35).
+"""No import cycle in hippod and hippoctl: each layer imports only the ones below it.
 
 grimp reads the source, so imports under TYPE_CHECKING and inside functions count as much as those at
 the top of a module: a cycle through a lazy import is a cycle in the design all the same.

@@ -7,9 +7,9 @@ import random
 from collections.abc import Callable, Sequence
 
 from hippod.ingest.import_core import DUPLICATE_ABOVE, Verdict, judge, token_set
-from hippod.lifecycle.digest import content_digest
-from hippod.recall.tokenize import text_overlap
-from hippod.store.records import Memory
+from hippod.model.digest import content_digest
+from hippod.model.memory import Memory
+from hippod.model.tokenize import text_overlap
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
 from hippod.store.sqlite.import_probe import StoredProbe

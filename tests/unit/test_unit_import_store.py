@@ -9,7 +9,7 @@ import pytest
 from hippod.ingest.chunking import Chunk
 from hippod.ingest.import_core import nothing_stored, prepare
 from hippod.ingest.planner import plan_chunks
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import imports as sql
 from hippod.store.sqlite import memories, rejections
 from hippod.store.sqlite.db import Database

@@ -79,7 +79,7 @@ def test_the_daemon_loads_the_sleep_join_only_when_it_sleeps() -> None:
         "import hippod.main, hippod.daemon.app, hippod.daemon.dispatch, hippod.handlers.sleep"
     )
     assert loaded & {"numpy", "scipy"} == set()
-    assert {"numpy", "scipy"} <= _loaded_after("import hippod.lifecycle.pairjoin")
+    assert {"numpy", "scipy"} <= _loaded_after("import hippod.model.pairjoin")
 
 
 def test_the_daemon_loads_the_asgi_stack_only_when_a_listener_opens() -> None:

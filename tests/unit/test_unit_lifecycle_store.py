@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hippod.lifecycle import invalidate as inv
-from hippod.lifecycle.digest import content_digest
-from hippod.store.records import Memory, Rejection
+from hippod.model.digest import content_digest
+from hippod.model.memory import Memory
+from hippod.store.records import Rejection
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import decisions, dormant, memories, rejections
 

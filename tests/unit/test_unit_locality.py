@@ -1,4 +1,4 @@
-"""Which lessons auto-share may copy beyond their project (lifecycle/locality.py, share.auto_share_eligible),
+"""Which lessons auto-share may copy beyond their project (model/locality.py, share.auto_share_eligible),
 and what a global copy says of where it came from."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hippod.lifecycle import share
-from hippod.lifecycle.locality import project_names, tie
-from hippod.store.records import Memory
+from hippod.model import share
+from hippod.model.locality import project_names, tie
+from hippod.model.memory import Memory
 
 NAMES = frozenset({"demo", "demo-shop", "payments", "checkout.ts"})
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import continuity, memories, traces
 from hippod.store.sqlite import db as dbmod
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from hippod.mirrors import mirror_heal
 from hippod.mirrors.mirror_text import render
 from hippod.mirrors.mirrors import MirrorWriter
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
 

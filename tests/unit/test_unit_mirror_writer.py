@@ -13,7 +13,7 @@ import pytest
 from hippod.mirrors import mirrors
 from hippod.mirrors.mirror_text import render
 from hippod.mirrors.mirrors import MirrorWriter
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
 

@@ -12,7 +12,7 @@ from hippoctl.protocol import messages as m
 from hippoctl.protocol import messages_cards as mc
 from hippod.base.errors import HippoError
 from hippod.daemon import door
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories, prepare, sqlite_errors

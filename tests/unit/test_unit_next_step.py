@@ -1,10 +1,10 @@
-"""The next step a text states, so `Next step:` is printed once (hippod/continuity/next_step.py)."""
+"""The next step a text states, so `Next step:` is printed once (hippod/model/next_step.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from hippod.continuity.next_step import next_step_of, split_next_step
+from hippod.model.next_step import next_step_of, split_next_step
 
 
 @pytest.mark.parametrize(

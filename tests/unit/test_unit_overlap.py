@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from hippod.recall.tokenize import text_overlap
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
+from hippod.model.tokenize import text_overlap
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
 from hippod.store.sqlite.overlap import find_overlapping

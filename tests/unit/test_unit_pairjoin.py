@@ -1,4 +1,4 @@
-"""Sleep's pair join (lifecycle/pairjoin.py) finds exactly the pairs of the exact Jaccard join."""
+"""Sleep's pair join (model/pairjoin.py) finds exactly the pairs of the exact Jaccard join."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import random
 import numpy as np
 import pytest
 
-from hippod.lifecycle.pairjoin import similar_pairs, token_sets
-from hippod.lifecycle.simjoin import exact_pairs, jaccard
-from hippod.lifecycle.wordsets import TokenColumn, pairs
-from hippod.recall.tokenize import tokenize
+from hippod.model.pairjoin import similar_pairs, token_sets
+from hippod.model.simjoin import exact_pairs, jaccard
+from hippod.model.tokenize import tokenize
+from hippod.model.wordsets import TokenColumn, pairs
 
 
 def _joined(

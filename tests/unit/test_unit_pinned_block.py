@@ -8,9 +8,9 @@ from typing import Any
 from e2e.sleep_support import make
 
 from hippod.handlers.pinned import HookInput, Settings, hook_input
+from hippod.model.memory import Memory
 from hippod.recall import pinned_block as pb
 from hippod.recall.cut import marker
-from hippod.store.records import Memory
 
 STAMP = "2026-01-01T00:00:00.000Z"
 

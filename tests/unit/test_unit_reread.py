@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from hippod.continuity.reread import SentBlock, rereads, session_calls
+from hippod.continuity.reread import rereads, session_calls
+from hippod.store.records import SentBlock
 
 
 def _at(minute: int) -> str:

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from hippod.base import clock
-from hippod.lifecycle.strength import strength
+from hippod.model.strength import strength
+from hippod.model.tokenize import tokenize
 from hippod.recall import bm25
 from hippod.recall import score as sc
 from hippod.recall.bm25 import bm25_scores
-from hippod.recall.tokenize import tokenize
 from hippod.store.records import TermStats
 
 NOW = clock.parse_iso("2026-06-01T00:00:00Z")

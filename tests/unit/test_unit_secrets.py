@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippod.lifecycle.secrets import looks_secret, scrub
+from hippod.model.secrets import looks_secret, scrub
 
 AWS = "AKIA" + "ABCDEFGHIJKLMNOP"
 GITHUB = "ghp_" + "a" * 36

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from hippod.lifecycle.sleep_plan import Plan, Settings, plan
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
+from hippod.model.sleep_plan import Plan, Settings, plan
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
 from hippod.store.sqlite.sleep_snapshot import SnapshotReader

@@ -17,12 +17,12 @@ import pytest
 from e2e.sleep_support import make
 
 from hippod.base.errors import HippoError
-from hippod.lifecycle.merge import new_semantic_id
-from hippod.lifecycle.sleep_plan import Settings
-from hippod.store.records import COLUMNS, Memory
+from hippod.model.memory import COLUMNS, Memory
+from hippod.model.merge import new_semantic_id
+from hippod.model.sleep_plan import Settings
+from hippod.store.sleep_rows import row_mark
 from hippod.store.sqlite import sqlite_errors
 from hippod.store.sqlite.sleep_process import FAILED, plan_in_child
-from hippod.store.sqlite.sleep_snapshot import row_mark
 
 
 def test_a_row_mark_is_the_same_in_every_process() -> None:

@@ -1,4 +1,4 @@
-"""The short summary a sleep prints and `last-sleep` shows an agent (hippod/lifecycle/sleep_report.py)."""
+"""The short summary a sleep prints and `last-sleep` shows an agent (hippod/sleep/sleep_report.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hippoctl.protocol.replies_lifecycle import (
     SleepReply,
     SleepShared,
 )
-from hippod.lifecycle import sleep_report as sr
+from hippod.sleep import sleep_report as sr
 
 
 def _merge(text: str, members: int = 2, tenant: str = "default") -> SleepMerge:

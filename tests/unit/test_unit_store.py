@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from hippod.base.errors import HippoError
-from hippod.lifecycle.digest import content_digest
-from hippod.recall.terms import terms
-from hippod.recall.tokenize import tokenize
-from hippod.store.records import Candidate, Memory, TermStats
+from hippod.model.digest import content_digest
+from hippod.model.memory import Memory
+from hippod.model.terms import terms
+from hippod.model.tokenize import tokenize
+from hippod.store.records import Candidate, TermStats
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories, migrations, prepare
 
@@ -409,7 +410,7 @@ def test_memory_fields_follow_the_column_order() -> None:
     # row_to_memory builds Memory positionally from a row selected in COLUMNS order.
     import dataclasses
 
-    from hippod.store.records import COLUMNS, Memory
+    from hippod.model.memory import COLUMNS, Memory
 
     assert tuple(f.name for f in dataclasses.fields(Memory)) == COLUMNS
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from hippod.base import clock
-from hippod.lifecycle import strength as st
+from hippod.model import strength as st
 
 REMOVAL_THRESHOLD = 0.05
 

@@ -6,8 +6,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from hippod.recall.terms import TERMS_VERSION, fts_columns, query_terms, stem, terms
-from hippod.recall.tokenize import tokenize
+from hippod.model.terms import TERMS_VERSION, fts_columns, query_terms, stem, terms
+from hippod.model.tokenize import tokenize
 from hippod.store.sqlite import prepare
 
 

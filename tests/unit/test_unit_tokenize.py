@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hippod.recall.tokenize import fts_match_expression, text_overlap, tokenize
+from hippod.model.tokenize import fts_match_expression, text_overlap, tokenize
 
 
 def test_tokenize_vector(tokenize_case: dict[str, Any]) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from hippod.store.postgres.memories import Source, fetch
 from hippod.store.postgres.pg import Conn
-from hippod.store.sqlite.auditlog import Entry, decode_metadata
+from hippod.store.records import Entry
+from hippod.store.sleep_rows import decode_metadata
 
 
 async def newest(conn: Source, tenant: str, *, op: str | None, since: str | None, limit: int) -> list[Entry]:

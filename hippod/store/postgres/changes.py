@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from hippod.model.memory import COLUMNS, Memory
+from hippod.store.memory_codec import row_to_memory
 from hippod.store.postgres.memories import Source, fetch, reading
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memory_codec import row_to_memory
 
 _SELECT = ", ".join(f"m.{c}" for c in COLUMNS)
 MAX_DELETIONS = 10_000

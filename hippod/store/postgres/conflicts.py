@@ -6,9 +6,10 @@ from typing import Any
 
 import msgspec
 
+from hippod.model.memory import Memory
 from hippod.store.postgres.memories import Source, fetch
 from hippod.store.postgres.pg import Conn
-from hippod.store.records import ConflictRecord, Memory
+from hippod.store.records import ConflictRecord
 
 _COLS = "id, tenant_id, memory_a_id, memory_b_id, reason, score, status, resolved_by, detected_at, updated_at"
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hippod.model.memory import COLUMNS
+from hippod.store.memory_codec import row_to_memory
 from hippod.store.postgres.memories import Source, fetch
 from hippod.store.postgres.pg import Conn
-from hippod.store.records import COLUMNS, DormantMemory
-from hippod.store.sqlite.memory_codec import row_to_memory
+from hippod.store.records import DormantMemory
 
 _MOVED = ", ".join([*COLUMNS, "content_digest", "terms", "nterms"])
 _SELECT = ", ".join(COLUMNS)

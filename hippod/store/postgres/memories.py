@@ -15,11 +15,12 @@ from typing import Any
 
 import msgspec
 
-from hippod.lifecycle.digest import content_digest, digests
-from hippod.recall.terms import terms as index_terms
+from hippod.model.digest import content_digest, digests
+from hippod.model.memory import COLUMNS, Memory
+from hippod.model.terms import terms as index_terms
+from hippod.store.memory_codec import admission, memory_values, row_to_memory
 from hippod.store.postgres.pg import Conn, TeamReader, current_tenant
-from hippod.store.records import COLUMNS, Candidate, Memory, TermStats
-from hippod.store.sqlite.memory_codec import admission, memory_values, row_to_memory
+from hippod.store.records import Candidate, TermStats
 
 # What a read function reads through: a connection in a transaction, or the database's reader.
 Source = Conn | TeamReader

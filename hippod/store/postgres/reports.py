@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hippod.model.memory import COLUMNS, Memory
+from hippod.store.memory_codec import row_to_memory
 from hippod.store.postgres.memories import Source, fetch
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memory_codec import row_to_memory
 
 # The tenant's meta keys, and the totals a SQLite store keeps in its meta by a trigger on its audit
 # log, counted here from the tenant's audit log (an `audit prune` lowers them): each remember would

@@ -14,17 +14,15 @@ from typing import Any
 import msgspec
 
 from hippod.base import thread_stop
-from hippod.lifecycle.conflicts import Detected
-from hippod.lifecycle.sleep_plan import Plan, Settings, plan
-from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
+from hippod.model.conflicts import Detected
+from hippod.model.sleep_plan import Plan, Settings, plan
+from hippod.model.strength import RETRIEVAL_HALF_LIFE_BONUS
 from hippod.store.postgres import dormant, memories
 from hippod.store.postgres.memories import fetch
 from hippod.store.postgres.migrations import MIGRATION_LOCK
 from hippod.store.postgres.pg import Conn, TeamDatabase, current_tenant
 from hippod.store.postgres.sleep_snapshot import TeamSnapshot
-from hippod.store.sqlite.sleep import KEEP_RUNS
-from hippod.store.sqlite.sleep_process import Planned
-from hippod.store.sqlite.sleep_snapshot import row_mark
+from hippod.store.sleep_rows import KEEP_RUNS, Planned, row_mark
 
 _encode = msgspec.json.encode
 # The first key of the tenant's sleep lock (the second is its name's hash); any fixed number.

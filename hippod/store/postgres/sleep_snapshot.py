@@ -20,11 +20,11 @@ import psycopg
 from psycopg import IsolationLevel, sql
 
 from hippod.base.errors import HippoError
-from hippod.lifecycle.sleep_plan import ConflictRow
+from hippod.model.memory import COLUMNS, Memory
+from hippod.model.sleep_plan import ConflictRow
+from hippod.store.memory_codec import row_to_memory
 from hippod.store.postgres.pg import CONNECT_TIMEOUT
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memory_codec import row_to_memory
-from hippod.store.sqlite.sleep_snapshot import PAGE, row_mark
+from hippod.store.sleep_rows import PAGE, row_mark
 
 _SELECT = ", ".join(COLUMNS)
 

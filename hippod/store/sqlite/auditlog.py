@@ -2,29 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import aiosqlite
-import msgspec
 
-_decode = msgspec.json.Decoder(dict[str, Any])
-
-
-def decode_metadata(raw: str | bytes) -> dict[str, Any]:
-    """An entry's metadata_json as a dict."""
-    return _decode.decode(raw)
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    id: int
-    ts: str
-    tenant: str
-    actor: str
-    op: str
-    target: str | None
-    metadata: dict[str, Any]
+from hippod.store.records import Entry
+from hippod.store.sleep_rows import decode_metadata
 
 
 async def newest(

@@ -7,7 +7,8 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from hippod.store.records import ConflictRecord, Memory
+from hippod.model.memory import Memory
+from hippod.store.records import ConflictRecord
 
 _COLS = "id, tenant_id, memory_a_id, memory_b_id, reason, score, status, resolved_by, detected_at, updated_at"
 

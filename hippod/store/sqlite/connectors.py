@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite import memory_codec
+from hippod.model.memory import COLUMNS, Memory
+from hippod.store import memory_codec
 
 _SELECT = ", ".join(COLUMNS)
 

@@ -13,7 +13,7 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from hippod.continuity.next_step import next_step_of
+from hippod.model.next_step import next_step_of
 
 
 @dataclass(slots=True)

@@ -11,8 +11,9 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from hippod.store.records import COLUMNS, DormantMemory, Memory
-from hippod.store.sqlite.memory_codec import row_to_memory
+from hippod.model.memory import COLUMNS, Memory
+from hippod.store.memory_codec import row_to_memory
+from hippod.store.records import DormantMemory
 
 _SELECT = ", ".join(COLUMNS)
 _decode = msgspec.json.Decoder(dict[str, Any]).decode

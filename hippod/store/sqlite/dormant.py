@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 import aiosqlite
 
-from hippod.store.records import COLUMNS, DormantMemory
-from hippod.store.sqlite.memory_codec import row_to_memory
+from hippod.model.memory import COLUMNS
+from hippod.store.memory_codec import row_to_memory
+from hippod.store.records import DormantMemory
 
 # Every stored column of memories, so a row moves between the two tables whole.
 _MOVED = ", ".join([*COLUMNS, "content_digest", "fts_content", "fts_tags"])

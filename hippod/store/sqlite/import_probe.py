@@ -20,9 +20,9 @@ import sys
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
-from hippod.lifecycle.simjoin import SetIndex
-from hippod.recall.terms import stem
-from hippod.recall.tokenize import tokenize
+from hippod.model.simjoin import SetIndex
+from hippod.model.terms import stem
+from hippod.model.tokenize import tokenize
 from hippod.store.sqlite.imports import LIVE, LIVE_BY_ROW
 from hippod.store.sqlite.read_view import ReadView
 from hippod.store.sqlite.rejections import ALL_DIGESTS

@@ -9,8 +9,8 @@ from typing import Any
 
 import aiosqlite
 
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memory_codec import row_to_memory
+from hippod.model.memory import COLUMNS, Memory
+from hippod.store.memory_codec import row_to_memory
 
 _SELECT = ", ".join(COLUMNS)
 _INSERT = (

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import aiosqlite
 
 from hippod.base.clock import parse_iso
-from hippod.continuity.reread import Reread, SentBlock
+from hippod.store.records import Reread, SentBlock
 from hippod.store.sqlite import ledger
 
 TRACKED = ("prompt_hook", "compact_resume")

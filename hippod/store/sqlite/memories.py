@@ -8,17 +8,12 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from hippod.lifecycle.digest import content_digest
-from hippod.recall.terms import fts_columns
-from hippod.recall.tokenize import fts_match_expression
-from hippod.store.records import COLUMNS, Candidate, Memory, TermStats
-from hippod.store.sqlite.memory_codec import (
-    INSERT_SQL,
-    admission,
-    insert_row,
-    memory_values,
-    row_to_memory,
-)
+from hippod.model.digest import content_digest
+from hippod.model.memory import COLUMNS, Memory
+from hippod.model.terms import fts_columns
+from hippod.model.tokenize import fts_match_expression
+from hippod.store.memory_codec import INSERT_SQL, admission, insert_row, memory_values, row_to_memory
+from hippod.store.records import Candidate, TermStats
 
 _SELECT = ", ".join(COLUMNS)
 _CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.fts_content, m.fts_tags, m.rowid"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from hippod.lifecycle.digest import content_digest
+from hippod.model.digest import content_digest
 from hippod.store.sqlite.migrations_cards import m011_cards
 from hippod.store.sqlite.migrations_continuity import m006_continuity
 from hippod.store.sqlite.migrations_http import m010_http
@@ -251,7 +251,7 @@ def m008_imported_files(conn: sqlite3.Connection) -> None:
 def m009_digest_normalisation(conn: sqlite3.Connection) -> None:
     """Digests made with the current normalisation (NFKC, format characters removed, trailing
     punctuation trimmed), so a reject finds every copy of a value. Tombstones keep no text and cannot
-    be recomputed; checks also compare each text's legacy digest (hippod.lifecycle.digest.digests)."""
+    be recomputed; checks also compare each text's legacy digest (hippod.model.digest.digests)."""
     for table in ("memories", "dormant_memories"):
         rows = conn.execute(f"SELECT rowid, content, content_digest FROM {table}").fetchall()
         fresh = [(content_digest(content), rowid, old) for rowid, content, old in rows]

@@ -7,8 +7,8 @@ import json
 import sqlite3
 
 from hippod.base import clock
-from hippod.lifecycle.locality import tie
-from hippod.lifecycle.share import AUTO_SHARED, SHARED, contributor
+from hippod.model.locality import tie
+from hippod.model.share import AUTO_SHARED, SHARED, contributor
 
 _COPIES = (
     "SELECT id, source, content FROM {table} WHERE (origin_project IS NULL OR origin_project = '') "
@@ -32,7 +32,7 @@ def m016_share_origins(conn: sqlite3.Connection) -> None:
     Each gets its project, parsed from its `shared:<project>:<iso>` or `promoted:<project>` source, as
     origin_project. A copy auto-share made (audited `share` by `daemon`) gets the `auto-shared:` source
     auto-share now gives; and one whose text is tied to its project by what the rows alone tell (a
-    "this repo" phrase, a path, the project's name: hippod.lifecycle.locality) never held beyond it,
+    "this repo" phrase, a path, the project's name: hippod.model.locality) never held beyond it,
     so it moves to the dormant store with reason `unshared`, out of every project's reads (its
     project keeps the original; `dormant restore` brings the copy back).
     """

@@ -15,11 +15,11 @@ import math
 
 import aiosqlite
 
-from hippod.recall.terms import stem
-from hippod.recall.tokenize import tokenize
-from hippod.store.records import COLUMNS, Memory
+from hippod.model.memory import COLUMNS, Memory
+from hippod.model.terms import stem
+from hippod.model.tokenize import tokenize
+from hippod.store.memory_codec import row_to_memory
 from hippod.store.sqlite.memories import live
-from hippod.store.sqlite.memory_codec import row_to_memory
 
 _SELECT = ", ".join(f"m.{c}" for c in COLUMNS)
 

@@ -6,14 +6,14 @@ from typing import Any
 
 import aiosqlite
 
-from hippod.lifecycle.share import COPY_SOURCES
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memory_codec import row_to_memory
+from hippod.model.memory import COLUMNS, Memory
+from hippod.model.share import COPY_SOURCES
+from hippod.store.memory_codec import row_to_memory
 
 _SELECT = ", ".join(f"m.{c}" for c in COLUMNS)
 # Admitted as recall admits (recall.md §2), never superseded, and not from another project:
 # a row of another project is neither this project's, '' nor null (project isolation, §9.5), unless
-# it is a copy `share`, `promote` or auto-share made (lifecycle/share.py COPY_SOURCES), which holds
+# it is a copy `share`, `promote` or auto-share made (model/share.py COPY_SOURCES), which holds
 # beyond its project.
 _ADMITTED = (
     "m.tenant_id = ? AND m.layer != 'buffer' AND m.kind != 'archived' AND m.superseded_by IS NULL "

@@ -10,7 +10,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from hippod.base.errors import HippoError
-from hippod.recall.terms import TERMS_VERSION, fts_columns
+from hippod.model.terms import TERMS_VERSION, fts_columns
 from hippod.store.sqlite import sqlite_errors
 from hippod.store.sqlite.migrations import SCHEMA_VERSION, migrate
 

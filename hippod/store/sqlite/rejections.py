@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import aiosqlite
 
-from hippod.lifecycle.digest import content_digest, digests, normalize
+from hippod.model.digest import content_digest, digests, normalize
 from hippod.store.records import Rejection
 from hippod.store.sqlite import dormant, memories, scrub
 

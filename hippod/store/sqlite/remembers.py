@@ -6,8 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
-from hippod.store.records import Memory, Remembered
-from hippod.store.sqlite import memories, memory_codec
+from hippod.model.memory import Memory
+from hippod.store import memory_codec
+from hippod.store.records import Remembered
+from hippod.store.sqlite import memories
 
 if TYPE_CHECKING:
     from hippod.store.backend import MemoryRows

@@ -14,8 +14,8 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from hippod.lifecycle import passages
-from hippod.lifecycle.digest import digests, refused
+from hippod.model import passages
+from hippod.model.digest import digests, refused
 
 
 @dataclass(slots=True)

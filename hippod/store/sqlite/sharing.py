@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import aiosqlite
 
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite import memory_codec
+from hippod.model.memory import COLUMNS, Memory
+from hippod.store import memory_codec
 
 _SELECT = ", ".join(COLUMNS)
 

@@ -9,15 +9,14 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from hippod.lifecycle.conflicts import Detected
-from hippod.lifecycle.sleep_plan import Plan, Settings
-from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
+from hippod.model.conflicts import Detected
+from hippod.model.sleep_plan import Plan, Settings
+from hippod.model.strength import RETRIEVAL_HALF_LIFE_BONUS
+from hippod.store.sleep_rows import KEEP_RUNS, Planned, row_mark
 from hippod.store.sqlite import dormant, memories
 from hippod.store.sqlite.db import Database
-from hippod.store.sqlite.sleep_process import Planned, plan_in_child
-from hippod.store.sqlite.sleep_snapshot import row_mark
+from hippod.store.sqlite.sleep_process import plan_in_child
 
-KEEP_RUNS = 50
 _encode = msgspec.json.encode
 
 

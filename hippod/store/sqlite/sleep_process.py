@@ -21,12 +21,13 @@ import os
 import pickle
 import sqlite3
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from hippod.base import priority, subprocesses
 from hippod.base.errors import HippoError
-from hippod.lifecycle.sleep_plan import Plan, Settings, plan
+from hippod.model.sleep_plan import Settings, plan
+from hippod.store.sleep_rows import Planned
 from hippod.store.sqlite.sleep_snapshot import SnapshotReader
 
 log = logging.getLogger("hippod.sleep")
@@ -34,10 +35,6 @@ log = logging.getLogger("hippod.sleep")
 # A first sleep of a million memories plans in minutes; nothing sensible takes an hour.
 TIMEOUT = 3600.0
 FAILED = "sleep_failed"
-
-# A plan with what tells later whether it still holds: the marks of the rows it read and the
-# statuses of the conflicts it saw (store/sqlite/sleep.py: changed_since).
-Planned = tuple[Plan, Sequence[int], dict[int, str]]
 
 
 def plan_snapshot(path: str, settings: Settings, new_id: Callable[[], str]) -> Planned:

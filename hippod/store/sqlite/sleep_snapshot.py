@@ -10,28 +10,17 @@ Blocking sqlite3 code: open, use and close a SnapshotReader in one worker thread
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Iterator, Sequence
 
-from hippod.lifecycle.sleep_plan import ConflictRow
-from hippod.store.records import COLUMNS, Memory
-from hippod.store.sqlite.memory_codec import row_to_memory
+from hippod.model.memory import COLUMNS, Memory
+from hippod.model.sleep_plan import ConflictRow
+from hippod.store.memory_codec import row_to_memory
+from hippod.store.sleep_rows import PAGE, row_mark
 from hippod.store.sqlite.read_view import ReadView
 
-PAGE = 1000
 _SELECT = ", ".join(COLUMNS)
 _IDS_PER_QUERY = 500  # below SQLite's bound-parameter limit
-
-
-def row_mark(memory_id: str, updated_at: str) -> int:
-    """A number standing for one memory as it was read (its id and updated_at), for `changed_since`.
-
-    The same in every process (the plan's child computes them, the daemon checks them), so not
-    `hash()`, which each process seeds anew: the first 8 bytes of the pair's BLAKE2b, signed.
-    """
-    digest = hashlib.blake2b(f"{memory_id}\0{updated_at}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little", signed=True)
 
 
 class SnapshotReader(ReadView):

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import aiosqlite
 
-from hippod.store.records import Memory
+from hippod.model.memory import Memory
 from hippod.store.sqlite import memories
 
 

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from hippod.lifecycle.simjoin import jaccard
-from hippod.lifecycle.wordsets import TokenColumn, pairs
+from hippod.model.simjoin import jaccard
+from hippod.model.wordsets import TokenColumn, pairs
 
 STOPWORDS = frozenset(
     """the and but for nor yet are was were been being has have had having does did doing with without

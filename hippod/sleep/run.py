@@ -19,13 +19,13 @@ from hippod.base import clock, heap
 from hippod.base.tenancy import REQUEST_TENANT
 from hippod.calls.daemon_view import DaemonView, Say
 from hippod.ingest.gitrun import learn_from_git
-from hippod.lifecycle import sleep_report
-from hippod.lifecycle.auto_share import AutoShared, auto_share, auto_share_score, names_of
-from hippod.lifecycle.merge import new_semantic_id
-from hippod.lifecycle.sleep_plan import Plan, Settings
 from hippod.mirrors import conflict_mirror
 from hippod.mirrors.mirror_text import render
 from hippod.mirrors.mirrors import dormant_file
+from hippod.model.merge import new_semantic_id
+from hippod.model.sleep_plan import Plan, Settings
+from hippod.sleep import sleep_report
+from hippod.sleep.auto_share import AutoShared, auto_share, auto_share_score, names_of
 from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import ledger
 from hippod.store.stores import SqliteStore, Store, sqlite_only

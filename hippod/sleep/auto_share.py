@@ -10,10 +10,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from hippod.base import clock
-from hippod.lifecycle import share as rules
-from hippod.lifecycle.digest import refused
-from hippod.lifecycle.locality import project_names
-from hippod.store.records import Memory
+from hippod.model import share as rules
+from hippod.model.digest import refused
+from hippod.model.locality import project_names
+from hippod.model.memory import Memory
 from hippod.store.sqlite import memories, rejections, sharing
 from hippod.store.stores import SqliteStore
 

@@ -13,10 +13,11 @@ from datetime import datetime
 from typing import Protocol
 
 from hippod.base.clock import iso, parse_iso
-from hippod.lifecycle import conflicts as rules
-from hippod.lifecycle import decay, dedupe, merge
-from hippod.lifecycle.digest import digests
-from hippod.lifecycle.sleep_scan import (
+from hippod.model import conflicts as rules
+from hippod.model import decay, dedupe, merge
+from hippod.model.digest import digests
+from hippod.model.memory import Memory
+from hippod.model.sleep_scan import (
     COMPARED,
     CONFLICTING,
     MERGEABLE,
@@ -26,10 +27,9 @@ from hippod.lifecycle.sleep_scan import (
     SETTLED,
     Scan,
 )
-from hippod.lifecycle.strength import RETRIEVAL_HALF_LIFE_BONUS
-from hippod.lifecycle.wordsets import pairs
-from hippod.recall.tokenize import tokenize
-from hippod.store.records import Memory
+from hippod.model.strength import RETRIEVAL_HALF_LIFE_BONUS
+from hippod.model.tokenize import tokenize
+from hippod.model.wordsets import pairs
 
 
 class Fetch(Protocol):

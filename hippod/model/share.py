@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from hippod.lifecycle.locality import tie
-from hippod.lifecycle.secrets import looks_secret
-from hippod.store.records import Memory
+from hippod.model.locality import tie
+from hippod.model.memory import Memory
+from hippod.model.secrets import looks_secret
 
 TRANSFERABLE = frozenset(
     "error platform windows encoding python shell powershell quant backtest pattern rule gotcha "

@@ -9,11 +9,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from hippod.base.clock import parse_iso
-from hippod.lifecycle.decay import net_negative
-from hippod.lifecycle.strength import ERROR_HALF_LIFE_FACTOR
-from hippod.lifecycle.wordsets import TokenColumn, pairs
-from hippod.recall.tokenize import tokenize
-from hippod.store.records import Memory
+from hippod.model.decay import net_negative
+from hippod.model.memory import Memory
+from hippod.model.strength import ERROR_HALF_LIFE_FACTOR
+from hippod.model.tokenize import tokenize
+from hippod.model.wordsets import TokenColumn, pairs
 
 MERGE_AT = 0.35
 SOURCE_HALF_LIFE_FACTOR = 0.3

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import snowballstemmer
 
 from hippod.base import heap
-from hippod.recall.tokenize import tokenize
+from hippod.model.tokenize import tokenize
 
 # Bump when the mapping from text to terms changes: stores re-index their FTS columns on open.
 TERMS_VERSION = 1

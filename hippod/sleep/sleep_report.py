@@ -25,11 +25,11 @@ from hippoctl.protocol.replies_lifecycle import (
 )
 from hippoctl.protocol.wording import DRY_RUN, agree, plural
 from hippod.continuity import render as layout
-from hippod.lifecycle.merge import merge_detail
-from hippod.lifecycle.sleep_plan import Plan
+from hippod.model.merge import merge_detail
+from hippod.model.sleep_plan import Plan
 
 if TYPE_CHECKING:
-    from hippod.lifecycle.auto_share import AutoShared
+    from hippod.sleep.auto_share import AutoShared
 
 DETAIL_LINES = 50
 DRY_RUN_HEADER = DRY_RUN

@@ -50,7 +50,7 @@ def pairs(
     with probe[i] or probe[j] when `probe` (a flag per row of the column) is given; sorted."""
     import numpy as np
 
-    from hippod.lifecycle import pairjoin  # numpy and scipy: loaded by the first sleep, not at startup
+    from hippod.model import pairjoin  # numpy and scipy: loaded by the first sleep, not at startup
 
     sets = pairjoin.TokenSets(
         np.frombuffer(column.indptr, dtype=np.int64), np.frombuffer(column.tokens, dtype=np.int32)

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hippod.base.clock import days_between, parse_iso
-from hippod.lifecycle import strength as st
-from hippod.lifecycle.secrets import looks_secret
-from hippod.store.records import Memory
+from hippod.model import strength as st
+from hippod.model.memory import Memory
+from hippod.model.secrets import looks_secret
 
 FADED_BELOW = 0.05
 RUNS_FOR_AVERAGE = 20

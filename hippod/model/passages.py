@@ -1,11 +1,11 @@
 """Finding and cutting a rejected value where it sits inside a longer text (a compaction summary),
-matched the way digests match: after normalisation (hippod.lifecycle.digest.normalize)."""
+matched the way digests match: after normalisation (hippod.model.digest.normalize)."""
 
 from __future__ import annotations
 
 import unicodedata
 
-from hippod.lifecycle.digest import normalize
+from hippod.model.digest import normalize
 
 CUT_MARK = "[rejected]"
 

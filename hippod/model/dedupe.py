@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hippod.base.clock import parse_iso
-from hippod.lifecycle.conflicts import STOPWORDS, conflict_between
-from hippod.lifecycle.decay import is_protected
-from hippod.lifecycle.wordsets import TokenColumn, pairs
-from hippod.recall.tokenize import text_overlap, tokenize
-from hippod.store.records import Memory
+from hippod.model.conflicts import STOPWORDS, conflict_between
+from hippod.model.decay import is_protected
+from hippod.model.memory import Memory
+from hippod.model.tokenize import text_overlap, tokenize
+from hippod.model.wordsets import TokenColumn, pairs
 
 DUPLICATE_ABOVE = 0.7
 JUNK_MIN_CHARS = 10

@@ -15,11 +15,11 @@ from datetime import datetime
 
 from hippod.base.clock import parse_iso
 from hippod.base.thread_stop import checkpoint
-from hippod.lifecycle import conflicts, decay, merge, share
-from hippod.lifecycle.dedupe import junk_reason, junk_warning
-from hippod.lifecycle.wordsets import TokenColumn
-from hippod.recall.tokenize import tokenize
-from hippod.store.records import Memory
+from hippod.model import conflicts, decay, merge, share
+from hippod.model.dedupe import junk_reason, junk_warning
+from hippod.model.memory import Memory
+from hippod.model.tokenize import tokenize
+from hippod.model.wordsets import TokenColumn
 
 # Flags of a survivor.
 SETTLED = 1  # unchanged since the previous sleep, which compared it with the others then

@@ -9,9 +9,9 @@ from typing import Any
 
 import msgspec
 
-from hippod.lifecycle.digest import digests
-from hippod.recall.terms import fts_columns
-from hippod.store.records import COLUMNS, Memory
+from hippod.model.digest import digests
+from hippod.model.memory import COLUMNS, Memory
+from hippod.model.terms import fts_columns
 
 _SELECT = ", ".join(COLUMNS)
 _NCOLS = len(COLUMNS)

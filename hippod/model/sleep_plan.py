@@ -16,13 +16,13 @@ from typing import Protocol
 
 from hippod.base.clock import iso, parse_iso
 from hippod.base.thread_stop import checkpoint
-from hippod.lifecycle import conflicts as rules
-from hippod.lifecycle import sleep_phases as phases
-from hippod.lifecycle.decay import average_gap_days
-from hippod.lifecycle.dedupe import Duplicate, Junk
-from hippod.lifecycle.merge import Merge, build_merge
-from hippod.lifecycle.sleep_scan import ARCHIVED, REFRESHED, Faded, Rebased, Scan, ScanSettings
-from hippod.store.records import Memory
+from hippod.model import conflicts as rules
+from hippod.model import sleep_phases as phases
+from hippod.model.decay import average_gap_days
+from hippod.model.dedupe import Duplicate, Junk
+from hippod.model.memory import Memory
+from hippod.model.merge import Merge, build_merge
+from hippod.model.sleep_scan import ARCHIVED, REFRESHED, Faded, Rebased, Scan, ScanSettings
 
 
 @dataclass(frozen=True, slots=True)
