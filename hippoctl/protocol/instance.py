@@ -1,6 +1,6 @@
 """One daemon per home (daemon.md §3): the home's lock, and the record naming the daemon that holds it.
 
-A daemon flocks `<home>/hippod.daemon.lock` for its whole life, and once it holds it writes
+A daemon flocks `<home>/hippod.lock` for its whole life, and once it holds it writes
 `<home>/hippod-running.json`: its pid, the socket it serves, when it started and its version
 (replaced whole, 0600). A client whose own socket has no daemon reads the record to find the daemon
 of its home on another socket (one started with another XDG_RUNTIME_DIR or HIPPO_SOCKET). The record
@@ -16,7 +16,7 @@ import sys
 
 import msgspec
 
-LOCK_NAME = "hippod.daemon.lock"
+LOCK_NAME = "hippod.lock"
 RECORD_NAME = "hippod-running.json"
 _MAX_RECORD = 64 * 1024
 _READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -10,7 +10,7 @@ from typing import Any
 from hippoctl.protocol.errors import exit_code_for
 
 # Every door's unexpected failures are logged under the one name, the socket server's.
-log = logging.getLogger("hippod.daemon.server")
+log = logging.getLogger("hippod.server")
 
 
 class HippoError(Exception):

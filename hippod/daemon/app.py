@@ -29,7 +29,7 @@ from hippod.jobs.schedule import start_schedule
 from hippod.jobs.watchers import start_watchers
 from hippod.teamlink.sender import TeamSender
 
-log = logging.getLogger("hippod.daemon.app")
+log = logging.getLogger("hippod.app")
 
 
 LISTEN_FD = 3

@@ -1,6 +1,6 @@
 """Claiming the home at start (daemon.md §3): one daemon per home, whatever socket it serves.
 
-The daemon takes the home's lock (`<home>/hippod.daemon.lock`) first, then the socket's (`<socket>.lock`,
+The daemon takes the home's lock (`<home>/hippod.lock`) first, then the socket's (`<socket>.lock`,
 so that two homes sharing one HIPPO_SOCKET cannot unlink each other's socket), and then writes the
 record that names it (hippoctl/protocol/instance.py). A lock that is busy names the daemon holding
 it: the one answering on the socket the record names (the home), or on the socket (the socket).

@@ -29,7 +29,7 @@ from hippod.daemon.state import DaemonState
 from hippod.store.roots import default_root
 from hippod.store.sqlite.db import COMMIT_POINT, CommitPoint
 
-log = logging.getLogger("hippod.daemon.server")
+log = logging.getLogger("hippod.server")
 
 HELLO_TIMEOUT = 2.0
 FROZEN = (m.Ping, m.DaemonStatus, m.Shutdown)

@@ -18,7 +18,7 @@ import os
 import threading
 import time
 
-log = logging.getLogger("hippod.daemon.app")
+log = logging.getLogger("hippod.app")
 
 # What work cancelled at the end of the grace gets to unwind (roll back, leave its thread).
 CANCEL_SECONDS = 1.0

@@ -50,7 +50,7 @@ from hippod.jobs.card_reclaim import reclaim_all
 from hippod.jobs.daily_run import DailyRunner
 from hippod.store import workspaces
 
-log = logging.getLogger("hippod.jobs.schedule")
+log = logging.getLogger("hippod.schedule")
 
 CLOCK_CHECK_SECONDS = 30.0
 DAILY_JOB = "daily"

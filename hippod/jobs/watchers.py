@@ -36,7 +36,7 @@ from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import sqlite_errors
 from hippod.store.stores import Store, sqlite_only
 
-log = logging.getLogger("hippod.jobs.watchers")
+log = logging.getLogger("hippod.watchers")
 
 ACTOR = "daemon:watch"
 STOP_SECONDS = 5.0

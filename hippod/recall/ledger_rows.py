@@ -16,7 +16,7 @@ from hippod.calls.request import RequestContext
 from hippod.store.sqlite import ledger
 from hippod.store.stores import SqliteStore, Store
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("hippod.context.ledger_rows")
 
 
 def session_of(ctx: RequestContext) -> str | None:

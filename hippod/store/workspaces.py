@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from hippod.base.jsonfile import write_object
 from hippod.store.roots import DB_NAME, PROJECT_DIR
 
-log = logging.getLogger("hippod.store.workspaces")
+log = logging.getLogger("hippod.workspaces")
 
 FILE_NAME = "workspaces.json"
 VERSION = 1

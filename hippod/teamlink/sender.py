@@ -30,7 +30,7 @@ from hippod.teamlink import cache, calls, membership
 if TYPE_CHECKING:
     from hippod.calls.daemon_view import DaemonView
 
-log = logging.getLogger("hippod.store.postgres")
+log = logging.getLogger("hippod.team")
 
 BATCH = 50
 # Marks in one `POST /v1/team/marks` (the server takes 1000 at most).

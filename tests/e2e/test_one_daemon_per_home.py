@@ -218,7 +218,7 @@ def test_a_client_of_the_default_home_is_refused_by_a_daemon_of_another_home(hip
 
 
 def test_a_home_lock_of_another_users_file_is_not_a_daemon(hippo: Hippo, other_user: OtherUser) -> None:
-    """A home another user can write: their flocked `hippod.daemon.lock` does not make this user's client
+    """A home another user can write: their flocked `hippod.lock` does not make this user's client
     wait for a daemon that is not there."""
     os.makedirs(hippo.home, mode=0o700)
     lock = instance.lock_path(hippo.home)

@@ -31,7 +31,7 @@ from hippod.base.errors import HippoError
 from hippod.base.tenancy import REQUEST_TENANT
 from hippod.store.postgres.migrations import APP_ROLE, migrate
 
-log = logging.getLogger("hippod.store.postgres")
+log = logging.getLogger("hippod.team")
 
 T = TypeVar("T")
 Conn = AsyncConnection[tuple[object, ...]]
