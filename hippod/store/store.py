@@ -63,7 +63,6 @@ class Store:
         embedder: EmbedService,
         *,
         backend: Backend,
-        team: bool = False,
     ) -> None:
         self.root = root
         self.kind = kind
@@ -78,8 +77,6 @@ class Store:
         self.audit_log = backend.audit_log
         self.reports = backend.reports
         self.note_links = backend.note_links
-        # The team store on PostgreSQL (store/team_store.py): no files beside it, no model, no ledger.
-        self.team = team
         self.schema = schema
         self.fts5 = fts5
         self.project = "" if kind == "global" else os.path.basename(os.path.dirname(root))
@@ -99,10 +96,14 @@ class Store:
         """config.json over the defaults; HippoError `bad_config` while the file does not parse."""
         return self.config_file.current()
 
+    @property
+    def team(self) -> bool:
+        """The team store on PostgreSQL (store/team_store.py): no files beside it, no model, no ledger."""
+        return not isinstance(self, SqliteStore)
+
     def embed_settings(self) -> Settings:
         # The team store keeps no vectors: its recall is the word search alone.
-        found = settings(self.config)
-        return dataclasses.replace(found, mode="off") if self.team else found
+        return dataclasses.replace(settings(self.config), mode="off")
 
     def written(self, new: list[Memory]) -> None:
         """After a commit that added memories or changed their text: tell the listeners (autoSleep)."""
@@ -138,6 +139,9 @@ class SqliteStore(Store):
         self.nearest: NearestIndex | None = None
         # Concurrent remembers share a transaction (store/sqlite/group_commit.py).
         self.remembers = GroupCommit(db, remembers.write)
+
+    def embed_settings(self) -> Settings:
+        return settings(self.config)
 
     def _mirror_layout(self) -> str:
         """config.json's `mirrors.layout` (mirrors/mirrors.py)."""

@@ -44,7 +44,7 @@ class TeamStore(Store):
     db: TeamDatabase
 
     def __init__(self, root: str, db: TeamDatabase, embedder: EmbedService) -> None:
-        super().__init__(root, "global", db, len(MIGRATIONS), True, embedder, backend=TEAM, team=True)
+        super().__init__(root, "global", db, len(MIGRATIONS), True, embedder, backend=TEAM)
 
 
 async def open_team_store(
