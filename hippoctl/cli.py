@@ -258,8 +258,18 @@ def run(argv: list[str]) -> int:
     return code
 
 
+def _utf8_pipes() -> None:
+    """On Windows, write UTF-8 where output goes to a pipe or file, as agent hosts read hooks' output
+    (a console gets Unicode from Python whatever its code page)."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and not stream.isatty() and hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8", errors="replace")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `hippoctl` console script."""
+    if sys.platform == "win32":
+        _utf8_pipes()
     try:
         return run(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,7 @@ from hippoctl.protocol import errors, instance, ownership
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import FrameError, pack, recv_frame
 from hippoctl.protocol.paths import lock_path, log_file, socket_path
+from hippoctl.protocol.transport import Connection, open_local
 from hippoctl.protocol.version import PROTOCOL
 
 CONNECT_TIMEOUT = 0.25
@@ -52,12 +54,21 @@ def _refused(path: str, reason: str) -> Refused:
     return Refused(f"refusing to talk to hippod on {path}: {reason}", reason)
 
 
-def _connect_once(path: str) -> socket.socket | None:
-    """A socket connected to `path`, or None when nothing accepts there.
+def _connect_once(path: str) -> Connection | None:
+    """A connection to `path`, or None when nothing accepts there.
 
     Nothing is sent yet: the socket's folders must be this user's, and so must the process that
     accepted, or the call is refused (ClientError) rather than retried.
     """
+    if sys.platform == "win32":
+        from hippoctl.protocol import winpipe
+
+        try:
+            return winpipe.connect_checked(path, CONNECT_TIMEOUT)
+        except winpipe.NotThisUsers as exc:
+            raise _refused(path, str(exc)) from None
+        except OSError as exc:
+            raise unreachable(f"cannot reach hippod on {path}: {exc.strerror or exc}") from None
     try:
         ownership.check_folder(os.path.dirname(path))
     except FileNotFoundError:
@@ -67,10 +78,10 @@ def _connect_once(path: str) -> socket.socket | None:
     except OSError as exc:  # a folder on the way this user may not look into, a loop, ...
         where = exc.filename or os.path.dirname(path)
         raise unreachable(f"cannot reach hippod on {path}: {where}: {exc.strerror or exc}") from None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(CONNECT_TIMEOUT)
+    sock = open_local(path, CONNECT_TIMEOUT)
+    if not isinstance(sock, socket.socket):
+        return None
     try:
-        sock.connect(path)
         uid = ownership.peer_uid(sock)
     except OSError:
         sock.close()
@@ -99,7 +110,7 @@ def _home_root() -> str:
     return global_root()
 
 
-def _connect_home(path: str) -> socket.socket | None:
+def _connect_home(path: str) -> Connection | None:
     """A connection to the daemon of this home when it serves another socket than `path` (it was
     started with another XDG_RUNTIME_DIR or HIPPO_SOCKET), as the record in the home names it.
 
@@ -134,7 +145,7 @@ def _not_accepting(path: str) -> str:
     return f"hippod holds its lock but does not accept connections on {path}"
 
 
-def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPAWN_WAIT) -> socket.socket:
+def connect(*, spawn: bool, deadline: float | None = None, patience: float = SPAWN_WAIT) -> Connection:
     """A connected socket to the daemon, starting it (bounded backoff, 5 s) when allowed.
 
     The daemon of this home may serve another socket than the one this client computes: its
@@ -202,7 +213,7 @@ class Silent(ClientError):
     """No frame arrived from the daemon within the wait."""
 
 
-def _recv(sock: socket.socket, timeout: float | None) -> m.Message:
+def _recv(sock: Connection, timeout: float | None) -> m.Message:
     sock.settimeout(timeout)
     try:
         raw = recv_frame(sock)
@@ -306,7 +317,7 @@ def call(
         sock.close()
 
 
-def _until_closed(sock: socket.socket, timeout: float | None) -> None:
+def _until_closed(sock: Connection, timeout: float | None) -> None:
     """Read until the daemon closes the connection (or `timeout`); the reply is in hand either way."""
     with contextlib.suppress(OSError):
         sock.settimeout(timeout)
@@ -314,7 +325,7 @@ def _until_closed(sock: socket.socket, timeout: float | None) -> None:
             pass
 
 
-def _welcome(sock: socket.socket, deadline: float | None, timeout: float) -> m.Message:
+def _welcome(sock: Connection, deadline: float | None, timeout: float) -> m.Message:
     """The daemon's answer to Hello: due within 2 s, but a daemon that holds its lock is busy, not
     gone, and gets the rest of the request's time. So is one that takes its lock within SPAWN_WAIT:
     a socket the service manager holds accepts the connection before the daemon it starts is up."""
@@ -337,7 +348,7 @@ def _lock_taken(within: float | None) -> bool:
         time.sleep(0.05)
 
 
-def _refusal(sock: socket.socket, deadline: float | None) -> m.Error | None:
+def _refusal(sock: Connection, deadline: float | None) -> m.Error | None:
     """An Error the daemon sent before closing the connection under a request, if there is one."""
     try:
         reply = _recv(sock, remaining(deadline, HELLO_TIMEOUT))
@@ -348,7 +359,7 @@ def _refusal(sock: socket.socket, deadline: float | None) -> m.Error | None:
     return reply if isinstance(reply, m.Error) else None
 
 
-def _cancel(sock: socket.socket, request_id: int) -> None:
+def _cancel(sock: Connection, request_id: int) -> None:
     """Ask the daemon to cancel, and wait briefly for it to say so."""
     try:
         sock.sendall(pack(_encode(m.Cancel(id=request_id))))

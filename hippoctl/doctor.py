@@ -54,6 +54,9 @@ def socket_check(sock: str, *, explicit: bool, uid: int | None = None) -> list[C
 
     With $HIPPO_SOCKET the user chose the folder, so a shared one is a warning there, not a failure.
     """
+    if sys.platform == "win32":
+        # A named pipe has no folder or mode: its DACL, made by the daemon, admits this user alone.
+        return []
     uid = os.getuid() if uid is None else uid
     folder = os.path.dirname(sock)
     problems: list[Check] = []

@@ -6,25 +6,21 @@ import subprocess
 import sys
 import time
 
+from hippoctl.protocol.detached import daemon_argv, detached_options
+
 # How long the service manager gets to bring up a daemon before the client spawns one itself.
 SERVICE_GRACE = 1.0
 
 
 def spawn_daemon() -> None:
-    """Start `python -m hippod run` detached from this process; concurrent spawns are harmless."""
-    kwargs: dict[str, object] = {}
-    if sys.platform == "win32":
-        kwargs["creationflags"] = (
-            subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW
-        )
-    else:
-        kwargs["start_new_session"] = True
+    """Start `python -m hippod run` (pythonw.exe on Windows) detached from this process; concurrent
+    spawns are harmless."""
     subprocess.Popen(
-        [sys.executable, "-m", "hippod", "run"],
+        daemon_argv(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        **kwargs,  # type: ignore[call-overload]
+        **detached_options(),
     )
 
 

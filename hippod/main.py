@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hippoctl.protocol import ownership, paths
+from hippoctl.protocol.detached import daemon_argv, detached_options
 from hippoctl.protocol.service_names import LAUNCHD_LABEL
 from hippoctl.protocol.spool import global_root
 from hippod import __version__
@@ -121,7 +122,7 @@ def ensure_private_dir(path: str) -> None:
     """Create a 0700 folder, or refuse one that another user owns or others can open."""
     ensure_socket_dir(path)
     st = os.stat(path)
-    if st.st_uid != os.getuid():
+    if sys.platform != "win32" and st.st_uid != os.getuid():
         raise StartupError(f"runtime dir {path} is owned by uid {st.st_uid}, not by this user")
     if stat.S_IMODE(st.st_mode) & 0o077:
         raise StartupError(
@@ -168,7 +169,10 @@ def run(foreground: bool, team: TeamServe | None = None) -> int:
         log.error("%s", notice)
     for warning in daemon_config.warnings:
         log.warning("%s", warning)
-    if not os.environ.get("HIPPO_SOCKET", "").strip():
+    if sys.platform == "win32":
+        # A pipe has no folder; its lock file lives in the per-user runtime folder.
+        os.makedirs(os.path.dirname(paths.lock_path(sock)), exist_ok=True)
+    elif not os.environ.get("HIPPO_SOCKET", "").strip():
         ensure_private_dir(os.path.dirname(sock))
     else:
         ensure_socket_dir(os.path.dirname(sock))
@@ -211,11 +215,11 @@ def detach() -> int:
         print(f"hippod already running (pid {pid})")
         return 0
     child = subprocess.Popen(
-        [sys.executable, "-m", "hippod", "run"],
+        daemon_argv(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        **detached_options(),
     )
     deadline = time.monotonic() + DETACH_WAIT_SECONDS
     while time.monotonic() < deadline:

@@ -6,13 +6,19 @@ can never make us allocate more than MAX_FRAME bytes.
 
 from __future__ import annotations
 
-import socket
 import struct
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     # The client never reads frames asynchronously; asyncio costs it ~20 ms of start-up.
     import asyncio
+
+
+class Readable(Protocol):
+    """What frames are read from: a blocking socket, or the client's end of the daemon's pipe."""
+
+    def recv(self, size: int, /) -> bytes: ...
+
 
 MAX_FRAME = 16 * 1024 * 1024
 _HEADER = struct.Struct(">I")
@@ -59,7 +65,7 @@ async def read_frame(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME) -
     return await reader.readexactly(n)
 
 
-def recv_frame(sock: socket.socket, max_frame: int = MAX_FRAME) -> bytes | None:
+def recv_frame(sock: Readable, max_frame: int = MAX_FRAME) -> bytes | None:
     """Blocking read of one frame body from a socket; None when the peer closed first."""
     header = _recv_exactly(sock, _HEADER.size)
     if header is None:
@@ -72,7 +78,7 @@ def recv_frame(sock: socket.socket, max_frame: int = MAX_FRAME) -> bytes | None:
     return body
 
 
-def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
+def _recv_exactly(sock: Readable, n: int) -> bytes | None:
     chunks: list[bytes] = []
     remaining = n
     while remaining:

@@ -16,6 +16,8 @@ import sys
 
 import msgspec
 
+from hippoctl.protocol import filelock
+
 LOCK_NAME = "hippod.lock"
 RECORD_NAME = "hippod-running.json"
 _MAX_RECORD = 64 * 1024
@@ -50,25 +52,23 @@ def lock_held(path: str) -> bool:
     another user who can write the home must not make this user's clients wait for a daemon.
     """
     try:
-        import fcntl
-    except ImportError:  # Windows: no flock, and no lock file either
-        return False
-    try:
         fd = os.open(path, _READ)
     except OSError:
         return False
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+        if not stat.S_ISREG(st.st_mode) or not _mine(st):
             return False
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
+        return filelock.held(fd)
     except OSError:
         return False
     finally:
         os.close(fd)
-    return False
+
+
+def _mine(st: os.stat_result) -> bool:
+    """Whether this user owns the file (on Windows the folder's ACL, not st_uid, says so)."""
+    return sys.platform == "win32" or st.st_uid == os.getuid()
 
 
 def read_record(home: str) -> Running | None:
@@ -79,8 +79,7 @@ def read_record(home: str) -> Running | None:
         return None
     try:
         st = os.fstat(fd)
-        mine = sys.platform == "win32" or st.st_uid == os.getuid()
-        if not stat.S_ISREG(st.st_mode) or not mine or st.st_size > _MAX_RECORD:
+        if not stat.S_ISREG(st.st_mode) or not _mine(st) or st.st_size > _MAX_RECORD:
             return None
         data = os.read(fd, _MAX_RECORD + 1)
     except OSError:

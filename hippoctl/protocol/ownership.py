@@ -24,11 +24,13 @@ class NotOurs(Exception):
 
 def owner_name(uid: int) -> str:
     """`alice (uid 1000)`, or `uid 1000` when the user database has no such user."""
-    try:
-        import pwd
+    if sys.platform == "win32":
+        return f"uid {uid}"
+    import pwd
 
+    try:
         return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
-    except (ImportError, KeyError):
+    except KeyError:
         return f"uid {uid}"
 
 

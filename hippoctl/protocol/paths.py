@@ -45,6 +45,8 @@ def instance_key(env: Mapping[str, str] = os.environ) -> str:
 
 
 def _private_dir_ok(path: str) -> bool:
+    if sys.platform == "win32":
+        return False
     try:
         st = os.lstat(path)
     except OSError:
@@ -74,9 +76,36 @@ def socket_file_name(key: str) -> str:
     return "hippod.sock" if key == "default" else f"hippod-{key}.sock"
 
 
+PIPE_PREFIX = "\\\\.\\pipe\\"
+
+
+def _pipe_user(env: Mapping[str, str]) -> str:
+    """This user's name as it may appear in a pipe's name (no backslash, lower case)."""
+    user = env.get("USERNAME") or os.path.basename(os.path.expanduser("~")) or "user"
+    return _safe_name(user.lower())
+
+
+def _safe_name(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
+def pipe_name(key: str, env: Mapping[str, str] = os.environ) -> str:
+    """The daemon's named pipe on Windows: `\\\\.\\pipe\\hippod-<user>-<instance key>`.
+
+    The name only finds the daemon; what keeps it this user's is the pipe's DACL and the client's
+    check of the serving process (winsec.py)."""
+    return f"{PIPE_PREFIX}hippod-{_pipe_user(env)}-{key}"
+
+
 def socket_path() -> str:
-    """The socket the daemon binds and the client connects to; $HIPPO_SOCKET wins."""
+    """The socket the daemon binds and the client connects to; $HIPPO_SOCKET wins.
+
+    On Windows it is a named pipe; HIPPO_SOCKET there names a pipe, with or without its prefix."""
     explicit = os.environ.get("HIPPO_SOCKET", "").strip()
+    if sys.platform == "win32":
+        if not explicit:
+            return pipe_name(instance_key())
+        return explicit if explicit.lower().startswith(PIPE_PREFIX) else PIPE_PREFIX + explicit
     if explicit:
         return os.path.abspath(os.path.expanduser(explicit))
     name = socket_file_name(instance_key())
@@ -88,7 +117,9 @@ def socket_path() -> str:
 
 
 def lock_path(sock: str) -> str:
-    """The single-instance lock file sits next to the socket."""
+    """The single-instance lock file sits next to the socket; a pipe's, in the runtime folder."""
+    if sys.platform == "win32" and sock.lower().startswith(PIPE_PREFIX):
+        return os.path.join(runtime_base(), _safe_name(sock[len(PIPE_PREFIX) :]) + ".lock")
     return sock + ".lock"
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 SYSTEMD = "systemd"
 LAUNCHD = "launchd"
@@ -62,7 +63,14 @@ def start_command(global_root: str) -> list[str] | None:
         unit = SOCKET_UNIT if SOCKET_UNIT in names else SERVICE_UNIT
         return ["systemctl", "--user", "start", "--no-block", unit]
     if LAUNCHD in managers:
-        return ["launchctl", "kickstart", f"gui/{os.getuid()}/{LAUNCHD_LABEL}"]
+        return ["launchctl", "kickstart", f"{launchd_domain()}/{LAUNCHD_LABEL}"]
     if SCHTASKS in managers:
         return ["schtasks", "/Run", "/TN", TASK_NAME]
     return None
+
+
+def launchd_domain() -> str:
+    """launchd's domain of this user's agents, `gui/<uid>` (macOS; no uid on Windows)."""
+    if sys.platform == "win32":
+        raise RuntimeError("launchd runs on macOS only")
+    return f"gui/{os.getuid()}"

@@ -17,6 +17,9 @@ import msgspec
 from hippoctl.protocol.files import write_private
 from hippoctl.protocol.paths import APP, home_override
 
+# A spool file is opened as itself, never through a link, and not inherited by child processes.
+_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
 VERSION = 1
 # The hook verbs whose requests are worth keeping for later. The per-prompt context hook,
 # compact-resume and last-sleep are never spooled: a stale read is useless.
@@ -113,7 +116,7 @@ def read(path: str) -> SpoolFile:
     """Parse one spool file; raises ValueError naming the problem when it is not a usable one."""
     try:
         # Never through a link: a spool file is read as itself or not at all.
-        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as handle:
+        with open(os.open(path, _READ), "rb") as handle:
             data = handle.read()
     except OSError as exc:
         if os.path.islink(path):

@@ -11,9 +11,6 @@ from typing import Any
 
 from hippod.base.log_throttle import ThrottledWarning
 
-if sys.platform != "win32":
-    import resource
-
 log = logging.getLogger("hippod.files")
 
 # Enough for the stores, the socket's clients and a full HTTP connection cap; the unit files set the
@@ -28,6 +25,8 @@ def soft_limit() -> int | None:
     """The process's soft open-file limit now; None when unlimited or unknown (Windows)."""
     if sys.platform == "win32":
         return None
+    import resource
+
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     return None if soft == resource.RLIM_INFINITY else soft
 
@@ -36,6 +35,8 @@ def raise_soft_limit(target: int = TARGET) -> tuple[int, int] | None:
     """Raise the soft limit to the hard one, at most `target`; (before, after) when it was raised."""
     if sys.platform == "win32":
         return None
+    import resource
+
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = target if hard == resource.RLIM_INFINITY else min(hard, target)
     if soft == resource.RLIM_INFINITY or soft >= wanted:

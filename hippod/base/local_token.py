@@ -15,6 +15,8 @@ import os
 import secrets
 import stat
 
+from hippoctl.protocol.files import replace
+
 FILE_NAME = "http-token"
 PREFIX = "hl_"
 _SECRET_BYTES = 32
@@ -72,7 +74,7 @@ def ensure(global_root: str) -> str:
             handle.flush()
             os.fsync(handle.fileno())
         if os.path.lexists(file):
-            os.replace(temporary, file)  # one that proves nothing (see _read) gives way
+            replace(temporary, file)  # one that proves nothing (see _read) gives way
         else:
             try:
                 os.link(temporary, file)  # never over another's new token

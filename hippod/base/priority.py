@@ -22,7 +22,7 @@ def lower_process() -> None:
     if sys.platform == "win32":
         import ctypes
 
-        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        kernel32 = ctypes.windll.kernel32
         kernel32.SetPriorityClass(kernel32.GetCurrentProcess(), _BELOW_NORMAL_CLASS)
         return
     with contextlib.suppress(OSError):
@@ -35,7 +35,7 @@ def lower_thread() -> None:
     if sys.platform == "win32":
         import ctypes
 
-        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        kernel32 = ctypes.windll.kernel32
         kernel32.SetThreadPriority(kernel32.GetCurrentThread(), _THREAD_BELOW_NORMAL)
     elif sys.platform.startswith("linux"):
         thread = threading.get_native_id()

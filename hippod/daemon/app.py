@@ -7,8 +7,6 @@ import contextlib
 import functools
 import logging
 import os
-import signal
-import socket
 import sys
 import time
 from typing import Any
@@ -17,8 +15,9 @@ from hippod.base import clock, daemon_state, file_limits
 from hippod.base.errors import HippoError
 from hippod.base.ports import port_setting
 from hippod.calls.daemon_view import DashboardDoor, HttpDoor, open_http
-from hippod.daemon import gc_policy, instance, start_heal
+from hippod.daemon import gc_policy, start_heal
 from hippod.daemon.dispatch import dispatch
+from hippod.daemon.listeners import ListenError, listen, watch_signals
 from hippod.daemon.sd_notify import notify
 from hippod.daemon.server import Server
 from hippod.daemon.state import DaemonState
@@ -30,52 +29,6 @@ from hippod.jobs.watchers import start_watchers
 from hippod.teamlink.sender import TeamSender
 
 log = logging.getLogger("hippod.app")
-
-
-LISTEN_FD = 3
-# Connections the kernel queues before the loop accepts them (it caps this at net.core.somaxconn):
-# hundreds of hooks can connect in the same instant, and one past the queue would be refused.
-BACKLOG = 4096
-LISTEN_VARS = ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")
-
-
-def systemd_socket() -> socket.socket | None:
-    """The listening socket systemd passed us (LISTEN_PID/LISTEN_FDS, fd 3), if any."""
-    if os.environ.get("LISTEN_PID") != str(os.getpid()) or os.environ.get("LISTEN_FDS") != "1":
-        return None
-    # The passed socket is this process's alone: a child (git, an agent's hook) must not see it.
-    for name in LISTEN_VARS:
-        os.environ.pop(name, None)
-    try:
-        sock = socket.socket(fileno=LISTEN_FD)
-    except OSError:
-        log.warning("LISTEN_FDS=1 but fd %d is not a socket; binding the socket path instead", LISTEN_FD)
-        return None
-    if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
-        log.warning("the socket passed as fd %d is not a Unix stream socket; binding instead", LISTEN_FD)
-        sock.detach()
-        return None
-    os.set_inheritable(LISTEN_FD, False)
-    if not sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
-        sock.listen(BACKLOG)
-    return sock
-
-
-def _adopt(state: DaemonState, sock: socket.socket) -> None:
-    """Status and logs name the socket systemd passed, which is where clients must connect."""
-    name = sock.getsockname()
-    if isinstance(name, str) and name and name != state.socket:
-        log.warning("systemd passed socket %s, but clients of this home connect to %s", name, state.socket)
-        state.socket = name
-        instance.moved(state.registry.global_root, name)
-
-
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 async def serve(state: DaemonState, config: dict[str, Any]) -> int:
@@ -99,8 +52,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
             os._exit(1)
         state.shutdown.set()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, on_signal)
+    watch_signals(loop, on_signal)
 
     team_dsn = config["team"].get("dsn")
     if team_dsn:
@@ -116,19 +68,13 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
             return 1
     schedule = start_schedule(state, config)
     state.registry.listeners.append(AutoSleep(state).notice)
-    adopted = systemd_socket()
-    state.socket_activated = adopted is not None
-    bound: tuple[int, int] | None = None
-    if adopted is not None:
-        _adopt(state, adopted)
-        listener = await asyncio.start_unix_server(server.handle, sock=adopted)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            # The lock proves no live daemon owns this path, so a leftover file is stale.
-            os.unlink(state.socket)
-        listener = await asyncio.start_unix_server(server.handle, path=state.socket, backlog=BACKLOG)
-        os.chmod(state.socket, 0o600)
-        bound = _identity(state.socket)
+    try:
+        listener = await listen(state, server.handle)
+    except ListenError as exc:
+        log.error("%s", exc)
+        print(f"hippod: {exc}", file=sys.stderr)
+        schedule.stop()
+        return 1
     log.info("listening on %s (pid %d)", state.socket, state.pid)
     notify("READY=1")
     gc_policy.tune()
@@ -169,11 +115,7 @@ async def serve(state: DaemonState, config: dict[str, Any]) -> int:
     # and so do the hook jobs not started yet (daemon.md §13.3).
     await spool.stop()
     state.hook_jobs.close()
-    if bound is not None and _identity(state.socket) == bound:
-        # Only our own socket file: systemd may have bound the path since (socket activation
-        # enabled while this daemon ran), and its socket must outlive this process.
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(state.socket)
+    listener.remove()
     if sweeper is not None:
         # It returns once it sees the shutdown, never halfway through closing a store.
         await sweeper

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
+import sys
 import time
 
+from hippoctl.protocol import filelock
 from hippoctl.protocol.ownership import owner_name
 
 # A lock file is opened only as itself: never through a symbolic link planted at its path.
-_OPEN = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
 class LockFileError(Exception):
@@ -36,7 +37,7 @@ def _open_lock(path: str) -> int:
         problem = None
         if not stat.S_ISREG(st.st_mode):
             problem = "is not a regular file"
-        elif st.st_uid != os.getuid():
+        elif sys.platform != "win32" and st.st_uid != os.getuid():
             problem = f"is owned by {owner_name(st.st_uid)}"
         elif st.st_nlink > 1:
             problem = "has other hard links"
@@ -60,9 +61,7 @@ class InstanceLock:
         """
         while True:
             fd = _open_lock(self.path)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if not filelock.try_exclusive(fd):
                 os.close(fd)
                 return False
             # The holder we raced may have deleted the file on exit: make sure we locked the file
@@ -80,12 +79,18 @@ class InstanceLock:
         return True
 
     def release(self) -> None:
-        """Delete the file, then drop the lock."""
+        """Delete the file, then drop the lock (on Windows the other way round: an open file cannot
+        be deleted there, nor can one that the next daemon has opened meanwhile)."""
         if self.fd is None:
             return
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
-        os.close(self.fd)
+        if sys.platform == "win32":
+            os.close(self.fd)
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+            os.close(self.fd)
         self.fd = None
 
 

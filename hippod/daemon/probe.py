@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import socket
 
 import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol.framing import pack, recv_frame
 from hippoctl.protocol.paths import home_override
+from hippoctl.protocol.transport import open_local
 from hippoctl.protocol.version import PROTOCOL
 from hippod import __version__
 
@@ -17,9 +17,11 @@ from hippod import __version__
 def ping(path: str, timeout: float = 1.0) -> int | None:
     """The pid of the daemon answering on `path`, or None when nothing answers."""
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock = open_local(path, timeout)
+        if sock is None:
+            return None
+        try:
             sock.settimeout(timeout)
-            sock.connect(path)
             hello = m.Hello(
                 protocol=PROTOCOL,
                 client_version=__version__,
@@ -32,5 +34,7 @@ def ping(path: str, timeout: float = 1.0) -> int | None:
                 return None
             reply = msgspec.msgpack.decode(raw, type=m.DaemonMessage)
             return reply.pid if isinstance(reply, m.Welcome) else None
+        finally:
+            sock.close()
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None

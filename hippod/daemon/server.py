@@ -8,6 +8,7 @@ import contextvars
 import functools
 import logging
 import os
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -93,11 +94,13 @@ class Server:
         """One connection: Hello/Welcome, one Request, its reply, close."""
         self.state.connections += 1
         try:
-            sock = writer.get_extra_info("socket")
-            uid = None if sock is None else peer_uid(sock)
-            if uid is not None and uid != os.getuid():
-                log.warning("dropped a connection from uid %s", uid)
-                return
+            if sys.platform != "win32":
+                # A pipe has no peer uid: its DACL admits this user and SYSTEM alone.
+                sock = writer.get_extra_info("socket")
+                uid = None if sock is None else peer_uid(sock)
+                if uid is not None and uid != os.getuid():
+                    log.warning("dropped a connection from uid %s", uid)
+                    return
             await self._converse(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from hippoctl.protocol import service_names as names
 from hippoctl.protocol.replies_doctor import FAIL, WARN, Check
+from hippoctl.protocol.service_names import launchd_domain
 from hippod.doctor import Findings
 from hippod.integrations import service_render as render
 from hippod.integrations import services
@@ -22,7 +23,7 @@ def _logs(manager: str, unit: str) -> str:
     if manager == names.SYSTEMD:
         return f"journalctl --user -u {unit}"
     if manager == names.LAUNCHD:
-        return f"launchctl print gui/{os.getuid()}/{unit}"
+        return f"launchctl print {launchd_domain()}/{unit}"
     return f"schtasks /Query /TN {unit} /V /FO LIST"
 
 

@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol.files import replace
 from hippoctl.protocol.framing import MAX_FRAME
 from hippoctl.protocol.replies_imports import ExportReply, ImportEntry, ImportReply
 from hippoctl.protocol.wording import DRY_RUN, plural
@@ -294,7 +295,7 @@ def _write_file(path: str, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temp, path)
+        replace(temp, path)
     except OSError as exc:
         if temp:
             with contextlib.suppress(OSError):

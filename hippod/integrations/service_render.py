@@ -20,6 +20,7 @@ from xml.sax.saxutils import escape
 
 from hippoctl.protocol import paths
 from hippoctl.protocol import service_names as names
+from hippoctl.protocol.detached import windowless
 
 DAEMON_ARGS = ("-m", "hippod", "run", "--foreground")
 HEADER = "Written by `hippoctl daemon install-service`; `hippoctl daemon uninstall-service` removes it."
@@ -87,16 +88,6 @@ def task_user_id(env: Mapping[str, str]) -> str:
     if user and domain:
         return f"{domain}\\{user}"
     return user or getpass.getuser()
-
-
-def windows_pythonw(python: str) -> str:
-    """pythonw.exe beside the interpreter (no console window), when it is there."""
-    folder, name = os.path.split(python)
-    if name.lower() == "python.exe":
-        candidate = os.path.join(folder, "pythonw.exe")
-        if os.path.exists(candidate):
-            return candidate
-    return python
 
 
 # --- systemd ------------------------------------------------------------------------------------------
@@ -183,7 +174,7 @@ def render_task_xml(spec: ServiceSpec) -> str:
     text = text.replace('encoding="UTF-8"', 'encoding="UTF-16"', 1)
     values = {
         "@USER_ID@": spec.user_id,
-        "@PYTHONW@": windows_pythonw(spec.python),
+        "@PYTHONW@": windowless(spec.python),
         "@ARGUMENTS@": task_arguments(spec),
     }
     for placeholder, value in values.items():

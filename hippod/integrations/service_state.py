@@ -3,11 +3,11 @@ manager be reached at all (doctor's Service check; init and setup, before they i
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hippoctl.protocol import service_names as names
+from hippoctl.protocol.service_names import launchd_domain
 from hippod.integrations.service_commands import ask
 
 # systemctl's `is-enabled` answers for a unit that starts at login; every other answer (disabled,
@@ -63,7 +63,7 @@ async def _systemd(unit: str, env: Mapping[str, str]) -> ServiceState:
 
 async def _launchd(env: Mapping[str, str]) -> ServiceState:
     label = names.LAUNCHD_LABEL
-    command, out = await ask(["launchctl", "print", f"gui/{os.getuid()}/{label}"], env)
+    command, out = await ask(["launchctl", "print", f"{launchd_domain()}/{label}"], env)
     if not command.ok:
         if "Could not find service" in (command.detail or ""):
             return ServiceState(label, enabled=False, enabled_as="not loaded")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from hippoctl.protocol import service_names as names
 from hippoctl.protocol.paths import home_override
 from hippoctl.protocol.replies_service import ServiceCommand, ServiceFile, ServiceReply
+from hippoctl.protocol.service_names import launchd_domain
 from hippod.integrations import files, homes, installed
 from hippod.integrations import service_render as render
 from hippod.integrations.report import Report
@@ -276,7 +277,7 @@ async def _install_launchd(spec: render.ServiceSpec, global_root: str, env: Mapp
     os.makedirs(spec.log_dir, mode=0o700, exist_ok=True)
     plist = service_file(names.LAUNCHD, global_root=global_root, env=env)
     written = _put(plist, main_file_content(names.LAUNCHD, spec), names.LAUNCHD, global_root)
-    domain = f"gui/{os.getuid()}"
+    domain = launchd_domain()
     target = f"{domain}/{names.LAUNCHD_LABEL}"
     loaded = await _launchd_loaded(domain, env)
     steps: list[list[str]] = []
@@ -354,8 +355,8 @@ async def uninstall_service(*, global_root: str, env: Mapping[str, str]) -> Outc
         mine = [r for r in records if r.target == manager]
         steps = _stop_commands(manager, mine, env)
         if manager == names.LAUNCHD:
-            target = f"gui/{os.getuid()}/{names.LAUNCHD_LABEL}"
-            if await _launchd_loaded(f"gui/{os.getuid()}", env):
+            target = f"{launchd_domain()}/{names.LAUNCHD_LABEL}"
+            if await _launchd_loaded(launchd_domain(), env):
                 steps.append(["launchctl", "bootout", target])
         done = await (run_systemctl(steps, env) if manager == names.SYSTEMD else run_all(steps, env))
         commands += done

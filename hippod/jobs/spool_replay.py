@@ -26,6 +26,7 @@ from typing import Any
 from watchfiles import Change, awatch
 
 from hippoctl.protocol import spool
+from hippoctl.protocol.files import replace
 from hippod.base import clock
 from hippod.base.errors import HippoError, log_failure
 from hippod.base.logfile import open_append
@@ -47,7 +48,7 @@ _TRY_LINE = re.compile(r"^\S+ try \d+ of \d+:", re.MULTILINE)
 def tries_so_far(err_path: str) -> int:
     """How many tries the `.err` note beside a spool file records."""
     try:
-        fd = os.open(err_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(err_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
         with open(fd, encoding="utf-8", errors="replace") as handle:
             return len(_TRY_LINE.findall(handle.read()))
     except OSError:
@@ -227,8 +228,8 @@ class SpoolReplayer:
                 n += 1
                 stem = f"{base}-{n}"
             # The file first: a crash in between leaves an orphan note, never a file tried again.
-            os.replace(path, os.path.join(failed, stem + spool.SUFFIX))
-            os.replace(_err_of(path), os.path.join(failed, stem + spool.ERR_SUFFIX))
+            replace(path, os.path.join(failed, stem + spool.SUFFIX))
+            replace(_err_of(path), os.path.join(failed, stem + spool.ERR_SUFFIX))
         except OSError:
             log.exception("could not move %s to %s", path, failed)
 

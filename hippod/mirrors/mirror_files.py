@@ -20,6 +20,8 @@ import stat
 from collections.abc import Iterator
 from contextvars import ContextVar
 
+from hippoctl.protocol.files import replace
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -136,7 +138,7 @@ def write_in(where: Folder, name: str, text: str) -> None:
                 os.fsync(handle)
         finally:
             os.close(handle)
-        os.replace(temp, target, src_dir_fd=fd, dst_dir_fd=fd)
+        replace(temp, target, src_dir_fd=fd, dst_dir_fd=fd)
         _sync_folder(where)
     except BaseException:
         with contextlib.suppress(OSError):

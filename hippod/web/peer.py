@@ -89,6 +89,8 @@ def peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None:
 def _by_netlink(client: tuple[str, int], server: tuple[str, int]) -> int | None:
     """An exact lookup (no dump): the kernel finds the one socket whose local end is `client` and
     remote end is `server`, or answers ENOENT."""
+    if sys.platform != "linux":
+        return None
     source, destination = _address(client[0]), _address(server[0])
     family = socket.AF_INET if isinstance(source, ipaddress.IPv4Address) else socket.AF_INET6
     sockid = (

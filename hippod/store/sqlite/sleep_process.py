@@ -133,10 +133,10 @@ def _die_with(parent: int) -> None:
 
 def _peak_mb() -> float:
     """This process's peak resident memory in MB (0 where the system does not say: Windows)."""
-    try:
-        import resource
-    except ImportError:
+    if sys.platform == "win32":
         return 0.0
+    import resource
+
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024  # bytes there, KiB here
 
