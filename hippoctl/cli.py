@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from hippoctl.progress import Bar
 
 DEFAULT_TIMEOUT = 60.0
+# How long `daemon start` waits for a daemon that has taken its lock to answer (a first start on
+# Windows, its files scanned by an antivirus, can take several seconds).
+START_WAIT = 30.0
 STOP_WAIT = 35.0  # the daemon's default shutdown grace (30 s) + 5 s
 
 
@@ -65,7 +68,7 @@ def _version(as_json: bool) -> int:
 def _daemon_start(as_json: bool) -> int:
     running = ping(spawn=False)
     if running is None:
-        running = ping(spawn=True)
+        running = ping(spawn=True, timeout=START_WAIT)
         if running is None:
             raise ClientError("hippod did not start", errors.UNREACHABLE)
         started = True

@@ -372,11 +372,12 @@ def _cancel(sock: Connection, request_id: int) -> None:
         return
 
 
-def ping(*, spawn: bool = False) -> dict[str, Any] | None:
-    """The daemon's Ping reply as a dict, or None when it is not running."""
+def ping(*, spawn: bool = False, timeout: float = 5.0) -> dict[str, Any] | None:
+    """The daemon's Ping reply as a dict, or None when it is not running. A daemon that holds its
+    lock but does not answer yet (starting) is waited for up to `timeout` seconds."""
     try:
         result = call(
-            request_envelope(m.Ping(), cwd=os.getcwd(), global_store=False), spawn=spawn, timeout=5.0
+            request_envelope(m.Ping(), cwd=os.getcwd(), global_store=False), spawn=spawn, timeout=timeout
         )
     except ClientError as exc:
         # Someone else's socket is not "no daemon": starting ours would not help, so say why.
