@@ -3,6 +3,7 @@ never fail the host. Spoolable verbs write their request to the spool when the d
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -53,7 +54,7 @@ def read_stdin(deadline: float, limit: int = spool.MAX_STDIN_BYTES) -> bytes | N
     if os.isatty(fd):
         return None
     if sys.platform == "win32":
-        return sys.stdin.buffer.read(limit)
+        return _read_by_thread(fd, deadline, limit)
     import select
 
     chunks: list[bytes] = []
@@ -74,6 +75,28 @@ def read_stdin(deadline: float, limit: int = spool.MAX_STDIN_BYTES) -> bytes | N
         chunks.append(chunk)
         size += len(chunk)
     return b"".join(chunks)
+
+
+def _read_by_thread(fd: int, deadline: float, limit: int) -> bytes:
+    """Windows has no select() on a pipe: a thread reads, and what it has by the deadline is used."""
+    import threading
+
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        size = 0
+        with contextlib.suppress(OSError):
+            while size < limit:
+                chunk = os.read(fd, min(65536, limit - size))
+                if not chunk:
+                    return
+                chunks.append(chunk)
+                size += len(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(max(0.0, deadline - time.monotonic()))
+    return b"".join(list(chunks))
 
 
 class BadPayload(ValueError):

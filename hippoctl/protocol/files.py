@@ -30,9 +30,14 @@ def replace(src: str, dst: str, *, src_dir_fd: int | None = None, dst_dir_fd: in
     """os.replace, retried on Windows for up to REPLACE_PATIENCE seconds while `dst` is held open."""
     deadline = time.monotonic() + REPLACE_PATIENCE
     delay = 0.01
+    folders = (
+        {}
+        if src_dir_fd is None and dst_dir_fd is None
+        else {"src_dir_fd": src_dir_fd, "dst_dir_fd": dst_dir_fd}
+    )
     while True:
         try:
-            os.replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+            os.replace(src, dst, **folders)
             return
         except PermissionError:
             if sys.platform != "win32" or time.monotonic() >= deadline:

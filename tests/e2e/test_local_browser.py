@@ -75,11 +75,13 @@ def test_a_page_of_another_site_in_the_users_browser_stores_nothing(
     url = serve(hippo)
     folder, port = hostile_site
     (folder / "index.html").write_text(_ATTACK.format(api=url, poison=POISON))
+    # Found (or installed) before Playwright starts: finding it may start Playwright itself.
+    chromium = programs.chromium()
     with sync_playwright() as driver:
         # The user's own browser (the daemon's uid), on a site whose name the attacker points at
         # this machine.
         browser = driver.chromium.launch(
-            executable_path=programs.chromium(), args=["--host-resolver-rules=MAP evil.example 127.0.0.1"]
+            executable_path=chromium, args=["--host-resolver-rules=MAP evil.example 127.0.0.1"]
         )
         try:
             page = browser.new_page()
@@ -113,10 +115,12 @@ def test_the_dashboard_opened_with_the_local_token_draws_where_the_user_is_not_s
     base = open_dashboard(hippo, "--global")["url"].split("#")[0]
     token = hippo.ok("auth", "token").stdout.strip()
     assert os.stat(hippo.json("auth", "token")["path"]).st_mode & 0o077 == 0
+    # Made before Playwright starts: finding the browser may start Playwright itself.
+    wrapper = _as_user(tmp_path, other_user)
     with sync_playwright() as driver:
         # A browser of another uid stands for one whose user the daemon cannot see (not Linux): it
         # gets in with the token alone, as the address `dashboard` gives on such a machine.
-        browser = driver.chromium.launch(executable_path=_as_user(tmp_path, other_user))
+        browser = driver.chromium.launch(executable_path=wrapper)
         try:
             page = browser.new_page(viewport=DESKTOP)
             page.goto(f"{base}#overview")

@@ -13,6 +13,7 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from ctypes import wintypes
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -20,7 +21,7 @@ import pytest
 from conftest import TIMEOUT, WinHippo
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol import paths, winpipe
+from hippoctl.protocol import paths, spool, winpipe
 from hippoctl.protocol.framing import pack, recv_frame
 from hippoctl.protocol.version import PROTOCOL
 
@@ -55,6 +56,10 @@ def test_the_client_starts_a_windowless_daemon_that_serves_the_users_pipe(hippo:
     # Started detached, without a console window: pythonw.exe beside this interpreter.
     assert os.path.basename(_image(status["pid"])).lower() == "pythonw.exe"
     assert os.path.realpath(status["home"]) == os.path.realpath(hippo.home)
+    # Its 06:15 daily run is scheduled, in local time, by apscheduler on Windows too.
+    schedule = status["schedule"]
+    assert schedule["daily_enabled"] and schedule["daily_time"] == "06:15"
+    assert datetime.fromisoformat(schedule["daily_next"]).astimezone().strftime("%H:%M") == "06:15"
 
 
 def test_remember_recall_outcome_and_inspect_over_the_pipe(hippo: WinHippo) -> None:
@@ -234,8 +239,21 @@ def test_a_client_refuses_a_pipe_served_by_another_user(
         impostor.thread.join(10)
     assert (code, impostor.received) == (3, 0)
     out, err = capsys.readouterr()
+    refused = f"refusing to talk to hippod on {name}: it is served by {real}"
     assert out == ""
-    assert err.strip() == (
-        f"hippoctl: refusing to talk to hippod on {name}: it is served by {real} (pid {os.getpid()}), "
-        f"not by this user ({other})"
-    )
+    assert err.strip() == f"hippoctl: {refused} (pid {os.getpid()}), not by this user ({other})"
+
+    # A hook facing the same server sends it nothing either: it spools its request and exits 0.
+    impostor = _Impostor(name)
+    payload = os.path.join(hippo.work, "payload.json")
+    with open(payload, "w", encoding="utf-8") as handle:
+        handle.write('{"session_id": "s-win", "hook_event_name": "SessionEnd", "transcript_path": ""}')
+    monkeypatch.setattr(sys, "stdin", open(payload, encoding="utf-8"))  # noqa: SIM115 (the hook reads it)
+    try:
+        code = cli.main(["session-end"])
+    finally:
+        impostor.close()
+        impostor.thread.join(10)
+    assert (code, impostor.received) == (0, 0)
+    spooled = [n for k in spool.KINDS for n in spool.json_names(os.path.join(hippo.home, "spool", k))]
+    assert len(spooled) == 1, spooled

@@ -64,6 +64,30 @@ def test_hooks_spool_while_the_daemon_is_down_and_each_replays_once(hippo: WinHi
         assert sum(f"'{target}'" in c for c in stored) == 1, (target, stored)
 
 
+def test_a_hook_whose_host_keeps_stdin_open_ends_within_its_budget(hippo: WinHippo) -> None:
+    env = {**hippo.env, "HIPPO_NO_SPAWN": "1", "HIPPO_HOOK_TIMEOUT_MS": "500"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hippoctl", "capture-error"],
+        cwd=hippo.work,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(b'{"tool_name": "Bash", ')
+    proc.stdin.flush()
+    try:
+        assert proc.wait(timeout=60) == 0  # stdin stays open: the budget ends the read
+    finally:
+        proc.kill()
+        proc.stdin.close()
+    [name] = _pending(hippo)
+    kind = next(k for k in spool.KINDS if name in spool.json_names(os.path.join(hippo.home, "spool", k)))
+    document = json.loads(Path(hippo.home, "spool", kind, name).read_text(encoding="utf-8"))
+    assert document["stdin"] == '{"tool_name": "Bash", '
+
+
 def test_an_agents_note_in_a_watched_folder_is_imported(hippo: WinHippo) -> None:
     codex = Path(hippo.profile, ".codex", "memories")
     codex.mkdir(parents=True)
