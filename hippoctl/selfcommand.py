@@ -66,7 +66,11 @@ def hook_argv() -> list[str]:
     `<interpreter> -m hippoctl`."""
     argv0 = sys.argv[0] if sys.argv else ""
     if os.path.basename(argv0).lower() in _SCRIPT_NAMES:
-        return [os.path.abspath(argv0)]
+        script = os.path.abspath(argv0)
+        if sys.platform == "win32" and os.path.isfile(script + ".exe"):
+            # pip's launcher (distlib) runs the script with `.exe` taken off sys.argv[0].
+            script += ".exe"
+        return [script]
     return [sys.executable, "-m", "hippoctl"]
 
 

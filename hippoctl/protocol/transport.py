@@ -1,8 +1,7 @@
 """The local connection to the daemon: a Unix socket, or on Windows its named pipe.
 
 Both look alike to the code above (framing, the handshake, progress and cancel): a blocking
-connection with `settimeout`, `sendall`, `recv` and `close`. Who is at the other end is checked by
-the caller (client.py) before it sends anything. Standard library only.
+connection with `settimeout`, `sendall`, `recv` and `close`. Standard library only.
 """
 
 from __future__ import annotations
@@ -27,12 +26,16 @@ class Connection(Protocol):
 def open_local(path: str, timeout: float) -> Connection | None:
     """A connection to whatever serves `path`, or None when nothing accepts there.
 
-    Raises OSError for a failure other than nothing listening (no such pipe, a busy or refusing
-    socket, a stale socket file)."""
+    On Windows, where any user may create a pipe of any name, a pipe served by another user's
+    process counts as nothing listening (client.py refuses it by name instead). Raises OSError for
+    a failure other than nothing listening."""
     if sys.platform == "win32":
         from hippoctl.protocol import winpipe
 
-        return winpipe.connect(path, timeout)
+        try:
+            return winpipe.connect_checked(path, timeout)
+        except winpipe.NotThisUsers:
+            return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:

@@ -24,6 +24,9 @@ ERROR_NO_DATA = 232
 ERROR_PIPE_NOT_CONNECTED = 233
 ERROR_OPERATION_ABORTED = 995
 _CLOSED = (ERROR_BROKEN_PIPE, ERROR_NO_DATA, ERROR_PIPE_NOT_CONNECTED)
+# A server that closed its end, or a process that exited, while it was being looked at.
+ERROR_INVALID_PARAMETER = 87
+_GONE = (*_CLOSED, ERROR_INVALID_PARAMETER)
 _WAIT_TIMEOUT = 258
 _INFINITE = 0xFFFFFFFF
 # The server may identify this client but never act as it (CreateFile's SECURITY_SQOS_PRESENT with
@@ -59,13 +62,30 @@ class PipeConnection:
             raise OSError("the pipe is closed")
         return self.handle
 
-    def _wait(self, overlapped: _winapi.Overlapped) -> None:
-        """Wait for an overlapped call within the timeout; cancel it and raise TimeoutError past it."""
-        result = _winapi.WaitForMultipleObjects([overlapped.event], False, _millis(self.timeout))
-        if result == _WAIT_TIMEOUT:
-            overlapped.cancel()
-            overlapped.GetOverlappedResult(True)
+    def _finish(self, overlapped: _winapi.Overlapped, pending: bool) -> tuple[int, int]:
+        """The (bytes transferred, error) of an overlapped call, waited for within the timeout.
+
+        Past the timeout the call is cancelled; if it completed meanwhile its bytes count, as a
+        socket's timeout never loses data. Only a call the cancel stopped raises TimeoutError.
+        """
+        if pending:
+            try:
+                waited = _winapi.WaitForMultipleObjects([overlapped.event], False, _millis(self.timeout))
+            except BaseException:  # Ctrl-C: the call must not outlive its buffer
+                overlapped.cancel()
+                overlapped.GetOverlappedResult(True)
+                raise
+            if waited == _WAIT_TIMEOUT:
+                overlapped.cancel()
+        try:
+            transferred, error = overlapped.GetOverlappedResult(True)
+        except OSError as exc:
+            if exc.winerror in _CLOSED:
+                return 0, exc.winerror
+            raise
+        if error == ERROR_OPERATION_ABORTED:
             raise TimeoutError("timed out")
+        return transferred, error
 
     def recv(self, size: int) -> bytes:
         """Up to `size` bytes; b"" once the daemon has closed its end."""
@@ -75,9 +95,7 @@ class PipeConnection:
             if exc.winerror in _CLOSED:
                 return b""
             raise
-        if error == _winapi.ERROR_IO_PENDING:
-            self._wait(overlapped)
-        _read, error = overlapped.GetOverlappedResult(True)
+        _read, error = self._finish(overlapped, error == _winapi.ERROR_IO_PENDING)
         if error in _CLOSED:
             return b""
         if error not in (0, _winapi.ERROR_MORE_DATA):
@@ -87,10 +105,11 @@ class PipeConnection:
     def sendall(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            overlapped, error = _winapi.WriteFile(self.fileno(), view, overlapped=True)
-            if error == _winapi.ERROR_IO_PENDING:
-                self._wait(overlapped)
-            written, error = overlapped.GetOverlappedResult(True)
+            try:
+                overlapped, error = _winapi.WriteFile(self.fileno(), view, overlapped=True)
+            except OSError as exc:
+                raise BrokenPipeError(None, "the pipe was closed", None, exc.winerror) from None
+            written, error = self._finish(overlapped, error == _winapi.ERROR_IO_PENDING)
             if error:
                 raise BrokenPipeError(None, "the pipe was closed", None, error)
             view = view[written:]
@@ -127,6 +146,8 @@ def connect_checked(name: str, timeout: float) -> PipeConnection | None:
         theirs, mine = winsec.process_sid(pid), winsec.current_sid()
     except OSError as exc:
         conn.close()
+        if exc.winerror in _GONE:
+            return None  # the instance or its daemon went away meanwhile: as if no one served it
         raise NotThisUsers(f"cannot tell which user serves it ({exc.strerror or exc})") from None
     if theirs != mine:
         conn.close()

@@ -56,10 +56,16 @@ class Claim:
     def release(self) -> None:
         """The record goes first, then the socket's lock, then the home's: a client waiting for the
         home's lock to be let go sees a daemon wholly gone."""
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(instance.record_path(self.home))
-        self.socket_lock.release()
-        self.home_lock.release()
+        try:
+            # A client reading the record this instant keeps Windows from deleting it; the lock,
+            # let go below, is what says no daemon holds the home.
+            with contextlib.suppress(FileNotFoundError, PermissionError):
+                os.unlink(instance.record_path(self.home))
+        finally:
+            try:
+                self.socket_lock.release()
+            finally:
+                self.home_lock.release()
 
 
 def write_record(home: str, entry: instance.Running) -> None:

@@ -14,6 +14,7 @@ import asyncio
 import ctypes
 import logging
 import sys
+import time
 from asyncio import windows_utils
 from collections.abc import Awaitable, Callable
 from ctypes import wintypes
@@ -39,6 +40,8 @@ _PIPE_UNLIMITED_INSTANCES = 255
 _BUFFER = 64 * 1024
 _INVALID_HANDLE = wintypes.HANDLE(-1).value
 _ERROR_ACCESS_DENIED = 5
+# How long a name still held after the previous daemon stopped is waited for.
+TAKEN_WAIT = 3.0
 
 _kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
 _kernel32.CreateNamedPipeW.restype = wintypes.HANDLE
@@ -67,6 +70,8 @@ class PipeListener:
         self.security = winsec.security_attributes(winsec.owner_only_sddl(winsec.current_sid()))
         self.waiting: windows_utils.PipeHandle | None = None
         self.task: asyncio.Task[None] | None = None
+        self.accepting: asyncio.Future[Any] | None = None
+        self.closed = False
         self.connections: set[asyncio.Task[Any]] = set()
 
     def _instance(self, first: bool) -> windows_utils.PipeHandle:
@@ -85,36 +90,53 @@ class PipeListener:
             raise ctypes.WinError(code)
         return windows_utils.PipeHandle(handle)
 
-    def start(self) -> None:
+    async def start(self) -> None:
         """Make the first instance and begin accepting. Raises PipeTaken when the name is held.
 
-        FILE_FLAG_FIRST_PIPE_INSTANCE refuses a name another process made first; the name is
-        also looked up beforehand, for the systems that do not enforce the flag (Wine).
+        FILE_FLAG_FIRST_PIPE_INSTANCE refuses a name another process made first; the name is also
+        looked up beforehand, for the systems that do not enforce the flag (Wine). A name still
+        held a moment after a daemon stopped (a client had not yet closed its end) is waited for.
         """
-        if winpipe.name_taken(self.name):
-            raise PipeTaken(f"another process already serves the pipe {self.name}")
+        deadline = time.monotonic() + TAKEN_WAIT
+        while winpipe.name_taken(self.name):
+            if time.monotonic() >= deadline:
+                raise PipeTaken(f"another process already serves the pipe {self.name}")
+            await asyncio.sleep(0.1)
         self.waiting = self._instance(first=True)
         self.task = asyncio.get_running_loop().create_task(self._accept())
+        self.task.add_done_callback(_report)
+
+    async def _successor(self) -> windows_utils.PipeHandle | None:
+        """The next instance, made before the current one is handed out or closed, so the name is
+        never without one. A failure (no handles left) is logged and tried again every second."""
+        while not self.closed:
+            try:
+                return self._instance(first=False)
+            except OSError as exc:
+                log.error("cannot make another instance of the pipe %s: %s", self.name, exc)
+                await asyncio.sleep(1.0)
+        return None
 
     async def _accept(self) -> None:
         loop: Any = asyncio.get_running_loop()
-        while self.waiting is not None:
+        while self.waiting is not None and not self.closed:
             pipe = self.waiting
             try:
                 # The proactor's own pipe server does the same with the instances it makes.
-                await loop._proactor.accept_pipe(pipe)
+                self.accepting = loop._proactor.accept_pipe(pipe)
+                await self.accepting
             except asyncio.CancelledError:
                 raise
             except OSError as exc:
-                # A client that left before it was accepted: this instance is spent, make another.
+                # A client that left before it was accepted: this instance is spent.
                 log.debug("pipe accept failed: %s", exc)
+                self.waiting = await self._successor()
                 pipe.close()
-                self.waiting = self._instance(first=False) if self.waiting is pipe else None
+                await asyncio.sleep(0)
                 continue
-            if self.waiting is not pipe:
-                pipe.close()
-                return
-            self.waiting = self._instance(first=False)
+            finally:
+                self.accepting = None
+            self.waiting = await self._successor()
             self._serve(loop, pipe)
 
     def _serve(self, loop: Any, pipe: windows_utils.PipeHandle) -> None:
@@ -127,7 +149,11 @@ class PipeListener:
         task.add_done_callback(self.connections.discard)
 
     def close(self) -> None:
-        """Stop accepting: the waiting instance goes, connections being served finish."""
+        """Stop accepting: the wait for a client is cancelled before the waiting instance goes;
+        connections being served finish."""
+        self.closed = True
+        if self.accepting is not None:
+            self.accepting.cancel()
         pipe, self.waiting = self.waiting, None
         if pipe is not None:
             pipe.close()
@@ -135,10 +161,16 @@ class PipeListener:
             self.task.cancel()
 
 
+def _report(task: asyncio.Task[None]) -> None:
+    """An accept loop that ended on an error says so: the daemon would otherwise accept no more."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("the pipe stopped accepting connections", exc_info=task.exception())
+
+
 async def start_pipe_server(name: str, handler: Handler) -> PipeListener:
     """Serve `name` with `handler`; raises PipeTaken when another process holds the name."""
     if not hasattr(asyncio.get_running_loop(), "_proactor"):
         raise RuntimeError("the named pipe needs asyncio's proactor event loop")
     listener = PipeListener(name, handler)
-    listener.start()
+    await listener.start()
     return listener

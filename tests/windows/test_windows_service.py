@@ -9,9 +9,10 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from conftest import WinHippo
 
-from hippoctl.selfcommand import windows_word
+from hippoctl.selfcommand import hook_command, windows_word
 from hippod.integrations import commands
 
 NS = {"t": "http://schemas.microsoft.com/windows/2004/02/mit/task"}
@@ -56,7 +57,9 @@ def test_the_logon_task_is_rendered_registered_reported_and_removed(hippo: WinHi
     assert not xml.exists()
 
 
-def test_a_hook_command_is_one_word_for_bash_powershell_and_cmd(tmp_path: Path) -> None:
+def test_a_hook_command_is_one_word_for_bash_powershell_and_cmd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     plain = windows_word("C:\\Users\\ada\\AppData\\Local\\Programs\\Python\\Scripts\\hippoctl.exe")
     assert plain == "C:/Users/ada/AppData/Local/Programs/Python/Scripts/hippoctl.exe"
     # A folder with a space: its 8.3 form, still the same file, needs no quotes in any shell.
@@ -72,3 +75,6 @@ def test_a_hook_command_is_one_word_for_bash_powershell_and_cmd(tmp_path: Path) 
         assert shlex.split(command) == [prefix, "capture-error"]  # as Git Bash reads it
         assert commands.split(command) == [prefix, "capture-error"]  # as hippod reads it back
         assert commands.is_hippod_form(command, "capture-error")
+    # pip's launcher runs the client with `.exe` taken off sys.argv[0]: the command names the .exe.
+    monkeypatch.setattr(sys, "argv", [str(folder / "hippoctl"), "hook", "install"])
+    assert hook_command() == word
