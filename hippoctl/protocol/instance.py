@@ -57,7 +57,7 @@ def lock_held(path: str) -> bool:
         return False
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _mine(st):
+        if not stat.S_ISREG(st.st_mode) or not owned_by_me(st):
             return False
         return filelock.held(fd)
     except OSError:
@@ -66,7 +66,7 @@ def lock_held(path: str) -> bool:
         os.close(fd)
 
 
-def _mine(st: os.stat_result) -> bool:
+def owned_by_me(st: os.stat_result) -> bool:
     """Whether this user owns the file (on Windows the folder's ACL, not st_uid, says so)."""
     return sys.platform == "win32" or st.st_uid == os.getuid()
 
@@ -79,7 +79,7 @@ def read_record(home: str) -> Running | None:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _mine(st) or st.st_size > _MAX_RECORD:
+        if not stat.S_ISREG(st.st_mode) or not owned_by_me(st) or st.st_size > _MAX_RECORD:
             return None
         data = os.read(fd, _MAX_RECORD + 1)
     except OSError:

@@ -9,6 +9,7 @@ import sys
 import time
 
 from hippoctl.protocol import filelock
+from hippoctl.protocol.instance import owned_by_me
 from hippoctl.protocol.ownership import owner_name
 
 # A lock file is opened only as itself: never through a symbolic link planted at its path.
@@ -37,7 +38,7 @@ def _open_lock(path: str) -> int:
         problem = None
         if not stat.S_ISREG(st.st_mode):
             problem = "is not a regular file"
-        elif sys.platform != "win32" and st.st_uid != os.getuid():
+        elif not owned_by_me(st):
             problem = f"is owned by {owner_name(st.st_uid)}"
         elif st.st_nlink > 1:
             problem = "has other hard links"
