@@ -92,13 +92,15 @@ class DroppingProxy:
                 if cut:
                     self._statement = None
             if cut:
+                # Set before the client can see the cut: the test checks it as soon as its request
+                # answers, which may be before this thread runs again.
+                self.dropped.set()
                 with link.lock:
                     link.cut = True
                     link.server.sendall(kind + size + body)
                     # The client is gone at once; the server reads what was sent, then the end.
                     link.client.close()
                     link.server.shutdown(socket.SHUT_WR)
-                self.dropped.set()
                 return None
             link.server.sendall(kind + size + body)
         link.close()
