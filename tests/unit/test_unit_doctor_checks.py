@@ -305,7 +305,7 @@ def test_the_installed_extra_is_found_without_importing_it() -> None:
 
 # Every module of hippod that opens an outbound HTTP connection. The Network check names what each
 # sends; one added here must be named there (hippod/doctor/network.py) in the same change.
-SENDERS = {"hippod/connectors/slack_api.py", "hippod/teamlink/calls.py"}
+SENDERS = {"hippod/connectors/slack_api.py", "hippod/teamlink/calls.py", "hippod/remote/http.py"}
 CLIENTS = re.compile(
     r"urlopen\(|\bimport (httpx|requests|aiohttp)\b|\bfrom (httpx|requests|aiohttp)\b|http\.client"
 )

@@ -1,0 +1,145 @@
+"""One JSON POST to a model API, with the retries every provider documents: a 429 waits its
+`retry-after`, an overloaded (529) or failing (5xx) server and a timeout or dropped connection are
+tried again with a growing pause, and a refused key (401, 403) or a bad request (4xx) fails at
+once. Every failure is a `HippoError` whose one line names the provider, the status and the API's
+own message."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from hippod.base.errors import HippoError
+from hippod.remote.providers import Provider
+
+API_ERROR = "model_api_error"
+
+# Each call waits at most this long for an answer; the SDKs' defaults are longer, but a sleep
+# or a recall should not hang on one call.
+TIMEOUT_S = 60.0
+RETRIES = 2
+# The pause before retry n is BACKOFF_S × 2^n, unless the server names one (retry-after), which
+# is honoured up to MAX_WAIT_S.
+BACKOFF_S = 0.5
+MAX_WAIT_S = 30.0
+_RETRIED = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How patient a caller is: the time per attempt, the retries after the first, the pause."""
+
+    timeout_s: float = TIMEOUT_S
+    retries: int = RETRIES
+    backoff_s: float = BACKOFF_S
+
+
+def api_message(body: Any) -> str:
+    """The API's own error message from the error shapes of Anthropic (`{"type": "error", "error":
+    {"type", "message"}}`), OpenAI (`{"error": {"message", "type", "code"}}`), Voyage (`{"detail"}`)
+    and Cohere (`{"message"}`); else empty."""
+    if not isinstance(body, dict):
+        return ""
+    error = body.get("error")
+    if isinstance(error, dict):
+        kind = error.get("type")
+        message = str(error.get("message") or "")
+        return f"{kind}: {message}" if isinstance(kind, str) and kind and message else message
+    for field in ("message", "detail"):
+        if isinstance(body.get(field), str):
+            return str(body[field])
+    return ""
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The server's `retry-after` in seconds (an HTTP date is not used by these APIs), or None."""
+    value = headers.get("retry-after", "").strip()
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+class Caller:
+    """An open HTTP client for one provider's calls in a run (a sleep, a batch): one connection
+    kept, closed with `aclose()` or `async with`."""
+
+    def __init__(self, provider: Provider, key: str, policy: Policy | None = None) -> None:
+        self.provider = provider
+        self.policy = policy or Policy()
+        self._client = httpx.AsyncClient(
+            base_url=provider.base_url(),
+            headers={**provider.headers(key), "content-type": "application/json"},
+            timeout=self.policy.timeout_s,
+            # No proxy or netrc from the environment: the key goes where the base URL says, only.
+            trust_env=False,
+        )
+
+    async def __aenter__(self) -> Caller:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST `body` as JSON to `path` under the base URL; the answer's JSON object."""
+        name = self.provider.title
+        for attempt in range(self.policy.retries + 1):
+            last = attempt == self.policy.retries
+            try:
+                answer = await self._client.post(path, json=dict(body))
+            except httpx.HTTPError as exc:
+                if last:
+                    raise HippoError(API_ERROR, f"{name} API: {self._unanswered(exc)}") from None
+                await asyncio.sleep(self._pause(attempt, None))
+                continue
+            if answer.status_code == 200:
+                return _json_object(name, answer)
+            if answer.status_code in _RETRIED and not last:
+                await asyncio.sleep(self._pause(attempt, retry_after(answer.headers)))
+                continue
+            raise HippoError(API_ERROR, _failure(name, answer))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _unanswered(self, exc: httpx.HTTPError) -> str:
+        if isinstance(exc, httpx.TimeoutException):
+            return f"no answer within {self.policy.timeout_s:g} s"
+        return f"cannot reach {self.provider.base_url()}: {exc}"
+
+    def _pause(self, attempt: int, named: float | None) -> float:
+        if named is not None:
+            return min(named, MAX_WAIT_S)
+        return float(min(self.policy.backoff_s * 2**attempt, MAX_WAIT_S))
+
+
+def _json_object(name: str, answer: httpx.Response) -> dict[str, Any]:
+    try:
+        body = answer.json()
+    except ValueError:
+        raise HippoError(API_ERROR, f"{name} API: the answer is not JSON") from None
+    if not isinstance(body, dict):
+        raise HippoError(API_ERROR, f"{name} API: the answer is not a JSON object")
+    return body
+
+
+def _failure(name: str, answer: httpx.Response) -> str:
+    """`<name> API: HTTP <status> (<what it means>): <the API's message>`."""
+    try:
+        message = api_message(answer.json())
+    except ValueError:
+        message = answer.text[:200]
+    meaning = {
+        401: "the key was refused",
+        403: "the key may not do this",
+        429: "rate limited, still after retries",
+        529: "overloaded, still after retries",
+    }.get(answer.status_code)
+    status = f"HTTP {answer.status_code}" + (f" ({meaning})" if meaning else "")
+    return f"{name} API: {status}" + (f": {message}" if message else "")

@@ -1,0 +1,175 @@
+"""A local stand-in for the paid model APIs hippod can call (Anthropic's Messages API; the
+embedding and rerank APIs of OpenAI, Voyage and Cohere), on 127.0.0.1, answering in each API's
+documented request and reply shapes, error shapes included. Point the daemon at it with
+`stub.env()` (the providers' base-URL variables and keys).
+
+A test says what the next answers are: `answer(path, body)` queues a 200 reply for `path`, and
+`fail(path, status, error_body, headers)` queues an error; `hang(path, seconds)` answers late. An
+unqueued request to a path with a default handler (`serve(path, fn)`) gets `fn(request_json)`;
+anything else is a 404 in the provider's shape. Every request is recorded, with its headers."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+KEYS = {
+    "ANTHROPIC_API_KEY": "sk-ant-stub",
+    "OPENAI_API_KEY": "sk-openai-stub",
+    "VOYAGE_API_KEY": "pa-voyage-stub",
+    "CO_API_KEY": "co-stub",
+}
+
+
+@dataclass
+class Seen:
+    """A request the stub received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class _Planned:
+    status: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+def anthropic_error(kind: str, message: str) -> dict[str, Any]:
+    """The Messages API's error body: `{"type": "error", "error": {"type", "message"}}`."""
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def anthropic_message(
+    text: str, *, model: str = "claude-sonnet-4-6", tokens: tuple[int, int] = (50, 20)
+) -> dict[str, Any]:
+    """A Messages API reply holding one text block."""
+    return {
+        "id": "msg_stub",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]},
+    }
+
+
+class ModelStub:
+    """The stub server, started on construction; `close()` stops it."""
+
+    def __init__(self) -> None:
+        self.seen: list[Seen] = []
+        self._planned: dict[str, deque[_Planned]] = defaultdict(deque)
+        self._handlers: dict[str, Callable[[Any], Any]] = {}
+        self._lock = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                stub._handle(self)
+
+            def do_GET(self) -> None:
+                stub._handle(self)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def env(self) -> dict[str, str]:
+        """The daemon environment that sends every provider's calls here, with a key each."""
+        return {
+            **KEYS,
+            "ANTHROPIC_BASE_URL": self.url,
+            "OPENAI_BASE_URL": f"{self.url}/v1",
+            "VOYAGE_BASE_URL": f"{self.url}/v1",
+            "CO_API_URL": self.url,
+        }
+
+    def serve(self, path: str, handler: Callable[[Any], Any]) -> None:
+        """Answer every unplanned request to `path` with 200 and `handler(request JSON)`."""
+        with self._lock:
+            self._handlers[path] = handler
+
+    def answer(self, path: str, body: Any, *, delay_s: float = 0.0) -> None:
+        with self._lock:
+            self._planned[path].append(_Planned(200, body, delay_s=delay_s))
+
+    def fail(self, path: str, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        with self._lock:
+            self._planned[path].append(_Planned(status, body, headers or {}))
+
+    def hang(self, path: str, seconds: float) -> None:
+        """The next request to `path` waits `seconds`, then gets its planned or default answer."""
+        with self._lock:
+            self._planned[path].appendleft(_Planned(0, None, delay_s=seconds))
+
+    def requests(self, path: str | None = None) -> list[Seen]:
+        with self._lock:
+            return [s for s in self.seen if path is None or s.path == path]
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handle(self, request: BaseHTTPRequestHandler) -> None:
+        size = int(request.headers.get("content-length") or 0)
+        raw = request.rfile.read(size) if size else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode(errors="replace")
+        path = request.path.split("?", 1)[0]
+        with self._lock:
+            self.seen.append(
+                Seen(request.command, path, {k.lower(): v for k, v in request.headers.items()}, body)
+            )
+            planned = self._planned[path].popleft() if self._planned[path] else None
+            if planned is not None and planned.status == 0:
+                # A hang: wait, then answer as if it were not planned.
+                delay = planned.delay_s
+                planned = self._planned[path].popleft() if self._planned[path] else None
+                if planned is not None:
+                    planned.delay_s += delay
+                else:
+                    planned = _Planned(-1, None, delay_s=delay)
+            handler = self._handlers.get(path)
+        if planned is not None and planned.delay_s:
+            time.sleep(planned.delay_s)
+        if planned is None or planned.status == -1:
+            if handler is None:
+                status, reply, headers = (
+                    404,
+                    {"type": "error", "error": {"type": "not_found_error", "message": f"no route {path}"}},
+                    {},
+                )
+            else:
+                status, reply, headers = 200, handler(body), {}
+        else:
+            status, reply, headers = planned.status, planned.body, planned.headers
+        data = json.dumps(reply).encode()
+        try:
+            request.send_response(status)
+            request.send_header("content-type", "application/json")
+            request.send_header("content-length", str(len(data)))
+            for name, value in headers.items():
+                request.send_header(name, value)
+            request.end_headers()
+            request.wfile.write(data)
+        except OSError:
+            pass  # the client gave up (its timeout), as a real client would
