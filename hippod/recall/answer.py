@@ -17,8 +17,9 @@ from hippod.recall import hops, ledger_rows, render
 from hippod.recall.budget import tokens, tokens_of
 from hippod.recall.pack import Packed, pack
 from hippod.recall.score import Scored, sort_key
-from hippod.recall.search import rank
+from hippod.recall.search import rank, warn
 from hippod.recall.strengthen import after_recall
+from hippod.store.stores import SqliteStore
 
 
 def _item(s: Scored, why: bool, words: list[str]) -> RecallItem:
@@ -163,7 +164,9 @@ async def recall(
     words = tokenize(body.query)
     filled = _Fill(ranked, body, words, budget)
     packed = filled.pack()
-    if body.hops:
+    if body.hops and not isinstance(ranking.primary, SqliteStore):
+        warn(ctx, "(--hops: the team store keeps no entity graph; nothing was added)")
+    elif body.hops:
         seeds = [ranked[i] for i in packed.taken]
         extra = await hops.expand(
             ranking,

@@ -156,7 +156,11 @@ def test_http_graph_and_recall_hops(hippo: Hippo) -> None:
     status, focus = _get(f"{url}/v1/graph?entity=src/pay/limits.py")
     assert status == 200
     assert {n["name"] for n in focus["nodes"]} == {"src/pay/limits.py", "PaymentGateway"}
-    assert _get(f"{url}/v1/graph?entity=nothing-named-so")[1] == {"nodes": [], "edges": [], "truncated": False}
+    assert _get(f"{url}/v1/graph?entity=nothing-named-so")[1] == {
+        "nodes": [],
+        "edges": [],
+        "truncated": False,
+    }
     assert _get(f"{url}/v1/graph?limit=1")[1]["truncated"] is True
     for bad in ("1.5", "0", "1001"):
         status, error = _get(f"{url}/v1/graph?limit={bad}")
