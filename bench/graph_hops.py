@@ -32,7 +32,9 @@ def word(rng: random.Random, parts: int = 3) -> str:
     return "".join(rng.choice(SYLLABLES) for _ in range(parts))
 
 
-def corpus(rng: random.Random, memories: int, components: int) -> tuple[list[str], list[tuple[str, str, str]]]:
+def corpus(
+    rng: random.Random, memories: int, components: int
+) -> tuple[list[str], list[tuple[str, str, str]]]:
     """The memories' texts, and per component (query, fix text, note text)."""
     texts: list[str] = []
     cases: list[tuple[str, str, str]] = []
@@ -52,7 +54,9 @@ def corpus(rng: random.Random, memories: int, components: int) -> tuple[list[str
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--memories", type=int, default=3000)
     parser.add_argument("--components", type=int, default=100)
     parser.add_argument("--queries", type=int, default=100)
@@ -88,13 +92,14 @@ def main() -> None:
     finally:
         stop_daemon(proc)
         shutil.rmtree(sb.base, ignore_errors=True)
-    print(f"{len(texts)} memories, {len(cases)} queries (BM25 finds each symptom; its fix is 1 hop away, a note 2)")
+    shape = "BM25 finds each symptom; its fix is 1 hop away, a note 2"
+    print(f"{len(texts)} memories, {len(cases)} queries ({shape})")
     print()
     print("| --hops | p50 (ms) | p95 (ms) | fixes found | notes found | graph additions per recall |")
     print("|---:|---:|---:|---:|---:|---:|")
-    for hops, p50, p95, fixes, notes, added in rows:
-        n = len(cases)
-        print(f"| {hops} | {p50:.1f} | {p95:.1f} | {fixes}/{n} | {notes}/{n} | {added:.1f} |")
+    n = len(cases)
+    for hop, p50, p95, found_fixes, found_notes, per_recall in rows:
+        print(f"| {hop} | {p50:.1f} | {p95:.1f} | {found_fixes}/{n} | {found_notes}/{n} | {per_recall:.1f} |")
 
 
 if __name__ == "__main__":
