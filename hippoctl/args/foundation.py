@@ -64,6 +64,13 @@ def add_verbs(verb: AddVerb) -> None:
     )
     p.add_argument("--equal-sources", action="store_true", help="no bump for project hits")
     p.add_argument("--include-superseded", action="store_true", help="also memories a newer version replaced")
+    p.add_argument(
+        "--hops",
+        type=Number(0, validate.MAX_HOPS),
+        default=0,
+        metavar="N",
+        help=f"also memories up to N edges away in the entity graph (0 to {validate.MAX_HOPS}, default 0)",
+    )
 
     p = verb(
         "inspect",
@@ -115,6 +122,16 @@ def add_verbs(verb: AddVerb) -> None:
         "hippoctl embed --status",
     )
     p.add_argument("--status", action="store_true", help="only show how many memories have one")
+    p = verb(
+        "graph",
+        "the entities the memories name and their relations (what recall --hops walks)",
+        "hippoctl graph",
+        "hippoctl graph --entity PaymentGateway --json",
+    )
+    p.add_argument("--entity", metavar="NAME", help="only the entities of this name and their neighbours")
+    p.add_argument(
+        "--limit", type=Number(1, 1000), default=100, metavar="N", help="at most N entities (default 100)"
+    )
     verb("version", "client and daemon versions and protocols", "hippoctl version", "hippoctl version --json")
     p = verb(
         "help",
@@ -152,6 +169,7 @@ def _recall(args: argparse.Namespace) -> m.Body:
         equal_sources=args.equal_sources,
         include_superseded=args.include_superseded,
         scope=args.scope,
+        hops=args.hops,
     )
 
 
@@ -177,6 +195,11 @@ def _embed(args: argparse.Namespace) -> m.Body:
     return m.Embed(status_only=args.status)
 
 
+def _graph(args: argparse.Namespace) -> m.Body:
+    entity = utf8(args.entity, "--entity") if args.entity is not None else None
+    return m.Graph(entity=entity, limit=args.limit)
+
+
 BUILDERS: dict[str, Builder] = {
     "remember": _remember,
     "recall": _recall,
@@ -185,6 +208,7 @@ BUILDERS: dict[str, Builder] = {
     "outcome": _outcome,
     "status": _status,
     "embed": _embed,
+    "graph": _graph,
 }
 
 

@@ -40,6 +40,8 @@ class Recall(Body):
     mode: str | None = None
     # False: rank and record the batch for `outcome`, but leave strength and retrieval counts alone.
     strengthen: bool = True
+    # recall.md §11: also the memories up to this many edges of the entity graph away (0 to 3).
+    hops: int = 0
 
 
 class Inspect(Body):
@@ -76,5 +78,12 @@ class Embed(Body):
     status_only: bool = False
 
 
+class Graph(Body):
+    """`graph`: the entity graph's entities and relations (`GET /v1/graph`)."""
+
+    entity: str | None = None  # only the entities of this name and their neighbours
+    limit: int = 100
+
+
 # Every request body of this family, for messages.RequestBody.
-BODIES = Remember | Recall | Inspect | Forget | Outcome | Status | Embed
+BODIES = Remember | Recall | Inspect | Forget | Outcome | Status | Embed | Graph

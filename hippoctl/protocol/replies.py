@@ -94,6 +94,16 @@ class Why(Reply):
     words_only: bool = False
 
 
+class GraphStep(Reply):
+    """How `recall --hops` reached a result: `hops` edges from a selected one (`origin`, the memory
+    it came from), the last edge's kind, and the entity or memory it went through."""
+
+    hops: int
+    edge: str
+    via: str
+    origin: str
+
+
 class RecallItem(Reply):
     id: str
     source: str
@@ -115,6 +125,7 @@ class RecallItem(Reply):
     # Cut to fit the budget: `content` is its start and a marker; `full_chars` is its whole length.
     truncated: bool = False
     full_chars: int | None = None
+    graph: GraphStep | None = None
 
 
 class Skipped(Reply):
@@ -277,3 +288,22 @@ class WatchStatus(Reply):
 
     roots: list[str]
     missing: list[str]
+
+
+class GraphNodeItem(Reply):
+    id: int
+    type: str  # entity, artifact, file, symbol, decision or policy
+    name: str
+    memories: int  # how many live memories name it
+
+
+class GraphEdgeItem(Reply):
+    source: int
+    target: int
+    rel: str  # references or mentioned-with
+
+
+class GraphReply(Reply):
+    nodes: list[GraphNodeItem]
+    edges: list[GraphEdgeItem]
+    truncated: bool  # a list reached the limit: the graph may hold more

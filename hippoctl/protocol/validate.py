@@ -73,6 +73,10 @@ def query_problem(query: str) -> str | None:
     return None
 
 
+# recall --hops: how far the entity graph is walked at most (recall.md §11).
+MAX_HOPS = 3
+
+
 def number_problem(
     name: str, value: float, low: float, high: float | None = None, *, above: bool = False
 ) -> str | None:

@@ -21,7 +21,7 @@ from hippod import __version__
 from hippod.base import local_token
 from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import Dispatch
-from hippod.dashboard import views_activity, views_cards, views_memories
+from hippod.dashboard import views_activity, views_cards, views_graph, views_memories
 from hippod.dashboard.calls import Stores, ViewCall
 from hippod.web import local_caller
 from hippod.web.auth import bearer
@@ -43,6 +43,7 @@ VIEWS: dict[str, View] = {
     "sleeps": views_activity.sleeps,
     "tokens": views_activity.tokens,
     "cards": views_cards.board,
+    "graph": views_graph.graph,
     "search": views_activity.search,
 }
 # The page runs only its own files: no inline script, nothing from elsewhere, never inside a frame.

@@ -7,18 +7,19 @@ import msgspec
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import validate
-from hippoctl.protocol.replies import RecallItem, RecallReply, Skipped, Why
+from hippoctl.protocol.replies import GraphStep, RecallItem, RecallReply, Skipped, Why
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
 from hippod.model import strength as st
 from hippod.model.terms import stem
 from hippod.model.tokenize import tokenize
-from hippod.recall import ledger_rows, render
+from hippod.recall import hops, ledger_rows, render
 from hippod.recall.budget import tokens, tokens_of
 from hippod.recall.pack import Packed, pack
-from hippod.recall.score import Scored
-from hippod.recall.search import rank
+from hippod.recall.score import Scored, sort_key
+from hippod.recall.search import rank, warn
 from hippod.recall.strengthen import after_recall
+from hippod.store.stores import SqliteStore
 
 
 def _item(s: Scored, why: bool, words: list[str]) -> RecallItem:
@@ -41,6 +42,8 @@ def _item(s: Scored, why: bool, words: list[str]) -> RecallItem:
         half_life_days=mem.half_life_days,
         superseded_by=mem.superseded_by,
     )
+    if s.hop and s.edge is not None:
+        item.graph = GraphStep(hops=s.hop, edge=s.edge, via=s.via or "", origin=s.origin or "")
     if why:
         item.why = Why(
             bm25=round(s.bm25, 6),
@@ -71,6 +74,75 @@ def _shown(item: RecallItem, packed: Packed, index: int) -> RecallItem:
     return item
 
 
+def _merged(ranked: list[Scored], extra: list[Scored]) -> list[Scored]:
+    """`ranked` in its own order, each addition placed before the first result it outranks."""
+    extra = sorted(extra, key=sort_key)
+    out: list[Scored] = []
+    at = 0
+    for result in ranked:
+        key = sort_key(result)
+        while at < len(extra) and sort_key(extra[at]) < key:
+            out.append(extra[at])
+            at += 1
+        out.append(result)
+    return out + extra[at:]
+
+
+class _Fill:
+    """The budget fill over one ranked list (recall.md §7). Items are built and rendered as the fill
+    reaches them: past the budget, most never are."""
+
+    def __init__(self, ranked: list[Scored], body: m.Recall, words: list[str], budget: int) -> None:
+        self.ranked, self.body, self.words, self.budget = ranked, body, words, budget
+        self.items: dict[int, RecallItem] = {}
+        self.whole: dict[int, int] = {}  # each item's cost with all its text, kept across both fills
+        self.blocks: dict[int, str] = {}  # each item's block with all its text, printed as measured
+
+    def item(self, index: int) -> RecallItem:
+        if index not in self.items:
+            self.items[index] = _item(self.ranked[index], self.body.why, self.words)
+        return self.items[index]
+
+    def cost(self, index: int, content: str) -> int:
+        why = self.body.why
+        shown = self.item(index)
+        if content is shown.content:
+            if index not in self.whole:
+                self.blocks[index] = render.item_block(shown, why=why)
+                self.whole[index] = tokens(self.blocks[index] + "\n\n")
+            return self.whole[index]
+        shown = msgspec.structs.replace(shown, content=content)
+        return tokens(render.item_block(shown, why=why) + "\n\n")
+
+    def pack(self) -> Packed:
+        body = self.body
+        ids = [s.memory.id for s in self.ranked]
+        contents = [s.memory.content for s in self.ranked]
+        # Each item's block_floor and the blank line after it: the block's fixed part, then its own.
+        fixed = render.block_floor("", "") + 2
+        floors = [tokens_of(fixed + len(i) + len(c)) for i, c in zip(ids, contents, strict=True)]
+        heading = tokens(render.reserved_heading(body.query) + "\n\n")
+        min_results = max(0, body.min_results)
+
+        def fill(reserved: int) -> Packed:
+            return pack(
+                ids,
+                contents,
+                self.cost,
+                self.budget,
+                reserved=reserved,
+                min_results=min_results,
+                limit=body.limit,
+                floors=floors,
+            )
+
+        packed = fill(heading)
+        if packed.skipped_budget or packed.skipped_limit:
+            # Something is left out, so a cutoff line will be printed: fill again with room for it.
+            packed = fill(heading + tokens(render.RESERVED_CUTOFF + "\n"))
+        return packed
+
+
 async def recall(
     ctx: RequestContext, body: m.Recall, *, surface: str | None = "recall"
 ) -> tuple[RecallReply, str]:
@@ -81,62 +153,36 @@ async def recall(
         raise HippoError("usage", problem)
     if body.budget is not None and body.budget < 0:
         raise HippoError("usage", "--budget must be 0 or more")
+    problem = validate.number_problem("--hops", body.hops, 0, validate.MAX_HOPS)
+    if problem is not None:
+        raise HippoError("usage", problem)
     ranking = await rank(ctx, body)
     ranked = ranking.ranked
     config = ranking.primary.config
     budget = body.budget if body.budget is not None else int(config.get("defaultBudget", 4000))
 
     words = tokenize(body.query)
-    # Items are built and rendered as the fill reaches them: past the budget, most never are.
-    items: dict[int, RecallItem] = {}
-    whole: dict[int, int] = {}  # each item's cost with all its text, kept across both fills
-    blocks: dict[int, str] = {}  # each item's block with all its text, printed as measured
-
-    def item(index: int) -> RecallItem:
-        if index not in items:
-            items[index] = _item(ranked[index], body.why, words)
-        return items[index]
-
-    def cost(index: int, content: str) -> int:
-        shown = item(index)
-        if content is shown.content:
-            if index not in whole:
-                blocks[index] = render.item_block(shown, why=body.why)
-                whole[index] = tokens(blocks[index] + "\n\n")
-            return whole[index]
-        shown = msgspec.structs.replace(shown, content=content)
-        return tokens(render.item_block(shown, why=body.why) + "\n\n")
-
-    ids = [s.memory.id for s in ranked]
-    contents = [s.memory.content for s in ranked]
-    # Each item's block_floor and the blank line after it: the block's fixed part, then its own.
-    fixed = render.block_floor("", "") + 2
-    floors = [tokens_of(fixed + len(i) + len(c)) for i, c in zip(ids, contents, strict=True)]
-    heading = tokens(render.reserved_heading(body.query) + "\n\n")
-    min_results = max(0, body.min_results)
-    packed = pack(
-        ids,
-        contents,
-        cost,
-        budget,
-        reserved=heading,
-        min_results=min_results,
-        limit=body.limit,
-        floors=floors,
-    )
-    if packed.skipped_budget or packed.skipped_limit:
-        # Something is left out, so a cutoff line will be printed: fill again with room for it.
-        reserved = heading + tokens(render.RESERVED_CUTOFF + "\n")
-        packed = pack(
-            ids,
-            contents,
-            cost,
-            budget,
-            reserved=reserved,
-            min_results=min_results,
-            limit=body.limit,
-            floors=floors,
+    filled = _Fill(ranked, body, words, budget)
+    packed = filled.pack()
+    if body.hops and not isinstance(ranking.primary, SqliteStore):
+        warn(ctx, "(--hops: the team store keeps no entity graph; nothing was added)")
+    elif body.hops:
+        seeds = [ranked[i] for i in packed.taken]
+        extra = await hops.expand(
+            ranking,
+            seeds,
+            body.hops,
+            tenant=ctx.tenant,
+            include_superseded=body.include_superseded,
+            scope=body.scope,
+            loss_aversion=ctx.state.loss_aversion,
         )
+        if extra:
+            # The additions take their place by score and go through the same fill.
+            ranked = ranking.ranked = _merged(ranked, extra)
+            filled = _Fill(ranked, body, words, budget)
+            packed = filled.pack()
+    item, blocks = filled.item, filled.blocks
     chosen = [_shown(item(i), packed, i) for i in packed.taken]
     cut = None
     if packed.skipped_budget or packed.skipped_limit:

@@ -57,6 +57,8 @@ def item_block(item: RecallItem, *, why: bool) -> str:
         labels.append(f"[{item.source}]")
     if item.superseded_by:
         labels.append(f"[superseded → {item.superseded_by}]")
+    if item.graph is not None:
+        labels.append(f"[graph: {item.graph.hops}hop {item.graph.edge}]")
     header = f"--- {item.id} {' '.join(labels)} score={item.score:.3f} strength={item.strength:.2f}"
     filled = round(item.strength * BAR_CELLS)
     bar = "█" * filled + "░" * (BAR_CELLS - filled)

@@ -164,6 +164,12 @@ class Scored(msgspec.Struct):
     cosine: float | None = None  # with embeddings: cosine of the query and memory vectors
     vector: bytes | None = None  # with embeddings: the memory's stored vector, for MMR
     words_only: bool = False  # with embeddings: no current vector yet, so ranked by its words alone
+    # Added by `--hops` (recall/hops.py): how many edges from a selected result, the edge's kind, the
+    # entity or memory it went through, and the memory it came from. 0 for a ranked result.
+    hop: int = 0
+    edge: str | None = None
+    via: str | None = None
+    origin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

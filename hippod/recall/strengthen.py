@@ -60,13 +60,15 @@ async def _after_recall(
     On a full disk the strengthening is skipped and a warning says so: the answer still goes out.
     """
     ids = [s.memory.id for s in picked]
+    # The graph's additions are returned, not strengthened (recall.md §12).
+    grown = [s.memory.id for s in picked if not s.hop]
     now = clock.iso(moment)
     batch_key = last_batch_key(ctx.tenant, ctx.session_key)
     tenant, actor, session = ctx.tenant, ctx.actor, ctx.session_key
 
     async def write(conn: object) -> None:
-        if ids and strengthen:
-            await store.rows.strengthen(conn, ids, now, st.RETRIEVAL_HALF_LIFE_BONUS)
+        if grown and strengthen:
+            await store.rows.strengthen(conn, grown, now, st.RETRIEVAL_HALF_LIFE_BONUS)
         await store.rows.set_meta(conn, batch_key, msgspec.json.encode(ids).decode())
         await store.rows.audit(
             conn,
@@ -79,7 +81,9 @@ async def _after_recall(
 
     # Mirrors hold no usage numbers: strengthening changes one only where it lifts a stale memory
     # to observed. The pass reads those rows back as committed (one forgotten meanwhile is skipped).
-    lifted = [s.memory.id for s in picked if s.memory.confidence == "stale"] if strengthen else []
+    lifted = (
+        [s.memory.id for s in picked if s.memory.confidence == "stale" and not s.hop] if strengthen else []
+    )
 
     def mirror() -> None:
         if lifted:

@@ -17,6 +17,7 @@ from hippoctl.protocol.replies import (
     RememberReply,
 )
 from hippoctl.protocol.replies_lifecycle import ShareReply, SupersedeReply
+from hippoctl.protocol.validate import MAX_HOPS
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.web import wire
@@ -121,6 +122,7 @@ def _entry(item: RecallItem) -> wire.RecallEntry:
         why=why,
         truncated=item.truncated,
         full_chars=item.full_chars,
+        graph=None if item.graph is None else wire.GraphVia(hops=item.graph.hops, rel_type=item.graph.edge),
     )
 
 
@@ -146,6 +148,7 @@ async def recall(call: Call) -> Response:
             why=call.query_flag("explain"),
             scope=call.query_text("scope", 256),
             mode=mode,
+            hops=call.query_int("hops", 0, MAX_HOPS) or 0,
             # Reading over HTTP ranks and remembers the batch for `POST /v1/outcome`; it does not
             # strengthen (integrations.md §9).
             strengthen=False,
@@ -239,6 +242,11 @@ OPS = (
             Param("mode", {"type": "string", "enum": list(MODES)}, description="physics answers 501"),
             Param("scope", {"type": "string", "maxLength": 256}),
             Param("explain", _FLAG),
+            Param(
+                "hops",
+                {"type": "integer", "minimum": 0, "maximum": MAX_HOPS},
+                description="also memories this many entity-graph edges away (default 0)",
+            ),
         ),
         ok=(200, wire.RecallResult),
     ),

@@ -154,6 +154,13 @@ class RecallEntry(Wire):
     # Cut to fit the budget: `content` is its start and a marker naming the memory and its full size.
     truncated: bool = False
     full_chars: int | None = None
+    # Added by `hops`: how many entity-graph edges from a ranked result, and the last edge's kind.
+    graph: GraphVia | None = None
+
+
+class GraphVia(Wire):
+    hops: int
+    rel_type: str
 
 
 class Suppression(Wire):
@@ -363,3 +370,24 @@ class TeamChanges(Wire):
     deleted: list[str]
     next: str | None
     horizon: str
+
+
+class GraphNode(Wire):
+    id: int
+    type: str
+    name: str
+    memories: int
+
+
+class GraphEdge(Wire):
+    from_: int = msgspec.field(name="from")
+    to: int = 0
+    rel_type: str = ""
+
+
+class GraphModel(Wire):
+    """`GET /v1/graph`: the entity graph as the original serves it."""
+
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    truncated: bool

@@ -9,8 +9,9 @@ import { sleeps } from "./views/sleeps.js";
 import { tokens } from "./views/tokens.js";
 import { cards } from "./views/cards.js";
 import { search } from "./views/search.js";
+import { graph } from "./views/graph.js";
 
-const VIEWS = { overview, map: memoryMap, pinned, dormant, conflicts, sleeps, tokens, cards, search };
+const VIEWS = { overview, map: memoryMap, pinned, dormant, conflicts, sleeps, tokens, cards, graph, search };
 let drawing = 0;
 
 function current() {

@@ -9,6 +9,7 @@ import aiosqlite
 from hippod.model.memory import COLUMNS
 from hippod.store.memory_codec import row_to_memory
 from hippod.store.records import DormantMemory
+from hippod.store.sqlite import graph_index
 
 # Every stored column of memories, so a row moves between the two tables whole.
 _MOVED = ", ".join([*COLUMNS, "content_digest", "fts_content", "fts_tags"])
@@ -47,6 +48,7 @@ async def move_out(conn: aiosqlite.Connection, memory_id: str) -> bool:
     if cursor.rowcount != 1:
         return False
     await conn.execute("DELETE FROM dormant_memories WHERE id = ?", (memory_id,))
+    await graph_index.index(conn, [memory_id])
     return True
 
 

@@ -11,8 +11,10 @@ import aiosqlite
 
 from hippod.model.memory import COLUMNS, Memory
 from hippod.store.memory_codec import row_to_memory
+from hippod.store.sqlite import graph_index
 
 _SELECT = ", ".join(COLUMNS)
+_ID = COLUMNS.index("id")
 _INSERT = (
     f"INSERT INTO memories ({_SELECT}, content_digest, fts_content, fts_tags) "
     f"VALUES ({', '.join('?' * (len(COLUMNS) + 3))})"
@@ -53,7 +55,9 @@ async def insert_rows(
     rows go in batches, `tick` hearing how many are in after each (the transaction is the caller's).
     """
     for start in range(0, len(rows), INSERT_BATCH):
-        await conn.executemany(_INSERT, rows[start : start + INSERT_BATCH])
+        batch = rows[start : start + INSERT_BATCH]
+        await conn.executemany(_INSERT, batch)
+        await graph_index.index(conn, [str(row[_ID]) for row in batch])
         if tick is not None:
             tick(min(start + INSERT_BATCH, len(rows)))
 

@@ -14,6 +14,7 @@ from hippod.model.terms import fts_columns
 from hippod.model.tokenize import fts_match_expression
 from hippod.store.memory_codec import INSERT_SQL, admission, insert_row, memory_values, row_to_memory
 from hippod.store.records import Candidate, TermStats
+from hippod.store.sqlite import graph_index
 
 _SELECT = ", ".join(COLUMNS)
 _CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.fts_content, m.fts_tags, m.rowid"
@@ -23,7 +24,10 @@ _json_encode = msgspec.json.encode
 async def insert(conn: aiosqlite.Connection, memory: Memory) -> bool:
     """Insert a memory unless its digest is tombstoned in its tenant; False when refused."""
     cursor = await conn.execute(INSERT_SQL, insert_row(memory))
-    return cursor.rowcount == 1
+    if cursor.rowcount != 1:
+        return False
+    await graph_index.index(conn, [memory.id])
+    return True
 
 
 async def update(conn: aiosqlite.Connection, memory: Memory) -> None:
@@ -34,6 +38,7 @@ async def update(conn: aiosqlite.Connection, memory: Memory) -> None:
         f"UPDATE memories SET {assignments}, content_digest = ?, fts_content = ?, fts_tags = ? WHERE id = ?",
         [*memory_values(memory), content_digest(memory.content), fts_content, fts_tags, memory.id],
     )
+    await graph_index.index(conn, [memory.id])
 
 
 async def mark_superseded(conn: aiosqlite.Connection, old_id: str, new_id: str, now: str) -> bool:

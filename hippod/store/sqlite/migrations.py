@@ -1,6 +1,7 @@
 """Schema migrations as plain numbered functions, each run in its own transaction.
 
-After migration N, `PRAGMA user_version` and `meta.schema_version` both hold N.
+After migration N, `PRAGMA user_version` and `meta.schema_version` both hold N, the number its
+function's name starts with (`m018_graph` is 18); MIGRATIONS lists them in that order.
 Add a migration by appending a function to MIGRATIONS; never edit one that has shipped.
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from hippod.model.digest import content_digest
 from hippod.store.sqlite.migrations_cards import m011_cards
 from hippod.store.sqlite.migrations_continuity import m006_continuity
+from hippod.store.sqlite.migrations_graph import m018_graph
 from hippod.store.sqlite.migrations_http import m010_http
 from hippod.store.sqlite.migrations_mirrors import m012_mirror_days
 from hippod.store.sqlite.migrations_share import m016_share_origins
@@ -276,8 +278,16 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m014_team_marks,
     m015_tenant_sleeps,
     m016_share_origins,
+    m018_graph,
 ]
-SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def number(migration: Callable[[sqlite3.Connection], None]) -> int:
+    """A migration's number: the one its name starts with (`m018_graph` is 18)."""
+    return int(migration.__name__[1:4])
+
+
+SCHEMA_VERSION = number(MIGRATIONS[-1])
 
 
 def migrate(conn: sqlite3.Connection) -> int:
@@ -287,8 +297,9 @@ def migrate(conn: sqlite3.Connection) -> int:
     BEGIN/COMMIT is ours.
     """
     current: int = conn.execute("PRAGMA user_version").fetchone()[0]
-    for number, migration in enumerate(MIGRATIONS, start=1):
-        if number <= current:
+    for migration in MIGRATIONS:
+        at = number(migration)
+        if at <= current:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -296,12 +307,12 @@ def migrate(conn: sqlite3.Connection) -> int:
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (str(number),),
+                (str(at),),
             )
-            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute(f"PRAGMA user_version = {at}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        current = number
+        current = at
     return current

@@ -9,7 +9,7 @@ import aiosqlite
 from hippod.model.memory import Memory
 from hippod.store import memory_codec
 from hippod.store.records import Remembered
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import graph_index, memories
 
 if TYPE_CHECKING:
     from hippod.store.backend import MemoryRows
@@ -50,4 +50,5 @@ async def insert_many(conn: aiosqlite.Connection, batch: list[Memory]) -> list[b
     marks = ", ".join("?" * len(ids))
     rows = await conn.execute_fetchall(f"SELECT id FROM memories WHERE id IN ({marks})", ids)
     stored = {str(row[0]) for row in rows}
+    await graph_index.index(conn, [memory.id for memory in batch if memory.id in stored])
     return [memory.id in stored for memory in batch]

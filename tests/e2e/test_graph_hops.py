@@ -1,0 +1,176 @@
+"""End-to-end: the entity graph (recall.md §11): `recall --hops`, its upkeep on writes, the migration
+that builds it for a store written before it, and `GET /v1/graph`."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import urllib.error
+import urllib.request
+from typing import TYPE_CHECKING, Any
+
+from e2e.http_support import serve
+
+if TYPE_CHECKING:
+    from e2e.harness import Hippo
+
+# The query's words are in TOP alone; NEAR shares TOP's code name, FAR shares NEAR's file path only.
+TOP = "Nightly export job times out while PaymentGateway retries"
+NEAR = "PaymentGateway keeps its retry budget in src/pay/limits.py"
+FAR = "Raise the ceiling in src/pay/limits.py before the holiday season"
+NOISE = "Staging deploys need the VPN up first"
+
+
+def _remember(hippo: Hippo, text: str, *args: str) -> str:
+    return str(hippo.json("remember", text, *args)["id"])
+
+
+def _recall(hippo: Hippo, *args: str) -> dict[str, Any]:
+    reply: dict[str, Any] = hippo.json("recall", "nightly export", *args)
+    return reply
+
+
+def _retrievals(hippo: Hippo, memory_id: str) -> int:
+    return int(hippo.json("inspect", memory_id)["memory"]["retrieval_count"])
+
+
+def test_hops_bring_what_shares_an_entity_with_the_top_hit(hippo: Hippo) -> None:
+    hippo.start()
+    top, near, far = (_remember(hippo, text) for text in (TOP, NEAR, FAR))
+    _remember(hippo, NOISE)
+
+    plain = _recall(hippo)
+    assert [r["id"] for r in plain["results"]] == [top]
+    assert plain["results"][0]["graph"] is None
+
+    one = _recall(hippo, "--hops", "1")
+    by_id = {r["id"]: r for r in one["results"]}
+    assert set(by_id) == {top, near}
+    score = by_id[top]["score"]
+    assert by_id[near]["graph"] == {"hops": 1, "edge": "mentions", "via": "PaymentGateway", "origin": top}
+    assert abs(by_id[near]["score"] - score * 0.5) < 1e-5
+
+    text = hippo.ok("recall", "nightly export", "--hops", "1").stdout
+    header = next(line for line in text.splitlines() if line.startswith(f"--- {near} "))
+    assert header.endswith(f"[graph: 1hop mentions] score={by_id[near]['score']:.3f} strength=1.00")
+    assert NEAR in text and FAR not in text
+
+    two = {r["id"]: r for r in _recall(hippo, "--hops", "2")["results"]}
+    assert set(two) == {top, near, far}
+    assert two[far]["graph"]["hops"] == 2 and two[far]["graph"]["via"] == "src/pay/limits.py"
+    assert abs(two[far]["score"] - score * 0.25) < 1e-5
+
+    # Three recalls returned the top hit and strengthened it; the additions never were.
+    assert _retrievals(hippo, top) == 4
+    assert _retrievals(hippo, near) == 0
+    assert _retrievals(hippo, far) == 0
+
+
+def test_hops_out_of_range_is_a_usage_error(hippo: Hippo) -> None:
+    hippo.start()
+    _remember(hippo, TOP)
+    for bad in ("4", "-1", "two"):
+        done = hippo.ctl("recall", "nightly export", "--hops", bad)
+        assert done.returncode == 2, done
+        assert done.stderr.count("\n") == 1 and "--hops" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_the_graph_follows_forget_and_supersede(hippo: Hippo) -> None:
+    hippo.start()
+    top, near = _remember(hippo, TOP), _remember(hippo, NEAR)
+    names = {n["name"] for n in hippo.json("graph")["nodes"]}
+    assert {"PaymentGateway", "src/pay/limits.py"} <= names
+
+    hippo.ok("forget", near)
+    assert "src/pay/limits.py" not in {n["name"] for n in hippo.json("graph")["nodes"]}
+    assert [r["id"] for r in _recall(hippo, "--hops", "1")["results"]] == [top]
+
+    near = _remember(hippo, NEAR)
+    new = hippo.ok("supersede", near, "Card retries are capped by a CardRetryPolicy object now")
+    replacement = new.stdout.split("with [")[1].split("]")[0]
+    names = {n["name"] for n in hippo.json("graph")["nodes"]}
+    assert "src/pay/limits.py" not in names and "CardRetryPolicy" in names
+    assert [r["id"] for r in _recall(hippo, "--hops", "1")["results"]] == [top]
+    # The superseded memory is one `supersedes` edge from its replacement, walked when it is admitted.
+    found = hippo.json("recall", "CardRetryPolicy", "--hops", "1", "--include-superseded")["results"]
+    steps = {r["id"]: r["graph"] for r in found}
+    assert steps[replacement] is None
+    assert steps[near] is not None and steps[near]["edge"] in ("supersedes", "mentions")
+
+
+def test_decide_and_policy_become_entities_with_relations(hippo: Hippo) -> None:
+    hippo.start()
+    hippo.ok("decide", "Route card payments through PaymentGateway only")
+    _remember(hippo, "Never log ANTHROPIC_API_KEY anywhere", "--tag", "policy")
+    graph = hippo.json("graph")
+    by_name = {n["name"]: n for n in graph["nodes"]}
+    decision = by_name["Route card payments through PaymentGateway only"]
+    policy = by_name["Never log ANTHROPIC_API_KEY anywhere"]
+    assert (decision["type"], policy["type"]) == ("decision", "policy")
+    edges = {(e["source"], e["target"], e["rel"]) for e in graph["edges"]}
+    assert (decision["id"], by_name["PaymentGateway"]["id"], "references") in edges
+    assert (policy["id"], by_name["ANTHROPIC_API_KEY"]["id"], "references") in edges
+
+
+def test_a_store_written_before_the_graph_gets_it_when_opened(hippo: Hippo) -> None:
+    hippo.start()
+    top, near = _remember(hippo, TOP), _remember(hippo, NEAR)
+    hippo.stop()
+    # The store as a hippod without the graph left it: schema 16, no graph tables or triggers.
+    with sqlite3.connect(hippo.db) as conn:
+        for trigger in ("graph_memory_gone", "graph_memory_retired", "graph_entity_unnamed"):
+            conn.execute(f"DROP TRIGGER {trigger}")
+        for table in ("graph_mentions", "graph_relations", "graph_links", "graph_entities"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute("UPDATE meta SET value = '16' WHERE key = 'schema_version'")
+        conn.execute("PRAGMA user_version = 16")
+    hippo.start()
+    found = {r["id"]: r for r in _recall(hippo, "--hops", "1")["results"]}
+    assert set(found) == {top, near}
+    assert found[near]["graph"]["via"] == "PaymentGateway"
+    with sqlite3.connect(hippo.db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] >= 18
+        mentions = conn.execute("SELECT count(*) FROM graph_mentions WHERE memory_id = ?", (near,))
+        assert mentions.fetchone()[0] == 2  # PaymentGateway and src/pay/limits.py
+
+
+def _get(url: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_http_graph_and_recall_hops(hippo: Hippo) -> None:
+    url = serve(hippo)
+    top, near = _remember(hippo, TOP), _remember(hippo, NEAR)
+    status, model = _get(f"{url}/v1/graph")
+    assert status == 200 and set(model) == {"nodes", "edges", "truncated"}
+    names = {n["name"]: n for n in model["nodes"]}
+    assert set(names["PaymentGateway"]) == {"id", "type", "name", "memories"}
+    assert names["PaymentGateway"]["memories"] == 2 and names["PaymentGateway"]["type"] == "symbol"
+    assert {"from", "to", "relType"} == set(model["edges"][0])
+
+    status, focus = _get(f"{url}/v1/graph?entity=src/pay/limits.py")
+    assert status == 200
+    assert {n["name"] for n in focus["nodes"]} == {"src/pay/limits.py", "PaymentGateway"}
+    assert _get(f"{url}/v1/graph?entity=nothing-named-so")[1] == {
+        "nodes": [],
+        "edges": [],
+        "truncated": False,
+    }
+    assert _get(f"{url}/v1/graph?limit=1")[1]["truncated"] is True
+    for bad in ("1.5", "0", "1001"):
+        status, error = _get(f"{url}/v1/graph?limit={bad}")
+        assert status == 400 and "limit" in json.dumps(error)
+    assert _get(f"{url}/v1/graph?entity={'x' * 513}")[0] == 400
+
+    status, found = _get(f"{url}/v1/memories?q=nightly+export&hops=1")
+    assert status == 200
+    assert {r["id"]: r["graph"] for r in found["results"]} == {
+        top: None,
+        near: {"hops": 1, "relType": "mentions"},
+    }
+    assert _get(f"{url}/v1/memories?q=nightly+export&hops=4")[0] == 400
