@@ -1,7 +1,6 @@
 """Schema migrations as plain numbered functions, each run in its own transaction.
 
-After migration N, `PRAGMA user_version` and `meta.schema_version` both hold N, the number its
-function's name starts with (`m018_graph` is 18); MIGRATIONS lists them in that order.
+After migration N, `PRAGMA user_version` and `meta.schema_version` both hold N.
 Add a migration by appending a function to MIGRATIONS; never edit one that has shipped.
 """
 
@@ -280,14 +279,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m016_share_origins,
     m018_graph,
 ]
-
-
-def number(migration: Callable[[sqlite3.Connection], None]) -> int:
-    """A migration's number: the one its name starts with (`m018_graph` is 18)."""
-    return int(migration.__name__[1:4])
-
-
-SCHEMA_VERSION = number(MIGRATIONS[-1])
+SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def migrate(conn: sqlite3.Connection) -> int:
@@ -297,9 +289,8 @@ def migrate(conn: sqlite3.Connection) -> int:
     BEGIN/COMMIT is ours.
     """
     current: int = conn.execute("PRAGMA user_version").fetchone()[0]
-    for migration in MIGRATIONS:
-        at = number(migration)
-        if at <= current:
+    for number, migration in enumerate(MIGRATIONS, start=1):
+        if number <= current:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -307,12 +298,12 @@ def migrate(conn: sqlite3.Connection) -> int:
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (str(at),),
+                (str(number),),
             )
-            conn.execute(f"PRAGMA user_version = {at}")
+            conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        current = at
+        current = number
     return current
