@@ -64,6 +64,11 @@ def add_verbs(verb: AddVerb) -> None:
     )
     p.add_argument("--equal-sources", action="store_true", help="no bump for project hits")
     p.add_argument("--include-superseded", action="store_true", help="also memories a newer version replaced")
+    p.add_argument(
+        "--goal",
+        metavar="TAG",
+        help="memories tagged TAG or goal:TAG rank x1.5 (the goal stack does not lift this recall)",
+    )
 
     p = verb(
         "inspect",
@@ -142,6 +147,10 @@ def _remember(args: argparse.Namespace) -> m.Body:
 
 def _recall(args: argparse.Namespace) -> m.Body:
     check(validate.query_problem(utf8(args.query, "the query")))
+    goal = None if args.goal is None else utf8(args.goal, "--goal").strip()
+    if goal is not None:
+        problem = validate.goal_problem(goal)
+        check(None if problem is None else f"--goal: {problem}")
     return m.Recall(
         query=args.query,
         budget=args.budget,
@@ -152,6 +161,7 @@ def _recall(args: argparse.Namespace) -> m.Body:
         equal_sources=args.equal_sources,
         include_superseded=args.include_superseded,
         scope=args.scope,
+        goal=goal,
     )
 
 

@@ -40,6 +40,8 @@ class Recall(Body):
     mode: str | None = None
     # False: rank and record the batch for `outcome`, but leave strength and retrieval counts alone.
     strengthen: bool = True
+    # Memories tagged for this goal rank x1.5, and the goal stack does not lift this recall.
+    goal: str | None = None
 
 
 class Inspect(Body):
