@@ -23,7 +23,7 @@ def add_verbs(verb: AddVerb) -> None:
         "goal",
         "the goal stack: goal push <tag> | pop | list; recall ranks memories tagged for it higher",
         "hippoctl goal push db-rewrite",
-        "hippoctl goal push ui-polish --session",
+        "hippoctl goal list --all",
         "hippoctl goal pop --outcome good",
         "hippoctl goal list --json",
     )
