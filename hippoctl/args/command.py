@@ -21,6 +21,7 @@ from hippoctl.args import (  # noqa: F401
     continuity,
     daemon,
     foundation,
+    goals,
     hooks,
     http,
     ingest,

@@ -71,6 +71,11 @@ def add_verbs(verb: AddVerb) -> None:
         metavar="N",
         help=f"also memories up to N edges away in the entity graph (0 to {validate.MAX_HOPS}, default 0)",
     )
+    p.add_argument(
+        "--goal",
+        metavar="TAG",
+        help="memories tagged TAG or goal:TAG rank x1.5 (the goal stack does not lift this recall)",
+    )
 
     p = verb(
         "inspect",
@@ -159,6 +164,10 @@ def _remember(args: argparse.Namespace) -> m.Body:
 
 def _recall(args: argparse.Namespace) -> m.Body:
     check(validate.query_problem(utf8(args.query, "the query")))
+    goal = None if args.goal is None else utf8(args.goal, "--goal").strip()
+    if goal is not None:
+        problem = validate.goal_problem(goal)
+        check(None if problem is None else f"--goal: {problem}")
     return m.Recall(
         query=args.query,
         budget=args.budget,
@@ -170,6 +179,7 @@ def _recall(args: argparse.Namespace) -> m.Body:
         include_superseded=args.include_superseded,
         scope=args.scope,
         hops=args.hops,
+        goal=goal,
     )
 
 

@@ -24,6 +24,7 @@ ORDER = (
     "lifecycle",
     "ingest",
     "continuity",
+    "goals",
     "hooks",
     "context",
     "integrations",

@@ -15,6 +15,7 @@ from hippoctl.protocol import messages_backup as backup
 from hippoctl.protocol import messages_cards as cards
 from hippoctl.protocol import messages_continuity as continuity
 from hippoctl.protocol import messages_daemon as daemon
+from hippoctl.protocol import messages_goals as goals
 from hippoctl.protocol import messages_ingest as ingest
 from hippoctl.protocol import messages_integrations as integrations
 from hippoctl.protocol import messages_lifecycle as lifecycle
@@ -23,6 +24,7 @@ from hippoctl.protocol.body import Body as Body  # re-exported: every verb's bod
 from hippoctl.protocol.messages_backup import *  # noqa: F403  (m.<Body> names every verb)
 from hippoctl.protocol.messages_continuity import *  # noqa: F403  (m.<Body> names every verb)
 from hippoctl.protocol.messages_daemon import *  # noqa: F403  (m.<Body> names every verb)
+from hippoctl.protocol.messages_goals import *  # noqa: F403  (m.<Body> names every verb)
 from hippoctl.protocol.messages_ingest import *  # noqa: F403  (m.<Body> names every verb)
 from hippoctl.protocol.messages_integrations import *  # noqa: F403  (m.<Body> names every verb)
 from hippoctl.protocol.messages_lifecycle import *  # noqa: F403  (m.<Body> names every verb)
@@ -85,6 +87,7 @@ RequestBody = (
     | lifecycle.BODIES
     | ingest.BODIES
     | continuity.BODIES
+    | goals.BODIES
     | integrations.BODIES
     | backup.BODIES
     | cards.CardCreate

@@ -42,6 +42,8 @@ class Recall(Body):
     strengthen: bool = True
     # recall.md §11: also the memories up to this many edges of the entity graph away (0 to 3).
     hops: int = 0
+    # Memories tagged for this goal rank x1.5, and the goal stack does not lift this recall.
+    goal: str | None = None
 
 
 class Inspect(Body):

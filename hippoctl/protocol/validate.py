@@ -131,3 +131,14 @@ def tags_problem(tags: list[str]) -> str | None:
             shown = tag[:20] + "…"
             return f"tag {shown!r} is {len(tag)} characters long; the limit is {MAX_TAG_CHARS}"
     return None
+
+
+def goal_problem(tag: str) -> str | None:
+    """For a trimmed goal tag (`goal push`, `recall --goal`): a tag a memory can carry, one line long."""
+    if not tag:
+        return "the goal tag is empty"
+    if len(tag) > MAX_TAG_CHARS:
+        return f"the goal tag is {len(tag)} characters long; the limit is {MAX_TAG_CHARS}"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in tag):
+        return "the goal tag holds a control character"
+    return None

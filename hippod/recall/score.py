@@ -15,6 +15,7 @@ from hippod.model.memory import Memory
 from hippod.model.strength import live_strength
 from hippod.model.terms import stem
 from hippod.recall.bm25 import bm25_parts
+from hippod.recall.goal_lift import NO_GOALS, GoalLift
 from hippod.recall.proximity import proximity, query_pairs
 from hippod.store.records import TermStats
 
@@ -180,6 +181,7 @@ class ScoreContext:
     cwd_path_tags: Sequence[str]
     active_scope: str | None = None
     loss_aversion: float = 1.0
+    goals: GoalLift = NO_GOALS  # `recall --goal`, else the goals on the stack (recall/goal_lift.py)
 
 
 def score_candidates(
@@ -240,7 +242,7 @@ def score_candidates(
     best = max(lifted)
     sims = cosines if cosines is not None else [None] * len(candidates)
     now, loss_aversion = ctx.now, ctx.loss_aversion
-    by_tags = _TagFactors(ctx.cwd_path_tags, ctx.active_scope)
+    by_tags = _TagFactors(ctx.cwd_path_tags, ctx.active_scope, ctx.goals)
     # Days from each timestamp to now, parsed once: a memory never retrieved was last retrieved when
     # it was created, and the memories one recall returned share the moment it strengthened them.
     ages: dict[str, float] = {}
@@ -274,7 +276,7 @@ def score_candidates(
             memory.pinned,
             loss_aversion,
         )
-        decision, path, scope, extracted = by_tags(memory.tags)
+        decision, path, scope, extracted, goal = by_tags(memory.tags)
         multipliers = {
             "strength": strength_multiplier(strength),
             "recency": recency_multiplier(created),
@@ -289,6 +291,8 @@ def score_candidates(
             multipliers["proximity"] = together / bm25
         if cosines is None and own != together:
             multipliers["context"] = context_multiplier(together, neighbour)  # = own / together
+        if goal is not None:  # only while a goal is in play, so --why shows what it lifted
+            multipliers["goal"] = goal
         score = base * math.prod(multipliers.values())
         if score <= 0:
             continue
@@ -311,15 +315,17 @@ def score_candidates(
 
 
 class _TagFactors:
-    """The multipliers that read only a memory's tags (decision, path, scope, extracted), worked out
-    once per distinct list of tags: the candidates of a project share a handful of them."""
+    """The multipliers that read only a memory's tags (decision, path, scope, extracted, and goal:
+    None when no goal is in play), worked out once per distinct list of tags: the candidates of a
+    project share a handful of them."""
 
-    def __init__(self, cwd_path_tags: Sequence[str], active_scope: str | None) -> None:
+    def __init__(self, cwd_path_tags: Sequence[str], active_scope: str | None, goals: GoalLift) -> None:
         self._cwd_path_tags = cwd_path_tags
         self._active_scope = active_scope
-        self._known: dict[tuple[str, ...], tuple[float, float, float, float]] = {}
+        self._goals = goals if goals.in_play else None
+        self._known: dict[tuple[str, ...], tuple[float, float, float, float, float | None]] = {}
 
-    def __call__(self, tags: Sequence[str]) -> tuple[float, float, float, float]:
+    def __call__(self, tags: Sequence[str]) -> tuple[float, float, float, float, float | None]:
         key = tuple(tags)
         found = self._known.get(key)
         if found is None:
@@ -328,6 +334,7 @@ class _TagFactors:
                 path_multiplier(tags, self._cwd_path_tags),
                 scope_multiplier(tags, self._active_scope),
                 extracted_multiplier(tags),
+                None if self._goals is None else self._goals.multiplier(tags),
             )
         return found
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hippoctl.protocol import messages as m
+from hippoctl.protocol import validate
 from hippod.base import clock
 from hippod.base.errors import HippoError
 from hippod.calls.request import RequestContext
@@ -17,10 +18,11 @@ from hippod.model.memory import Memory
 from hippod.model.terms import query_terms
 from hippod.recall import tombstones
 from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
+from hippod.recall.goal_lift import NO_GOALS, GoalLift, lifting
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, Scored, drop_extracted_sources, score_candidates
 from hippod.store.records import Candidate
-from hippod.store.sqlite import embeddings, memories
+from hippod.store.sqlite import embeddings, goals, memories
 from hippod.store.stores import SqliteStore, Store, sqlite_only
 from hippod.teamlink import cache as team_copy
 from hippod.teamlink import membership
@@ -260,6 +262,8 @@ class Ranking:
     ranked: list[Scored]
     # This hippod is in a team: the copy of its memories was read, and their marks go to the team.
     in_team: bool = False
+    # What lifted the ranking: `--goal`, else the goals on the primary store's stack.
+    goals: GoalLift = NO_GOALS
 
 
 async def rank(ctx: RequestContext, body: m.Recall) -> Ranking:
@@ -270,7 +274,9 @@ async def rank(ctx: RequestContext, body: m.Recall) -> Ranking:
     assert primary is not None, "read_stores returns the global store when there is no project store"
     config = primary.config
     moment = clock.now()
-    sc = ScoreContext(moment, ctx.cwd_path_tags, body.scope or ctx.active_scope, ctx.state.loss_aversion)
+    lift = await _goal_lift(ctx, primary, body.goal)
+    scope = body.scope or ctx.active_scope
+    sc = ScoreContext(moment, ctx.cwd_path_tags, scope, ctx.state.loss_aversion, lift)
     hidden = await tombstones.of_read(ctx.tenant, project, global_)
     local = await score_store(project, query, body, ctx, sc) if project else []
     remote = await score_store(global_, query, body, ctx, sc) if global_ else []
@@ -287,7 +293,22 @@ async def rank(ctx: RequestContext, body: m.Recall) -> Ranking:
     team_bump = 1.0 if body.equal_sources else float(config.get("search", {}).get("teamBump", 1.0))
     merged = merge_results(local, remote, bump, shared, team_bump)
     ranked = await _diversify(primary, drop_extracted_sources(merged))
-    return Ranking(project, global_, primary, moment, ranked, in_team)
+    return Ranking(project, global_, primary, moment, ranked, in_team, lift)
+
+
+async def _goal_lift(ctx: RequestContext, primary: Store, goal: str | None) -> GoalLift:
+    """`--goal <tag>` (checked here for the paths that skip the client), else the goals lifting on
+    the primary store's stack and the session's; a team server keeps no goals."""
+    if goal is not None:
+        tag = goal.strip()
+        problem = validate.goal_problem(tag)
+        if problem is not None:
+            raise HippoError("usage", f"--goal: {problem}")
+        return GoalLift(explicit=tag)
+    if not isinstance(primary, SqliteStore):
+        return NO_GOALS
+    session = goals.stack_session(ctx.session_key)
+    return GoalLift(stack=tuple(lifting(await goals.on_stack(primary.db.reader, ctx.tenant, session))))
 
 
 async def _team_results(

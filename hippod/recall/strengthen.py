@@ -12,6 +12,7 @@ from hippod.calls.request import RequestContext
 from hippod.model import strength as st
 from hippod.recall.score import Scored
 from hippod.recall.search import Ranking, warn
+from hippod.store.sqlite import goals
 from hippod.store.stores import SqliteStore, Store
 from hippod.teamlink import marks as team_marks
 
@@ -38,7 +39,16 @@ async def after_recall(
         if store is not None:
             picked = [s for s in returned if s.source == source]
             in_global = team if source == "global" else None
-            await _after_recall(store, picked, query, ctx, ranking.moment, mode, strengthen, in_global)
+            # The goals live in the primary store: only its own memories are noted under them.
+            under = _under_goals(ranking, picked) if store is ranking.primary else []
+            await _after_recall(store, picked, query, ctx, ranking.moment, mode, strengthen, in_global, under)
+
+
+def _under_goals(ranking: Ranking, picked: list[Scored]) -> list[tuple[int, str]]:
+    """(goal id, memory id) for each returned memory and each goal on the stack that lifted it."""
+    if not ranking.goals.stack:
+        return []
+    return [(g.id, s.memory.id) for s in picked for g in ranking.goals.goals_of(s.memory.tags)]
 
 
 async def _after_recall(
@@ -50,9 +60,11 @@ async def _after_recall(
     mode: str,
     strengthen: bool,
     team: list[str] | None = None,
+    under: list[tuple[int, str]] | None = None,
 ) -> None:
     """Strengthen what was returned, replace the session's last batch, audit (recall.md §12); in the
-    global store of a team member, also what it returned of the team's (`team`, teamlink/marks.py).
+    global store of a team member, also what it returned of the team's (`team`, teamlink/marks.py);
+    in the store holding the goal stack, which memories were recalled under which goal (`under`).
 
     The write is made after the reply (the results are already chosen and strengthening never
     changes them), behind any long write that holds the store (an import, a sleep's write phase);
@@ -70,6 +82,8 @@ async def _after_recall(
         if grown and strengthen:
             await store.rows.strengthen(conn, grown, now, st.RETRIEVAL_HALF_LIFE_BONUS)
         await store.rows.set_meta(conn, batch_key, msgspec.json.encode(ids).decode())
+        if under and isinstance(conn, aiosqlite.Connection):  # goals live in SQLite stores only
+            await goals.record_recalls(conn, under, now)
         await store.rows.audit(
             conn,
             ts=now,

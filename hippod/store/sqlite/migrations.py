@@ -12,6 +12,7 @@ from collections.abc import Callable
 from hippod.model.digest import content_digest
 from hippod.store.sqlite.migrations_cards import m011_cards
 from hippod.store.sqlite.migrations_continuity import m006_continuity
+from hippod.store.sqlite.migrations_goals import m017_goals
 from hippod.store.sqlite.migrations_graph import m018_graph
 from hippod.store.sqlite.migrations_http import m010_http
 from hippod.store.sqlite.migrations_mirrors import m012_mirror_days
@@ -277,6 +278,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m014_team_marks,
     m015_tenant_sleeps,
     m016_share_origins,
+    m017_goals,
     m018_graph,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
