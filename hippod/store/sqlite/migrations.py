@@ -14,6 +14,7 @@ from hippod.store.sqlite.migrations_cards import m011_cards
 from hippod.store.sqlite.migrations_continuity import m006_continuity
 from hippod.store.sqlite.migrations_http import m010_http
 from hippod.store.sqlite.migrations_mirrors import m012_mirror_days
+from hippod.store.sqlite.migrations_replay import m019_dead_letter_replay
 from hippod.store.sqlite.migrations_share import m016_share_origins
 from hippod.store.sqlite.migrations_sleeps import m015_tenant_sleeps
 from hippod.store.sqlite.migrations_team import m013_team_outbox, m014_team_marks
@@ -276,6 +277,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m014_team_marks,
     m015_tenant_sleeps,
     m016_share_origins,
+    m019_dead_letter_replay,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
