@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from hippoctl.args.argcheck import UsageError, in_wire_range
+from hippoctl.args.argcheck import Number, UsageError
 from hippoctl.args.registry import AddVerb, Builder, register
 from hippoctl.protocol import messages as m
 
@@ -107,7 +107,7 @@ def add_verbs(verb: AddVerb) -> None:
 
 
 def _replay_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--id", type=int, metavar="N", help="dlq replay: only the letter numbered N")
+    p.add_argument("--id", type=Number(1), metavar="N", help="dlq replay: only the letter numbered N")
     p.add_argument(
         "--dry-run", action="store_true", help="dlq replay: say what each would do, change nothing"
     )
@@ -116,9 +116,6 @@ def _replay_options(p: argparse.ArgumentParser) -> None:
 def _dead_letters(source: str, args: argparse.Namespace) -> m.Body:
     """`<source> dlq list` or `<source> dlq replay [--id N] [--dry-run]`."""
     if args.what == "replay":
-        in_wire_range(args.id, "--id")
-        if args.id is not None and args.id < 1:
-            raise UsageError("--id must be a dead letter's number (1 or more)")
         return m.DeadLetterReplay(source=source, id=args.id, dry_run=args.dry_run)
     if args.id is not None or args.dry_run:
         raise UsageError(f"--id and --dry-run go with {source} dlq replay")

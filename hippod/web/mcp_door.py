@@ -12,7 +12,7 @@ from starlette.types import Receive, Scope, Send
 
 from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import Dispatch
-from hippod.web.auth import Authenticator
+from hippod.web.auth import PRINCIPAL, Authenticator
 from hippod.web.errors import HttpError
 from hippod.web.routing import error_response
 
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from hippod.web.mcp_http import McpHttp
 
 PATH = "/mcp"
-PRINCIPAL = "hippo.principal"  # the scope key the checked caller is kept under
 METHODS = ["POST", "GET", "DELETE"]  # GET and DELETE: the SDK answers them (405: no session here)
 
 

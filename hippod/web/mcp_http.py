@@ -27,10 +27,9 @@ from hippoctl.protocol.mcp_tools import build_server
 from hippod.base.errors import HippoError, log_failure
 from hippod.calls.daemon_view import DaemonView
 from hippod.calls.request import Dispatch
-from hippod.web.auth import Principal
+from hippod.web.auth import PRINCIPAL, Principal
 from hippod.web.errors import HttpError
 from hippod.web.guard import MAX_BODY
-from hippod.web.mcp_door import PRINCIPAL
 from hippod.web.routing import Call
 
 log = logging.getLogger("hippod.web")
