@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from hippoctl.args.argcheck import UsageError
+from hippoctl.args.argcheck import Number, UsageError
 from hippoctl.args.registry import AddVerb, Builder, register
 from hippoctl.protocol import messages as m
 
@@ -85,20 +85,41 @@ def add_verbs(verb: AddVerb) -> None:
         "the Slack webhook's backfill and dead letters",
         "hippoctl slack backfill --channel C0123456789",
         "hippoctl slack dlq list",
+        "hippoctl slack dlq replay --dry-run",
+        "hippoctl slack dlq replay --id 12",
     )
-    p.add_argument("action", choices=["backfill", "dlq"], help="backfill a channel, or dlq list")
-    p.add_argument("what", nargs="?", choices=["list"], help="with dlq: list")
+    p.add_argument("action", choices=["backfill", "dlq"], help="backfill a channel, or dlq list|replay")
+    p.add_argument("what", nargs="?", choices=["list", "replay"], help="with dlq: list or replay")
     p.add_argument("--channel", help="backfill: the channel id (C...)")
     p.add_argument("--since", metavar="ISO", help="backfill: nothing older than this time")
+    _replay_options(p)
 
     p = verb(
         "github",
         "the GitHub webhook's dead letters",
         "hippoctl github dlq list",
         "hippoctl github dlq list --json",
+        "hippoctl github dlq replay",
     )
-    p.add_argument("action", choices=["dlq"], help="dlq list")
-    p.add_argument("what", choices=["list"], help="list")
+    p.add_argument("action", choices=["dlq"], help="dlq list|replay")
+    p.add_argument("what", choices=["list", "replay"], help="list, or replay each letter once")
+    _replay_options(p)
+
+
+def _replay_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--id", type=Number(1), metavar="N", help="dlq replay: only the letter numbered N")
+    p.add_argument(
+        "--dry-run", action="store_true", help="dlq replay: say what each would do, change nothing"
+    )
+
+
+def _dead_letters(source: str, args: argparse.Namespace) -> m.Body:
+    """`<source> dlq list` or `<source> dlq replay [--id N] [--dry-run]`."""
+    if args.what == "replay":
+        return m.DeadLetterReplay(source=source, id=args.id, dry_run=args.dry_run)
+    if args.id is not None or args.dry_run:
+        raise UsageError(f"--id and --dry-run go with {source} dlq replay")
+    return m.DeadLetters(source=source)
 
 
 def _serve(args: argparse.Namespace) -> m.Body:
@@ -140,9 +161,11 @@ def _auth(args: argparse.Namespace) -> m.Body:
 
 def _slack(args: argparse.Namespace) -> m.Body:
     if args.action == "dlq":
-        if args.what != "list":
-            raise UsageError("slack dlq needs list")
-        return m.DeadLetters(source="slack")
+        if args.what is None:
+            raise UsageError("slack dlq needs list or replay")
+        return _dead_letters("slack", args)
+    if args.what is not None or args.id is not None or args.dry_run:
+        raise UsageError("slack backfill takes --channel and --since")
     if not args.channel:
         raise UsageError("slack backfill needs --channel <channel id>")
     token = os.environ.get("SLACK_BOT_TOKEN", "").strip() or None
@@ -150,7 +173,7 @@ def _slack(args: argparse.Namespace) -> m.Body:
 
 
 def _github(args: argparse.Namespace) -> m.Body:
-    return m.DeadLetters(source="github")
+    return _dead_letters("github", args)
 
 
 def _team(args: argparse.Namespace) -> m.Body:

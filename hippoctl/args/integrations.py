@@ -9,8 +9,8 @@ import os
 from hippoctl.args.argcheck import DAYS, UsageError
 from hippoctl.args.ingest import absolute
 from hippoctl.args.registry import AddVerb, Builder, register
-from hippoctl.mcp_names import TOOL_NAMES
 from hippoctl.protocol import messages as m
+from hippoctl.protocol.mcp_names import TOOL_NAMES
 
 # Verbs the client runs itself (they talk to the daemon in their own way, or not at all).
 CLIENT_VERBS = frozenset({"mcp", "doctor", "support-bundle"})

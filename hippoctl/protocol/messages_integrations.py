@@ -141,6 +141,14 @@ class DeadLetters(Body):
     limit: int = 100
 
 
+class DeadLetterReplay(Body):
+    """`slack dlq replay` / `github dlq replay`: apply dead letters as the live webhook would, once."""
+
+    source: str  # slack or github
+    id: int | None = None  # only this letter
+    dry_run: bool = False  # say what each would do; change nothing
+
+
 class McpToolCall(Body):
     """One MCP tool call from `hippoctl mcp` (integrations.md §11)."""
 
@@ -171,5 +179,6 @@ BODIES = (
     | AuthToken
     | SlackBackfill
     | DeadLetters
+    | DeadLetterReplay
     | McpToolCall
 )

@@ -78,6 +78,25 @@ class DeadLettersReply(Reply):
     letters: list[DeadLetter] = msgspec.field(default_factory=list)
 
 
+class ReplayedLetter(Reply):
+    """One dead letter's replay: what it became (ingested, duplicate, skipped, archived, not_found,
+    deleted, rejected), or `failed` with its new error, or with --dry-run what it would become."""
+
+    id: int
+    status: str
+    tenant: str
+    retry_count: int
+    memory_id: str | None = None
+    error: str | None = None
+
+
+class ReplayReply(Reply):
+    source: str
+    dry_run: bool
+    letters: list[ReplayedLetter] = msgspec.field(default_factory=list)
+    counts: dict[str, int] = msgspec.field(default_factory=dict)  # status -> how many
+
+
 class BackfillReply(Reply):
     channel: str
     pages: int

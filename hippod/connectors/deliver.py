@@ -36,7 +36,8 @@ class ConnectorContext(RequestContext):
 
 @dataclass(frozen=True, slots=True)
 class Ack:
-    """What the delivery did: ingested, duplicate, skipped, archived or not_found."""
+    """What the delivery did: ingested, duplicate, skipped, archived, not_found, deleted (the item
+    was deleted at the source, or archived here, before this delivery) or rejected (its text is)."""
 
     status: str
     memory_id: str | None = None
@@ -80,8 +81,12 @@ async def _archive(
         row.kind, row.content, row.updated_at = "archived", "", now
 
 
-async def deliver(state: DaemonView, source: str, key: str, event: str, tenant: str, plan: Plan) -> Ack:
-    """Apply one delivery's plan once: a key seen before changes nothing and answers `duplicate`."""
+async def deliver(
+    state: DaemonView, source: str, key: str, event: str, tenant: str, plan: Plan, letter: int | None = None
+) -> Ack:
+    """Apply one delivery's plan once: a key seen before changes nothing and answers `duplicate`.
+    With `letter`, the delivery is that dead letter's replay, which is marked done in the same
+    transaction (a replay racing another, or a live redelivery, finds the key seen)."""
     store = await global_store(state)
     request = m.Request(id=0, cwd="/", body=m.Ping(), tenant=tenant, global_store=True)
     ctx = ConnectorContext(request=request, state=state, source=source)
@@ -108,15 +113,25 @@ async def deliver(state: DaemonView, source: str, key: str, event: str, tenant: 
     async with store.db.transaction() as conn:
         seen = await connectors.logged(conn, source, key)
         if seen is not None:
+            if letter is not None:
+                await connectors.mark_replayed(conn, letter, "duplicate", seen.memory_id, now)
             return Ack("duplicate", seen.memory_id)
         ack = Ack("skipped")
         if isinstance(plan, Remove):
             archived = await connectors.raw_rows(conn, tenant, plan.artifact_ref)
             await _archive(ctx, conn, archived, plan.reason, now)
+            if plan.deleted:
+                await connectors.record_removal(conn, tenant, plan.artifact_ref, now, key)
             ack = Ack("archived" if archived else "not_found", archived=len(archived))
         elif isinstance(plan, Ingest) and memory is not None:
-            earlier = await connectors.raw_rows(conn, tenant, plan.receipt.artifact_ref)
-            if earlier and not plan.edit:
+            ref = plan.receipt.artifact_ref
+            earlier = await connectors.raw_rows(conn, tenant, ref)
+            if await connectors.removed(conn, tenant, ref) or (
+                not earlier and not plan.edit and await connectors.archived_only(conn, tenant, ref)
+            ):
+                # Deleted at the source, or archived here since: a late delivery does not undo that.
+                ack = Ack("deleted")
+            elif earlier and not plan.edit:
                 # The same item again (a backfill beside the webhook, a reopened issue): kept once.
                 ack = Ack("duplicate", earlier[0].id)
             else:
@@ -134,8 +149,10 @@ async def deliver(state: DaemonView, source: str, key: str, event: str, tenant: 
                     )
                     ack = Ack("ingested", memory.id, archived=len(archived) or None)
                 else:
-                    ack = Ack("skipped")  # a rejected text stays rejected
+                    ack = Ack("rejected")  # a rejected text stays rejected
         await connectors.log_delivery(conn, source, key, tenant, now, ack.memory_id, event)
+        if letter is not None:
+            await connectors.mark_replayed(conn, letter, ack.status, ack.memory_id, now)
     if archived:
         store.mirrors.changed(archived)
     if ack.status == "ingested" and memory is not None:

@@ -26,10 +26,12 @@ class Ingest:
 
 @dataclass(frozen=True, slots=True)
 class Remove:
-    """The source deleted the item: archive its receipts (metadata kept, text gone)."""
+    """The source deleted the item (or, not `deleted`, emptied it): archive its receipts (metadata
+    kept, text gone); a deleted item is never stored again."""
 
     artifact_ref: str
     reason: str
+    deleted: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,7 +91,8 @@ def plan(env: Envelope) -> Plan:
             return Skip("a bot's message")
         receipt = _receipt(env.team_id, channel, event.get("channel_type"), message)
         if receipt is None:
-            return Remove(receipt_ref(env.team_id, channel, message), f"emptied in Slack ({env.event_id})")
+            emptied = f"emptied in Slack ({env.event_id})"
+            return Remove(receipt_ref(env.team_id, channel, message), emptied, deleted=False)
         return Ingest(receipt, edit=True)
     if _is_bot(event):
         return Skip("a bot's message")

@@ -1,4 +1,4 @@
-"""`slack backfill` and the webhooks' dead letters (integrations.md §10).
+"""`slack backfill` (integrations.md §10).
 
 The backfill pages Slack's `conversations.history` (SLACK_API_URL, https://slack.com/api by default,
 with SLACK_BOT_TOKEN) and applies each message as the webhook would, so a message that reached hippod
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from hippoctl.protocol import messages as m
-from hippoctl.protocol.replies_http import BackfillReply, DeadLetter, DeadLettersReply
+from hippoctl.protocol.replies_http import BackfillReply
 from hippoctl.protocol.wording import plural
 from hippod.base import clock
 from hippod.base.errors import HippoError
@@ -87,26 +87,3 @@ async def slack_backfill(ctx: RequestContext, body: m.SlackBackfill) -> tuple[Ba
     )
     text = f"backfill {body.channel}: {plural(reply.ingested, 'new message')} across {plural(pages, 'page')}"
     return reply, text
-
-
-async def dead_letters(ctx: RequestContext, body: m.DeadLetters) -> tuple[DeadLettersReply, str]:
-    if body.source not in ("slack", "github"):
-        raise HippoError("usage", "the source is slack or github")
-    if not 1 <= body.limit <= 10_000:
-        raise HippoError("usage", "the limit is 1 to 10000")
-    store = await deliver.global_store(ctx.state)
-    found = await connectors.dead_letters(store.db.reader, body.source, ctx.tenant, body.limit)
-    letters = [
-        DeadLetter(
-            id=d.id,
-            source=d.source,
-            tenant=d.tenant,
-            received_at=d.received_at,
-            bucket=d.bucket,
-            error=d.error,
-            retry_count=d.retry_count,
-        )
-        for d in found
-    ]
-    text = "\n".join(f"{d.id}\t{d.received_at}\t{d.bucket}\t{d.error}" for d in letters)
-    return DeadLettersReply(source=body.source, letters=letters), text or f"No {body.source} dead letters."

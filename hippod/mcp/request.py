@@ -11,9 +11,13 @@ from hippod.calls.request import RequestContext
 
 @dataclass
 class McpContext(RequestContext):
-    """A tool call: the last-batch key is the MCP process's own (`mcp:<pid>`), the audit actor `mcp`."""
+    """A tool call: the last-batch key is the MCP session's own (`mcp:<pid>` for a stdio process,
+    `mcp:http:<key id>` over HTTP); the audit actor `mcp`, or `mcp:<the key's actor>` for a key
+    holder, who acts within its tenant alone."""
 
     key: str = "-"
+    by: str = "mcp"
+    whole_store: bool = True
 
     @property
     def session_key(self) -> str:
@@ -21,7 +25,11 @@ class McpContext(RequestContext):
 
     @property
     def actor(self) -> str:
-        return "mcp"
+        return self.by
+
+    @property
+    def owner(self) -> bool:
+        return self.whole_store
 
 
 def for_tool(ctx: RequestContext, key: str | None, *, global_store: bool = False) -> McpContext:
@@ -30,6 +38,18 @@ def for_tool(ctx: RequestContext, key: str | None, *, global_store: bool = False
     request = ctx.request
     if global_store and not request.global_store:
         request = msgspec.structs.replace(request, global_store=True)
+    if isinstance(ctx, McpContext):
+        by, whole_store = ctx.by, ctx.whole_store
+    elif ctx.owner:
+        by, whole_store = "mcp", True
+    else:
+        by, whole_store = f"mcp:{ctx.actor}", False
     return McpContext(
-        request=request, state=ctx.state, warnings=ctx.warnings, progress=ctx.progress, key=key or "-"
+        request=request,
+        state=ctx.state,
+        warnings=ctx.warnings,
+        progress=ctx.progress,
+        key=key or "-",
+        by=by,
+        whole_store=whole_store,
     )

@@ -26,6 +26,7 @@ from hippod.web import (
 )
 from hippod.web.auth import Authenticator
 from hippod.web.guard import Guard, rate_from_env
+from hippod.web.mcp_door import METHODS, PATH, McpDoor
 from hippod.web.routing import Op, endpoint, error_response, exception_handlers
 
 # The SDK's other object families: hippod does not keep these, and says so plainly.
@@ -57,8 +58,11 @@ async def _unsupported(request: Request) -> Response:
     )
 
 
-def build(state: DaemonView, dispatch: Dispatch, authenticator: Authenticator) -> Guard:
-    """The whole app, ready for uvicorn; each route's request runs through `dispatch`."""
+def build(
+    state: DaemonView, dispatch: Dispatch, authenticator: Authenticator, mcp: McpDoor | None = None
+) -> Guard:
+    """The whole app, ready for uvicorn; each route's request runs through `dispatch`, and `/mcp`'s
+    through `mcp` (none: that route is not served)."""
     routes: list[BaseRoute] = []
     by_path: dict[str, list[Op]] = {}
     for op in OPS:
@@ -73,6 +77,8 @@ def build(state: DaemonView, dispatch: Dispatch, authenticator: Authenticator) -
         return Response(document, media_type="application/json")
 
     routes.append(Route("/openapi.json", published, methods=["GET"]))
+    if mcp is not None:
+        routes.append(Route(PATH, mcp, methods=METHODS))
     for family in UNSUPPORTED:
         methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
         routes.append(Route(f"/v1/{family}", _unsupported, methods=methods))

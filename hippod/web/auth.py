@@ -22,6 +22,8 @@ from hippod.web.errors import HttpError
 # Verified keys remembered by a digest of the whole token, so a key in use pays scrypt once, not on
 # every request; revocation is still read from the table on each one.
 _VERIFIED_MAX = 1024
+# Where a route that hands its request on (POST /mcp) keeps the checked caller in the ASGI scope.
+PRINCIPAL = "hippo.principal"
 
 
 @dataclass(frozen=True)

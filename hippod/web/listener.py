@@ -15,6 +15,7 @@ from hippod.web import app
 from hippod.web.asgi_server import AsgiServer, bind, resolve, url
 from hippod.web.auth import Authenticator
 from hippod.web.connections import Bounds
+from hippod.web.mcp_door import McpDoor
 
 log = logging.getLogger("hippod.web")
 
@@ -28,6 +29,7 @@ class HttpListener:
         self.state = state
         self.dispatch = dispatch
         self.server: AsgiServer | None = None
+        self.mcp: McpDoor | None = None
         self.reply = ServeReply(running=False)
         # The project whose store requests without X-Hippo-Store reach (None: the global store).
         self.project: str | None = None
@@ -62,11 +64,13 @@ class HttpListener:
             )
         registry = self.state.registry
         authenticator = Authenticator(registry, allow_remote=allow_remote, team=registry.team is not None)
-        asgi = app.build(self.state, self.dispatch, authenticator)
+        mcp = McpDoor(self.state, self.dispatch, authenticator)
+        asgi = app.build(self.state, self.dispatch, authenticator, mcp)
         bounds = Bounds.from_config(self.state.http_config)
         sock = bind(host, port, found)  # last: nothing after it can fail and leave the port taken
         bound_port = sock.getsockname()[1]
         self.server = AsgiServer(asgi, sock, "HTTP", bounds)
+        self.mcp = mcp
         self.reply = ServeReply(
             running=True,
             url=url(host, bound_port),
@@ -85,7 +89,10 @@ class HttpListener:
         was = self.reply
         if self.server is not None:
             await self.server.close(within)
+        if self.mcp is not None:
+            await self.mcp.close()
         self.server = None
+        self.mcp = None
         self.reply = ServeReply(running=False)
         if was.running:
             log.info("HTTP API on %s closed", was.url)

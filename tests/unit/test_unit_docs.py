@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hippoctl import mcp_server
+from hippoctl.protocol import mcp_specs
+from hippoctl.protocol import mcp_tools as mcp_server
 from hippod.base.config import DAEMON_DEFAULTS
 from hippod.store.config import STORE_DEFAULTS
 
@@ -93,13 +94,13 @@ def schema_default(name: str, schema: dict[str, Any]) -> str:
     return f"`{json.dumps(schema['properties'][name]['default'])}`"
 
 
-async def _never(tool: str, arguments: dict[str, Any]) -> str:
+async def _never(tool: str, arguments: dict[str, Any], request: Any) -> str:
     raise AssertionError("no call is made")
 
 
 def tool_schemas() -> dict[str, dict[str, Any]]:
     """Each tool's input schema as `hippoctl mcp` announces it."""
-    tools = (mcp_server.tool(spec, _never) for spec in mcp_server.TOOLS)
+    tools = (mcp_server.tool(spec, _never) for spec in mcp_specs.TOOLS)
     return {t.name: t.parameters for t in tools}
 
 

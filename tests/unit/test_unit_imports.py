@@ -89,6 +89,13 @@ def test_the_daemon_loads_the_asgi_stack_only_when_a_listener_opens() -> None:
     assert {"starlette", "uvicorn"} <= _loaded_after("import hippod.web.listener")
 
 
+def test_the_daemon_loads_the_mcp_sdk_only_when_post_mcp_is_asked() -> None:
+    # An open listener carries the /mcp route but not the SDK; its first request loads mcp_http.
+    loaded = _loaded_after("import hippod.main, hippod.daemon.app, hippod.web.listener, hippod.web.app")
+    assert loaded & {"mcp", "mcp_types", "pydantic"} == set()
+    assert {"mcp", "pydantic"} <= _loaded_after("import hippod.web.mcp_http")
+
+
 def test_the_daemon_loads_the_dashboard_only_when_it_opens() -> None:
     # Not at start, not with the request handlers, not when the HTTP API's listener opens.
     loaded = _modules_after(

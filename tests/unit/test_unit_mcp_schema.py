@@ -1,4 +1,4 @@
-"""The MCP tools' input schemas (built by the SDK from hippoctl/mcp_specs.py) against the daemon's
+"""The MCP tools' input schemas (built by the SDK from hippoctl/protocol/mcp_specs.py) against the daemon's
 argument Structs (hippod/mcp/args.py): the same tools, names, required inputs and defaults."""
 
 from __future__ import annotations
@@ -7,9 +7,10 @@ from typing import Any
 
 import msgspec
 
-from hippoctl import mcp_server, mcp_specs
 from hippoctl.args import command as args
-from hippoctl.mcp_names import TOOL_NAMES
+from hippoctl.protocol import mcp_specs
+from hippoctl.protocol import mcp_tools as mcp_server
+from hippoctl.protocol.mcp_names import TOOL_NAMES
 from hippod.mcp import args as a
 
 # Inputs whose default the daemon takes from the store's config (memory-model.md §4); the schema
@@ -17,12 +18,12 @@ from hippod.mcp import args as a
 CONFIG_DEFAULTS = {("hippo_recall", "budget"): 4000, ("hippo_context", "budget"): 1500}
 
 
-async def _never(tool: str, arguments: dict[str, Any]) -> str:
+async def _never(tool: str, arguments: dict[str, Any], request: Any) -> str:
     raise AssertionError("no call is made")
 
 
 def test_every_tool_matches_the_daemons_arguments() -> None:
-    tools = {t.name: t for t in (mcp_server.tool(spec, _never) for spec in mcp_server.TOOLS)}
+    tools = {t.name: t for t in (mcp_server.tool(spec, _never) for spec in mcp_specs.TOOLS)}
     assert set(tools) == set(a.TOOLS)
     for name, kind in a.TOOLS.items():
         schema = tools[name].parameters
@@ -41,7 +42,7 @@ def test_every_tool_matches_the_daemons_arguments() -> None:
 
 
 def test_the_context_argument_is_not_part_of_the_schema() -> None:
-    tool = mcp_server.tool(mcp_server.TOOLS[0], _never)
+    tool = mcp_server.tool(mcp_specs.TOOLS[0], _never)
     assert mcp_server.CONTEXT_ARG not in tool.parameters["properties"]
     assert tool.context_kwarg == mcp_server.CONTEXT_ARG
 

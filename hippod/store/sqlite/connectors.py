@@ -100,14 +100,102 @@ class DeadLetter:
     retry_count: int
 
 
-async def dead_letters(conn: aiosqlite.Connection, source: str, tenant: str, limit: int) -> list[DeadLetter]:
-    """One source's dead letters for a tenant, oldest first."""
+async def dead_letters(
+    conn: aiosqlite.Connection, source: str, tenants: tuple[str, ...], limit: int
+) -> list[DeadLetter]:
+    """One source's dead letters not yet replayed, for these tenants, oldest first."""
+    marks = ", ".join("?" for _ in tenants)
     rows = await conn.execute_fetchall(
         "SELECT id, source, tenant_id, received_at, bucket, error, retry_count FROM dead_letters "
-        "WHERE source = ? AND tenant_id = ? ORDER BY received_at, id LIMIT ?",
-        (source, tenant, limit),
+        f"WHERE source = ? AND tenant_id IN ({marks}) AND replayed_at IS NULL "
+        "ORDER BY received_at, id LIMIT ?",
+        (source, *tenants, limit),
     )
     return [DeadLetter(*r) for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Letter:
+    """A dead letter as a replay reads it: what was received, with its signed headers."""
+
+    id: int
+    tenant: str
+    retry_count: int
+    payload: bytes
+    headers_json: str
+
+
+async def letters_to_replay(
+    conn: aiosqlite.Connection, source: str, tenants: tuple[str, ...], letter_id: int | None
+) -> list[Letter]:
+    """The dead letters a replay takes, in the order they were received (one, with `letter_id`)."""
+    marks = ", ".join("?" for _ in tenants)
+    where = f"source = ? AND tenant_id IN ({marks}) AND replayed_at IS NULL"
+    args: list[object] = [source, *tenants]
+    if letter_id is not None:
+        where += " AND id = ?"
+        args.append(letter_id)
+    rows = await conn.execute_fetchall(
+        f"SELECT id, tenant_id, retry_count, raw_payload, headers_json FROM dead_letters WHERE {where} "
+        "ORDER BY received_at, id",
+        args,
+    )
+    return [Letter(int(r[0]), str(r[1]), int(r[2]), bytes(r[3]), str(r[4])) for r in rows]
+
+
+async def mark_replayed(
+    conn: aiosqlite.Connection, letter_id: int, status: str, memory_id: str | None, now: str
+) -> None:
+    """The letter is done: applied (or found applied) by a replay; it is never replayed again."""
+    await conn.execute(
+        "UPDATE dead_letters SET replayed_at = ?, replay_status = ?, replay_memory_id = ?, "
+        "retry_count = retry_count + 1, retried_at = ? WHERE id = ? AND replayed_at IS NULL",
+        (now, status, memory_id, now, letter_id),
+    )
+
+
+async def mark_failed_again(
+    conn: aiosqlite.Connection, letter_id: int, tenant: str, bucket: str, error: str, now: str
+) -> int:
+    """A replay that failed: the letter stays, with its new error and one more attempt; the count."""
+    await conn.execute(
+        "UPDATE dead_letters SET tenant_id = ?, bucket = ?, error = ?, retry_count = retry_count + 1, "
+        "retried_at = ? WHERE id = ? AND replayed_at IS NULL",
+        (tenant, bucket, error, now, letter_id),
+    )
+    rows = list(
+        await conn.execute_fetchall("SELECT retry_count FROM dead_letters WHERE id = ?", (letter_id,))
+    )
+    return int(rows[0][0]) if rows else 0
+
+
+async def record_removal(
+    conn: aiosqlite.Connection, tenant: str, artifact_ref: str, now: str, key: str
+) -> None:
+    """The source deleted this item: no delivery that comes later brings it back."""
+    await conn.execute(
+        "INSERT OR IGNORE INTO connector_removals (tenant_id, artifact_ref, removed_at, delivery) "
+        "VALUES (?, ?, ?, ?)",
+        (tenant, artifact_ref, now, key),
+    )
+
+
+async def removed(conn: aiosqlite.Connection, tenant: str, artifact_ref: str) -> bool:
+    rows = await conn.execute_fetchall(
+        "SELECT 1 FROM connector_removals WHERE tenant_id = ? AND artifact_ref = ?", (tenant, artifact_ref)
+    )
+    return bool(list(rows))
+
+
+async def archived_only(conn: aiosqlite.Connection, tenant: str, artifact_ref: str) -> bool:
+    """Whether the item was stored and every receipt of it archived since (deleted, or archived by
+    the user): a late delivery of it does not bring it back."""
+    rows = list(
+        await conn.execute_fetchall(
+            "SELECT kind FROM memories WHERE tenant_id = ? AND artifact_ref = ?", (tenant, artifact_ref)
+        )
+    )
+    return bool(rows) and all(kind == "archived" for (kind,) in rows)
 
 
 async def cursor(conn: aiosqlite.Connection, tenant: str, channel: str) -> str | None:

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from hippoctl.mcp_names import TOOL_NAMES
+from hippoctl.protocol.mcp_names import TOOL_NAMES
 from hippoctl.protocol.validate import MAX_ID
 
 Budget = Annotated[int, Field(ge=0, description="Token budget for the reply (tokens = characters / 4).")]

@@ -1,4 +1,4 @@
-"""The tools `hippoctl mcp` serves, by name, in the order tools/list gives them.
+"""The tools `hippoctl mcp` and the daemon's `POST /mcp` serve, by name, in the order tools/list gives them.
 
 The table mcp_specs.py serves its signatures from, kept apart from them so `hippoctl --help` counts
 the tools without loading the MCP SDK's pydantic.
