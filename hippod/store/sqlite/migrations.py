@@ -12,6 +12,7 @@ from collections.abc import Callable
 from hippod.model.digest import content_digest
 from hippod.store.sqlite.migrations_cards import m011_cards
 from hippod.store.sqlite.migrations_continuity import m006_continuity
+from hippod.store.sqlite.migrations_extraction import m020_extraction
 from hippod.store.sqlite.migrations_http import m010_http
 from hippod.store.sqlite.migrations_mirrors import m012_mirror_days
 from hippod.store.sqlite.migrations_share import m016_share_origins
@@ -276,6 +277,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m014_team_marks,
     m015_tenant_sleeps,
     m016_share_origins,
+    m020_extraction,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
