@@ -8,6 +8,7 @@ list in step with the code, so a new sender cannot ship without this check namin
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 
 from hippoctl.protocol.replies_doctor import OK, WARN, Check
@@ -85,9 +86,13 @@ def extraction_lines(env: Mapping[str, str], stores: Sequence[StoreConfig]) -> l
     texts = {_extraction_text(c, env) for _, c in on}
     if len(texts) == 1 and len(on) == len(configs):
         return [(texts.pop(), True)]
-    return [(f"{_extraction_text(c, env)} from {s.path}'s store", True) for s, c in on] + [
-        (f"extraction is off for {s.path}", False) for s, c in configs if not c.active
+    return [(f"{_extraction_text(c, env)} from the store at {_folder(s)}", True) for s, c in on] + [
+        (f"extraction is off for the store at {_folder(s)}", False) for s, c in configs if not c.active
     ]
+
+
+def _folder(store: StoreConfig) -> str:
+    return os.path.dirname(store.path)
 
 
 def refine_lines(env: Mapping[str, str], stores: Sequence[StoreConfig]) -> list[tuple[str, bool]]:

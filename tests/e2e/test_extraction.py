@@ -219,3 +219,19 @@ def test_the_token_cap_stops_the_calls(hippo: Hippo) -> None:
         assert report["extraction_note"].startswith(
             "extraction stopped at its spend cap (1 of 20 calls, 220 of 100"
         )
+
+
+def test_doctor_names_what_sleep_sends_and_where(hippo: Hippo) -> None:
+    with stubbed(hippo, {"extraction": {"maxCalls": 7}}) as (_stub, folder, _db):
+        report = hippo.ctl("--json", "doctor", cwd=folder)
+        checks = {c["name"]: c for c in json.loads(report.stdout)["checks"]}
+        network = checks["Network"]
+        assert network["status"] == "warn"
+        assert (
+            f"sleep sends up to 20 memories' text to {_stub.url} with claude-sonnet-4-6 (at most 7 calls "
+            "and 50000 tokens a sleep) from the store at " in network["message"]
+        )
+        assert (
+            f"hippoctl refine <id> sends the one memory you name to {_stub.url} when you run it"
+            in (network["message"])
+        )
