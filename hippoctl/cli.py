@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from hippoctl.progress import Bar
 
 DEFAULT_TIMEOUT = 60.0
+# A verb that waits on a model API: its calls, each retried, can take minutes before they fail.
+MODEL_TIMEOUT = 300.0
 # How long `daemon start` waits for a daemon that has taken its lock to answer (a first start on
 # Windows, its files scanned by an antivirus, can take several seconds).
 START_WAIT = 30.0
@@ -235,6 +237,19 @@ def run(argv: list[str]) -> int:
             out=args.out,
             include_logs=args.include_logs,
             as_json=opts["json"],
+        )
+    if args.verb == "refine":
+        from hippoctl import refine
+
+        return refine.run(
+            args.id,
+            yes=args.yes,
+            dry_run=args.dry_run,
+            as_json=opts["json"],
+            cwd=cwd,
+            global_store=opts["global_store"],
+            spawn=spawn,
+            timeout=opts["timeout"] if opts["timeout"] is not None else MODEL_TIMEOUT,
         )
     if args.verb != "daemon":
         body = build_body(args)

@@ -49,6 +49,17 @@ def add_verbs(verb: AddVerb) -> None:
     )
 
     p = verb(
+        "refine",
+        "ask the model for a clearer rewrite of a memory, then supersede it if you agree",
+        "hippoctl refine mem_0123456789ab",
+        "hippoctl refine mem_0123456789ab --yes",
+        "hippoctl refine mem_0123456789ab --dry-run",
+    )
+    p.add_argument("id", type=MEMORY_ID, help="the memory to rewrite (its text is sent to the model)")
+    p.add_argument("--yes", action="store_true", help="supersede without asking (for scripts)")
+    p.add_argument("--dry-run", action="store_true", help="show the rewrite and change nothing")
+
+    p = verb(
         "reject",
         "tombstone a value: delete its copies and refuse it from now on",
         'hippoctl reject mem_0123456789ab --reason "wrong: staging has no VPN"',
@@ -342,6 +353,7 @@ BUILDERS: dict[str, Builder] = {
         pin=a.pin,
         layer=a.layer,
     ),
+    "refine": lambda a: m.Refine(id=a.id),
     "reject": _reject,
     "rejections": lambda a: m.Rejections(),
     "unreject": lambda a: m.Unreject(prefix=a.prefix),

@@ -21,6 +21,13 @@ class Supersede(Body):
     layer: str | None = None
 
 
+class Refine(Body):
+    """Ask the model for a clearer rewrite of memory `id`; the client supersedes with it (a second
+    request, `Supersede`) once the user agrees."""
+
+    id: str
+
+
 class Reject(Body):
     """By id, or by value (exactly one of the two)."""
 
@@ -210,6 +217,7 @@ class DailyRunner(Body):
 # Every request body of this family, for messages.RequestBody.
 BODIES = (
     Supersede
+    | Refine
     | Reject
     | Rejections
     | Unreject

@@ -82,7 +82,10 @@ class SleepReply(Reply):
     semantic_created: int = 0
     replayed: int = 0
     traces_promoted: int = 0
+    # Facts phase 7 stored, from how many memories sent; why it stored nothing or stopped early.
     extracted: int = 0
+    extraction_sent: int = 0
+    extraction_note: str | None = None
     deduped: DedupeCounts = msgspec.field(default_factory=DedupeCounts)
     junk_removed: int = 0
     junk_warnings: int = 0
@@ -110,6 +113,18 @@ class SupersedeReply(Reply):
     store: str
     layer: str
     half_life_days: float
+
+
+class RefineReply(Reply):
+    """The model's rewrite of one memory, not stored: `old` and `new` texts, the model, its tokens."""
+
+    id: str
+    old: str
+    new: str
+    model: str
+    unchanged: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 class RejectReply(Reply):

@@ -1,18 +1,22 @@
 """The Network check: what this hippod sends off the machine, and when, as the installed code does it.
 
-Two modules open outbound connections: teamlink/calls.py (the team server, which gets memory text)
-and connectors/slack_api.py (`slack backfill`, which reads from Slack). A test keeps that list in step
-with the code, so a new sender cannot ship without this check naming it.
+Three modules open outbound connections: teamlink/calls.py (the team server, which gets memory text),
+connectors/slack_api.py (`slack backfill`, which reads from Slack) and remote/http.py (the model APIs:
+sleep's fact extraction and `refine`, each named by a line-maker in MODEL_CALLERS). A test keeps that
+list in step with the code, so a new sender cannot ship without this check naming it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 
-from hippoctl.protocol.replies_doctor import OK, Check
+from hippoctl.protocol.replies_doctor import OK, WARN, Check
 from hippod.connectors.slack_api import api_url
 from hippod.doctor import hippoctl
 from hippod.doctor.settings import StoreConfig
+from hippod.remote.extraction_config import MEMORIES_PER_SLEEP, ExtractionConfig, extraction_config
+from hippod.remote.providers import ANTHROPIC
 from hippod.store.config import STORE_DEFAULTS
 from hippod.teamlink import membership
 from hippod.teamlink.sender import PULL_SECONDS
@@ -20,20 +24,93 @@ from hippod.teamlink.sender import PULL_SECONDS
 NAME = "Network"
 
 
+# What a feature that calls a model API sends: each line-maker reads the daemon's environment and
+# the stores' settings and says what goes where and when (nothing when the feature sends nothing),
+# and whether that is memory text leaving the machine on its own (a warning).
+ModelLines = Callable[[Mapping[str, str], Sequence[StoreConfig]], list[tuple[str, bool]]]
+
+
 def network_check(env: Mapping[str, str], stores: Sequence[StoreConfig], global_root: str) -> Check:
-    """Where memory text goes (only to a joined team server), what else calls out, and an unused
-    ANTHROPIC_API_KEY named as unused."""
+    """Where memory text goes (a joined team server, the model APIs turned on), what else calls out.
+    A model API that gets memory text unasked (sleep's extraction) is a warning, with the way to
+    turn it off."""
     joined = membership.read(global_root)
     parts = [_team(joined.url, stores) if joined is not None else _no_team()]
-    if env.get("ANTHROPIC_API_KEY", "").strip():
-        parts.append(
-            "ANTHROPIC_API_KEY is set but unused: hippod has no LLM extraction and calls no Anthropic API"
-        )
+    warned = False
+    for line, warn in model_api_lines(env, stores):
+        parts.append(line)
+        warned = warned or warn
     parts.append(
         f"{hippoctl('slack', 'backfill')} reads a channel from the Slack Web API at {api_url(env)} when you "
         "run it (it sends no memory text)"
     )
+    if warned:
+        return Check(
+            NAME,
+            WARN,
+            "; ".join(parts),
+            fix='set "extraction": {"enabled": false} in a store\'s config.json to keep its memories here',
+        )
     return Check(NAME, OK, "; ".join(parts))
+
+
+def model_api_lines(env: Mapping[str, str], stores: Sequence[StoreConfig]) -> list[tuple[str, bool]]:
+    """Every model API feature's lines, in MODEL_CALLERS' order."""
+    return [line for lines in MODEL_CALLERS for line in lines(env, stores)]
+
+
+def _extraction_text(config: ExtractionConfig, env: Mapping[str, str]) -> str:
+    return (
+        f"sleep sends up to {MEMORIES_PER_SLEEP} memories' text to {ANTHROPIC.base_url(env)} with "
+        f"{config.model} (at most {config.max_calls} calls and {config.max_tokens} tokens a sleep)"
+    )
+
+
+def extraction_lines(env: Mapping[str, str], stores: Sequence[StoreConfig]) -> list[tuple[str, bool]]:
+    """Sleep's fact extraction: what each store's sleep sends, or that the key is set but unused."""
+    configs = [(s, extraction_config(s.values, env)) for s in stores if s.problem is None]
+    if ANTHROPIC.key(env) is None:
+        wanted = [s.path for s, c in configs if c.enabled is True]
+        if wanted:
+            return [
+                (
+                    f"extraction is on in {', '.join(wanted)} but {ANTHROPIC.key_env} is not set, "
+                    "so sleep sends nothing",
+                    False,
+                )
+            ]
+        return []
+    on = [(s, c) for s, c in configs if c.active]
+    if not on:
+        return [(f"{ANTHROPIC.key_env} is set but extraction is off, so sleep sends nothing", False)]
+    texts = {_extraction_text(c, env) for _, c in on}
+    if len(texts) == 1 and len(on) == len(configs):
+        return [(texts.pop(), True)]
+    return [(f"{_extraction_text(c, env)} from the store at {_folder(s)}", True) for s, c in on] + [
+        (f"extraction is off for the store at {_folder(s)}", False) for s, c in configs if not c.active
+    ]
+
+
+def _folder(store: StoreConfig) -> str:
+    return os.path.dirname(store.path)
+
+
+def refine_lines(env: Mapping[str, str], stores: Sequence[StoreConfig]) -> list[tuple[str, bool]]:
+    """`refine`: one memory, when the user runs it."""
+    if ANTHROPIC.key(env) is None:
+        return []
+    return [
+        (
+            f"hippoctl refine <id> sends the one memory you name to {ANTHROPIC.base_url(env)} "
+            "when you run it",
+            False,
+        )
+    ]
+
+
+# The features that call a model API, in the order the check names them; API embedders and
+# rerankers add their own line-makers here.
+MODEL_CALLERS: list[ModelLines] = [extraction_lines, refine_lines]
 
 
 def _no_team() -> str:

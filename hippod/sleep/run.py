@@ -24,7 +24,7 @@ from hippod.mirrors.mirror_text import render
 from hippod.mirrors.mirrors import dormant_file
 from hippod.model.merge import new_semantic_id
 from hippod.model.sleep_plan import Plan, Settings
-from hippod.sleep import sleep_report
+from hippod.sleep import extraction, sleep_report
 from hippod.sleep.auto_share import AutoShared, auto_share, auto_share_score, names_of
 from hippod.store.roots import DB_NAME
 from hippod.store.sqlite import ledger
@@ -152,11 +152,6 @@ async def promote_traces(store: Store) -> int:
     return 0
 
 
-async def extract_facts(store: Store) -> int:
-    """Phase 7: LLM fact extraction (needs ANTHROPIC_API_KEY). Not built yet: 0."""
-    return 0
-
-
 async def finish_compactions(store: Store) -> int:
     """Phase 13: finish pending compaction spool items (ingest.md §8). Not built yet: 0."""
     return 0
@@ -212,6 +207,8 @@ async def _sleep(
     learned = (0, 0) if own is None else await learn_and_import(state, own, options)
     settings = _settings(state, store, options)
     rows = store.sleeps
+    # Phase 7's calls come first, outside any transaction; what they bring is written with the plan.
+    extracted = await _ask_model(store, options)
     result, marks, statuses = await rows.planned(store.db, settings, new_semantic_id)
     await step(f"sleep: planned {result.live.count} live memories")
     planned = time.monotonic()
@@ -219,10 +216,10 @@ async def _sleep(
         shared, queued = await _share_phase(state, store, options, result, dry_run=True)
         reply = _reply(result, options, shared, learned)
         reply.shared_team = queued
+        sleep_report.add_extraction(reply, extracted, None)
         log.info("sleep (dry run) of %s: plan %.2fs", store.root, planned - started)
         return reply
     await promote_traces(store)
-    await extract_facts(store)
     async with store.db.long_transaction() as conn:
         if await rows.changed_since(conn, marks, statuses):
             # Something changed the store since the snapshot: plan again, now holding the store (SQLite's
@@ -231,7 +228,12 @@ async def _sleep(
             await step("sleep: the store changed meanwhile; planning again")
             result, _, _ = await rows.planned(store.db, settings, new_semantic_id, conn)
         await rows.apply(conn, result, dormant_at=result.now, step=step)
+        facts = None
+        if isinstance(store, SqliteStore) and extracted.answered:
+            await step("sleep: writing phase 7 (extraction)")
+            facts = await extraction.write(conn, store, extracted, result.now)
         reply = _reply(result, options, [], learned)
+        sleep_report.add_extraction(reply, extracted, facts)
         await finish_compactions(store)
         if store.kind == "global" and not store.team and options.tenant is None:  # the owner's ledger
             await prune_ledger(conn, settings.now)
@@ -244,6 +246,8 @@ async def _sleep(
     written = time.monotonic()
     if isinstance(store, SqliteStore):  # a team store has no mirror files
         await _after_commit(store, result)
+        if facts is not None:
+            store.written(facts.facts)
     shared, reply.shared_team = await _share_phase(state, store, options, result, dry_run=False)
     sleep_report.add_shared(reply, shared)
     if reply.shared:
@@ -258,6 +262,14 @@ async def _sleep(
         time.monotonic() - written,
     )
     return reply
+
+
+async def _ask_model(store: Store, options: SleepOptions) -> extraction.Extraction:
+    """Phase 7's calls, made before the sleep's transaction. A laptop's store alone: the team
+    store holds copies of what members shared, whose own laptops extract from their originals."""
+    if not isinstance(store, SqliteStore):
+        return extraction.Extraction()
+    return await extraction.ask(store, options.tenant, dry_run=options.dry_run)
 
 
 async def _share_phase(

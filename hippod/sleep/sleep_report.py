@@ -30,6 +30,7 @@ from hippod.model.sleep_plan import Plan
 
 if TYPE_CHECKING:
     from hippod.sleep.auto_share import AutoShared
+    from hippod.sleep.extraction import Extraction, Written
 
 DETAIL_LINES = 50
 DRY_RUN_HEADER = DRY_RUN
@@ -154,6 +155,15 @@ def _shared(shared: Sequence[AutoShared]) -> list[SleepShared]:
     ]
 
 
+def add_extraction(reply: SleepReply, done: Extraction, written: Written | None) -> None:
+    """Put phase 7 in the reply: the facts stored, its detail lines, and why it stored nothing or
+    stopped early, when it did."""
+    reply.extracted = len(written.facts) if written is not None else 0
+    reply.extraction_sent = len(done.answered) if written is not None else 0
+    reply.extraction_note = done.note
+    reply.details = cap_details([*reply.details, *done.lines])
+
+
 def add_shared(reply: SleepReply, shared: Sequence[AutoShared]) -> None:
     """Put what phase 12 shared, after the reply was built, in the reply."""
     reply.shared = len(shared)
@@ -243,10 +253,25 @@ def summary_lines(reply: SleepReply) -> list[str]:
             "(`hippoctl dormant` lists them, `hippoctl dormant restore <id>` brings one back):"
         )
         lines += _listed([_quote(d.text) for d in reply.went_dormant])
+    lines += _extraction_lines(reply)
     lines += _shared_lines(reply)
     also = _also(reply)
     if also is not None:
         lines.append(also)
+    return lines
+
+
+def _extraction_lines(reply: SleepReply) -> list[str]:
+    """What fact extraction stored, and why it stored nothing or stopped, when it did."""
+    lines: list[str] = []
+    if reply.extracted:
+        lines.append(
+            f"Extracted {plural(reply.extracted, 'fact')} from {plural(reply.extraction_sent, 'memory')} "
+            "through Anthropic's API (tagged `extracted`)."
+        )
+    if reply.extraction_note:
+        note = reply.extraction_note
+        lines.append(note[0].upper() + note[1:] + ".")
     return lines
 
 

@@ -60,7 +60,16 @@ STORE_DEFAULTS: dict[str, Any] = {
         "promptRecall": False,
     },
     "contextProjectIsolation": True,
-    "extraction": {"enabled": "auto", "model": "claude-sonnet-4-6"},
+    # Sleep's fact extraction through Anthropic's Messages API (sleep.md §4): "auto" runs it when
+    # ANTHROPIC_API_KEY is in the daemon's environment. One call per memory sent, at most 20 memories
+    # a sleep; maxCalls and maxTokens cap what one sleep may spend, timeoutSeconds one call's wait.
+    "extraction": {
+        "enabled": "auto",
+        "model": "claude-sonnet-4-6",
+        "maxCalls": 20,
+        "maxTokens": 50000,
+        "timeoutSeconds": 60,
+    },
     "dormant": {"enabled": True, "retentionDays": 180},
     "agentMemories": {
         "tools": ["claude-code", "codex", "gemini-cli", "copilot-vscode", "openclaw", "qwen-code"],

@@ -28,6 +28,9 @@ SCRUBBED_VARS = (
     "HIPPO_SESSION_ID",
     "HIPPO_LOG_LEVEL",
     "HIPPO_LOSS_AVERSION_RATIO",
+    # A model API key in the test run's environment must not make daemons call the real API.
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
     "GSTACK_SKILL",
     "OPENCLAW_SKILL",
     "NOTIFY_SOCKET",

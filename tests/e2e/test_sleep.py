@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 
 JSON_KEYS = {
     "dry_run", "active", "removed", "dormant_moved", "secret_deleted", "dormant_expired", "merged",
-    "semantic_created", "replayed", "traces_promoted", "extracted", "deduped", "junk_removed",
-    "junk_warnings", "conflicts", "shared", "shared_team", "learned", "agent_notes", "rejected", "details",
-    "merges", "went_dormant", "open_conflicts", "shared_memories",
+    "semantic_created", "replayed", "traces_promoted", "extracted", "extraction_sent", "extraction_note",
+    "deduped", "junk_removed", "junk_warnings", "conflicts", "shared", "shared_team", "learned",
+    "agent_notes", "rejected", "details", "merges", "went_dormant", "open_conflicts", "shared_memories",
 }  # fmt: skip
 FAR = "2040-01-01T00:00:00Z"
 

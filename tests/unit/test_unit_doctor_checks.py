@@ -321,17 +321,65 @@ def test_the_network_check_knows_every_module_that_calls_out() -> None:
     assert found == SENDERS
 
 
-def test_an_api_key_sends_nothing_without_a_team(tmp_path: Path) -> None:
+def test_an_api_key_with_extraction_on_names_what_sleep_and_refine_send(tmp_path: Path) -> None:
     store = settings.read_store_config(str(tmp_path / "global"), "global")
-    check = network_check({"ANTHROPIC_API_KEY": "sk-ant-test"}, [store], str(tmp_path / "global"))
-    assert check.status == "ok" and check.fix is None
-    assert check.message.startswith("no memory text leaves this machine")
-    assert "ANTHROPIC_API_KEY is set but unused" in check.message
-    assert "sleep" not in check.message and "config.json" not in check.message
+    env = {"ANTHROPIC_API_KEY": "sk-ant-test"}
+    check = network_check(env, [store], str(tmp_path / "global"))
+    assert check.status == "warn"
+    assert (
+        check.fix
+        == 'set "extraction": {"enabled": false} in a store\'s config.json to keep its memories here'
+    )
+    parts = check.message.split("; ")
+    assert parts[0].startswith("no memory text leaves this machine")
+    assert parts[1] == (
+        "sleep sends up to 20 memories' text to https://api.anthropic.com with claude-sonnet-4-6 "
+        "(at most 20 calls and 50000 tokens a sleep)"
+    )
+    assert parts[2] == (
+        "hippoctl refine <id> sends the one memory you name to https://api.anthropic.com when you run it"
+    )
     assert "sk-ant-test" not in check.message
     assert "https://slack.com/api when you run it" in check.message
     plain = network_check({}, [store], str(tmp_path / "global")).message
-    assert "ANTHROPIC" not in plain and plain.startswith("no memory text leaves this machine")
+    assert "ANTHROPIC" not in plain and "sleep sends" not in plain and "refine" not in plain
+    assert plain.startswith("no memory text leaves this machine")
+
+
+def test_the_stores_extraction_settings_and_base_url_are_what_the_check_names(tmp_path: Path) -> None:
+    root, project = tmp_path / "global", tmp_path / "proj" / ".hippo"
+    _write(project / "config.json", json.dumps({"extraction": {"model": "claude-haiku-4-5", "maxCalls": 5}}))
+    _write(root / "config.json", json.dumps({"extraction": {"maxTokens": 9000}}))
+    stores = [
+        settings.read_store_config(str(root), "global"),
+        settings.read_store_config(str(project), "project"),
+    ]
+    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/"}
+    message = network_check(env, stores, str(root)).message
+    assert (
+        "sleep sends up to 20 memories' text to http://127.0.0.1:9 with claude-sonnet-4-6 (at most 20 calls "
+        f"and 9000 tokens a sleep) from the store at {root}" in message
+    )
+    assert (
+        f"with claude-haiku-4-5 (at most 5 calls and 50000 tokens a sleep) from the store at {project}"
+        in message
+    )
+
+
+def test_an_api_key_with_extraction_off_is_named_unused_by_sleep(tmp_path: Path) -> None:
+    root = tmp_path / "global"
+    _write(root / "config.json", json.dumps({"extraction": {"enabled": False}}))
+    store = settings.read_store_config(str(root), "global")
+    check = network_check({"ANTHROPIC_API_KEY": "k"}, [store], str(root))
+    assert check.status == "ok"
+    assert "ANTHROPIC_API_KEY is set but extraction is off, so sleep sends nothing" in check.message
+    assert "hippoctl refine <id> sends the one memory you name" in check.message
+    # Turned on without the key: said, and nothing is sent.
+    _write(root / "config.json", json.dumps({"extraction": {"enabled": True}}))
+    store = settings.read_store_config(str(root), "global")
+    check = network_check({}, [store], str(root))
+    assert check.status == "ok"
+    assert f"extraction is on in {root / 'config.json'} but ANTHROPIC_API_KEY is not set" in check.message
 
 
 def test_a_team_member_is_told_what_goes_to_its_server(tmp_path: Path) -> None:

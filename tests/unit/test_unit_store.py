@@ -504,3 +504,9 @@ async def test_bookkeeping_after_the_reply_is_in_once_settled(database: dbmod.Da
         await conn.execute("DELETE FROM meta WHERE key = 'after'")
     await database.settled()
     assert await value() == [("reply",)]  # the deferred write ran after the transaction, in order
+
+
+def test_each_migration_is_named_for_its_place_in_the_list() -> None:
+    # A store at version N has run exactly the first N; a migration out of place would be skipped.
+    names = [migration.__name__ for migration in migrations.MIGRATIONS]
+    assert [int(name[1:4]) for name in names] == list(range(1, len(names) + 1)), names

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from hippod.model.digest import content_digest
 from hippod.store.sqlite.migrations_cards import m011_cards
 from hippod.store.sqlite.migrations_continuity import m006_continuity
+from hippod.store.sqlite.migrations_extraction import m020_extraction
 from hippod.store.sqlite.migrations_goals import m017_goals
 from hippod.store.sqlite.migrations_graph import m018_graph
 from hippod.store.sqlite.migrations_http import m010_http
@@ -282,6 +283,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m017_goals,
     m018_graph,
     m019_dead_letter_replay,
+    m020_extraction,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
