@@ -10,6 +10,7 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 from e2e.http_support import serve
+from hippod.store.sqlite.migrations_graph import m018_graph
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
@@ -113,24 +114,25 @@ def test_decide_and_policy_become_entities_with_relations(hippo: Hippo) -> None:
     assert (policy["id"], by_name["ANTHROPIC_API_KEY"]["id"], "references") in edges
 
 
-def test_a_store_written_before_the_graph_gets_it_when_opened(hippo: Hippo) -> None:
+def test_the_graph_migration_builds_the_graph_of_a_store_written_before_it(hippo: Hippo) -> None:
     hippo.start()
     top, near = _remember(hippo, TOP), _remember(hippo, NEAR)
     hippo.stop()
-    # The store as a hippod without the graph left it: schema 16, no graph tables or triggers.
-    with sqlite3.connect(hippo.db) as conn:
+    # The store as a hippod without the graph left it (no graph tables or triggers), then the graph's
+    # migration run over it as an upgrade runs it: in one transaction of its own.
+    with sqlite3.connect(hippo.db, isolation_level=None) as conn:
         for trigger in ("graph_memory_gone", "graph_memory_retired", "graph_entity_unnamed"):
             conn.execute(f"DROP TRIGGER {trigger}")
         for table in ("graph_mentions", "graph_relations", "graph_links", "graph_entities"):
             conn.execute(f"DROP TABLE {table}")
-        conn.execute("UPDATE meta SET value = '16' WHERE key = 'schema_version'")
-        conn.execute("PRAGMA user_version = 16")
+        conn.execute("BEGIN IMMEDIATE")
+        m018_graph(conn)
+        conn.execute("COMMIT")
     hippo.start()
     found = {r["id"]: r for r in _recall(hippo, "--hops", "1")["results"]}
     assert set(found) == {top, near}
     assert found[near]["graph"]["via"] == "PaymentGateway"
     with sqlite3.connect(hippo.db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] >= 18
         mentions = conn.execute("SELECT count(*) FROM graph_mentions WHERE memory_id = ?", (near,))
         assert mentions.fetchone()[0] == 2  # PaymentGateway and src/pay/limits.py
 
