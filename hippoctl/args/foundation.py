@@ -64,6 +64,12 @@ def add_verbs(verb: AddVerb) -> None:
     )
     p.add_argument("--equal-sources", action="store_true", help="no bump for project hits")
     p.add_argument("--include-superseded", action="store_true", help="also memories a newer version replaced")
+    p.add_argument(
+        "--reranker",
+        metavar="NAME",
+        help="reorder the top results: cohere[:model] or voyage[:model] through the API (its key in "
+        "the daemon's environment), local, or off (default: the store's reranker.default, off)",
+    )
 
     p = verb(
         "inspect",
@@ -142,6 +148,8 @@ def _remember(args: argparse.Namespace) -> m.Body:
 
 def _recall(args: argparse.Namespace) -> m.Body:
     check(validate.query_problem(utf8(args.query, "the query")))
+    if args.reranker is not None:
+        check(validate.reranker_problem(utf8(args.reranker, "--reranker")))
     return m.Recall(
         query=args.query,
         budget=args.budget,
@@ -152,6 +160,7 @@ def _recall(args: argparse.Namespace) -> m.Body:
         equal_sources=args.equal_sources,
         include_superseded=args.include_superseded,
         scope=args.scope,
+        reranker=args.reranker,
     )
 
 

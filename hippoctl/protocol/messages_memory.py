@@ -40,6 +40,8 @@ class Recall(Body):
     mode: str | None = None
     # False: rank and record the batch for `outcome`, but leave strength and retrieval counts alone.
     strengthen: bool = True
+    # `--reranker`: off, local, cohere[:model] or voyage[:model]; None: the store's reranker.default.
+    reranker: str | None = None
 
 
 class Inspect(Body):

@@ -13,6 +13,9 @@ from hippoctl.protocol.replies_doctor import OK, Check
 from hippod.connectors.slack_api import api_url
 from hippod.doctor import hippoctl
 from hippod.doctor.settings import StoreConfig
+from hippod.embed.service import settings
+from hippod.remote.embed_apis import APIS
+from hippod.remote.rerank import PROVIDERS as RERANK_APIS
 from hippod.store.config import STORE_DEFAULTS
 from hippod.teamlink import membership
 from hippod.teamlink.sender import PULL_SECONDS
@@ -29,11 +32,39 @@ def network_check(env: Mapping[str, str], stores: Sequence[StoreConfig], global_
         parts.append(
             "ANTHROPIC_API_KEY is set but unused: hippod has no LLM extraction and calls no Anthropic API"
         )
+    parts += _embedders_and_rerankers(env, stores)
     parts.append(
         f"{hippoctl('slack', 'backfill')} reads a channel from the Slack Web API at {api_url(env)} when you "
         "run it (it sends no memory text)"
     )
     return Check(NAME, OK, "; ".join(parts))
+
+
+def _embedders_and_rerankers(env: Mapping[str, str], stores: Sequence[StoreConfig]) -> list[str]:
+    """What an API embedder (embeddings.provider) and an API reranker (`recall --reranker`, or a
+    store's reranker.default) send, and when."""
+    parts = []
+    for store in stores:
+        wanted = settings(store.values)
+        if wanted.remote and wanted.mode != "off":
+            api = APIS[wanted.provider].provider
+            parts.append(
+                f"memory text goes to {api.title}'s embedding API at {api.base_url(env)} ({store.path} sets "
+                f'embeddings.provider "{wanted.provider}"): each memory once written and by '
+                f"{hippoctl('embed')}, and each recall's query (never a hook's)"
+            )
+        default = (store.values.get("reranker") or {}).get("default", "off")
+        if isinstance(default, str) and default.split(":")[0] in RERANK_APIS:
+            api = RERANK_APIS[default.split(":")[0]]
+            parts.append(
+                f"the top results' text and the query go to {api.title}'s rerank API at {api.base_url(env)} "
+                f"on every {hippoctl('recall')} ({store.path} sets reranker.default {default!r})"
+            )
+    parts.append(
+        f"{hippoctl('recall', '--reranker', 'cohere|voyage')} sends the query and the top results' text "
+        "to that rerank API when you run it"
+    )
+    return parts
 
 
 def _no_team() -> str:
