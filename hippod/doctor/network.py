@@ -49,8 +49,8 @@ def _embedders_and_rerankers(env: Mapping[str, str], stores: Sequence[StoreConfi
         if wanted.remote and wanted.mode != "off":
             api = APIS[wanted.provider].provider
             parts.append(
-                f"memory text goes to {api.title}'s embedding API at {api.base_url(env)} ({store.path} sets "
-                f'embeddings.provider "{wanted.provider}"): each memory once written and by '
+                f'{store.path} sets embeddings.provider "{wanted.provider}", which sends memory text to '
+                f"{api.title}'s embedding API at {api.base_url(env)}: each memory once written and by "
                 f"{hippoctl('embed')}, and each recall's query (never a hook's)"
             )
         default = (store.values.get("reranker") or {}).get("default", "off")
@@ -61,8 +61,8 @@ def _embedders_and_rerankers(env: Mapping[str, str], stores: Sequence[StoreConfi
                 f"on every {hippoctl('recall')} ({store.path} sets reranker.default {default!r})"
             )
     parts.append(
-        f"{hippoctl('recall', '--reranker', 'cohere|voyage')} sends the query and the top results' text "
-        "to that rerank API when you run it"
+        f"{hippoctl('recall', '--reranker', 'cohere')} (or voyage) sends the query and the top results' "
+        "text to that rerank API when you run it"
     )
     return parts
 
