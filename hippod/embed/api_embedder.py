@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hippod.base.thread_stop import checkpoint
+from hippod.base.thread_stop import Stopped, checkpoint
 from hippod.embed import vectors
 from hippod.remote import embed_apis, embeddings
 from hippod.remote.http import Caller, Policy
@@ -25,6 +25,24 @@ from hippod.remote.http import Caller, Policy
 # A recall's query waits at most this long for its vector, retried once, before recall goes on with
 # words alone and says so: a prompt must not hang on the network.
 QUERY_POLICY = Policy(timeout_s=5.0, retries=1, backoff_s=0.25, max_wait_s=2.0)
+
+
+# How often a call under way looks whether the request that waits on it was cancelled.
+STOP_POLL_S = 0.1
+
+
+async def _unless_stopped(task: asyncio.Task[list[list[float]]]) -> list[list[float]]:
+    """The call's answer; a stopping daemon (the awaiting request cancelled) does not wait for a
+    slow API: the call is dropped within STOP_POLL_S and thread_stop.Stopped raised."""
+    while not task.done():
+        await asyncio.wait({task}, timeout=STOP_POLL_S)
+        try:
+            checkpoint()
+        except Stopped:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise
+    return task.result()
 
 
 class ApiEmbedder:
@@ -60,9 +78,8 @@ class ApiEmbedder:
         out: list[list[float]] = []
         async with Caller(self.api.provider, self._key, policy) as caller:
             for chunk in embed_apis.batches(self.api, texts, self.batch):
-                # A stopping daemon does not wait for the rest of a long `embed`.
-                checkpoint()
-                out += await embeddings.embed(caller, self.api, self.api_model, chunk, query=query)
+                call = embeddings.embed(caller, self.api, self.api_model, chunk, query=query)
+                out += await _unless_stopped(asyncio.ensure_future(call))
         return out
 
     def _blobs(self, rows: list[list[float]]) -> list[bytes]:

@@ -233,3 +233,15 @@ def test_with_the_provider_unset_nothing_is_sent_though_the_keys_are_there(
     assert hippo.json("recall", "note t1x1", cwd=folder)["mode"] == "hybrid"
     hippo.ctl("doctor", cwd=folder)
     assert stub.requests() == []
+
+
+def test_a_stopping_daemon_does_not_wait_for_a_slow_api(hippo: Hippo, stub: ModelStub) -> None:
+    stub.serve(OPENAI_EMBED, openai_embeddings)
+    stub.hang(OPENAI_EMBED, 120)
+    start(hippo, stub)
+    folder = project(hippo, {"embeddings": {"provider": "openai"}})
+    hippo.ok("remember", "the release branch is cut on Mondays", cwd=folder)
+    # The background pass's call is under way, and the stub holds it.
+    assert hippo.wait_for(lambda: len(stub.requests(OPENAI_EMBED)) == 1, 10)
+    assert hippo.stop() == 0  # within the harness's stop timeout, far below the stub's hold
+    assert vectors(folder) == []

@@ -16,7 +16,8 @@ from hippod.remote.embed_apis import APIS, batches
 def test_a_provider_names_its_vectors_and_takes_its_default_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HIPPO_EMBEDDINGS", raising=False)
     assert settings({"embeddings": {"provider": "voyage"}}).model == "voyage/voyage-3.5"
-    chosen = settings({"embeddings": {"provider": "openai", "model": "text-embedding-3-large", "batchSize": 9}})
+    section = {"provider": "openai", "model": "text-embedding-3-large", "batchSize": 9}
+    chosen = settings({"embeddings": section})
     assert (chosen.model, chosen.remote, chosen.batch) == ("openai/text-embedding-3-large", True, 9)
     local = settings({"embeddings": {"provider": "local"}})
     assert (local.model, local.remote) == ("all-MiniLM-L6-v2:int8", False)
