@@ -217,6 +217,16 @@ def test_a_rate_limit_is_waited_out_and_a_refused_key_fails_in_one_line_storing_
     assert len(stub.requests(COHERE_EMBED)) == 3  # the 429, then its retry
     assert len(vectors(folder)) == 3
 
+    # A recall whose query cannot be embedded goes on with words alone, and says why.
+    for _ in range(2):
+        stub.fail(COHERE_EMBED, 500, cohere_error("internal server error"))
+    done = hippo.ctl("--json", "recall", "note t1x1", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout)
+    assert reply["mode"] == "bm25" and reply["results"][0]["content"].startswith("note 1:")
+    assert "(recall used words alone: Cohere API: HTTP 500: internal server error)" in done.stderr
+    assert len(stub.requests(COHERE_EMBED)) == 5  # the query's call and its one retry
+
 
 @pytest.mark.embeddings
 def test_with_the_provider_unset_nothing_is_sent_though_the_keys_are_there(
