@@ -10,6 +10,7 @@ anything else is a 404 in the provider's shape. Every request is recorded, with 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -173,3 +174,102 @@ class ModelStub:
             request.wfile.write(data)
         except OSError:
             pass  # the client gave up (its timeout), as a real client would
+
+
+# The embedding and rerank APIs' paths under the stub's base URLs (stub.env()).
+OPENAI_EMBED = "/v1/embeddings"
+VOYAGE_EMBED = "/v1/embeddings"
+COHERE_EMBED = "/v2/embed"
+VOYAGE_RERANK = "/v1/rerank"
+COHERE_RERANK = "/v2/rerank"
+
+
+def stub_vector(text: str, dim: int = 8) -> list[float]:
+    """A vector made from a text's bytes, the same every time for the same text (not normalised,
+    as the APIs' are not promised to be)."""
+    digest = hashlib.sha256(text.encode()).digest()
+    return [(digest[i] - 127.5) / 64.0 for i in range(dim)]
+
+
+def openai_embeddings(request: dict[str, Any], dim: int = 8) -> dict[str, Any]:
+    """OpenAI's `POST /v1/embeddings` reply to `request` ({"model", "input": [...], ...})."""
+    texts = request["input"]
+    return {
+        "object": "list",
+        "data": [
+            {"object": "embedding", "index": i, "embedding": stub_vector(t, dim)} for i, t in enumerate(texts)
+        ],
+        "model": request["model"],
+        "usage": {
+            "prompt_tokens": sum(len(t.split()) for t in texts),
+            "total_tokens": sum(len(t.split()) for t in texts),
+        },
+    }
+
+
+def voyage_embeddings(request: dict[str, Any], dim: int = 8) -> dict[str, Any]:
+    """Voyage's `POST /v1/embeddings` reply ({"input": [...], "model", "input_type"})."""
+    texts = request["input"]
+    return {
+        "object": "list",
+        "data": [
+            {"object": "embedding", "embedding": stub_vector(t, dim), "index": i} for i, t in enumerate(texts)
+        ],
+        "model": request["model"],
+        "usage": {"total_tokens": sum(len(t.split()) for t in texts)},
+    }
+
+
+def cohere_embed(request: dict[str, Any], dim: int = 8) -> dict[str, Any]:
+    """Cohere's `POST /v2/embed` reply ({"model", "texts", "input_type", "embedding_types"})."""
+    texts = request["texts"]
+    return {
+        "id": "emb-stub",
+        "embeddings": {"float": [stub_vector(t, dim) for t in texts]},
+        "texts": texts,
+        "meta": {"api_version": {"version": "2"}, "billed_units": {"input_tokens": len(texts)}},
+        "response_type": "embeddings_by_type",
+    }
+
+
+def _scores(request: dict[str, Any], score: Callable[[str], float]) -> list[dict[str, Any]]:
+    found = [{"index": i, "relevance_score": score(d)} for i, d in enumerate(request["documents"])]
+    return sorted(found, key=lambda r: -r["relevance_score"])
+
+
+def cohere_rerank(request: dict[str, Any], score: Callable[[str], float]) -> dict[str, Any]:
+    """Cohere's `POST /v2/rerank` reply ({"model", "query", "documents", "top_n"}): the documents'
+    `score(text)`, best first, at most top_n."""
+    results = _scores(request, score)[: request.get("top_n") or None]
+    return {
+        "id": "rerank-stub",
+        "results": results,
+        "meta": {"api_version": {"version": "2"}, "billed_units": {"search_units": 1}},
+    }
+
+
+def voyage_rerank(request: dict[str, Any], score: Callable[[str], float]) -> dict[str, Any]:
+    """Voyage's `POST /v1/rerank` reply ({"query", "documents", "model", "top_k"})."""
+    return {
+        "object": "list",
+        "data": _scores(request, score)[: request.get("top_k") or None],
+        "model": request["model"],
+        "usage": {"total_tokens": sum(len(d.split()) for d in request["documents"])},
+    }
+
+
+def openai_error(
+    message: str, kind: str = "invalid_request_error", code: str | None = None
+) -> dict[str, Any]:
+    """OpenAI's error body."""
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def voyage_error(detail: str) -> dict[str, Any]:
+    """Voyage's error body."""
+    return {"detail": detail}
+
+
+def cohere_error(message: str) -> dict[str, Any]:
+    """Cohere's error body."""
+    return {"id": "err-stub", "message": message}

@@ -76,6 +76,12 @@ def add_verbs(verb: AddVerb) -> None:
         metavar="TAG",
         help="memories tagged TAG or goal:TAG rank x1.5 (the goal stack does not lift this recall)",
     )
+    p.add_argument(
+        "--reranker",
+        metavar="NAME",
+        help="reorder the top results: cohere[:model] or voyage[:model] through the API (its key in "
+        "the daemon's environment), local, or off (default: the store's reranker.default, off)",
+    )
 
     p = verb(
         "inspect",
@@ -168,6 +174,8 @@ def _recall(args: argparse.Namespace) -> m.Body:
     if goal is not None:
         problem = validate.goal_problem(goal)
         check(None if problem is None else f"--goal: {problem}")
+    if args.reranker is not None:
+        check(validate.reranker_problem(utf8(args.reranker, "--reranker")))
     return m.Recall(
         query=args.query,
         budget=args.budget,
@@ -180,6 +188,7 @@ def _recall(args: argparse.Namespace) -> m.Body:
         scope=args.scope,
         hops=args.hops,
         goal=goal,
+        reranker=args.reranker,
     )
 
 

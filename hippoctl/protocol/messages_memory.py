@@ -44,6 +44,8 @@ class Recall(Body):
     hops: int = 0
     # Memories tagged for this goal rank x1.5, and the goal stack does not lift this recall.
     goal: str | None = None
+    # `--reranker`: off, local, cohere[:model] or voyage[:model]; None: the store's reranker.default.
+    reranker: str | None = None
 
 
 class Inspect(Body):

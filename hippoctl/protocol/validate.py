@@ -27,6 +27,17 @@ _URI = re.compile(r"^[a-z][a-z0-9+.-]*:")
 _SEARCH_TERM = f"\\w\\w|[{CJK_RANGES}]"
 
 
+RERANKERS = ("off", "local", "cohere", "voyage")
+_RERANKER = re.compile(r"^(off|local|cohere(:\S+)?|voyage(:\S+)?)$")
+
+
+def reranker_problem(spec: str) -> str | None:
+    """`--reranker` is off, local, or an API with an optional model: cohere[:model], voyage[:model]."""
+    if not _RERANKER.match(spec):
+        return f"--reranker {spec!r}: use off, local, cohere[:model] or voyage[:model]"
+    return None
+
+
 def content_problem(text: str) -> str | None:
     """For memory text already trimmed: at least 3 characters, at most 1 MiB of UTF-8."""
     if len(text) < MIN_CONTENT_CHARS:

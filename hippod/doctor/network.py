@@ -15,8 +15,11 @@ from hippoctl.protocol.replies_doctor import OK, WARN, Check
 from hippod.connectors.slack_api import api_url
 from hippod.doctor import hippoctl
 from hippod.doctor.settings import StoreConfig
+from hippod.embed.service import settings
+from hippod.remote.embed_apis import APIS
 from hippod.remote.extraction_config import MEMORIES_PER_SLEEP, ExtractionConfig, extraction_config
 from hippod.remote.providers import ANTHROPIC
+from hippod.remote.rerank import PROVIDERS as RERANK_APIS
 from hippod.store.config import STORE_DEFAULTS
 from hippod.teamlink import membership
 from hippod.teamlink.sender import PULL_SECONDS
@@ -35,9 +38,10 @@ def network_check(env: Mapping[str, str], stores: Sequence[StoreConfig], global_
     A model API that gets memory text unasked (sleep's extraction) is a warning, with the way to
     turn it off."""
     joined = membership.read(global_root)
-    parts = [_team(joined.url, stores) if joined is not None else _no_team()]
+    model_lines = model_api_lines(env, stores)
+    parts = [_team(joined.url, stores) if joined is not None else _no_team(bool(model_lines))]
     warned = False
-    for line, warn in model_api_lines(env, stores):
+    for line, warn in model_lines:
         parts.append(line)
         warned = warned or warn
     parts.append(
@@ -108,12 +112,44 @@ def refine_lines(env: Mapping[str, str], stores: Sequence[StoreConfig]) -> list[
     ]
 
 
-# The features that call a model API, in the order the check names them; API embedders and
-# rerankers add their own line-makers here.
-MODEL_CALLERS: list[ModelLines] = [extraction_lines, refine_lines]
+def embedder_and_reranker_lines(
+    env: Mapping[str, str], stores: Sequence[StoreConfig]
+) -> list[tuple[str, bool]]:
+    """What an API embedder (embeddings.provider) and an API reranker (`recall --reranker`, or a
+    store's reranker.default) send, and when."""
+    parts: list[str] = []
+    for store in stores:
+        wanted = settings(store.values)
+        if wanted.remote and wanted.mode != "off":
+            api = APIS[wanted.provider].provider
+            parts.append(
+                f'{store.path} sets embeddings.provider "{wanted.provider}", which sends memory text to '
+                f"{api.title}'s embedding API at {api.base_url(env)}: each memory once written and by "
+                f"{hippoctl('embed')}, and each recall's query (never a hook's)"
+            )
+        default = (store.values.get("reranker") or {}).get("default", "off")
+        if isinstance(default, str) and default.split(":")[0] in RERANK_APIS:
+            api = RERANK_APIS[default.split(":")[0]]
+            parts.append(
+                f"the top results' text and the query go to {api.title}'s rerank API at {api.base_url(env)} "
+                f"on every {hippoctl('recall')} ({store.path} sets reranker.default {default!r})"
+            )
+    keyed = [api for api in RERANK_APIS.values() if api.key(env) is not None]
+    if keyed:
+        parts.append(
+            f"{hippoctl('recall', '--reranker', keyed[0].name)} sends the query and the top results' text "
+            f"to {' or '.join(api.title for api in keyed)}'s rerank API when you run it"
+        )
+    return [(part, False) for part in parts]
 
 
-def _no_team() -> str:
+# The features that call a model API, in the order the check names them.
+MODEL_CALLERS: list[ModelLines] = [extraction_lines, refine_lines, embedder_and_reranker_lines]
+
+
+def _no_team(model_apis: bool) -> str:
+    if model_apis:
+        return "this hippod has joined no team server, so no memory text goes to one"
     return (
         "no memory text leaves this machine: it goes only to a team server, and this hippod has joined none"
     )

@@ -109,7 +109,12 @@ def run_checks(inputs: Inputs) -> list[Check]:
     checks += guarded("Config", lambda: settings.config_check(root, configs))
     counts = [stores.counts_of(found) for found in facts]
     checks += settings.embeddings_check(
-        configs, settings.model_dir(), inputs.load_failures, loaded=inputs.loaded, counts=counts
+        configs,
+        settings.model_dir(),
+        inputs.load_failures,
+        loaded=inputs.loaded,
+        counts=counts,
+        env=inputs.env,
     )
     checks.append(network.network_check(inputs.env, configs, root))
     return checks

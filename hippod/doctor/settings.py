@@ -11,13 +11,16 @@ from typing import Any
 from hippoctl.protocol.replies_doctor import FAIL, WARN, Check, StoreCounts
 from hippoctl.protocol.wording import plural
 from hippod.base.config import load_daemon_config
+from hippod.base.errors import HippoError
 from hippod.base.jsonfile import merge, read_object
 from hippod.doctor import Findings, hippoctl
 from hippod.embed.service import (
     EXTRA_HINT,
     MODEL_FILE,
     MODEL_PACKAGE,
+    Settings,
     missing_module,
+    require_api_key,
     settings,
 )
 from hippod.integrations import installed
@@ -89,9 +92,11 @@ def embeddings_check(
     *,
     loaded: Mapping[str, float | None] | None = None,
     counts: Sequence[StoreCounts] = (),
+    env: Mapping[str, str] | None = None,
 ) -> list[Check]:
-    """Fail when a store sets `embeddings.enabled: true` without the extra, or without a usable model;
-    say which model is in use, where its weights were read from, and each store's coverage."""
+    """Fail when a store sets `embeddings.enabled: true` without the extra, or without a usable model,
+    or names an embedding API whose key the daemon's environment (`env`) lacks; say which model is in
+    use, where its weights were read from, and each store's coverage."""
     found = Findings("Embeddings")
     modes: list[str] = []
     coverage = {c.kind: c for c in counts if c.error is None}
@@ -102,6 +107,10 @@ def embeddings_check(
         if wanted.mode != "off" and held is not None:
             mode += f" ({held.vectors.get(wanted.model, 0)} of {plural(held.memories, 'memory')} embedded)"
         modes.append(mode)
+        if wanted.remote:
+            if wanted.mode != "off":
+                _api_key_check(found, store.path, wanted, env)
+            continue
         if wanted.mode != "required":
             continue
         where = f"{store.path} requires embeddings ({wanted.model})"
@@ -121,6 +130,15 @@ def embeddings_check(
     if package_dir is not None:
         extra += f"; {_model_state(package_dir, loaded or {})}"
     return found.checks(f"{', '.join(modes)}; the extra is {extra}")
+
+
+def _api_key_check(found: Findings, path: str, wanted: Settings, env: Mapping[str, str] | None) -> None:
+    """Fail when the store's embedding API has no key: its memories get no vectors, and recall
+    uses words alone."""
+    try:
+        require_api_key(wanted, env)
+    except HippoError as exc:
+        found.add(FAIL, f"{path}: {exc.message}", exc.hint)
 
 
 def _model_state(package_dir: str, loaded: Mapping[str, float | None]) -> str:

@@ -73,9 +73,18 @@ async def embed_ids(
         await embeddings.texts(db.reader, ids), await embeddings.digests(db.reader, embedder.model, ids)
     )
     made: dict[str, bytes] = {}
-    for start in range(0, len(todo), BATCH):
-        made |= await _embed(db, embedder, todo[start : start + BATCH], written=written)
+    step = _step(embedder)
+    for start in range(0, len(todo), step):
+        made |= await _embed(db, embedder, todo[start : start + step], written=written)
     return made
+
+
+def _step(embedder: Embedder) -> int:
+    """Memories embedded and stored together: BATCH for the shipped model; for an API, the first
+    whole number of its calls (`batch` texts each) from BATCH up, so only a run's last call goes
+    out part-full."""
+    per_call = int(getattr(embedder, "batch", BATCH))
+    return per_call * -(-BATCH // per_call)
 
 
 async def scan(
@@ -94,6 +103,7 @@ async def scan(
     current = total = 0
     done = 0
     after = 0
+    step = _step(embedder)
     while page := await embeddings.texts_page(db.reader, after, PAGE):
         after = page[-1][0]
         rows = [(memory_id, content, tags) for _, memory_id, content, tags in page]
@@ -102,8 +112,8 @@ async def scan(
         current += len(rows) - len(todo)
         if not write:
             continue
-        for start in range(0, len(todo), BATCH):
-            chunk = todo[start : start + BATCH]
+        for start in range(0, len(todo), step):
+            chunk = todo[start : start + step]
             await _embed(db, embedder, chunk, written=written)
             done += len(chunk)
             if progress is not None:

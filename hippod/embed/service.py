@@ -12,10 +12,12 @@ import hashlib
 import importlib.util
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from hippod.base.errors import HippoError
+from hippod.remote.embed_apis import APIS
 from hippod.store.config import DEFAULT_COSINE_FLOOR, DEFAULT_MODEL
 
 log = logging.getLogger("hippod.embed")
@@ -69,10 +71,20 @@ class Settings:
     mmr: bool
     mmr_lambda: float
     off_reason: str | None = None  # with mode "off": what turned embeddings off, in words
+    # "local" (the shipped model), or the API that embeds: "openai", "voyage", "cohere". With an
+    # API, `model` is the name its vectors are stored under: "<provider>/<the API's model>".
+    provider: str = "local"
+    batch: int | None = None  # embeddings.batchSize: texts per API call, under the API's most
+
+    @property
+    def remote(self) -> bool:
+        """The vectors come from a provider's API, over the network."""
+        return self.provider != "local"
 
 
 ENV_OFF = f"{ENV_SWITCH}=off in the daemon's environment"
 CONFIG_OFF = "embeddings.enabled is false in this store's config.json"
+PROVIDERS = ("local", *APIS)
 
 
 def settings(config: dict[str, Any]) -> Settings:
@@ -89,18 +101,30 @@ def settings(config: dict[str, Any]) -> Settings:
     else:
         mode = "auto"
     model = section.get("model")
+    model = model if isinstance(model, str) and model else DEFAULT_MODEL
+    provider = section.get("provider", "local")
+    if provider not in PROVIDERS:
+        mode = "off"
+        off_reason = f"embeddings.provider {provider!r} is not one of {', '.join(PROVIDERS)}"
+        provider = "local"
+    elif provider != "local":
+        # The shipped model's name is the default of the key: an API's own default replaces it.
+        model = f"{provider}/{APIS[provider].default_model if model == DEFAULT_MODEL else model}"
+    batch = section.get("batchSize")
     weight = _unit(section.get("hybridWeight"))
     floor = _unit(section.get("cosineFloor"))
     mmr = config.get("mmr") or {}
     lam = _unit(mmr.get("lambda"))
     return Settings(
         mode=mode,
-        model=model if isinstance(model, str) and model else DEFAULT_MODEL,
+        model=model,
         hybrid_weight=0.6 if weight is None else weight,
         cosine_floor=DEFAULT_COSINE_FLOOR if floor is None else floor,
         mmr=mmr.get("enabled", True) is not False,
         mmr_lambda=0.7 if lam is None else lam,
         off_reason=off_reason,
+        provider=provider,
+        batch=batch if isinstance(batch, int) and not isinstance(batch, bool) and batch > 0 else None,
     )
 
 
@@ -145,6 +169,9 @@ class EmbedService:
         """
         if s.mode == "off" or s.model in self.unavailable:
             return True
+        if s.remote:
+            # An API needs no extra; its key is checked when the embedder is made.
+            return s.model not in self._loaded and _api_key(s, self.unavailable) is None
         if s.model not in self._loaded and (absent := missing_module()):
             self.unavailable[s.model] = f"the embeddings extra is not installed ({absent}); {EXTRA_HINT}"
             return True
@@ -158,6 +185,16 @@ class EmbedService:
             return self._loaded[s.model]
         if s.model in self.unavailable:
             return None
+        if s.remote:
+            key = _api_key(s, self.unavailable)
+            if key is None:
+                return None
+            # numpy and the HTTP client, only once a store uses an API.
+            from hippod.embed.api_embedder import ApiEmbedder
+
+            provider, _, model = s.model.partition("/")
+            self._loaded[s.model] = ApiEmbedder(provider, model, key, s.batch)
+            return self._loaded[s.model]
         task = self._loading.get(s.model)
         if task is None:
             task = asyncio.get_running_loop().create_task(asyncio.to_thread(_load, s.model, self.unavailable))
@@ -167,6 +204,21 @@ class EmbedService:
         if embedder is not None:
             self._loaded[s.model] = embedder
         return embedder
+
+
+def _api_key(s: Settings, unavailable: dict[str, str]) -> str | None:
+    """The key of the store's embedding API from the daemon's environment; when it is unset, None,
+    and the one-line reason noted under the model."""
+    try:
+        return require_api_key(s)
+    except HippoError as exc:
+        unavailable[s.model] = exc.message
+        return None
+
+
+def require_api_key(s: Settings, env: Mapping[str, str] | None = None) -> str:
+    """The key of the store's embedding API, or the one-line error naming the variable to set."""
+    return APIS[s.provider].provider.require_key(env, purpose=f"embeddings.provider {s.provider!r}")
 
 
 def missing_module() -> str | None:

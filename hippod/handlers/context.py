@@ -95,7 +95,9 @@ async def context(
         query = None
     ranking: search.Ranking | None = None
     if query is not None:
-        ranking = await search.rank(ctx, m.Recall(query=query, min_results=0, scope=body.scope))
+        # A session's start waits on this: an API embedder's round trip is left out (words alone).
+        recall = m.Recall(query=query, min_results=0, scope=body.scope, mode=search.OFFLINE)
+        ranking = await search.rank(ctx, recall)
         project, primary, ranked = ranking.project, ranking.primary, ranking.ranked
     else:
         project, primary, ranked = await _by_strength(ctx, body.scope)

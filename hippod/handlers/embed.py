@@ -29,7 +29,9 @@ async def embed(ctx: RequestContext, body: m.Embed) -> tuple[EmbedReply, str]:
             line += f"; about {_rough(r.seconds_left)} left at {r.per_second:,.0f} memories/s"
         lines.append(line)
     if not body.status_only and results and all(r.unavailable is not None for r in results):
-        raise HippoError("embeddings_unavailable", lines[0].split(": ", 1)[1], hint=EXTRA_HINT)
+        remote = stores[0].embed_settings().remote
+        hint = "set the key where hippod runs, then `hippoctl daemon restart`" if remote else EXTRA_HINT
+        raise HippoError("embeddings_unavailable", lines[0].split(": ", 1)[1], hint=hint)
     return EmbedReply(stores=results), "\n".join(lines)
 
 
@@ -65,6 +67,8 @@ async def _one(ctx: RequestContext, store: SqliteStore, status_only: bool) -> Em
         raise
     entry.added = entry.total - before
     entry.embedded = entry.total
+    # An API's vectors have the size its answers had.
+    entry.dim = embedder.dim
     return entry
 
 

@@ -10,4 +10,4 @@ from hippod.recall import answer
 
 
 async def recall(ctx: RequestContext, body: m.Recall) -> tuple[RecallReply, str]:
-    return await answer.recall(ctx, body)
+    return await answer.recall(ctx, body, rerank_default=True)

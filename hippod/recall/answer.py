@@ -13,7 +13,7 @@ from hippod.calls.request import RequestContext
 from hippod.model import strength as st
 from hippod.model.terms import stem
 from hippod.model.tokenize import tokenize
-from hippod.recall import hops, ledger_rows, render
+from hippod.recall import hops, ledger_rows, render, rerank
 from hippod.recall.budget import tokens, tokens_of
 from hippod.recall.pack import Packed, pack
 from hippod.recall.score import Scored, sort_key
@@ -144,10 +144,11 @@ class _Fill:
 
 
 async def recall(
-    ctx: RequestContext, body: m.Recall, *, surface: str | None = "recall"
+    ctx: RequestContext, body: m.Recall, *, surface: str | None = "recall", rerank_default: bool = False
 ) -> tuple[RecallReply, str]:
     """Ranked memories within the budget; the block goes on the token ledger under `surface`
-    (None: the caller records it, e.g. as part of a larger block)."""
+    (None: the caller records it, e.g. as part of a larger block). The request's reranker reorders
+    the top first, or with `rerank_default` (the recall verb) the store's reranker.default."""
     problem = validate.query_problem(body.query)
     if problem is not None:
         raise HippoError("usage", problem)
@@ -159,6 +160,9 @@ async def recall(
     ranking = await rank(ctx, body)
     ranked = ranking.ranked
     config = ranking.primary.config
+    reranker = rerank.chosen(body, config, use_default=rerank_default)
+    if reranker is not None:
+        ranked = await rerank.reorder(ctx, body.query, ranked, reranker, rerank.top_n(config))
     budget = body.budget if body.budget is not None else int(config.get("defaultBudget", 4000))
 
     words = tokenize(body.query)

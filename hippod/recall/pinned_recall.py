@@ -14,7 +14,7 @@ from hippod.recall import pinned_block as pb
 from hippod.recall import tombstones
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, drop_extracted_sources
-from hippod.recall.search import score_store
+from hippod.recall.search import OFFLINE, score_store
 from hippod.store.stores import Store
 
 # A prompt is a recall query only up to here: a pasted log must not turn into thousands of terms.
@@ -36,7 +36,8 @@ async def prompt_matches(
     if limit <= 0 or validate.query_problem(text) is not None:
         return []
     query = query_terms(text)
-    body = m.Recall(query=text)
+    # The prompt waits on this: an API embedder's network round trip is left out (words alone).
+    body = m.Recall(query=text, mode=OFFLINE)
     sc = ScoreContext(clock.now(), ctx.cwd_path_tags, ctx.active_scope, ctx.state.loss_aversion)
     hidden = await tombstones.of_read(ctx.tenant, project, global_)
     local = await score_store(project, query, body, ctx, sc) if project else []

@@ -42,6 +42,9 @@ async def score_store(
     settings = _with_mode(store.embed_settings(), body.mode)
     if body.mode == "hybrid" and store.embedder.missing(settings):
         raise _no_hybrid(store, settings)
+    if settings.remote and isinstance(store, SqliteStore) and store.embedder.missing(settings):
+        # An API embedder without its key: the recall goes on with words alone, and says why.
+        warn(ctx, f"(recall used words alone: {store.embedder.reason(settings.model)})")
     stats = None
     if store.fts5:
         found, stats = await by_terms(
@@ -67,7 +70,7 @@ async def score_store(
                 scope=body.scope,
                 limit=CANDIDATE_LIMIT,
             )
-    by_meaning, query_vector = await _by_meaning(store, embedder, settings, body, tenant, found)
+    by_meaning, query_vector = await _by_meaning(store, embedder, settings, body, tenant, found, ctx)
     found += by_meaning
     candidates = [c.memory for c in found]
     terms = [c.terms for c in found]
@@ -103,9 +106,15 @@ async def score_store(
     return scored
 
 
+# A `mode` the hooks' reads use: the store's embeddings when they are the shipped model's, words
+# alone when they come from an API, so a hook never waits on the network.
+OFFLINE = "offline"
+
+
 def _with_mode(settings: Settings, mode: str | None) -> Settings:
-    """The store's settings under the HTTP API's `mode`: bm25 leaves the model out, hybrid needs it."""
-    if mode == "bm25":
+    """The store's settings under the HTTP API's `mode`: bm25 leaves the model out, hybrid needs it;
+    OFFLINE leaves out an API's."""
+    if mode == "bm25" or (mode == OFFLINE and settings.remote):
         return dataclasses.replace(settings, mode="off")
     if mode == "hybrid" and settings.mode != "off":
         return dataclasses.replace(settings, mode="required")
@@ -145,6 +154,7 @@ async def _by_meaning(
     body: m.Recall,
     tenant: str,
     found: list[Candidate],
+    ctx: RequestContext,
 ) -> tuple[list[Candidate], bytes | None]:
     """The admitted memories nearest the query by meaning that the terms did not find (at most
     `nearest.NEAREST`, from the cosine floor up), and the query's vector when it was made.
@@ -156,13 +166,15 @@ async def _by_meaning(
         return [], None
     from hippod.embed.nearest import NearestIndex  # numpy, only once a store has vectors
 
+    query = await _query_vector(ctx, embedder, body.query)
+    if not query:
+        return [], query
+    # The size the model's vectors have: an API's is known from its answer.
+    dim = len(query) // 4
     index = store.nearest
-    if index is None or index.model != embedder.model:
-        index = store.nearest = NearestIndex(embedder.model, embedder.dim)
+    if index is None or index.model != embedder.model or index.dim != dim:
+        index = store.nearest = NearestIndex(embedder.model, dim)
     await index.ensure_loaded(store.db.reader)
-    if not len(index):
-        return [], None
-    query = await asyncio.to_thread(embedder.query, body.query)
     ids = index.nearest(query, settings.cosine_floor, {c.memory.id for c in found})
     admitted = {
         c.memory.id: c
@@ -211,8 +223,9 @@ async def _cosines(
             warn(ctx, f"(embeddings are required by config but unavailable: {reason})")
         return None
     if query_vector is None:
-        # A sentence model takes milliseconds for the query: off the event loop, so other requests go on.
-        query_vector = await asyncio.to_thread(embedder.query, query)
+        query_vector = await _query_vector(ctx, embedder, query)
+    if not query_vector:
+        return None
     return embedder.cosines(query_vector, [blobs.get(c.id) for c in candidates]), blobs
 
 
@@ -224,6 +237,18 @@ async def _current_vectors(store: SqliteStore, model: str, candidates: list[Memo
         for c in candidates
         if c.id in stored and stored[c.id][1] == text_digest(embedding_text(c.content, c.tags))
     }
+
+
+async def _query_vector(ctx: RequestContext, embedder: Embedder, text: str) -> bytes:
+    """The query's vector; empty when an API embedder could not make it, and the recall then goes on
+    with words alone and says why."""
+    try:
+        # A sentence model takes milliseconds for the query, an API a round trip: off the event
+        # loop, so other requests go on.
+        return await asyncio.to_thread(embedder.query, text)
+    except HippoError as exc:
+        warn(ctx, f"(recall used words alone: {exc.message})")
+        return b""
 
 
 def warn(ctx: RequestContext, line: str) -> None:

@@ -36,6 +36,8 @@ class Policy:
     timeout_s: float = TIMEOUT_S
     retries: int = RETRIES
     backoff_s: float = BACKOFF_S
+    # The longest a server's `retry-after` is waited for; a longer one is waited this long.
+    max_wait_s: float = MAX_WAIT_S
 
 
 def api_message(body: Any) -> str:
@@ -115,8 +117,8 @@ class Caller:
 
     def _pause(self, attempt: int, named: float | None) -> float:
         if named is not None:
-            return min(named, MAX_WAIT_S)
-        return float(min(self.policy.backoff_s * 2**attempt, MAX_WAIT_S))
+            return min(named, self.policy.max_wait_s)
+        return float(min(self.policy.backoff_s * 2**attempt, self.policy.max_wait_s))
 
 
 def _json_object(name: str, answer: httpx.Response) -> dict[str, Any]:

@@ -49,6 +49,9 @@ STORE_DEFAULTS: dict[str, Any] = {
         "hybridWeight": 0.6,
         "cosineFloor": DEFAULT_COSINE_FLOOR,
     },
+    # `recall --reranker` when the verb names none: off, local, cohere[:model] or voyage[:model];
+    # topN results are reordered (recall/rerank.py).
+    "reranker": {"default": "off", "topN": 20},
     "replay": {"count": 5},
     "autoTraceCapture": True,
     "autoTraceWindowDays": 7,
