@@ -104,16 +104,18 @@ def test_watch_roots_watched_and_not_there_yet_and_a_watcher_turned_off(hippo: H
     assert_exit_rule(code, document)
 
 
-def test_an_api_key_in_the_daemon_env_sends_nothing(hippo: Hippo) -> None:
-    """Nothing in hippod calls the Anthropic API: the key in the daemon's environment changes nothing
-    that is sent, and doctor names no config.json for it."""
+def test_an_api_key_in_the_daemon_env_is_named_with_what_sleep_will_send(hippo: Hippo) -> None:
+    """The Anthropic key in the daemon's environment turns sleep's extraction on ("auto"): doctor's
+    Network check warns, names what is sent where, and the fix; the key itself is never printed."""
     hippo.start(env=hippo.daemon_env(ANTHROPIC_API_KEY="sk-ant-NOT-PRINTED"))
     code, document = doctor_json(hippo)
     network = by_name(document)["Network"]
-    assert network["status"] == "ok" and network["fix"] is None
-    assert network["message"].startswith("no memory text leaves this machine")
-    assert "ANTHROPIC_API_KEY is set but unused" in network["message"]
-    assert "sleep will send" not in network["message"] and "config.json" not in network["message"]
+    assert network["status"] == "warn"
+    assert (
+        network["fix"]
+        == 'set "extraction": {"enabled": false} in a store\'s config.json to keep its memories here'
+    )
+    assert "sleep sends up to 20 memories' text to https://api.anthropic.com" in network["message"]
     assert "NOT-PRINTED" not in json.dumps(document)
     assert_exit_rule(code, document)
 

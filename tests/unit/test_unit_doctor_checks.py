@@ -331,7 +331,7 @@ def test_an_api_key_with_extraction_on_names_what_sleep_and_refine_send(tmp_path
         == 'set "extraction": {"enabled": false} in a store\'s config.json to keep its memories here'
     )
     parts = check.message.split("; ")
-    assert parts[0].startswith("no memory text leaves this machine")
+    assert parts[0] == "this hippod has joined no team server, so no memory text goes to one"
     assert parts[1] == (
         "sleep sends up to 20 memories' text to https://api.anthropic.com with claude-sonnet-4-6 "
         "(at most 20 calls and 50000 tokens a sleep)"
