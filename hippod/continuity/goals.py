@@ -102,6 +102,8 @@ async def push(ctx: RequestContext, tag: str, *, own_session: bool) -> tuple[Goa
         goal = await goals.push(conn, ctx.tenant, stack, tag, clock.iso(clock.now()))
         active = [*active, goal]
         items = await _items(conn, active, active)
+    # Set once the push is committed; a pop leaves it set (a recall then finds the stacks empty).
+    store.goals_pushed = True
     lifts = next(i.lifting for i in items if i.id == goal.id)
     owner = "the session" if stack != STORE_STACK else "the store"
     text = f"Pushed goal {tag} (#{goal.id}) on {owner}'s stack"

@@ -332,6 +332,10 @@ async def _goal_lift(ctx: RequestContext, primary: Store, goal: str | None) -> G
         return GoalLift(explicit=tag)
     if not isinstance(primary, SqliteStore):
         return NO_GOALS
+    if primary.goals_pushed is None:
+        primary.goals_pushed = await goals.any_active(primary.db.reader)
+    if not primary.goals_pushed:
+        return NO_GOALS
     session = goals.stack_session(ctx.session_key)
     return GoalLift(stack=tuple(lifting(await goals.on_stack(primary.db.reader, ctx.tenant, session))))
 

@@ -139,6 +139,9 @@ class SqliteStore(Store):
         self.nearest: NearestIndex | None = None
         # Concurrent remembers share a transaction (store/sqlite/group_commit.py).
         self.remembers = GroupCommit(db, remembers.write)
+        # Whether a goal was ever active in this store since it opened (None: not read yet), so that
+        # a recall in a store whose stacks are empty, nearly every store, asks nothing about goals.
+        self.goals_pushed: bool | None = None
 
     def embed_settings(self) -> Settings:
         return settings(self.config)

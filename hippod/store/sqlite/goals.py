@@ -57,6 +57,12 @@ async def on_stack(conn: aiosqlite.Connection, tenant: str, session: str | None)
     return [_goal(r) for r in rows]
 
 
+async def any_active(conn: aiosqlite.Connection) -> bool:
+    """Whether any stack of any tenant holds an active goal."""
+    rows = await conn.execute_fetchall("SELECT 1 FROM goals WHERE status = 'active' LIMIT 1")
+    return bool(rows)
+
+
 async def every(conn: aiosqlite.Connection, tenant: str, session: str | None) -> list[Goal]:
     """Every goal of the store's stack and `session`'s, popped ones too, in the order they were pushed."""
     where, params = _stacks(session)
