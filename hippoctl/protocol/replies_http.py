@@ -80,7 +80,7 @@ class DeadLettersReply(Reply):
 
 class ReplayedLetter(Reply):
     """One dead letter's replay: what it became (ingested, duplicate, skipped, archived, not_found,
-    deleted, rejected), or `failed` with its new error, or with --dry-run what it would become."""
+    deleted, stale, rejected), or `failed` with its new error, or with --dry-run what it would become."""
 
     id: int
     status: str

@@ -37,7 +37,8 @@ class ConnectorContext(RequestContext):
 @dataclass(frozen=True, slots=True)
 class Ack:
     """What the delivery did: ingested, duplicate, skipped, archived, not_found, deleted (the item
-    was deleted at the source, or archived here, before this delivery) or rejected (its text is)."""
+    was deleted at the source, or archived here, before this delivery), stale (an edit no newer than
+    the one applied; memory_id is the receipt kept) or rejected (its text is)."""
 
     status: str
     memory_id: str | None = None
@@ -81,6 +82,80 @@ async def _archive(
         row.kind, row.content, row.updated_at = "archived", "", now
 
 
+async def _archived_here(
+    conn: aiosqlite.Connection, tenant: str, ref: str, item: connectors.Kept | None, edit: bool
+) -> bool:
+    """Whether an item with no live receipt was stored and archived since, so that a late delivery
+    does not bring it back: for an edit, the receipt the connectors left live was archived here (an
+    item the source emptied, or whose text was rejected, takes a later edit); for the item itself, or
+    an item stored before receipts were kept, every receipt of it is archived."""
+    if item is None or not edit:
+        return await connectors.archived_only(conn, tenant, ref)
+    return item.memory_id is not None
+
+
+async def _remove(
+    ctx: ConnectorContext, conn: aiosqlite.Connection, plan: Remove, key: str, now: str
+) -> tuple[Ack, list[Memory]]:
+    """A deletion archives the item's receipts for good; an emptying edit archives them unless a
+    newer edit was applied (`stale`)."""
+    tenant, ref = ctx.tenant, plan.artifact_ref
+    item = await connectors.kept(conn, tenant, ref)
+    if not plan.deleted and item is not None and item.stale(plan.edited):
+        return Ack("stale", item.memory_id), []
+    archived = await connectors.raw_rows(conn, tenant, ref)
+    await _archive(ctx, conn, archived, plan.reason, now)
+    if plan.deleted:
+        await connectors.record_removal(conn, tenant, ref, now, key)
+    else:
+        # Nothing live to empty: a receipt archived here stays the one a later edit is checked against.
+        left = item.memory_id if item is not None and not archived else None
+        await connectors.keep(conn, tenant, ref, left, plan.edited, key, now)
+    return Ack("archived" if archived else "not_found", archived=len(archived)), archived
+
+
+async def _ingest(
+    ctx: ConnectorContext,
+    conn: aiosqlite.Connection,
+    plan: Ingest,
+    memory: Memory,
+    key: str,
+    event: str,
+    now: str,
+) -> tuple[Ack, list[Memory]]:
+    """Store an item once; an edit replaces its live receipt unless it is no newer than the edit
+    applied (`stale`); an item deleted at the source or archived here is not brought back."""
+    tenant, ref = ctx.tenant, plan.receipt.artifact_ref
+    earlier = await connectors.raw_rows(conn, tenant, ref)
+    item = await connectors.kept(conn, tenant, ref)
+    if await connectors.removed(conn, tenant, ref) or (
+        not earlier and await _archived_here(conn, tenant, ref, item, plan.edit)
+    ):
+        return Ack("deleted"), []
+    if earlier and not plan.edit:
+        # The same item again (a backfill beside the webhook, a reopened issue): kept once.
+        return Ack("duplicate", earlier[0].id), []
+    if plan.edit and item is not None and item.stale(plan.edited):
+        # An edit older than the text stored (a late delivery, a replayed letter) changes nothing.
+        return Ack("stale", item.memory_id), []
+    edited = plan.edited if plan.edit else None
+    await _archive(ctx, conn, earlier, f"edited at the source ({key})", now)
+    if not await memories.insert(conn, memory):
+        await connectors.keep(conn, tenant, ref, None, edited, key, now)
+        return Ack("rejected"), earlier  # a rejected text stays rejected
+    await memories.audit(
+        conn,
+        ts=now,
+        tenant=tenant,
+        actor=ctx.actor,
+        op="connector_ingest",
+        target=memory.id,
+        metadata={"source": ctx.source, "event": event},
+    )
+    await connectors.keep(conn, tenant, ref, memory.id, edited, key, now)
+    return Ack("ingested", memory.id, archived=len(earlier) or None), earlier
+
+
 async def deliver(
     state: DaemonView, source: str, key: str, event: str, tenant: str, plan: Plan, letter: int | None = None
 ) -> Ack:
@@ -118,38 +193,9 @@ async def deliver(
             return Ack("duplicate", seen.memory_id)
         ack = Ack("skipped")
         if isinstance(plan, Remove):
-            archived = await connectors.raw_rows(conn, tenant, plan.artifact_ref)
-            await _archive(ctx, conn, archived, plan.reason, now)
-            if plan.deleted:
-                await connectors.record_removal(conn, tenant, plan.artifact_ref, now, key)
-            ack = Ack("archived" if archived else "not_found", archived=len(archived))
+            ack, archived = await _remove(ctx, conn, plan, key, now)
         elif isinstance(plan, Ingest) and memory is not None:
-            ref = plan.receipt.artifact_ref
-            earlier = await connectors.raw_rows(conn, tenant, ref)
-            if await connectors.removed(conn, tenant, ref) or (
-                not earlier and not plan.edit and await connectors.archived_only(conn, tenant, ref)
-            ):
-                # Deleted at the source, or archived here since: a late delivery does not undo that.
-                ack = Ack("deleted")
-            elif earlier and not plan.edit:
-                # The same item again (a backfill beside the webhook, a reopened issue): kept once.
-                ack = Ack("duplicate", earlier[0].id)
-            else:
-                archived = earlier
-                await _archive(ctx, conn, archived, f"edited at the source ({key})", now)
-                if await memories.insert(conn, memory):
-                    await memories.audit(
-                        conn,
-                        ts=now,
-                        tenant=tenant,
-                        actor=ctx.actor,
-                        op="connector_ingest",
-                        target=memory.id,
-                        metadata={"source": source, "event": event},
-                    )
-                    ack = Ack("ingested", memory.id, archived=len(archived) or None)
-                else:
-                    ack = Ack("rejected")  # a rejected text stays rejected
+            ack, archived = await _ingest(ctx, conn, plan, memory, key, event, now)
         await connectors.log_delivery(conn, source, key, tenant, now, ack.memory_id, event)
         if letter is not None:
             await connectors.mark_replayed(conn, letter, ack.status, ack.memory_id, now)
@@ -158,6 +204,19 @@ async def deliver(
     if ack.status == "ingested" and memory is not None:
         store.written([memory])
     return ack
+
+
+async def stale(state: DaemonView, tenant: str, plan: Plan) -> bool:
+    """Whether a plan is an edit no newer than the one applied: a dry run's look, without a write."""
+    if isinstance(plan, Ingest) and plan.edit:
+        ref, edited = plan.receipt.artifact_ref, plan.edited
+    elif isinstance(plan, Remove) and not plan.deleted:
+        ref, edited = plan.artifact_ref, plan.edited
+    else:
+        return False
+    store = await global_store(state)
+    item = await connectors.kept(store.db.reader, tenant, ref)
+    return item is not None and item.stale(edited)
 
 
 async def dead_letter(

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from hippod.connectors.plans import Ingest, Malformed, Plan, Receipt, Remove, Skip, tags, text_of
+from hippod.connectors.plans import (
+    Ingest,
+    Malformed,
+    Plan,
+    Receipt,
+    Remove,
+    Skip,
+    iso_time,
+    tags,
+    text_of,
+)
 
 # event -> the actions that carry new text; `deleted` archives; any other action is skipped.
 TEXT_ACTIONS = {
@@ -109,4 +119,7 @@ def plan(event: str, payload: dict[str, Any], delivery: str) -> Plan:
         artifact_ref=artifact,
         tags=tags("source:github", f"repo:{full_name}", f"event:{event}.{action}", f"user:gh:{login}"),
     )
-    return Ingest(receipt, edit=action == "edited")
+    if action != "edited":
+        return Ingest(receipt)
+    # The edited item's own updated_at orders its edits (a review that has none is not ordered).
+    return Ingest(receipt, edit=True, edited=iso_time(item.get("updated_at")))

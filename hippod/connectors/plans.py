@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from hippoctl.protocol import validate
+
+_SLACK_TS = re.compile(r"(\d{1,12})(?:\.(\d{1,6}))?", re.ASCII)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +27,9 @@ class Receipt:
 class Ingest:
     receipt: Receipt
     edit: bool = False  # the source changed the item: its earlier receipts are archived first
+    # An edit's time at the source (µs since the epoch; None when it gave none): an edit no newer
+    # than the one stored is stale and changes nothing.
+    edited: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +40,7 @@ class Remove:
     artifact_ref: str
     reason: str
     deleted: bool = True
+    edited: int | None = None  # an emptying edit's time at the source, as Ingest's
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +71,25 @@ def tags(*given: str | None) -> list[str]:
 def text_of(*parts: object) -> str:
     """The non-empty parts, trimmed, a blank line apart."""
     return "\n\n".join(p.strip() for p in parts if isinstance(p, str) and p.strip())
+
+
+def slack_time(ts: object) -> int | None:
+    """A Slack timestamp ("1700000000.000100") in microseconds since the epoch; None if it is none."""
+    found = _SLACK_TS.fullmatch(ts) if isinstance(ts, str) else None
+    if found is None:
+        return None
+    return int(found[1]) * 1_000_000 + int((found[2] or "").ljust(6, "0"))
+
+
+def iso_time(value: object) -> int | None:
+    """An ISO 8601 time (GitHub's "2026-11-30T10:00:00Z") in microseconds since the epoch, a time
+    without a zone read as UTC; None if it is none."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - _EPOCH) // timedelta(microseconds=1)

@@ -5,7 +5,8 @@ which marks it done in the transaction that applies it.
 Exactly once: the delivery's key (Slack's event_id, GitHub's X-GitHub-Delivery) is logged with the
 delivery, so a second replay, or a live redelivery of the same event before or after, finds it seen
 and stores nothing. What the source deleted since, or what was archived or rejected here since, is
-not brought back (deliver's `deleted` and `rejected`). A letter that still cannot be applied stays,
+not brought back (deliver's `deleted` and `rejected`), and an edit older than the one applied since
+changes nothing (`stale`: the letter is done). A letter that still cannot be applied stays,
 with its new error and one more attempt.
 """
 
@@ -79,6 +80,8 @@ async def _would(state: DaemonView, source: str, letter: connectors.Letter, read
     seen = await connectors.logged(store.db.reader, source, read.key)
     if seen is not None:
         return Replayed(letter.id, "duplicate", read.tenant, letter.retry_count, seen.memory_id)
+    if await deliver.stale(state, read.tenant, read.plan):
+        return Replayed(letter.id, "would_stale", read.tenant, letter.retry_count)
     status = (
         "ingest" if isinstance(read.plan, Ingest) else "archive" if isinstance(read.plan, Remove) else "skip"
     )

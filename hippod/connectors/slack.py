@@ -6,7 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hippod.connectors.plans import Ingest, Malformed, Plan, Receipt, Remove, Skip, tags, text_of
+from hippod.connectors.plans import (
+    Ingest,
+    Malformed,
+    Plan,
+    Receipt,
+    Remove,
+    Skip,
+    slack_time,
+    tags,
+    text_of,
+)
 
 # Subtypes that carry a person's message; every other subtype (joins, topics, bots...) is skipped.
 MESSAGE_SUBTYPES = frozenset({None, "thread_broadcast", "file_share", "me_message"})
@@ -89,17 +99,29 @@ def plan(env: Envelope) -> Plan:
             raise Malformed("parse_error", "message_changed without message")
         if _is_bot(message):
             return Skip("a bot's message")
+        edited = edit_time(event, message)
         receipt = _receipt(env.team_id, channel, event.get("channel_type"), message)
         if receipt is None:
             emptied = f"emptied in Slack ({env.event_id})"
-            return Remove(receipt_ref(env.team_id, channel, message), emptied, deleted=False)
-        return Ingest(receipt, edit=True)
+            return Remove(receipt_ref(env.team_id, channel, message), emptied, deleted=False, edited=edited)
+        return Ingest(receipt, edit=True, edited=edited)
     if _is_bot(event):
         return Skip("a bot's message")
     if subtype not in MESSAGE_SUBTYPES:
         return Skip(f"message subtype {subtype} is not ingested")
     receipt = _receipt(env.team_id, channel, event.get("channel_type"), event)
     return Skip("a message without text") if receipt is None else Ingest(receipt)
+
+
+def edit_time(event: dict[str, Any], message: dict[str, Any]) -> int | None:
+    """When a message_changed edit was made: the message's `edited.ts`, else the event's own ts."""
+    edited = message.get("edited")
+    stamp = edited.get("ts") if isinstance(edited, dict) else None
+    for given in (stamp, event.get("ts"), event.get("event_ts")):
+        found = slack_time(given)
+        if found is not None:
+            return found
+    return None
 
 
 def receipt_ref(team: str, channel: str, message: dict[str, Any]) -> str:

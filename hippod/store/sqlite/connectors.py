@@ -187,6 +187,50 @@ async def removed(conn: aiosqlite.Connection, tenant: str, artifact_ref: str) ->
     return bool(list(rows))
 
 
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A source item's receipt as the connectors left it: the live memory (None: they left none)
+    and the source's time of the newest edit applied (µs since the epoch; None: no edit yet)."""
+
+    memory_id: str | None
+    source_edited_us: int | None
+
+    def stale(self, edited: int | None) -> bool:
+        """Whether an edit made at `edited` is no newer than the one applied (an edit or a stored
+        edit without a time is not ordered)."""
+        return edited is not None and self.source_edited_us is not None and edited <= self.source_edited_us
+
+
+async def kept(conn: aiosqlite.Connection, tenant: str, artifact_ref: str) -> Kept | None:
+    rows = list(
+        await conn.execute_fetchall(
+            "SELECT memory_id, source_edited_us FROM connector_receipts "
+            "WHERE tenant_id = ? AND artifact_ref = ?",
+            (tenant, artifact_ref),
+        )
+    )
+    return Kept(rows[0][0], rows[0][1]) if rows else None
+
+
+async def keep(
+    conn: aiosqlite.Connection,
+    tenant: str,
+    artifact_ref: str,
+    memory_id: str | None,
+    edited: int | None,
+    key: str,
+    now: str,
+) -> None:
+    """Note the receipt a delivery left live (None: none) and, for an edit, its time at the source."""
+    await conn.execute(
+        "INSERT INTO connector_receipts (tenant_id, artifact_ref, memory_id, source_edited_us, delivery, "
+        "updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, artifact_ref) DO UPDATE SET "
+        "memory_id = excluded.memory_id, delivery = excluded.delivery, updated_at = excluded.updated_at, "
+        "source_edited_us = coalesce(excluded.source_edited_us, source_edited_us)",
+        (tenant, artifact_ref, memory_id, edited, key, now),
+    )
+
+
 async def archived_only(conn: aiosqlite.Connection, tenant: str, artifact_ref: str) -> bool:
     """Whether the item was stored and every receipt of it archived since (deleted, or archived by
     the user): a late delivery of it does not bring it back."""
