@@ -7,7 +7,8 @@ forgot a tenant filter still reads and writes that tenant's rows alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -23,3 +24,10 @@ def acting_as(tenant: str) -> Iterator[None]:
         yield
     finally:
         REQUEST_TENANT.reset(token)
+
+
+def daemon_tenant(env: Mapping[str, str] | None = None) -> str:
+    """The tenant of the user who owns this daemon: HIPPO_TENANT of its environment, else `default`.
+    What the daemon does on its own (the daily sleep, imports) acts for this tenant."""
+    env = os.environ if env is None else env
+    return env.get("HIPPO_TENANT", "").strip() or "default"

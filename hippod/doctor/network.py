@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 
 from hippoctl.protocol.replies_doctor import OK, WARN, Check
+from hippod.base.tenancy import daemon_tenant
 from hippod.connectors.slack_api import api_url
 from hippod.doctor import hippoctl
 from hippod.doctor.settings import StoreConfig
@@ -65,8 +66,11 @@ def model_api_lines(env: Mapping[str, str], stores: Sequence[StoreConfig]) -> li
 
 def _extraction_text(config: ExtractionConfig, env: Mapping[str, str]) -> str:
     return (
-        f"sleep sends up to {MEMORIES_PER_SLEEP} memories' text to {ANTHROPIC.base_url(env)} with "
-        f"{config.model} (at most {config.max_calls} calls and {config.max_tokens} tokens a sleep)"
+        f"sleep sends up to {MEMORIES_PER_SLEEP} memories' text of the tenant it runs for "
+        f'("{daemon_tenant(env)}" for the daily sleep, never raw Slack '
+        f"or GitHub receipts) to {ANTHROPIC.base_url(env)} with "
+        f"{config.model} (at most {config.max_calls} calls, each retry one, {config.max_tokens} tokens "
+        f"and {config.max_s:g} s a sleep)"
     )
 
 
@@ -100,13 +104,18 @@ def _folder(store: StoreConfig) -> str:
 
 
 def refine_lines(env: Mapping[str, str], stores: Sequence[StoreConfig]) -> list[tuple[str, bool]]:
-    """`refine`: one memory, when the user runs it."""
+    """`refine`: one memory, when the user runs it; never from a store that turns extraction off."""
     if ANTHROPIC.key(env) is None:
         return []
+    configs = [(s, extraction_config(s.values, env)) for s in stores if s.problem is None]
+    off = [_folder(s) for s, c in configs if c.turned_off]
+    if configs and len(off) == len(configs):
+        return [("hippoctl refine sends nothing: extraction is off in every store", False)]
+    unless = f" (never from the store at {', '.join(off)}, where extraction is off)" if off else ""
     return [
         (
             f"hippoctl refine <id> sends the one memory you name to {ANTHROPIC.base_url(env)} "
-            "when you run it",
+            f"when you run it{unless}",
             False,
         )
     ]

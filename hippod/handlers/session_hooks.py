@@ -189,7 +189,9 @@ async def _sleep(job: SessionEndJob) -> None:
     if await spool_marks.applied(job.store.db.reader, mark):
         return
     began = time.monotonic()
-    options = SleepOptions(agent_tools=job.ctx.request.env.get("HIPPO_AGENT_MEMORY_TOOLS"))
+    options = SleepOptions(
+        agent_tools=job.ctx.request.env.get("HIPPO_AGENT_MEMORY_TOOLS"), extraction_tenant=job.ctx.tenant
+    )
     reply = await sleep_store(job.ctx.state, job.store, options)
     async with job.store.db.transaction() as conn:
         await kept_report.keep(conn, reply)

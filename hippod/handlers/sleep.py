@@ -18,6 +18,7 @@ async def sleep(ctx: RequestContext, body: m.Sleep) -> tuple[SleepReply, str]:
         progress=body.verbose,
         agent_tools=ctx.request.env.get("HIPPO_AGENT_MEMORY_TOOLS"),
         tenant=None if ctx.owner else ctx.tenant,
+        extraction_tenant=ctx.tenant,
     )
 
     async def to_stderr(line: str) -> None:

@@ -18,6 +18,7 @@ from hippod.remote.extraction_config import extraction_config
 from hippod.remote.http import Caller, Policy
 from hippod.remote.providers import ANTHROPIC
 
+EXTRACTION_OFF = "extraction_off"
 # What the rewrite may be: one fact stated clearly is short.
 MAX_CHARS = 1000
 MAX_TOKENS = 1024
@@ -58,8 +59,17 @@ def read_rewrite(answer: str) -> str | None:
 
 async def propose(ctx: RequestContext, memory_id: str) -> RefineReply:
     """The model's rewrite of a memory. A memory the secret detector flags is never sent, nor one
-    that a newer version already replaced; without a key, the error names the variable to set."""
+    that a newer version already replaced, nor any from a store whose config turns extraction off
+    (the one switch for what its memories send to a model); without a key, the error names the
+    variable to set."""
     store, memory = await find_memory(ctx, memory_id)
+    config = extraction_config(store.config)
+    if config.turned_off:
+        raise HippoError(
+            EXTRACTION_OFF,
+            f'refine sends nothing from this store: {store.config_file.path} sets "extraction": '
+            '{"enabled": false}',
+        )
     if memory.superseded_by is not None:
         raise HippoError(
             "already_superseded", f"{memory.id} was already superseded by {memory.superseded_by}"
@@ -68,7 +78,6 @@ async def propose(ctx: RequestContext, memory_id: str) -> RefineReply:
         raise HippoError(
             "secret_memory", f"{memory.id} looks like it holds a secret, and refine never sends one"
         )
-    config = extraction_config(store.config)
     key = ANTHROPIC.require_key(purpose="refine")
     async with Caller(ANTHROPIC, key, Policy(timeout_s=config.timeout_s)) as caller:
         reply = await anthropic.message(

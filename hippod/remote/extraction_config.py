@@ -17,6 +17,9 @@ DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MAX_CALLS = 20
 DEFAULT_MAX_TOKENS = 50_000
 DEFAULT_TIMEOUT_S = 60.0
+# How long phase 7 may take in all, retries and their waits included, before sleep goes on without
+# the memories not yet answered.
+DEFAULT_MAX_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class ExtractionConfig:
     max_calls: int
     max_tokens: int
     timeout_s: float
+    max_s: float
     key: str | None
 
     @property
@@ -62,5 +66,6 @@ def extraction_config(config: Mapping[str, Any], env: Mapping[str, str] | None =
         max_calls=max(0, int(_number(section.get("maxCalls"), DEFAULT_MAX_CALLS))),
         max_tokens=max(0, int(_number(section.get("maxTokens"), DEFAULT_MAX_TOKENS))),
         timeout_s=max(0.1, _number(section.get("timeoutSeconds"), DEFAULT_TIMEOUT_S)),
+        max_s=max(1.0, _number(section.get("maxSeconds"), DEFAULT_MAX_SECONDS)),
         key=ANTHROPIC.key(env),
     )

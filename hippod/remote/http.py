@@ -2,7 +2,10 @@
 `retry-after`, an overloaded (529) or failing (5xx) server and a timeout or dropped connection are
 tried again with a growing pause, and a refused key (401, 403) or a bad request (4xx) fails at
 once. Every failure is a `HippoError` whose one line names the provider, the status and the API's
-own message."""
+own message, and whose details hold the status and the API's error type when the API answered.
+
+A run with a spend cap (`Spend`) hands it to its `Caller`, which counts every HTTP request against
+it, retries included, and refuses to make one the cap has no room for (`SPENT`)."""
 
 from __future__ import annotations
 
@@ -15,8 +18,11 @@ import httpx
 
 from hippod.base.errors import HippoError
 from hippod.remote.providers import Provider
+from hippod.remote.spend import Spend
 
 API_ERROR = "model_api_error"
+# A request the run's spend cap has no room for, never sent.
+SPENT = "model_spend_cap"
 
 # Each call waits at most this long for an answer; the SDKs' defaults are longer, but a sleep
 # or a recall should not hang on one call.
@@ -38,6 +44,13 @@ class Policy:
     backoff_s: float = BACKOFF_S
     # The longest a server's `retry-after` is waited for; a longer one is waited this long.
     max_wait_s: float = MAX_WAIT_S
+
+
+def api_error_type(body: Any) -> str | None:
+    """The API's own error type (`invalid_request_error`, ...) from an error body, if it names one."""
+    error = body.get("error") if isinstance(body, dict) else None
+    kind = error.get("type") if isinstance(error, dict) else None
+    return kind if isinstance(kind, str) and kind else None
 
 
 def api_message(body: Any) -> str:
@@ -68,11 +81,14 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
 
 class Caller:
     """An open HTTP client for one provider's calls in a run (a sleep, a batch): one connection
-    kept, closed with `aclose()` or `async with`."""
+    kept, closed with `aclose()` or `async with`. With `spend`, every request made is one call of it."""
 
-    def __init__(self, provider: Provider, key: str, policy: Policy | None = None) -> None:
+    def __init__(
+        self, provider: Provider, key: str, policy: Policy | None = None, spend: Spend | None = None
+    ) -> None:
         self.provider = provider
         self.policy = policy or Policy()
+        self.spend = spend
         self._client = httpx.AsyncClient(
             base_url=provider.base_url(),
             headers={**provider.headers(key), "content-type": "application/json"},
@@ -95,6 +111,10 @@ class Caller:
         name = self.provider.title
         for attempt in range(self.policy.retries + 1):
             last = attempt == self.policy.retries
+            if self.spend is not None:
+                if not self.spend.allows():
+                    raise HippoError(SPENT, f"{name} API: the spend cap has no room for another call")
+                self.spend.attempt()
             try:
                 answer = await self._client.post(path, json=dict(body))
             except httpx.HTTPError as exc:
@@ -107,7 +127,7 @@ class Caller:
             if answer.status_code in _RETRIED and not last:
                 await asyncio.sleep(self._pause(attempt, retry_after(answer.headers)))
                 continue
-            raise HippoError(API_ERROR, _failure(name, answer))
+            raise _failure(name, answer)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _unanswered(self, exc: httpx.HTTPError) -> str:
@@ -131,12 +151,14 @@ def _json_object(name: str, answer: httpx.Response) -> dict[str, Any]:
     return body
 
 
-def _failure(name: str, answer: httpx.Response) -> str:
-    """`<name> API: HTTP <status> (<what it means>): <the API's message>`."""
+def _failure(name: str, answer: httpx.Response) -> HippoError:
+    """`<name> API: HTTP <status> (<what it means>): <the API's message>`, with the status and the
+    API's error type in its details."""
     try:
-        message = api_message(answer.json())
+        body = answer.json()
     except ValueError:
-        message = answer.text[:200]
+        body = None
+    message = api_message(body) if body is not None else answer.text[:200]
     meaning = {
         401: "the key was refused",
         403: "the key may not do this",
@@ -144,4 +166,5 @@ def _failure(name: str, answer: httpx.Response) -> str:
         529: "overloaded, still after retries",
     }.get(answer.status_code)
     status = f"HTTP {answer.status_code}" + (f" ({meaning})" if meaning else "")
-    return f"{name} API: {status}" + (f": {message}" if message else "")
+    line = f"{name} API: {status}" + (f": {message}" if message else "")
+    return HippoError(API_ERROR, line, details={"status": answer.status_code, "type": api_error_type(body)})

@@ -1,5 +1,6 @@
-"""A spend cap: how many calls and tokens one run (a sleep, a batch of embeddings) may use. The
-caller checks `allows()` before a call and `charge()`s what the answer reports it used."""
+"""A spend cap: how many calls and tokens one run (a sleep) may use. A call is one HTTP request,
+retries included: the `Caller` given the cap checks `allows()` before each request and counts it
+(`attempt()`); the run `charge()`s the tokens each answer reports."""
 
 from __future__ import annotations
 
@@ -19,9 +20,12 @@ class Spend:
         """Whether one more call fits: calls left, and tokens not yet used up."""
         return self.calls < self.max_calls and self.tokens < self.max_tokens
 
-    def charge(self, tokens: int) -> None:
-        """Count one call that used `tokens` (input and output together)."""
+    def attempt(self) -> None:
+        """Count one HTTP request about to be made."""
         self.calls += 1
+
+    def charge(self, tokens: int) -> None:
+        """Count the `tokens` an answer used (input and output together)."""
         self.tokens += max(0, tokens)
 
     def describe(self) -> str:

@@ -3,11 +3,18 @@ are sent to Anthropic's Messages API, one call each, and each fact the model fin
 memory of its own, tagged `extracted` and linked to its source.
 
 The calls are made first, outside any transaction (`ask`); what their answers bring is written in
-the sleep's one transaction (`write`). A failed call stops the phase, and the phase then writes
-nothing: no fact and no processed mark, so the next sleep sends the same memories again."""
+the sleep's one transaction (`write`). Only the sleeping tenant's own notes are sent (kind
+`distilled`: never a raw receipt). A memory the API refuses for what it carries (HTTP 400
+`invalid_request_error`) is marked `failed`, never sent again, and the phase goes on. Any other
+failed call (a refused key, a rate limit, an overloaded or failing server, a timeout) stops the
+phase, which then writes nothing, not even the answers already in: no fact and no processed mark,
+so the store is as it was and the next sleep sends the same memories again. The spend cap
+(`maxCalls` HTTP requests, retries included; `maxTokens`) and the time limit (`maxSeconds`) stop it
+too, but then the answers in are written and the rest wait for the next sleep."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
@@ -16,7 +23,7 @@ from typing import cast
 import aiosqlite
 
 from hippoctl.protocol import validate
-from hippoctl.protocol.wording import plural
+from hippoctl.protocol.wording import agree, plural
 from hippod.base.errors import HippoError
 from hippod.lifecycle.new_memory import new_id
 from hippod.model import strength as st
@@ -24,7 +31,7 @@ from hippod.model.memory import Memory
 from hippod.model.tokenize import text_overlap
 from hippod.remote import anthropic
 from hippod.remote.extraction_config import MEMORIES_PER_SLEEP, ExtractionConfig, extraction_config
-from hippod.remote.http import Caller, Policy
+from hippod.remote.http import SPENT, Caller, Policy
 from hippod.remote.providers import ANTHROPIC
 from hippod.remote.spend import Spend
 from hippod.sleep.extraction_prompt import MAX_TOKENS, SYSTEM, parse_facts, user_turn
@@ -60,8 +67,11 @@ class Extraction:
     spend: Spend | None = None
     # Why the phase wrote nothing (a failed call), or None.
     failed: str | None = None
-    # Memories left for the next sleep because the spend cap was reached.
+    # Memories the API refused for what they carry (HTTP 400), with its line: marked `failed`.
+    refused: list[tuple[Memory, str]] = field(default_factory=list)
+    # Memories left for the next sleep because the spend cap or the time limit was reached.
     waiting: int = 0
+    out_of_time: bool = False
     seconds: float = 0.0
     # Why the phase stored nothing or stopped early, or what a dry run would send: one line.
     note: str | None = None
@@ -83,9 +93,9 @@ class Written:
     sources: int = 0
 
 
-async def ask(store: SqliteStore, tenant: str | None, *, dry_run: bool) -> Extraction:
-    """Send the memories due for extraction (none in a dry run, when extraction is off or without a
-    key) and read the answers; nothing is written here."""
+async def ask(store: SqliteStore, tenant: str, *, dry_run: bool) -> Extraction:
+    """Send the tenant's memories due for extraction (none in a dry run, when extraction is off or
+    without a key) and read the answers; nothing is written here."""
     config = extraction_config(store.config)
     done = Extraction(config=config)
     if config.turned_off:
@@ -106,41 +116,94 @@ async def ask(store: SqliteStore, tenant: str | None, *, dry_run: bool) -> Extra
         return done
     if not due:
         return done
-    assert config.key is not None
-    done.spend = Spend(config.max_calls, config.max_tokens)
     started = time.monotonic()
-    policy = Policy(timeout_s=config.timeout_s)
-    async with Caller(ANTHROPIC, config.key, policy) as caller:
-        for index, memory in enumerate(due):
-            if not done.spend.allows():
-                done.waiting = len(due) - index
-                break
-            try:
-                reply = await anthropic.message(
-                    caller,
-                    model=config.model,
-                    system=SYSTEM,
-                    user=user_turn(memory.content),
-                    max_tokens=MAX_TOKENS,
-                )
-            except HippoError as exc:
-                done.failed = exc.message
-                break
-            done.spend.charge(reply.tokens)
-            done.answered.append(Answered(memory, parse_facts(reply.text)))
+    await _send(done, config, due)
     done.seconds = time.monotonic() - started
+    _conclude(store, done)
+    return done
+
+
+async def _send(done: Extraction, config: ExtractionConfig, due: list[Memory]) -> None:
+    """One call per memory, newest first, until the spend cap (every HTTP request counts, retries
+    too), the phase's time limit or a failure stops them."""
+    assert config.key is not None
+    done.spend = spend = Spend(config.max_calls, config.max_tokens)
+    deadline = time.monotonic() + config.max_s
+    policy = Policy(timeout_s=config.timeout_s)
+    async with Caller(ANTHROPIC, config.key, policy, spend) as caller:
+        for index, memory in enumerate(due):
+            left = deadline - time.monotonic()
+            if not spend.allows() or left <= 0:
+                done.waiting, done.out_of_time = len(due) - index, left <= 0
+                return
+            try:
+                reply = await asyncio.wait_for(
+                    anthropic.message(
+                        caller,
+                        model=config.model,
+                        system=SYSTEM,
+                        user=user_turn(memory.content),
+                        max_tokens=MAX_TOKENS,
+                    ),
+                    left,
+                )
+            except TimeoutError:
+                done.waiting, done.out_of_time = len(due) - index, True
+                return
+            except HippoError as exc:
+                if exc.code == SPENT:
+                    done.waiting = len(due) - index
+                    return
+                if not _refuses_the_memory(exc):
+                    done.failed = exc.message
+                    return
+                if done.refused and not done.answered:
+                    # Two memories refused and none answered: the request itself is at fault (a
+                    # setting the API will not take), not the memories; none is marked.
+                    done.failed = exc.message
+                    return
+                done.refused.append((memory, exc.message))
+                continue
+            spend.charge(reply.tokens)
+            done.answered.append(Answered(memory, parse_facts(reply.text)))
+
+
+def _refuses_the_memory(exc: HippoError) -> bool:
+    """Whether the API refused a request for what it carries (HTTP 400 `invalid_request_error`, 413
+    `request_too_large`): sending the same memory again would be refused again. Everything else (a
+    refused key, a rate limit, an overloaded or failing server, a timeout) may pass by the next sleep."""
+    status, kind = exc.details.get("status"), exc.details.get("type")
+    return (status, kind) in ((400, "invalid_request_error"), (413, "request_too_large"))
+
+
+def _conclude(store: SqliteStore, done: Extraction) -> None:
+    """The phase's note: a failure (then nothing is kept to write: no fact, no mark, and every memory
+    is sent again by the next sleep, answered ones included, so the store stays as it was), or a stop
+    at the spend cap or the time limit (the answers in are written, the rest wait)."""
     if done.failed is not None:
         log.warning("sleep of %s: extraction failed: %s", store.root, done.failed)
-        done.answered = []
+        done.answered, done.refused = [], []
         done.say(
             f"extraction skipped: {done.failed}; nothing was stored from it, and the next sleep tries again"
         )
-    elif done.waiting:
+        return
+    for memory, why in done.refused:
+        done.lines.append(f"extraction: {why}; {memory.id} is marked failed and not sent again")
+    if done.waiting and done.out_of_time and done.config is not None:
+        done.say(
+            f"extraction stopped at its time limit (extraction.maxSeconds {done.config.max_s:g} s): "
+            f"{plural(done.waiting, 'memory')} left for the next sleep"
+        )
+    elif done.waiting and done.spend is not None:
         done.say(
             f"extraction stopped at its spend cap ({done.spend.describe()}): "
             f"{plural(done.waiting, 'memory')} left for the next sleep"
         )
-    return done
+    elif done.refused:
+        done.say(
+            f"extraction: Anthropic refused {plural(len(done.refused), 'memory', 'memories')} for what "
+            f"{agree(len(done.refused), 'it holds', 'they hold')}; marked failed, not sent again"
+        )
 
 
 def _fact(source: Memory, text: str, now: str, half_life: float) -> Memory:
@@ -194,11 +257,11 @@ async def write(transaction: object, store: SqliteStore, done: Extraction, now: 
     meanwhile brings no fact."""
     conn = cast(aiosqlite.Connection, transaction)
     written = Written()
-    if not done.answered or done.config is None:
+    if not (done.answered or done.refused) or done.config is None:
         return written
     half_life = float(store.config.get("defaultHalfLifeDays", 365))
-    live = await rows.still_live(conn, [a.source.id for a in done.answered])
-    processed: list[rows.Processed] = []
+    live = await rows.still_live(conn, [a.source.id for a in done.answered] + [m.id for m, _ in done.refused])
+    processed = [rows.Processed(m.id, m.tenant_id, 0, "failed") for m, _ in done.refused if m.id in live]
     for answer in done.answered:
         source = answer.source
         if source.id not in live:

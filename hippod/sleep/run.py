@@ -16,7 +16,7 @@ import msgspec
 from hippoctl.protocol.replies_lifecycle import SleepReply
 from hippod.agentnotes.importer import import_store
 from hippod.base import clock, heap
-from hippod.base.tenancy import REQUEST_TENANT
+from hippod.base.tenancy import REQUEST_TENANT, daemon_tenant
 from hippod.calls.daemon_view import DaemonView, Say
 from hippod.ingest.gitrun import learn_from_git
 from hippod.mirrors import conflict_mirror
@@ -54,6 +54,10 @@ class SleepOptions:
     # On a laptop's store, the one tenant a key holder's sleep covers (it plans and writes that
     # tenant's rows alone, as every sleep of the team store does); None: the whole store.
     tenant: str | None = None
+    # The tenant whose memories phase 7 may send when the sleep covers the whole store: the one the
+    # request acts as. None (a sleep the daemon starts itself): the daemon owner's tenant. Another
+    # tenant's memories are sent only by that tenant's own sleep (`tenant`).
+    extraction_tenant: str | None = None
 
     @property
     def join_key(self) -> bool:
@@ -229,7 +233,7 @@ async def _sleep(
             result, _, _ = await rows.planned(store.db, settings, new_semantic_id, conn)
         await rows.apply(conn, result, dormant_at=result.now, step=step)
         facts = None
-        if isinstance(store, SqliteStore) and extracted.answered:
+        if isinstance(store, SqliteStore) and (extracted.answered or extracted.refused):
             await step("sleep: writing phase 7 (extraction)")
             facts = await extraction.write(conn, store, extracted, result.now)
         reply = _reply(result, options, [], learned)
@@ -269,7 +273,8 @@ async def _ask_model(store: Store, options: SleepOptions) -> extraction.Extracti
     store holds copies of what members shared, whose own laptops extract from their originals."""
     if not isinstance(store, SqliteStore):
         return extraction.Extraction()
-    return await extraction.ask(store, options.tenant, dry_run=options.dry_run)
+    tenant = options.tenant or options.extraction_tenant or daemon_tenant()
+    return await extraction.ask(store, tenant, dry_run=options.dry_run)
 
 
 async def _share_phase(

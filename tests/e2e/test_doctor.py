@@ -115,7 +115,11 @@ def test_an_api_key_in_the_daemon_env_is_named_with_what_sleep_will_send(hippo: 
         network["fix"]
         == 'set "extraction": {"enabled": false} in a store\'s config.json to keep its memories here'
     )
-    assert "sleep sends up to 20 memories' text to https://api.anthropic.com" in network["message"]
+    assert (
+        'sleep sends up to 20 memories\' text of the tenant it runs for ("default" for the daily '
+        "sleep, never raw Slack or GitHub receipts) to "
+        "https://api.anthropic.com" in network["message"]
+    )
     assert "NOT-PRINTED" not in json.dumps(document)
     assert_exit_rule(code, document)
 

@@ -228,8 +228,10 @@ def test_doctor_names_what_sleep_sends_and_where(hippo: Hippo) -> None:
         network = checks["Network"]
         assert network["status"] == "warn"
         assert (
-            f"sleep sends up to 20 memories' text to {_stub.url} with claude-sonnet-4-6 (at most 7 calls "
-            "and 50000 tokens a sleep) from the store at " in network["message"]
+            'sleep sends up to 20 memories\' text of the tenant it runs for ("default" for the daily '
+            "sleep, never raw Slack or GitHub receipts) to "
+            f"{_stub.url} with claude-sonnet-4-6 (at most 7 calls, each retry one, 50000 tokens and 120 s "
+            "a sleep) from the store at " in network["message"]
         )
         assert (
             f"hippoctl refine <id> sends the one memory you name to {_stub.url} when you run it"

@@ -90,6 +90,23 @@ def test_without_the_key_the_error_names_it_and_nothing_is_sent(hippo: Hippo) ->
         assert len(done.stderr.splitlines()) == 1 and stub.requests() == []
 
 
+def test_extraction_turned_off_makes_refine_refuse_and_send_nothing(hippo: Hippo) -> None:
+    with stubbed(hippo, {"extraction": {"enabled": False}}) as (stub, folder, db):
+        stub.serve(PATH, _answer)
+        old = id_of(db, CI)
+        for extra in (["--yes"], ["--dry-run"]):
+            done = hippo.ctl("refine", old, *extra, cwd=folder)
+            assert done.returncode == 1
+            assert done.stderr == (
+                f"hippoctl: refine sends nothing from this store: {folder}/.hippo/config.json sets "
+                '"extraction": {"enabled": false}\n'
+            )
+        assert stub.requests() == [] and _superseded_by(db, old) is None
+        report = json.loads(hippo.ctl("--json", "doctor", cwd=folder).stdout)
+        network = {c["name"]: c for c in report["checks"]}["Network"]
+        assert f"never from the store at {folder}/.hippo, where extraction is off" in network["message"]
+
+
 def test_a_secret_flagged_memory_is_never_sent(hippo: Hippo) -> None:
     with stubbed(hippo) as (stub, folder, db):
         secret = id_of(db, SECRET_TAGGED)

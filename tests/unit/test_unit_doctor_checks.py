@@ -333,8 +333,10 @@ def test_an_api_key_with_extraction_on_names_what_sleep_and_refine_send(tmp_path
     parts = check.message.split("; ")
     assert parts[0] == "this hippod has joined no team server, so no memory text goes to one"
     assert parts[1] == (
-        "sleep sends up to 20 memories' text to https://api.anthropic.com with claude-sonnet-4-6 "
-        "(at most 20 calls and 50000 tokens a sleep)"
+        'sleep sends up to 20 memories\' text of the tenant it runs for ("default" for the daily '
+        "sleep, never raw Slack or GitHub receipts) to "
+        "https://api.anthropic.com with claude-sonnet-4-6 (at most 20 calls, each retry one, 50000 "
+        "tokens and 120 s a sleep)"
     )
     assert parts[2] == (
         "hippoctl refine <id> sends the one memory you name to https://api.anthropic.com when you run it"
@@ -357,12 +359,14 @@ def test_the_stores_extraction_settings_and_base_url_are_what_the_check_names(tm
     env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/"}
     message = network_check(env, stores, str(root)).message
     assert (
-        "sleep sends up to 20 memories' text to http://127.0.0.1:9 with claude-sonnet-4-6 (at most 20 calls "
-        f"and 9000 tokens a sleep) from the store at {root}" in message
+        'sleep sends up to 20 memories\' text of the tenant it runs for ("default" for the daily '
+        "sleep, never raw Slack or GitHub receipts) to "
+        "http://127.0.0.1:9 with claude-sonnet-4-6 (at most 20 calls, each retry one, 9000 tokens and "
+        f"120 s a sleep) from the store at {root}" in message
     )
     assert (
-        f"with claude-haiku-4-5 (at most 5 calls and 50000 tokens a sleep) from the store at {project}"
-        in message
+        f"with claude-haiku-4-5 (at most 5 calls, each retry one, 50000 tokens and 120 s a sleep) "
+        f"from the store at {project}" in message
     )
 
 
@@ -373,7 +377,9 @@ def test_an_api_key_with_extraction_off_is_named_unused_by_sleep(tmp_path: Path)
     check = network_check({"ANTHROPIC_API_KEY": "k"}, [store], str(root))
     assert check.status == "ok"
     assert "ANTHROPIC_API_KEY is set but extraction is off, so sleep sends nothing" in check.message
-    assert "hippoctl refine <id> sends the one memory you name" in check.message
+    # refine follows the same switch.
+    assert "hippoctl refine sends nothing: extraction is off in every store" in check.message
+    assert "refine <id> sends" not in check.message
     # Turned on without the key: said, and nothing is sent.
     _write(root / "config.json", json.dumps({"extraction": {"enabled": True}}))
     store = settings.read_store_config(str(root), "global")

@@ -17,10 +17,12 @@ from hippod.model.tokenize import fts_match_expression
 from hippod.store.memory_codec import row_to_memory
 
 _COLS = ", ".join(f"m.{c}" for c in COLUMNS)
-# Live episodic rows not tagged `extracted` and not processed yet, newest first.
+# One tenant's live episodic notes (kind `distilled`: never a raw receipt, which may hold a webhook's
+# Slack or GitHub text, nor an archived or superseded row) not tagged `extracted` and not processed
+# yet, newest first.
 _CANDIDATES = (
     f"SELECT {_COLS} FROM memories m WHERE m.layer = 'episodic' AND m.superseded_by IS NULL "
-    "AND m.kind != 'archived' AND (? IS NULL OR m.tenant_id = ?) "
+    "AND m.kind = 'distilled' AND m.tenant_id = ? "
     "AND NOT EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value = 'extracted') "
     "AND NOT EXISTS (SELECT 1 FROM extraction_sources e WHERE e.memory_id = m.id) "
     "ORDER BY m.created DESC, m.id DESC"
@@ -40,11 +42,11 @@ class Processed:
     status: str
 
 
-async def candidates(conn: aiosqlite.Connection, tenant: str | None, limit: int) -> list[Memory]:
-    """Up to `limit` memories extraction may send, newest first; a memory the secret detector flags
-    (its text or its tags) is passed over, never returned."""
+async def candidates(conn: aiosqlite.Connection, tenant: str, limit: int) -> list[Memory]:
+    """Up to `limit` of the tenant's memories extraction may send, newest first; a memory the secret
+    detector flags (its text or its tags) is passed over, never returned."""
     found: list[Memory] = []
-    cursor = await conn.execute(_CANDIDATES, (tenant, tenant))
+    cursor = await conn.execute(_CANDIDATES, (tenant,))
     try:
         while len(found) < limit and (rows := list(await cursor.fetchmany(100))):
             for row in rows:
