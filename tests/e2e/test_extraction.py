@@ -71,6 +71,17 @@ def test_facts_become_tagged_linked_inferred_memories_and_a_second_sleep_sends_n
         assert sorted((m[0], m[1], m[2]) for m in marks) == sorted([(ci, 2, "sent"), (release, 2, "sent")])
 
 
+def test_forgetting_a_source_forgets_its_facts(hippo: Hippo) -> None:
+    with stubbed(hippo) as (_stub, folder, db):
+        _sleep(hippo, folder)
+        ci, release = id_of(db, CI), id_of(db, RELEASE)
+        hippo.ok("forget", release, cwd=folder)
+        # The facts paraphrase what was forgotten: they go in the same transaction; the other
+        # source's facts and marks stay.
+        assert sorted(f[0] for f in facts_in(db)) == sorted(FACTS[CI])
+        assert [m[0] for m in extraction_state(db)[1]] == [ci]
+
+
 def test_the_summary_names_what_was_extracted(hippo: Hippo) -> None:
     with stubbed(hippo) as (_stub, folder, _db):
         out = hippo.ok("sleep", "--no-share", cwd=folder).stdout

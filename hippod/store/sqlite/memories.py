@@ -274,8 +274,15 @@ async def update_outcome(conn: aiosqlite.Connection, changed: Sequence[Memory]) 
 
 
 async def delete(conn: aiosqlite.Connection, tenant: str, memory_id: str) -> bool:
+    """Delete a memory (forget, a rejection, a conflict's loser, a replaced note's memory), and with
+    it the facts sleep's extraction took from it: each paraphrases the deleted text. Sleep's own
+    deletions of faded memories do not come here, so facts outlive a source that only faded."""
     cursor = await conn.execute("DELETE FROM memories WHERE id = ? AND tenant_id = ?", (memory_id, tenant))
-    return cursor.rowcount == 1
+    if cursor.rowcount != 1:
+        return False
+    await conn.execute("DELETE FROM memories WHERE extracted_from = ? AND tenant_id = ?", (memory_id, tenant))
+    await conn.execute("DELETE FROM extraction_sources WHERE memory_id = ?", (memory_id,))
+    return True
 
 
 async def clear_content(conn: aiosqlite.Connection, memory_id: str) -> None:

@@ -8,8 +8,9 @@ import sqlite3
 
 def m020_extraction(conn: sqlite3.Connection) -> None:
     """One row per memory sleep has sent for extraction (or found unreadable), written in the sleep's
-    transaction with the facts it brought, so a memory is sent once; and the episodic rows newest
-    first, the order extraction takes them in."""
+    transaction with the facts it brought, so a memory is sent once; the episodic rows newest
+    first, the order extraction takes them in; and each fact by its source, which a forget or a
+    rejection of the source removes it with."""
     for statement in (
         """CREATE TABLE extraction_sources (
             memory_id TEXT PRIMARY KEY,
@@ -20,5 +21,6 @@ def m020_extraction(conn: sqlite3.Connection) -> None:
             status TEXT NOT NULL
         )""",
         "CREATE INDEX memories_layer_created ON memories (layer, created)",
+        "CREATE INDEX memories_extracted_from ON memories (extracted_from) WHERE extracted_from IS NOT NULL",
     ):
         conn.execute(statement)
