@@ -15,6 +15,10 @@ From a memory's tags, envelope and text, deterministically:
 
 A decision or policy `references` every other entity its memory names; in any other memory the
 first CO_MENTIONED entities are each `mentioned-with` the others (the graph's relations).
+
+Only the first SCAN_CHARS characters of a memory's text are read (its first line and its names come
+first; a pasted log or file past them would only cost time on the write), and every pattern runs in
+time linear in what it reads: none can restart inside a run it has already failed on.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ MAX_PER_MEMORY = 32  # a long pasted log names hundreds; the first ones say what
 TITLE_CHARS = 120
 CO_MENTIONED = 8  # the first entities of a memory are linked pairwise: 28 relations at most
 POLICY_TAGS = ("policy", "rule")
+SCAN_CHARS = 16_384
 
 _BACKTICK = re.compile(r"`([^`\n]{2,64})`")
 _PATH = re.compile(r"(?<![\w/.:-])((?:[\w.-]+/)+[\w-]+(?:\.[\w-]+)*\.[A-Za-z0-9]{1,8})(?![\w/])")
@@ -39,7 +44,9 @@ _FILE_EXTENSIONS = (
 _FILE = re.compile(rf"(?<![\w/.:-])([\w-]+(?:\.[\w-]+)*\.(?:{_FILE_EXTENSIONS}))(?![\w/]|\.\w)")
 _CAMEL = re.compile(r"(?<![\w.])([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+)(?!\w)")
 _SNAKE = re.compile(r"(?<![\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?!\w)")
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+")
+# A scheme starts a run (never inside one) and is taken whole (possessive): on `a.a.a.…` a looser
+# pattern tries each position again to the run's end, quadratic in its length.
+_URL = re.compile(r"(?<![\w+.-])[a-z][\w+.-]*+://\S+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +58,19 @@ class Found:
     relations: list[tuple[tuple[str, str], tuple[str, str], str]]
 
 
-def _title(content: str) -> str:
-    first = next((line.strip() for line in content.splitlines() if line.strip()), "")
+def _title(text: str) -> str:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return first[:TITLE_CHARS]
+
+
+def scanned(content: str) -> str:
+    """The part of a memory's text its entities are read from: the first SCAN_CHARS characters, cut
+    back to the last whitespace so that no name is read half."""
+    if len(content) <= SCAN_CHARS:
+        return content
+    head = content[:SCAN_CHARS]
+    cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    return head[:cut] if cut > 0 else head
 
 
 def symbols(text: str) -> list[tuple[str, str]]:
@@ -87,7 +104,8 @@ def extract(content: str, tags: Sequence[str], artifact_ref: str | None, source:
             named.append(("entity", tag[7:].strip().lower()))
     if artifact_ref and artifact_ref.strip():
         named.append(("artifact", artifact_ref.strip()))
-    named += symbols(content)
+    text = scanned(content)
+    named += symbols(text)
     seen: set[tuple[str, str]] = set()
     entities: list[tuple[str, str]] = []
     for kind, name in named:
@@ -95,7 +113,7 @@ def extract(content: str, tags: Sequence[str], artifact_ref: str | None, source:
         if key not in seen and len(entities) < MAX_PER_MEMORY:
             seen.add(key)
             entities.append(key)
-    title = _title(content)
+    title = _title(text)
     head: tuple[str, str] | None = None
     if title and source == "decision":
         head = ("decision", title)

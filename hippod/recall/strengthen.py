@@ -34,7 +34,7 @@ async def after_recall(
     """The side effects of recall.md §12 in each store the returned memories came from; without
     `strengthen`, only the last batch and the audit row. Team memories are marked for the team
     server instead (teamlink/marks.py)."""
-    team = [s.memory.id for s in returned if s.source == "team"] if ranking.in_team else None
+    team = [s.memory.id for s in returned if s.source == "team" and not s.hop] if ranking.in_team else None
     for store, source in ((ranking.project, "local"), (ranking.global_, "global")):
         if store is not None:
             picked = [s for s in returned if s.source == source]
@@ -45,10 +45,11 @@ async def after_recall(
 
 
 def _under_goals(ranking: Ranking, picked: list[Scored]) -> list[tuple[int, str]]:
-    """(goal id, memory id) for each returned memory and each goal on the stack that lifted it."""
+    """(goal id, memory id) for each returned memory and each goal on the stack that lifted it; the
+    graph's additions are not noted (recall.md §12)."""
     if not ranking.goals.stack:
         return []
-    return [(g.id, s.memory.id) for s in picked for g in ranking.goals.goals_of(s.memory.tags)]
+    return [(g.id, s.memory.id) for s in picked if not s.hop for g in ranking.goals.goals_of(s.memory.tags)]
 
 
 async def _after_recall(
@@ -71,8 +72,8 @@ async def _after_recall(
     the next request on the store waits for it, so it reads the strengthened rows (Database.settled).
     On a full disk the strengthening is skipped and a warning says so: the answer still goes out.
     """
-    ids = [s.memory.id for s in picked]
-    # The graph's additions are returned, not strengthened (recall.md §12).
+    # The graph's additions are returned but exempt from a return's side effects (recall.md §12):
+    # not strengthened, not in the last batch (`outcome` does not mark them), not noted under a goal.
     grown = [s.memory.id for s in picked if not s.hop]
     now = clock.iso(moment)
     batch_key = last_batch_key(ctx.tenant, ctx.session_key)
@@ -81,7 +82,7 @@ async def _after_recall(
     async def write(conn: object) -> None:
         if grown and strengthen:
             await store.rows.strengthen(conn, grown, now, st.RETRIEVAL_HALF_LIFE_BONUS)
-        await store.rows.set_meta(conn, batch_key, msgspec.json.encode(ids).decode())
+        await store.rows.set_meta(conn, batch_key, msgspec.json.encode(grown).decode())
         if under and isinstance(conn, aiosqlite.Connection):  # goals live in SQLite stores only
             await goals.record_recalls(conn, under, now)
         await store.rows.audit(
@@ -90,7 +91,7 @@ async def _after_recall(
             tenant=tenant,
             actor=actor,
             op="recall",
-            metadata={"query": query[:200], "results": len(ids), "mode": mode},
+            metadata={"query": query[:200], "results": len(picked), "mode": mode},
         )
 
     # Mirrors hold no usage numbers: strengthening changes one only where it lifts a stale memory

@@ -67,6 +67,22 @@ def test_hops_bring_what_shares_an_entity_with_the_top_hit(hippo: Hippo) -> None
     assert _retrievals(hippo, far) == 0
 
 
+def test_graph_additions_are_not_marked_by_outcome_nor_noted_under_a_goal(hippo: Hippo) -> None:
+    hippo.start()
+    top, near = _remember(hippo, TOP, "--tag", "pay"), _remember(hippo, NEAR, "--tag", "pay")
+    hippo.ok("goal", "push", "pay")
+    found = _recall(hippo, "--hops", "1")["results"]
+    assert {r["id"]: r["graph"] is not None for r in found} == {top: False, near: True}
+
+    # `outcome` marks the last batch: the top hit alone; a goal's pop hands its outcome to it alone.
+    hippo.ok("outcome", "--good")
+    popped = hippo.json("goal", "pop", "--outcome", "bad")
+    assert (popped["goal"]["recalled"], popped["ids"]) == (1, [top])
+    marks = {i: hippo.json("inspect", i)["memory"] for i in (top, near)}
+    assert (marks[top]["outcome_positive"], marks[top]["outcome_negative"]) == (1, 1)
+    assert (marks[near]["outcome_positive"], marks[near]["outcome_negative"]) == (0, 0)
+
+
 def test_hops_out_of_range_is_a_usage_error(hippo: Hippo) -> None:
     hippo.start()
     _remember(hippo, TOP)
@@ -121,10 +137,12 @@ def test_the_graph_migration_builds_the_graph_of_a_store_written_before_it(hippo
     # The store as a hippod without the graph left it (no graph tables or triggers), then the graph's
     # migration run over it as an upgrade runs it: in one transaction of its own.
     with sqlite3.connect(hippo.db, isolation_level=None) as conn:
-        for trigger in ("graph_memory_gone", "graph_memory_retired", "graph_entity_unnamed"):
-            conn.execute(f"DROP TRIGGER {trigger}")
-        for table in ("graph_mentions", "graph_relations", "graph_links", "graph_entities"):
-            conn.execute(f"DROP TABLE {table}")
+        for kind in ("trigger", "table"):
+            names = conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = ? AND name LIKE 'graph%'", (kind,)
+            ).fetchall()
+            for (name,) in names:
+                conn.execute(f"DROP {kind} {name}")
         conn.execute("BEGIN IMMEDIATE")
         m018_graph(conn)
         conn.execute("COMMIT")

@@ -3,6 +3,10 @@
 
 Removals need no call: the triggers of migrations_graph.py drop a memory's mentions, relations and
 links when it is deleted, superseded or archived, and an entity with no mention left goes with them.
+The same triggers keep each entity's mention count and each relation's count of memories.
+
+Each statement touches only the rows of the memories it is given (looked up by index), whatever the
+size of the tenant's graph: an upgrade's migration indexes every stored memory through them.
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ _MENTION = (
     "SELECT ?, id FROM graph_entities WHERE tenant_id = ? AND type = ? AND name = ?"
 )
 # The mentions a memory no longer has: by (type, name), so the entities it keeps keep their ids.
+# CROSS JOIN fixes the loop order: the memory's own few keys outside, each looked up by the unique
+# (tenant_id, type, name) index; the other order reads every entity of the tenant per memory.
 _STALE = (
     "DELETE FROM graph_mentions WHERE memory_id = ? AND entity_id NOT IN ("
-    "SELECT e.id FROM graph_entities e, json_each(?) j WHERE e.tenant_id = ? "
+    "SELECT e.id FROM json_each(?) j CROSS JOIN graph_entities e WHERE e.tenant_id = ? "
     "AND e.type = json_extract(j.value, '$[0]') AND e.name = json_extract(j.value, '$[1]'))"
 )
 _RELATIONS_GONE = "DELETE FROM graph_relations WHERE memory_id = ?"

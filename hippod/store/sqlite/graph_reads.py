@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import aiosqlite
 from aiosqlite import Row
 
+from hippod.model.entities import ENTITY_TYPES
+
 # An entity named by more memories than this links them all to each other, which says nothing:
 # the walk does not cross it (its memories still link through their other entities).
 HUB_MENTIONS = 50
@@ -58,10 +60,10 @@ async def _through_entities(conn: aiosqlite.Connection, tenant: str, ids: list[s
     if not named:
         return []
     entity_ids = sorted({int(r[1]) for r in named})
+    # A hub is told by its kept count: its mentions are never read.
     members = await conn.execute_fetchall(
-        "SELECT entity_id, memory_id FROM graph_mentions WHERE entity_id IN ("
-        f"SELECT entity_id FROM graph_mentions WHERE entity_id IN ({_marks(entity_ids)}) "
-        f"GROUP BY entity_id HAVING count(*) <= {HUB_MENTIONS})",
+        "SELECT g.entity_id, g.memory_id FROM graph_entities e CROSS JOIN graph_mentions g "
+        f"ON g.entity_id = e.id WHERE e.id IN ({_marks(entity_ids)}) AND e.mentions <= {HUB_MENTIONS}",
         entity_ids,
     )
     by_entity: dict[int, list[str]] = {}
@@ -130,50 +132,51 @@ async def graph(
 ) -> tuple[list[Node], list[Edge], bool]:
     """The tenant's entities (the most named first) and the relations among them, at most `limit` of
     each, and whether either list may be cut short. With `entity`, the entities of that name, their
-    neighbours by relation, and the relations among them."""
+    neighbours by relation, and the relations among them.
+
+    Its work grows with `limit`, not with the store: the counts are kept per entity and per relation
+    (migrations_graph.py), and every read goes through an index in the order it is shown."""
     if entity is None:
         rows = await _rows(
             conn,
-            "SELECT e.id, e.type, e.name, count(g.memory_id) AS n FROM graph_entities e "
-            "JOIN graph_mentions g ON g.entity_id = e.id WHERE e.tenant_id = ? "
-            "GROUP BY e.id ORDER BY n DESC, e.type, e.name LIMIT ?",
+            "SELECT id, type, name, mentions FROM graph_entities WHERE tenant_id = ? "
+            "ORDER BY mentions DESC, type, name LIMIT ?",
             (tenant, limit),
         )
         truncated = len(rows) >= limit
     else:
         focus = await _rows(
             conn,
-            "SELECT id FROM graph_entities WHERE tenant_id = ? AND name = ? ORDER BY id LIMIT ?",
-            (tenant, entity, limit),
+            f"SELECT id FROM graph_entities WHERE tenant_id = ? AND type IN ({_marks(ENTITY_TYPES)}) "
+            "AND name = ? ORDER BY id LIMIT ?",
+            (tenant, *ENTITY_TYPES, entity, limit),
         )
         if not focus:
             return [], [], False
         ids = [int(r[0]) for r in focus]
-        near = await _rows(
-            conn,
-            f"SELECT from_id, to_id FROM graph_relations WHERE from_id IN ({_marks(ids)}) "
-            f"UNION SELECT from_id, to_id FROM graph_relations WHERE to_id IN ({_marks(ids)}) LIMIT ?",
-            [*ids, *ids, limit],
-        )
+        # Each side on its own index, each cut at the limit (a UNION would read all before cutting).
+        edges = "SELECT from_id, to_id FROM graph_edges WHERE {side} IN ({marks}) LIMIT ?"
+        outgoing = await _rows(conn, edges.format(side="from_id", marks=_marks(ids)), [*ids, limit])
+        incoming = await _rows(conn, edges.format(side="to_id", marks=_marks(ids)), [*ids, limit])
+        near = [*outgoing, *incoming]
         union = dict.fromkeys(ids)
         for a, b in near:
             union.update(dict.fromkeys((int(a), int(b))))
         chosen = list(union)[:limit]
         rows = await _rows(
             conn,
-            "SELECT e.id, e.type, e.name, count(g.memory_id) FROM graph_entities e "
-            f"JOIN graph_mentions g ON g.entity_id = e.id WHERE e.id IN ({_marks(chosen)}) "
-            "GROUP BY e.id ORDER BY e.id",
+            f"SELECT id, type, name, mentions FROM graph_entities WHERE id IN ({_marks(chosen)}) ORDER BY id",
             chosen,
         )
-        truncated = len(focus) >= limit or len(near) >= limit or len(union) > len(chosen)
+        cut = max(len(focus), len(outgoing), len(incoming)) >= limit
+        truncated = cut or len(union) > len(chosen)
     nodes = [Node(int(i), str(t), str(name), int(n)) for i, t, name, n in rows]
     shown = [n.id for n in nodes]
     if not shown:
         return [], [], truncated
     relations = await _rows(
         conn,
-        "SELECT DISTINCT from_id, to_id, rel FROM graph_relations "
+        "SELECT from_id, to_id, rel FROM graph_edges "
         f"WHERE from_id IN ({_marks(shown)}) AND to_id IN ({_marks(shown)}) "
         "ORDER BY from_id, to_id, rel LIMIT ?",
         [*shown, *shown, limit],

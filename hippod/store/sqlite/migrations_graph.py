@@ -8,14 +8,18 @@ import sqlite3
 from hippod.store.sqlite.graph_index import index_sync
 
 SCHEMA = (
-    # One row per entity a live memory names (hippod.model.entities), per tenant.
+    # One row per entity a live memory names (hippod.model.entities), per tenant, with the number of
+    # memories that name it (kept by the triggers below): the graph's view and the walk's hub test
+    # read it instead of counting mentions.
     """CREATE TABLE graph_entities (
         id INTEGER PRIMARY KEY,
         tenant_id TEXT NOT NULL,
         type TEXT NOT NULL,
         name TEXT NOT NULL,
+        mentions INTEGER NOT NULL DEFAULT 0,
         UNIQUE (tenant_id, type, name)
     )""",
+    "CREATE INDEX graph_entities_most_named ON graph_entities (tenant_id, mentions DESC, type, name)",
     """CREATE TABLE graph_mentions (
         memory_id TEXT NOT NULL,
         entity_id INTEGER NOT NULL,
@@ -31,6 +35,16 @@ SCHEMA = (
         rel TEXT NOT NULL,
         PRIMARY KEY (memory_id, from_id, to_id, rel)
     ) WITHOUT ROWID""",
+    # Each relation once, with the number of memories that say so (kept by the triggers below): what
+    # the graph's view reads, however many memories repeat a relation.
+    """CREATE TABLE graph_edges (
+        from_id INTEGER NOT NULL,
+        to_id INTEGER NOT NULL,
+        rel TEXT NOT NULL,
+        memories INTEGER NOT NULL,
+        PRIMARY KEY (from_id, to_id, rel)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX graph_edges_to ON graph_edges (to_id)",
     # Memory to memory: a merge source and the memory sleep made of it (`parents`), a superseded
     # memory and its replacement (`supersedes`).
     """CREATE TABLE graph_links (
@@ -55,9 +69,22 @@ SCHEMA = (
         INSERT OR IGNORE INTO graph_links (tenant_id, a, b, rel)
             SELECT new.tenant_id, new.id, new.superseded_by, 'supersedes' WHERE new.superseded_by IS NOT NULL;
     END""",
-    """CREATE TRIGGER graph_entity_unnamed AFTER DELETE ON graph_mentions
-        WHEN NOT EXISTS (SELECT 1 FROM graph_mentions WHERE entity_id = old.entity_id) BEGIN
-        DELETE FROM graph_entities WHERE id = old.entity_id;
+    """CREATE TRIGGER graph_entity_named AFTER INSERT ON graph_mentions BEGIN
+        UPDATE graph_entities SET mentions = mentions + 1 WHERE id = new.entity_id;
+    END""",
+    """CREATE TRIGGER graph_entity_unnamed AFTER DELETE ON graph_mentions BEGIN
+        UPDATE graph_entities SET mentions = mentions - 1 WHERE id = old.entity_id;
+        DELETE FROM graph_entities WHERE id = old.entity_id AND mentions <= 0;
+    END""",
+    """CREATE TRIGGER graph_edge_said AFTER INSERT ON graph_relations BEGIN
+        INSERT INTO graph_edges (from_id, to_id, rel, memories) VALUES (new.from_id, new.to_id, new.rel, 1)
+            ON CONFLICT (from_id, to_id, rel) DO UPDATE SET memories = memories + 1;
+    END""",
+    """CREATE TRIGGER graph_edge_unsaid AFTER DELETE ON graph_relations BEGIN
+        UPDATE graph_edges SET memories = memories - 1
+            WHERE from_id = old.from_id AND to_id = old.to_id AND rel = old.rel;
+        DELETE FROM graph_edges
+            WHERE from_id = old.from_id AND to_id = old.to_id AND rel = old.rel AND memories <= 0;
     END""",
 )
 

@@ -1,0 +1,135 @@
+"""The entity graph's SQL (store/sqlite/graph_index.py, graph_reads.py, migrations_graph.py) on real
+SQLite files: its work per memory or per read stays the same however large the graph grows (counted
+in SQLite's own virtual-machine steps, not timed), and the counts it keeps match its rows."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import aiosqlite
+
+from hippod.store.sqlite import graph_index, graph_reads, migrations
+from hippod.store.sqlite.migrations_graph import m018_graph
+
+Opener = Callable[[int], sqlite3.Connection]
+GRAPH = migrations.MIGRATIONS.index(m018_graph) + 1
+
+
+def _insert(conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
+    columns = "id, content, source, origin_project, created, valid_from, last_retrieved, half_life_days, "
+    columns += "updated_at, content_digest, fts_content, fts_tags"
+    conn.execute("BEGIN")  # one transaction: the connection is in autocommit mode, as migrate wants it
+    conn.executemany(
+        f"INSERT INTO memories ({columns}) VALUES (?, ?, 'cli', '', 'x', 'x', 'x', 365, 'x', ?, '', '')",
+        [(memory_id, content, memory_id) for memory_id, content in rows],
+    )
+    conn.execute("COMMIT")
+
+
+def _texts(count: int, start: int = 0) -> list[tuple[str, str]]:
+    """Memories each naming entities of their own and one shared by all (a hub)."""
+    return [
+        (f"m{i:06d}", f"Comp{i}Service calls helper_{i} in src/c{i}/main_{i}.py via SharedBus")
+        for i in range(start, start + count)
+    ]
+
+
+def _steps(conn: sqlite3.Connection, work: Callable[[], object]) -> int:
+    counted = [0]
+
+    def tick() -> int:
+        counted[0] += 1
+        return 0
+
+    conn.set_progress_handler(tick, 100)
+    try:
+        work()
+    finally:
+        conn.set_progress_handler(None, 1)
+    return counted[0]
+
+
+def test_the_stale_mentions_look_up_the_memorys_own_entities_by_index(old_store: Opener) -> None:
+    conn = old_store(len(migrations.MIGRATIONS))
+    plan = [str(r[3]) for r in conn.execute("EXPLAIN QUERY PLAN " + graph_index._STALE, ("m", "[]", "t"))]
+    lookups = [step for step in plan if "graph_entities" in step or step.startswith(("SCAN e", "SEARCH e"))]
+    assert lookups and all("(tenant_id=? AND type=? AND name=?)" in step for step in lookups), plan
+
+
+def _migration_steps_per_memory(tmp_path: Path, old_store: Opener, count: int) -> float:
+    conn = old_store(GRAPH - 1)
+    _insert(conn, _texts(count))
+    steps = _steps(conn, lambda: migrations.migrate(conn))
+    assert conn.execute("SELECT count(DISTINCT memory_id) FROM graph_mentions").fetchone()[0] == count
+    conn.close()
+    for leftover in tmp_path.glob("hippo.db*"):
+        leftover.unlink()
+    return steps / count
+
+
+def test_the_migration_does_the_same_work_per_memory_at_any_size(tmp_path: Path, old_store: Opener) -> None:
+    small = _migration_steps_per_memory(tmp_path, old_store, 200)
+    large = _migration_steps_per_memory(tmp_path, old_store, 2000)
+    # Reading every entity per memory made the large store's figure ten times the small one's.
+    assert large < small * 1.5, (small, large)
+
+
+def test_the_kept_counts_match_the_rows_through_writes_and_removals(old_store: Opener) -> None:
+    conn = old_store(len(migrations.MIGRATIONS))
+    _insert(conn, _texts(40))
+    graph_index.index_sync(conn, [f"m{i:06d}" for i in range(40)])
+    conn.execute("DELETE FROM memories WHERE id IN ('m000001', 'm000002')")
+    conn.execute("UPDATE memories SET kind = 'archived' WHERE id = 'm000003'")
+    conn.execute("UPDATE memories SET content = 'Now only SharedBus and OtherThing' WHERE id = 'm000004'")
+    graph_index.index_sync(conn, ["m000004"])
+    kept = conn.execute("SELECT id, mentions FROM graph_entities ORDER BY id").fetchall()
+    counted = conn.execute(
+        "SELECT entity_id, count(*) FROM graph_mentions GROUP BY entity_id ORDER BY entity_id"
+    ).fetchall()
+    assert kept == counted
+    assert dict(conn.execute("SELECT name, mentions FROM graph_entities").fetchall())["SharedBus"] == 37
+    edges = conn.execute("SELECT from_id, to_id, rel, memories FROM graph_edges ORDER BY 1, 2, 3").fetchall()
+    said = conn.execute(
+        "SELECT from_id, to_id, rel, count(*) FROM graph_relations GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+    ).fetchall()
+    assert edges == said and len(edges) > 40
+
+
+async def _read_steps(path: Path, read: Callable[[aiosqlite.Connection], object]) -> int:
+    counted = [0]
+
+    def tick() -> int:
+        counted[0] += 1
+        return 0
+
+    async with aiosqlite.connect(path) as conn:
+        await conn.set_progress_handler(tick, 100)
+        await read(conn)  # type: ignore[misc]
+    return counted[0]
+
+
+async def _graph_read_steps(tmp_path: Path, old_store: Opener, count: int) -> tuple[int, int]:
+    conn = old_store(len(migrations.MIGRATIONS))
+    _insert(conn, _texts(count))
+    conn.execute("BEGIN")
+    graph_index.index_sync(conn, [f"m{i:06d}" for i in range(count)])
+    conn.execute("COMMIT")
+    conn.close()
+    path = tmp_path / "hippo.db"
+    shown = await _read_steps(path, lambda c: graph_reads.graph(c, "default", entity=None, limit=10))
+    walked = await _read_steps(path, lambda c: graph_reads.neighbours(c, "default", ["m000000"]))
+    for leftover in tmp_path.glob("hippo.db*"):
+        leftover.unlink()
+    return shown, walked
+
+
+async def test_the_graph_view_and_the_walk_read_no_more_for_a_larger_hub(
+    tmp_path: Path, old_store: Opener
+) -> None:
+    small_view, small_walk = await _graph_read_steps(tmp_path, old_store, 100)
+    large_view, large_walk = await _graph_read_steps(tmp_path, old_store, 3000)
+    # Counting the hub's mentions on each read made both grow with the store.
+    assert large_view < small_view * 1.5, (small_view, large_view)
+    assert large_walk < small_walk * 1.5, (small_walk, large_walk)
