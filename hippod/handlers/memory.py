@@ -225,6 +225,7 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
         )
     if body.archive and memory.kind != "raw":
         raise HippoError("bad_state", f"--archive applies to raw rows only; {memory.id} is {memory.kind}")
+    facts: list[str] = []  # the facts extraction took from it, which go with it
     async with store.db.transaction() as conn:
         if body.archive:
             await store.rows.archive_raw(conn, memory, body.reason or "", now)
@@ -237,14 +238,16 @@ async def forget(ctx: RequestContext, body: m.Forget) -> tuple[ForgetReply, str]
                 raise HippoError("not_found", f"no memory with id {memory.id}")
             # A memory made from an agent's note: the unchanged note is not imported again.
             await store.note_links.suppress(conn, memory.id)
-            await store.rows.audit(
-                conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=memory.id
-            )
+            facts = await store.rows.delete_facts_of(conn, ctx.tenant, [memory.id])
+            for target in (memory.id, *facts):
+                await store.rows.audit(
+                    conn, ts=now, tenant=ctx.tenant, actor=ctx.actor, op="forget", target=target
+                )
     if body.archive:
         memory.kind, memory.updated_at = "archived", now
         store.mirrors.changed([memory])
         return ForgetReply(id=memory.id, archived=True), f"Archived [{memory.id}]"
-    await store.mirrors.write_now([memory.id])  # off the disk before the reply
+    await store.mirrors.write_now([memory.id, *facts])  # off the disk before the reply
     reply = ForgetReply(id=memory.id, archived=False)
     # Auto-share's copy goes with the memory (nobody asked for it); a copy shared or promoted by hand
     # was the user's choice that it holds everywhere, and stays unless --global-too.

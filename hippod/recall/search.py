@@ -333,7 +333,10 @@ async def _goal_lift(ctx: RequestContext, primary: Store, goal: str | None) -> G
     if not isinstance(primary, SqliteStore):
         return NO_GOALS
     if primary.goals_pushed is None:
-        primary.goals_pushed = await goals.any_active(primary.db.reader)
+        found = await goals.any_active(primary.db.reader)
+        # A push may have committed while this read waited: it set the flag, which stays.
+        if primary.goals_pushed is None:
+            primary.goals_pushed = found
     if not primary.goals_pushed:
         return NO_GOALS
     session = goals.stack_session(ctx.session_key)

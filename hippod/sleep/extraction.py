@@ -173,7 +173,15 @@ def _refuses_the_memory(exc: HippoError) -> bool:
     `request_too_large`): sending the same memory again would be refused again. Everything else (a
     refused key, a rate limit, an overloaded or failing server, a timeout) may pass by the next sleep."""
     status, kind = exc.details.get("status"), exc.details.get("type")
-    return (status, kind) in ((400, "invalid_request_error"), (413, "request_too_large"))
+    if (status, kind) not in ((400, "invalid_request_error"), (413, "request_too_large")):
+        return False
+    # The API answers an account's trouble (credit run out, a usage limit) with the same 400: that
+    # passes, and says nothing of the memory.
+    said = exc.message.lower()
+    return not any(word in said for word in _ACCOUNT_WORDS)
+
+
+_ACCOUNT_WORDS = ("credit balance", "usage limit", "billing", "rate limit", "quota")
 
 
 def _conclude(store: SqliteStore, done: Extraction) -> None:

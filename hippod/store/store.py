@@ -164,8 +164,9 @@ class SqliteStore(Store):
 
     def reloaded(self) -> None:
         """After a restore replaced the database under it: forget the vectors read from the old one
-        and bring the mirrors in line with the new."""
+        and bring the mirrors in line with the new, whose goals are read again."""
         self.nearest = None
+        self.goals_pushed = None
         self.mirrors.heal()
 
     async def _load(self, ids: list[str]) -> list[Memory]:

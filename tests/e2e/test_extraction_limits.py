@@ -96,6 +96,23 @@ def test_two_refusals_and_no_answer_blame_the_request_and_mark_nothing(hippo: Hi
         )
 
 
+def test_an_account_refusal_is_a_failed_phase_not_a_failed_memory(hippo: Hippo) -> None:
+    with stubbed(hippo) as (stub, folder, db):
+        stub.answer(PATH, answer_facts({"messages": [{"content": f"<note>\n{RELEASE}\n</note>"}]}))
+        stub.fail(
+            PATH,
+            400,
+            anthropic_error(
+                "invalid_request_error",
+                "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing.",
+            ),
+        )
+        report = _sleep(hippo, folder)
+        # CI is not marked failed: the next sleep, with credit, sends both again.
+        assert extraction_state(db) == ([], [])
+        assert report["extraction_note"].startswith("extraction skipped: Anthropic API: HTTP 400")
+
+
 def test_answers_in_before_a_transient_failure_are_not_written(hippo: Hippo) -> None:
     with stubbed(hippo) as (stub, folder, db):
         stub.answer(PATH, answer_facts({"messages": [{"content": f"<note>\n{RELEASE}\n</note>"}]}))
@@ -132,15 +149,17 @@ def test_a_retry_the_cap_cannot_afford_is_not_made(hippo: Hippo) -> None:
 
 
 def test_the_time_limit_stops_the_phase_and_keeps_the_answers_in(hippo: Hippo) -> None:
-    config = {"extraction": {"maxSeconds": 2, "timeoutSeconds": 30}}
+    # The first answer comes at once and the second never in time; the limit leaves a loaded machine
+    # room for the first.
+    config = {"extraction": {"maxSeconds": 6, "timeoutSeconds": 90}}
     with stubbed(hippo, config) as (stub, folder, db):
         stub.answer(PATH, answer_facts({"messages": [{"content": f"<note>\n{RELEASE}\n</note>"}]}))
-        stub.answer(PATH, anthropic_message(json.dumps({"facts": FACTS[CI]})), delay_s=8.0)
+        stub.answer(PATH, anthropic_message(json.dumps({"facts": FACTS[CI]})), delay_s=60.0)
         report = _sleep(hippo, folder)
         assert sorted(f[0] for f in facts_in(db)) == sorted(FACTS[RELEASE])
         assert [m[0] for m in extraction_state(db)[1]] == [id_of(db, RELEASE)]
         assert report["extraction_note"] == (
-            "extraction stopped at its time limit (extraction.maxSeconds 2 s): "
+            "extraction stopped at its time limit (extraction.maxSeconds 6 s): "
             "1 memory left for the next sleep"
         )
         out = hippo.ok("sleep", "--no-share", cwd=folder).stdout

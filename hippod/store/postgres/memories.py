@@ -315,6 +315,18 @@ async def delete(conn: Conn, tenant: str, memory_id: str) -> bool:
     return cursor.rowcount == 1
 
 
+async def delete_facts_of(conn: Conn, tenant: str, sources: Sequence[str]) -> list[str]:
+    """The facts extracted from `sources`, deleted (a pinned one stays): none on a team server,
+    whose sleep extracts nothing, but a fact shared to it from a laptop goes with its source."""
+    if not sources:
+        return []
+    cursor = await conn.execute(
+        "DELETE FROM memories WHERE tenant_id = %s AND pinned = 0 AND extracted_from = ANY(%s) RETURNING id",
+        (tenant, list(sources)),
+    )
+    return [str(row[0]) for row in await cursor.fetchall()]
+
+
 async def audit(
     conn: Conn,
     *,

@@ -274,15 +274,29 @@ async def update_outcome(conn: aiosqlite.Connection, changed: Sequence[Memory]) 
 
 
 async def delete(conn: aiosqlite.Connection, tenant: str, memory_id: str) -> bool:
-    """Delete a memory (forget, a rejection, a conflict's loser, a replaced note's memory), and with
-    it the facts sleep's extraction took from it: each paraphrases the deleted text. Sleep's own
-    deletions of faded memories do not come here, so facts outlive a source that only faded."""
     cursor = await conn.execute("DELETE FROM memories WHERE id = ? AND tenant_id = ?", (memory_id, tenant))
-    if cursor.rowcount != 1:
-        return False
-    await conn.execute("DELETE FROM memories WHERE extracted_from = ? AND tenant_id = ?", (memory_id, tenant))
-    await conn.execute("DELETE FROM extraction_sources WHERE memory_id = ?", (memory_id,))
-    return True
+    return cursor.rowcount == 1
+
+
+async def delete_facts_of(conn: aiosqlite.Connection, tenant: str, sources: Sequence[str]) -> list[str]:
+    """Delete the facts sleep's extraction took from `sources`, which the user forgot or rejected:
+    each paraphrases its source. A fact the user pinned stays. The ids deleted."""
+    deleted: list[str] = []
+    for start in range(0, len(sources), _FACT_BATCH):
+        batch = tuple(sources[start : start + _FACT_BATCH])
+        marks = ",".join("?" * len(batch))
+        rows = await conn.execute_fetchall(
+            f"DELETE FROM memories WHERE tenant_id = ? AND pinned = 0 AND extracted_from IN ({marks}) "
+            "RETURNING id",
+            (tenant, *batch),
+        )
+        deleted += [str(row[0]) for row in rows]
+        await conn.execute(f"DELETE FROM extraction_sources WHERE memory_id IN ({marks})", batch)
+    return deleted
+
+
+# Sources per statement, well under SQLite's bound on a statement's variables.
+_FACT_BATCH = 500
 
 
 async def clear_content(conn: aiosqlite.Connection, memory_id: str) -> None:

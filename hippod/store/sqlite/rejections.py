@@ -91,7 +91,8 @@ async def reject_copies(
     Returns (deleted live ids, archived raw ids, deleted dormant ids). Raw receipts are archived,
     never deleted, and lose their text. Decisions holding the value go with their memories; a
     rejected decision memory also tombstones the decision's own text, so `decide` with another
-    `--context` cannot bring it back. Compaction summaries and items, working memory and session
+    `--context` cannot bring it back. The facts extraction took from a removed memory go with it (a
+    pinned one stays). Compaction summaries and items, working memory and session
     events lose it too (hippod.store.sqlite.scrub).
     """
     await add(conn, tenant, tombstone)
@@ -111,5 +112,7 @@ async def reject_copies(
     for memory_id in decided.memories:
         if memory_id not in deleted and await memories.delete(conn, tenant, memory_id):
             deleted.append(memory_id)
+    # The facts sleep's extraction took from what was removed paraphrase the rejected value.
+    deleted += await memories.delete_facts_of(conn, tenant, [*deleted, *dormant_ids])
     await scrub.elsewhere(conn, tenant, [value, *decided.texts])
     return deleted, archived, dormant_ids
