@@ -72,6 +72,7 @@ STORE_DEFAULTS: dict[str, Any] = {
         "maxCalls": 20,
         "maxTokens": 50000,
         "timeoutSeconds": 60,
+        "maxSeconds": 120,
     },
     "dormant": {"enabled": True, "retentionDays": 180},
     "agentMemories": {

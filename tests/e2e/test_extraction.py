@@ -4,6 +4,7 @@ Messages API (tests/model_stub.py) and writes what comes back in its one transac
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -80,6 +81,16 @@ def test_forgetting_a_source_forgets_its_facts(hippo: Hippo) -> None:
         # source's facts and marks stay.
         assert sorted(f[0] for f in facts_in(db)) == sorted(FACTS[CI])
         assert [m[0] for m in extraction_state(db)[1]] == [ci]
+
+
+def test_rejecting_a_source_rejects_its_facts_but_a_pinned_one_stays(hippo: Hippo) -> None:
+    with stubbed(hippo) as (_stub, folder, db):
+        _sleep(hippo, folder)
+        kept = id_of(db, FACTS[RELEASE][1])
+        with sqlite3.connect(db) as conn:  # pinned by hand: no verb pins a stored memory
+            conn.execute("UPDATE memories SET pinned = 1 WHERE id = ?", (kept,))
+        hippo.ok("reject", "--value", RELEASE, "--reason", "moved to Thursdays", cwd=folder)
+        assert sorted(f[0] for f in facts_in(db)) == sorted([*FACTS[CI], FACTS[RELEASE][1]])
 
 
 def test_the_summary_names_what_was_extracted(hippo: Hippo) -> None:

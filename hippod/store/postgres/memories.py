@@ -19,6 +19,7 @@ from hippod.model.digest import content_digest, digests
 from hippod.model.memory import COLUMNS, Memory
 from hippod.model.terms import terms as index_terms
 from hippod.store.memory_codec import admission, memory_values, row_to_memory
+from hippod.store.postgres.facts import delete_facts_of as delete_facts_of
 from hippod.store.postgres.pg import Conn, TeamReader, current_tenant
 from hippod.store.records import Candidate, TermStats
 
@@ -313,18 +314,6 @@ async def update_outcome(conn: Conn, changed: Sequence[Memory]) -> None:
 async def delete(conn: Conn, tenant: str, memory_id: str) -> bool:
     cursor = await conn.execute("DELETE FROM memories WHERE id = %s AND tenant_id = %s", (memory_id, tenant))
     return cursor.rowcount == 1
-
-
-async def delete_facts_of(conn: Conn, tenant: str, sources: Sequence[str]) -> list[str]:
-    """The facts extracted from `sources`, deleted (a pinned one stays): none on a team server,
-    whose sleep extracts nothing, but a fact shared to it from a laptop goes with its source."""
-    if not sources:
-        return []
-    cursor = await conn.execute(
-        "DELETE FROM memories WHERE tenant_id = %s AND pinned = 0 AND extracted_from = ANY(%s) RETURNING id",
-        (tenant, list(sources)),
-    )
-    return [str(row[0]) for row in await cursor.fetchall()]
 
 
 async def audit(
