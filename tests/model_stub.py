@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -88,7 +87,10 @@ class ModelStub:
                 stub._handle(self)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        # close() waits for every answer under way, so none is left running into later tests; a
+        # planned delay ends early when the stub closes.
+        self._server.daemon_threads = False
+        self._closing = threading.Event()
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
@@ -125,6 +127,7 @@ class ModelStub:
             return [s for s in self.seen if path is None or s.path == path]
 
     def close(self) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -151,7 +154,7 @@ class ModelStub:
                     planned = _Planned(-1, None, delay_s=delay)
             handler = self._handlers.get(path)
         if planned is not None and planned.delay_s:
-            time.sleep(planned.delay_s)
+            self._closing.wait(planned.delay_s)
         if planned is None or planned.status == -1:
             if handler is None:
                 status, reply, headers = (
