@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from hippod.base.errors import HippoError
 from hippod.remote.providers import Provider
 from hippod.remote.spend import Spend
+
+if TYPE_CHECKING:
+    import httpx
 
 API_ERROR = "model_api_error"
 # A request the run's spend cap has no room for, never sent.
@@ -89,6 +90,11 @@ class Caller:
         self.provider = provider
         self.policy = policy or Policy()
         self.spend = spend
+        # Imported here: the daemon loads httpx only once a model API is turned on and called.
+        import httpx
+
+        self._http_error = httpx.HTTPError
+        self._timeout = httpx.TimeoutException
         self._client = httpx.AsyncClient(
             base_url=provider.base_url(),
             headers={**provider.headers(key), "content-type": "application/json"},
@@ -117,7 +123,7 @@ class Caller:
                 self.spend.attempt()
             try:
                 answer = await self._client.post(path, json=dict(body))
-            except httpx.HTTPError as exc:
+            except self._http_error as exc:
                 if last:
                     raise HippoError(API_ERROR, f"{name} API: {self._unanswered(exc)}") from None
                 await asyncio.sleep(self._pause(attempt, None))
@@ -131,7 +137,7 @@ class Caller:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _unanswered(self, exc: httpx.HTTPError) -> str:
-        if isinstance(exc, httpx.TimeoutException):
+        if isinstance(exc, self._timeout):
             return f"no answer within {self.policy.timeout_s:g} s"
         return f"cannot reach {self.provider.base_url()}: {exc}"
 

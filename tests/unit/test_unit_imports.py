@@ -89,6 +89,14 @@ def test_the_daemon_loads_the_asgi_stack_only_when_a_listener_opens() -> None:
     assert {"starlette", "uvicorn"} <= _loaded_after("import hippod.web.listener")
 
 
+def test_the_daemon_loads_an_http_client_only_when_a_model_api_is_called() -> None:
+    # Extraction, refine, API embedders and rerankers are off by default: their client waits for them.
+    loaded = _loaded_after("import hippod.main, hippod.daemon.app, hippod.daemon.dispatch")
+    assert loaded & {"httpx", "httpcore"} == set()
+    made = "import hippod.remote.http as h, hippod.remote.providers as p; h.Caller(p.ANTHROPIC, 'k')"
+    assert {"httpx", "httpcore"} <= _loaded_after(made)
+
+
 def test_the_daemon_loads_the_mcp_sdk_only_when_post_mcp_is_asked() -> None:
     # An open listener carries the /mcp route but not the SDK; its first request loads mcp_http.
     loaded = _loaded_after("import hippod.main, hippod.daemon.app, hippod.web.listener, hippod.web.app")
