@@ -142,40 +142,33 @@ def _slack(event_id: str, text: str, ts: str, team: str) -> tuple[bytes, dict[st
     return raw, headers
 
 
+def _deliveries(
+    client: httpx.Client, count: int, event: str, text: str, ts: str, team: str, expected: str
+) -> float:
+    """Send `count` signed Slack messages from `team`, each answered `expected`; deliveries a second."""
+    start = time.perf_counter()
+    for n in range(count):
+        raw, headers = _slack(
+            f"{event}{n}", f"{text} number {n} about the build cache", f"{ts}{n:06d}.0001", team
+        )
+        status = client.post("/v1/connectors/slack/events", content=raw, headers=headers).json()["status"]
+        if status != expected:
+            raise BenchError(f"a delivery from {team} answered {status}, not {expected}")
+    return count / (time.perf_counter() - start)
+
+
 def replay_figures(sb: Sandbox, url: str, letters: int) -> dict[str, float]:
     db = os.path.join(sb.home, "hippo.db")
     with sqlite3.connect(db) as conn:
         conn.execute("INSERT INTO slack_workspaces VALUES ('T0KNOWN01', 'default', '2026-01-01T00:00:00Z')")
     figures: dict[str, float] = {}
     with httpx.Client(base_url=url, timeout=60) as client:
-        start = time.perf_counter()
-        for n in range(letters):
-            raw, headers = _slack(
-                f"EvDead{n}",
-                f"Dead letter number {n} about the build cache",
-                f"1700{n:06d}.0001",
-                "T0STRANGER",
-            )
-            if (
-                client.post("/v1/connectors/slack/events", content=raw, headers=headers).json()["status"]
-                != "dlq"
-            ):
-                raise BenchError("a delivery from an unmapped workspace was not dead-lettered")
-        figures["deliveries to the dead letters /s"] = letters / (time.perf_counter() - start)
-        start = time.perf_counter()
-        for n in range(letters):
-            raw, headers = _slack(
-                f"EvLive{n}",
-                f"Live message number {n} about the build cache",
-                f"1800{n:06d}.0001",
-                "T0KNOWN01",
-            )
-            if (
-                client.post("/v1/connectors/slack/events", content=raw, headers=headers).json()["status"]
-                != "ingested"
-            ):
-                raise BenchError("a live delivery was not ingested")
-        figures["live deliveries ingested /s"] = letters / (time.perf_counter() - start)
+        figures["deliveries to the dead letters /s"] = _deliveries(
+            client, letters, "EvDead", "Dead letter", "1700", "T0STRANGER", "dlq"
+        )
+        figures["live deliveries ingested /s"] = _deliveries(
+            client, letters, "EvLive", "Live message", "1800", "T0KNOWN01", "ingested"
+        )
     with sqlite3.connect(db) as conn:
         conn.execute("INSERT INTO slack_workspaces VALUES ('T0STRANGER', 'default', '2026-01-01T00:00:00Z')")
     start = time.perf_counter()

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hippod.base.clock import days_between
 from hippod.model.memory import Memory
-from hippod.model.strength import live_strength
 from hippod.recall.score import Scored
 from hippod.recall.search import Ranking
 from hippod.store.sqlite import graph_reads
@@ -105,24 +103,14 @@ def _scored(
     memory: Memory, score: float, hop: int, step: graph_reads.Step, source: str, ranking: Ranking, loss: float
 ) -> Scored:
     """An addition as recall lists it: its graph score, the step that reached it, its live strength."""
-    retrieved = days_between(memory.last_retrieved, ranking.moment)
-    strength = live_strength(
-        retrieved,
-        memory.half_life_days,
-        memory.outcome_positive,
-        memory.outcome_negative,
-        memory.retrieval_count,
-        memory.emotional_valence,
-        memory.pinned,
-        loss,
-    )
+    parts = memory.strength_at(ranking.moment, loss)
     return Scored(
         memory,
         score,
         0.0,
         0.0,
-        strength,
-        retrieved,
+        parts.strength,
+        parts.days,
         [],
         {"graph": DECAY**hop},
         source,
