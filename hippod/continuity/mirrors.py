@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 
+from hippod.base.locks import LockPerObject
 from hippod.continuity import render
 from hippod.mirrors import mirror_files
 from hippod.store.sqlite import continuity
@@ -21,14 +21,7 @@ ACTIVE_TASK = "buffer/active-task.md"
 RECENT_SESSION = "buffer/recent-session.md"
 SESSION_FILE_EVENTS = 20
 
-_locks: weakref.WeakKeyDictionary[SqliteStore, asyncio.Lock] = weakref.WeakKeyDictionary()
-
-
-def _lock(store: SqliteStore) -> asyncio.Lock:
-    lock = _locks.get(store)
-    if lock is None:
-        lock = _locks[store] = asyncio.Lock()
-    return lock
+_lock: LockPerObject[SqliteStore] = LockPerObject()
 
 
 async def _write(store: SqliteStore, relative: str, text: str) -> None:

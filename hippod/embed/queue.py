@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from hippod.base import heap, priority, thread_stop
 from hippod.base.errors import HippoError
+from hippod.base.locks import LockPerObject
 from hippod.embed.service import Embedder, EmbedService, Settings, embedding_text, text_digest
 from hippod.store.sqlite import embeddings, sqlite_errors
 from hippod.store.sqlite.db import Database
@@ -27,6 +28,10 @@ Progress = Callable[[int, int], Awaitable[None]]
 # Told (model, [(memory id, vector)]) of each batch of vectors, in the transaction that stores
 # them: the store's nearest index (Store.vectors_written).
 Written = Callable[[str, list[tuple[str, bytes]]], None]
+
+# One embedding at a time per store. The background queue and an `embed` request each choose their
+# rows before they embed; without this, both could send the same rows to an API that bills per call.
+_lock: LockPerObject[Database] = LockPerObject()
 
 
 def _stale(rows: Iterable[tuple[str, str, list[str]]], have: dict[str, str]) -> list[tuple[str, str, str]]:
@@ -49,18 +54,24 @@ async def _embed(
 ) -> dict[str, bytes]:
     """Embed in a worker thread, then store the vectors in one transaction; memory id -> vector.
 
-    `written` is told what is being stored.
+    `written` is told what is being stored. Rows another pass embedded while this one waited for
+    the store's turn are skipped.
     """
-    # The model's batches check for a cancel: a stopping daemon does not wait for all of them.
-    blobs = await thread_stop.run_in(_BACKGROUND, embedder.embed, [text for _, text, _ in todo])
-    rows = [(memory_id, blob, digest) for (memory_id, _, digest), blob in zip(todo, blobs, strict=True)]
-    async with db.transaction() as conn:
-        await embeddings.upsert(conn, embedder.model, embedder.dim, rows)
-        if written is not None:
-            # Before the commit, so no reader sees a vector the index lacks. Should the commit
-            # fail, the index holds vectors the table does not: it only proposes candidates,
-            # and each is scored from its stored vector, or on its words until it has one.
-            written(embedder.model, [(memory_id, blob) for memory_id, blob, _ in rows])
+    async with _lock(db):
+        have = await embeddings.digests(db.reader, embedder.model, [memory_id for memory_id, _, _ in todo])
+        todo = [row for row in todo if have.get(row[0]) != row[2]]
+        if not todo:
+            return {}
+        # The model's batches check for a cancel: a stopping daemon does not wait for all of them.
+        blobs = await thread_stop.run_in(_BACKGROUND, embedder.embed, [text for _, text, _ in todo])
+        rows = [(memory_id, blob, digest) for (memory_id, _, digest), blob in zip(todo, blobs, strict=True)]
+        async with db.transaction() as conn:
+            await embeddings.upsert(conn, embedder.model, embedder.dim, rows)
+            if written is not None:
+                # Before the commit, so no reader sees a vector the index lacks. Should the commit
+                # fail, the index holds vectors the table does not: it only proposes candidates,
+                # and each is scored from its stored vector, or on its words until it has one.
+                written(embedder.model, [(memory_id, blob) for memory_id, blob, _ in rows])
     return {memory_id: blob for memory_id, blob, _ in rows}
 
 

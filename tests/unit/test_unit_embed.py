@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import struct
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 from hippod.base import clock
 from hippod.embed import vectors
-from hippod.embed.queue import embed_ids
+from hippod.embed.queue import embed_ids, scan
 from hippod.embed.service import embedding_text, settings, text_digest
 from hippod.model.tokenize import tokenize
 from hippod.recall import score as sc
@@ -304,6 +305,32 @@ async def test_embed_ids_returns_the_vectors_it_wrote(
     again = await embed_ids(database, embedder, [first.id, second.id])
     stored = await embeddings.vectors(database.reader, embedder.model, [first.id, second.id])
     assert again == {second.id: stored[second.id][0]}
+
+
+async def test_two_passes_at_once_embed_each_memory_once(
+    embedder: Any, database: dbmod.Database, make_memory: Any
+) -> None:
+    # The background queue and an `embed` request may pick the same rows; an API bills each call.
+    sent: list[str] = []
+
+    class Counting:
+        model, dim = embedder.model, embedder.dim
+
+        def embed(self, texts: list[str]) -> list[bytes]:
+            sent.extend(texts)
+            return list(embedder.embed(texts))
+
+    rows = [make_memory(f"deploy note {n}") for n in range(3)]
+    async with database.transaction() as conn:
+        for memory in rows:
+            assert await memories.insert(conn, memory)
+    ids = [memory.id for memory in rows]
+    made = await asyncio.gather(
+        embed_ids(database, Counting(), ids),
+        scan(database, Counting(), write=True),  # type: ignore[arg-type]
+    )
+    assert sorted(sent) == sorted(embedding_text(m.content, m.tags) for m in rows)
+    assert set(made[0]) == set(ids) and made[1] == (0, 3)
 
 
 def test_missing_knows_an_install_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
