@@ -10,6 +10,9 @@ versions import into the same store.
 Usage: python bench/import_scale.py build --size 100000 --tmpdir /work/b/imp
        python bench/import_scale.py measure --store <sandbox> [--lines 10000] [--no-recalls]
 `measure` runs the daemon of whichever hippod `python -m hippod` imports (PYTHONPATH picks another).
+Before it imports, it waits for what the daemon does after opening a store built this way: write
+every memory's mirror and hash every memory for the near-copy index (each timed, and left out of
+the import's figures). The daemon's peak RSS during the import is its VmHWM, reset just before.
 """
 
 from __future__ import annotations
@@ -34,9 +37,11 @@ from harness import (
     log,
     make_sandbox,
     pct,
+    proc_status_kb,
     sandbox_at,
     start_daemon,
     stop_daemon,
+    wait_for_mirrors,
 )
 
 from hippoctl.protocol import messages as m
@@ -114,6 +119,7 @@ def measure(store: str, lines: int, recalls: bool) -> str:
         # Warm the store (open, first recalls) so the import's figures are the import's.
         for query in queries[:20]:
             call(sb.sock, sb.home, sb.base, m.Recall(query=query, limit=5))
+        settled = _settle(sb.home, proc.pid)
         stop = threading.Event()
         during: list[float] = []
         recaller = threading.Thread(
@@ -122,10 +128,12 @@ def measure(store: str, lines: int, recalls: bool) -> str:
         if recalls:
             recaller.start()
         cpu = _process_cpu(proc.pid)
+        _reset_peak(proc.pid)
         started = time.perf_counter()
         reply = ingest_import._import(sb.sock, sb.home, sb.base, path)
         wall = time.perf_counter() - started
         cpu = _process_cpu(proc.pid) - cpu
+        peak = proc_status_kb(proc.pid, "VmHWM") / 1024
         stop.set()
         if recalls:
             recaller.join()
@@ -136,11 +144,34 @@ def measure(store: str, lines: int, recalls: bool) -> str:
         phases = _import_log(copy)
         shutil.rmtree(copy, ignore_errors=True)
     figures = f"{lines} lines, {imported} new in {wall:.2f} s: {imported / wall:.0f}/s"
-    figures += f", daemon CPU {cpu:.1f} s"
+    figures += f", daemon CPU {cpu:.1f} s, peak RSS {peak:.0f} MB"
     if recalls:
         figures += f"; recall p50/p99/max {pct(during, 50):.1f}/{pct(during, 99):.1f}/{max(during):.1f} ms"
         figures += f" ({len(during)} recalls)"
-    return f"{figures}; load {load}\n{phases}"
+    return f"{figures}; load {load}\n{settled}\n{phases}"
+
+
+def _settle(home: str, pid: int) -> str:
+    """Wait until the daemon has mirrored and hashed every memory of the store; a line of figures."""
+    db = os.path.join(home, "hippo.db")
+    started = time.perf_counter()
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        (count,) = conn.execute("SELECT count(*) FROM memories").fetchone()
+        mirrored, missing = wait_for_mirrors(home, count, timeout=3600)
+        while conn.execute("SELECT count(*) FROM near_pending").fetchone()[0]:
+            time.sleep(0.5)
+    hashed = time.perf_counter() - started
+    rss = proc_status_kb(pid, "VmRSS") / 1024
+    return (
+        f"after the open: mirrors written in {mirrored:.1f} s ({missing} missing), near-copy keys "
+        f"in {hashed:.1f} s (from the open's first recall), daemon RSS {rss:.0f} MB"
+    )
+
+
+def _reset_peak(pid: int) -> None:
+    # "5" resets the process's peak resident set size (Linux >= 4.0).
+    with open(f"/proc/{pid}/clear_refs", "w", encoding="ascii") as handle:
+        handle.write("5")
 
 
 def _process_cpu(pid: int) -> float:

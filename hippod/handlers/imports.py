@@ -40,7 +40,7 @@ from hippod.lifecycle.new_memory import fresh_memory, given_tags, new_id
 from hippod.model.digest import refused
 from hippod.model.memory import Memory
 from hippod.store.sqlite import imports as sql
-from hippod.store.sqlite import memories, rejections
+from hippod.store.sqlite import memories, near_index, rejections
 from hippod.store.sqlite.import_probe import StoredProbe
 from hippod.store.sqlite.imports import ImportedFile
 from hippod.store.stores import SqliteStore, Store, sqlite_only
@@ -90,6 +90,10 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
         reading = await asyncio.to_thread(_read, source, steps)
         ctx.warnings.extend(reading.warnings)
         read = time.monotonic()
+        if not body.dry_run:
+            # The memories written since the last catch-up get their near-copy keys, so the plan
+            # finds its candidates in the index (a dry run hashes the few waiting in memory).
+            await near_index.catch_up(store.db)
         top, rejected, plan = await asyncio.to_thread(
             _plan, ctx, store, source, reading, extra_tags, not body.dry_run, steps
         )

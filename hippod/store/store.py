@@ -34,6 +34,7 @@ from hippod.store.sqlite import (
 from hippod.store.sqlite import sleep as sleep_sql
 from hippod.store.sqlite.db import Database
 from hippod.store.sqlite.group_commit import DirectCommit, GroupCommit
+from hippod.store.sqlite.near_index import BackgroundIndexer
 
 if TYPE_CHECKING:
     from hippod.embed.nearest import NearestIndex  # numpy: loaded by the first recall that needs it
@@ -134,6 +135,7 @@ class SqliteStore(Store):
             root, self._load, self._stats, lambda: self.db.reader, self._mirror_layout
         )
         self.embed_queue = EmbedQueue(db, self.embed_settings, embedder, self.vectors_written)
+        self.near_indexer = BackgroundIndexer(db)
         # The store's vectors in memory, for recall's candidates by meaning; made by the first
         # recall that uses it (recall/search.py).
         self.nearest: NearestIndex | None = None
@@ -186,6 +188,7 @@ class SqliteStore(Store):
         stopping daemon stops writing mirrors (the next open heals the rest)."""
         await self.remembers.close()
         await self.embed_queue.close()
+        await self.near_indexer.close()
         await self.mirrors.close(by)
         await self.db.close()
 

@@ -155,6 +155,9 @@ class StoreRegistry:
             store.mirrors.heal()
             # And one that stopped while embedding left memories without a vector: embed them.
             store.embed_queue.resume()
+            # An upgraded store's memories wait for their near-copy keys: hash them before an import
+            # needs them.
+            store.near_indexer.start()
             return store
         finally:
             del self._opening[root]

@@ -51,9 +51,9 @@ def _steps(conn: sqlite3.Connection, work: Callable[[], object]) -> int:
     return counted[0]
 
 
-def test_the_stale_mentions_look_up_the_memorys_own_entities_by_index(old_store: Opener) -> None:
+def test_a_batchs_entities_are_looked_up_by_index(old_store: Opener) -> None:
     conn = old_store(len(migrations.MIGRATIONS))
-    plan = [str(r[3]) for r in conn.execute("EXPLAIN QUERY PLAN " + graph_index._STALE, ("m", "[]", "t"))]
+    plan = [str(r[3]) for r in conn.execute("EXPLAIN QUERY PLAN " + graph_index._IDS, ("[]",))]
     lookups = [step for step in plan if "graph_entities" in step or step.startswith(("SCAN e", "SEARCH e"))]
     assert lookups and all("(tenant_id=? AND type=? AND name=?)" in step for step in lookups), plan
 

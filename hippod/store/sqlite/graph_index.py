@@ -6,13 +6,16 @@ links when it is deleted, superseded or archived, and an entity with no mention 
 The same triggers keep each entity's mention count and each relation's count of memories.
 
 Each statement touches only the rows of the memories it is given (looked up by index), whatever the
-size of the tenant's graph: an upgrade's migration indexes every stored memory through them.
+size of the tenant's graph: an upgrade's migration indexes every stored memory through them. The
+entities a batch of memories names are looked up once, by their unique key, and the mentions and
+relations written with their ids.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiosqlite
@@ -26,28 +29,36 @@ _SOURCE = (
     "FROM memories WHERE id IN ({marks})"
 )
 _ENTITY = "INSERT OR IGNORE INTO graph_entities (tenant_id, type, name) VALUES (?, ?, ?)"
-_MENTION = (
-    "INSERT OR IGNORE INTO graph_mentions (memory_id, entity_id) "
-    "SELECT ?, id FROM graph_entities WHERE tenant_id = ? AND type = ? AND name = ?"
+# The ids of a batch's entities, each by the unique (tenant_id, type, name) index: CROSS JOIN keeps
+# the batch's few keys outside, so the tenant's other entities are never read.
+_IDS = (
+    "SELECT e.id, e.tenant_id, e.type, e.name FROM json_each(?) j CROSS JOIN graph_entities e "
+    "WHERE e.tenant_id = json_extract(j.value, '$[0]') AND e.type = json_extract(j.value, '$[1]') "
+    "AND e.name = json_extract(j.value, '$[2]')"
 )
-# The mentions a memory no longer has: by (type, name), so the entities it keeps keep their ids.
-# CROSS JOIN fixes the loop order: the memory's own few keys outside, each looked up by the unique
-# (tenant_id, type, name) index; the other order reads every entity of the tenant per memory.
+_MENTION = "INSERT OR IGNORE INTO graph_mentions (memory_id, entity_id) VALUES (?, ?)"
+# The mentions a memory no longer has: those of entities outside the ids it names now.
 _STALE = (
-    "DELETE FROM graph_mentions WHERE memory_id = ? AND entity_id NOT IN ("
-    "SELECT e.id FROM json_each(?) j CROSS JOIN graph_entities e WHERE e.tenant_id = ? "
-    "AND e.type = json_extract(j.value, '$[0]') AND e.name = json_extract(j.value, '$[1]'))"
+    "DELETE FROM graph_mentions WHERE memory_id = ? AND entity_id NOT IN (SELECT value FROM json_each(?))"
 )
 _RELATIONS_GONE = "DELETE FROM graph_relations WHERE memory_id = ?"
-_RELATION = (
-    "INSERT OR IGNORE INTO graph_relations (memory_id, from_id, to_id, rel) "
-    "SELECT ?, a.id, b.id, ? FROM graph_entities a, graph_entities b "
-    "WHERE a.tenant_id = ? AND a.type = ? AND a.name = ? AND b.tenant_id = ? AND b.type = ? AND b.name = ?"
-)
+_RELATION = "INSERT OR IGNORE INTO graph_relations (memory_id, from_id, to_id, rel) VALUES (?, ?, ?, ?)"
 _LINK = "INSERT OR IGNORE INTO graph_links (tenant_id, a, b, rel) VALUES (?, ?, ?, ?)"
 CHUNK = 500
 
 Statements = list[tuple[str, list[tuple[Any, ...]]]]
+Key = tuple[str, str, str]  # tenant, entity type, name
+
+
+@dataclass(slots=True)
+class _Batch:
+    """What a batch of memories names, before the entities have ids."""
+
+    entities: dict[Key, None] = field(default_factory=dict)
+    # (memory id, tenant, its entities' keys, its relations (from, to, rel)); keys are None for a
+    # memory that is no longer live (its mentions go).
+    memories: list[tuple[str, str, list[Key], list[tuple[Key, Key, str]]]] = field(default_factory=list)
+    links: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 def _decoded(value: Any) -> list[str]:
@@ -56,57 +67,81 @@ def _decoded(value: Any) -> list[str]:
     return [str(v) for v in value or []]
 
 
-def statements(rows: Iterable[Sequence[Any]]) -> Statements:
-    """The writes that bring these memories' graph rows up to date (rows as _SOURCE reads them)."""
-    entities: list[tuple[Any, ...]] = []
+def _read(rows: Iterable[Sequence[Any]]) -> _Batch:
+    """The entities, relations and links of these memories (rows as _SOURCE reads them)."""
+    batch = _Batch()
+    for memory_id, tenant, content, tags, artifact_ref, source, parents, superseded_by, kind in rows:
+        for parent in _decoded(parents):
+            batch.links.append((tenant, parent, memory_id, "parents"))
+        if superseded_by is not None:
+            batch.links.append((tenant, memory_id, superseded_by, "supersedes"))
+        live = superseded_by is None and kind != "archived"
+        found = extract(content, _decoded(tags), artifact_ref, source) if live else None
+        if found is None:
+            batch.memories.append((memory_id, tenant, [], []))
+            continue
+        keys = [(tenant, kind_, name) for kind_, name in found.entities]
+        batch.entities.update(dict.fromkeys(keys))
+        relations = [((tenant, *a), (tenant, *b), rel) for a, b, rel in found.relations]
+        batch.memories.append((memory_id, tenant, keys, relations))
+    return batch
+
+
+def _lookup(batch: _Batch) -> tuple[list[tuple[Any, ...]], str]:
+    """_ENTITY's rows and _IDS's parameter for the batch."""
+    keys = list(batch.entities)
+    return keys, msgspec.json.encode(keys).decode()
+
+
+def _writes(batch: _Batch, found: Iterable[Sequence[Any]], fresh: bool) -> Statements:
+    """The writes that bring the batch's graph rows up to date, given its entities' ids (_IDS's rows);
+    `fresh`: the memories were just inserted, so they have no graph rows to take back."""
+    ids = {(str(tenant), str(kind), str(name)): int(entity) for entity, tenant, kind, name in found}
     mentions: list[tuple[Any, ...]] = []
     stale: list[tuple[Any, ...]] = []
     gone: list[tuple[Any, ...]] = []
     relations: list[tuple[Any, ...]] = []
-    links: list[tuple[Any, ...]] = []
-    for memory_id, tenant, content, tags, artifact_ref, source, parents, superseded_by, kind in rows:
-        for parent in _decoded(parents):
-            links.append((tenant, parent, memory_id, "parents"))
-        if superseded_by is not None:
-            links.append((tenant, memory_id, superseded_by, "supersedes"))
+    for memory_id, _, keys, said in batch.memories:
+        named = [ids[key] for key in keys]
+        mentions.extend((memory_id, entity) for entity in named)
+        stale.append((memory_id, msgspec.json.encode(named).decode()))
         gone.append((memory_id,))
-        live = superseded_by is None and kind != "archived"
-        found = extract(content, _decoded(tags), artifact_ref, source) if live else None
-        keys = found.entities if found is not None else []
-        stale.append((memory_id, msgspec.json.encode(keys).decode(), tenant))
-        if found is None:
-            continue
-        for kind_, name in keys:
-            entities.append((tenant, kind_, name))
-            mentions.append((memory_id, tenant, kind_, name))
-        for (a_type, a_name), (b_type, b_name), rel in found.relations:
-            relations.append((memory_id, rel, tenant, a_type, a_name, tenant, b_type, b_name))
+        relations.extend((memory_id, ids[a], ids[b], rel) for a, b, rel in said if a in ids and b in ids)
+    if fresh:
+        stale, gone = [], []
     return [
-        (_ENTITY, entities),
-        (_MENTION, mentions),
         (_STALE, stale),
+        (_MENTION, mentions),
         (_RELATIONS_GONE, gone),
         (_RELATION, relations),
-        (_LINK, links),
+        (_LINK, batch.links),
     ]
 
 
-async def index(conn: aiosqlite.Connection, ids: Sequence[str]) -> None:
+async def index(conn: aiosqlite.Connection, ids: Sequence[str], *, fresh: bool = False) -> None:
     """Bring the graph rows of these memories (as now stored) up to date, inside the caller's
-    transaction."""
+    transaction (`fresh`: they were inserted by it)."""
     for start in range(0, len(ids), CHUNK):
         chunk = list(ids[start : start + CHUNK])
-        rows = await conn.execute_fetchall(_SOURCE.format(marks=", ".join("?" * len(chunk))), chunk)
-        for sql, params in statements(rows):
+        batch = _read(await conn.execute_fetchall(_SOURCE.format(marks=", ".join("?" * len(chunk))), chunk))
+        entities, wanted = _lookup(batch)
+        if entities:
+            await conn.executemany(_ENTITY, entities)
+        found = await conn.execute_fetchall(_IDS, (wanted,)) if entities else []
+        for sql, params in _writes(batch, found, fresh):
             if params:
                 await conn.executemany(sql, params)
 
 
-def index_sync(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
+def index_sync(conn: sqlite3.Connection, ids: Sequence[str], *, fresh: bool = False) -> None:
     """`index` on a plain sqlite3 connection (the migration's)."""
     for start in range(0, len(ids), CHUNK):
         chunk = list(ids[start : start + CHUNK])
-        rows = conn.execute(_SOURCE.format(marks=", ".join("?" * len(chunk))), chunk).fetchall()
-        for sql, params in statements(rows):
+        batch = _read(conn.execute(_SOURCE.format(marks=", ".join("?" * len(chunk))), chunk).fetchall())
+        entities, wanted = _lookup(batch)
+        if entities:
+            conn.executemany(_ENTITY, entities)
+        found = conn.execute(_IDS, (wanted,)).fetchall() if entities else []
+        for sql, params in _writes(batch, found, fresh):
             if params:
                 conn.executemany(sql, params)

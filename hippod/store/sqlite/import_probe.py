@@ -1,12 +1,15 @@
 """Which of an import's chunks are near-copies of a stored memory: `textOverlap > t` against the
-tenant's live memories, answered through the FTS index at a cost per chunk, not per store.
+tenant's live memories, exactly, on candidates found at a cost per chunk, not per store.
 
-The rule is overlap.py's: a set y with Jaccard(x, y) > t holds more than t·|x| of x's tokens, so
-of any p + k of them, p = |x| - ceil(t·|x|) + 1, it holds at least k + 1. The probe takes x's
-p + k rarest tokens (by how many index rows hold their stem), counts for every row how many of
-them it holds, and compares exactly only the rows holding k + 1 or more. A row's index terms are
-the stems of its tokens, so a row holding a token holds its stem: the count is an upper bound and
-no near-copy is missed. A token whose stem no row holds costs nothing, which makes new text cheap.
+The candidates come from the near-copy index (store/sqlite/near_lookup.py): the memories sharing a
+MinHash band key with the chunk. While an upgraded store's memories still wait for their keys, they
+come from the full-text index instead, by overlap.py's rule: a set y with Jaccard(x, y) > t holds
+more than t·|x| of x's tokens, so of any p + k of them, p = |x| - ceil(t·|x|) + 1, it holds at least
+k + 1. The probe takes x's p + k rarest tokens (by how many index rows hold their stem), counts for
+every row how many of them it holds, and compares exactly only the rows holding k + 1 or more. A
+row's index terms are the stems of its tokens, so a row holding a token holds its stem: the count is
+an upper bound and no near-copy is missed. A token whose stem no row holds costs nothing, which
+makes new text cheap.
 
 Blocking sqlite3 code: open, use and close a StoredProbe in one worker thread. It is a ReadView
 (read_view.py): the daemon's reader stays free for recall, and the view is that of one moment, up
@@ -24,6 +27,7 @@ from hippod.model.simjoin import SetIndex
 from hippod.model.terms import stem
 from hippod.model.tokenize import tokenize
 from hippod.store.sqlite.imports import LIVE, LIVE_BY_ROW
+from hippod.store.sqlite.near_lookup import NearLookup
 from hippod.store.sqlite.read_view import ReadView
 from hippod.store.sqlite.rejections import ALL_DIGESTS
 
@@ -75,6 +79,7 @@ class StoredProbe(ReadView):
         # How many index rows hold each stem looked up so far: one entry a distinct stem of the import.
         self._rows: dict[str, int] = {}
         self._scan: tuple[int, SetIndex] | None = None
+        self._near = NearLookup(self._conn, tenant) if NearLookup.usable(self._conn) else None
 
     def rejected_digests(self) -> set[str]:
         """Every tombstoned digest of the tenant (memory-model.md §12)."""
@@ -84,6 +89,8 @@ class StoredProbe(ReadView):
     def duplicates(self, sets: Sequence[frozenset[str]], positions: Sequence[int]) -> set[int]:
         """Those of `positions` whose token set in `sets` (an import's chunks) overlaps a live memory
         of the tenant above the threshold, strictly. Called a batch at a time with the same `sets`."""
+        if self._near is not None:
+            return self._near_copies(self._near, sets, positions)
         if not self.fts5:
             return self._scanned(sets, positions)
         self._term_rows({stem(t) for i in positions for t in sets[i]})
@@ -95,6 +102,19 @@ class StoredProbe(ReadView):
             for i, rowids in candidates.items():
                 if self._overlaps(sets[i], rowids):
                     found.add(i)
+        return found
+
+    def _near_copies(
+        self, near: NearLookup, sets: Sequence[frozenset[str]], positions: Sequence[int]
+    ) -> set[int]:
+        """`duplicates` through the near-copy index."""
+        found: set[int] = set()
+        for start in range(0, len(positions), BATCH):
+            batch = positions[start : start + BATCH]
+            candidates = near.candidates([sets[i] for i in batch])
+            self._load({r for rowids in candidates for r in rowids})
+            pairs = zip(batch, candidates, strict=True)
+            found.update(i for i, rowids in pairs if self._overlaps(sets[i], rowids))
         return found
 
     def _overlaps(self, x: frozenset[str], rowids: Collection[int]) -> bool:

@@ -57,7 +57,7 @@ async def insert_rows(
     for start in range(0, len(rows), INSERT_BATCH):
         batch = rows[start : start + INSERT_BATCH]
         await conn.executemany(_INSERT, batch)
-        await graph_index.index(conn, [str(row[_ID]) for row in batch])
+        await graph_index.index(conn, [str(row[_ID]) for row in batch], fresh=True)
         if tick is not None:
             tick(min(start + INSERT_BATCH, len(rows)))
 

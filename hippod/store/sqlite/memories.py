@@ -26,7 +26,7 @@ async def insert(conn: aiosqlite.Connection, memory: Memory) -> bool:
     cursor = await conn.execute(INSERT_SQL, insert_row(memory))
     if cursor.rowcount != 1:
         return False
-    await graph_index.index(conn, [memory.id])
+    await graph_index.index(conn, [memory.id], fresh=True)
     return True
 
 

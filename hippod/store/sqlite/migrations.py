@@ -17,6 +17,7 @@ from hippod.store.sqlite.migrations_goals import m017_goals
 from hippod.store.sqlite.migrations_graph import m018_graph
 from hippod.store.sqlite.migrations_http import m010_http
 from hippod.store.sqlite.migrations_mirrors import m012_mirror_days
+from hippod.store.sqlite.migrations_near import m021_near_copies
 from hippod.store.sqlite.migrations_replay import m019_dead_letter_replay
 from hippod.store.sqlite.migrations_share import m016_share_origins
 from hippod.store.sqlite.migrations_sleeps import m015_tenant_sleeps
@@ -284,6 +285,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m018_graph,
     m019_dead_letter_replay,
     m020_extraction,
+    m021_near_copies,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

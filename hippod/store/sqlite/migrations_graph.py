@@ -94,4 +94,4 @@ def m018_graph(conn: sqlite3.Connection) -> None:
     for statement in SCHEMA:
         conn.execute(statement)
     ids = [str(r[0]) for r in conn.execute("SELECT id FROM memories ORDER BY rowid")]
-    index_sync(conn, ids)
+    index_sync(conn, ids, fresh=True)

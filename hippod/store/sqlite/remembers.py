@@ -50,5 +50,5 @@ async def insert_many(conn: aiosqlite.Connection, batch: list[Memory]) -> list[b
     marks = ", ".join("?" * len(ids))
     rows = await conn.execute_fetchall(f"SELECT id FROM memories WHERE id IN ({marks})", ids)
     stored = {str(row[0]) for row in rows}
-    await graph_index.index(conn, [memory.id for memory in batch if memory.id in stored])
+    await graph_index.index(conn, [memory.id for memory in batch if memory.id in stored], fresh=True)
     return [memory.id in stored for memory in batch]

@@ -1,0 +1,67 @@
+"""An import's near-copy candidates from the near-copy index (migration 21): the stored memories that
+share a MinHash band key with a chunk (hippod.model.minhash), at a cost per chunk, not per store.
+
+The memories still waiting for their keys (written since the last catch-up, store/sqlite/near_index.py)
+are hashed here, in memory, so they are found the same way. Blocking sqlite3 code, on the probe's
+own read view (store/sqlite/import_probe.py).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+
+from hippod.model.tokenize import tokenize
+from hippod.store.sqlite.imports import LIVE_BY_ROW
+
+_PER_STATEMENT = 500
+# Memories waiting for their keys past which the index is not used (an upgraded store whose rows
+# the daemon is still hashing): the probe asks the full-text index instead.
+WAITING_HASHED = 50_000
+
+
+class NearLookup:
+    """The index as one import sees it: stored keys, and the waiting memories' keys made here."""
+
+    def __init__(self, conn: sqlite3.Connection, tenant: str) -> None:
+        self._conn = conn
+        self.tenant = tenant
+        self._waiting: dict[int, list[int]] = defaultdict(list)
+        # Imported here, not at the top: numpy loads with an import's plan, not with the daemon.
+        from hippod.model.minhash import band_keys
+
+        self._band_keys = band_keys
+        waiting = "SELECT p.row, m.content FROM near_pending p JOIN memories m ON m.rowid = p.row WHERE "
+        rows = conn.execute(waiting + LIVE_BY_ROW, (tenant,)).fetchall()
+        sets = [frozenset(tokenize(str(content))) for _, content in rows]
+        for (row, _), keys in zip(rows, band_keys(tenant, sets), strict=True):
+            for key in keys:
+                self._waiting[key].append(int(row))
+
+    @staticmethod
+    def usable(conn: sqlite3.Connection) -> bool:
+        """Whether the index covers the store well enough to be asked (few memories waiting)."""
+        try:
+            (count,) = conn.execute("SELECT count(*) FROM near_pending").fetchone()
+        except sqlite3.OperationalError:  # a store not yet migrated (a bench's raw copy)
+            return False
+        return int(count) <= WAITING_HASHED
+
+    def candidates(self, sets: Sequence[frozenset[str]]) -> list[set[int]]:
+        """For each set, the row numbers sharing a band key with it (none for an empty set)."""
+        keys = self._band_keys(self.tenant, sets)
+        wanted = sorted({key for row in keys for key in row})
+        rows_of: dict[int, list[int]] = defaultdict(list)
+        for start in range(0, len(wanted), _PER_STATEMENT):
+            part = wanted[start : start + _PER_STATEMENT]
+            found = self._conn.execute(
+                f"SELECT key, row FROM near_keys WHERE key IN ({', '.join('?' * len(part))})", part
+            )
+            for key, row in found:
+                rows_of[int(key)].append(int(row))
+        if self._waiting:
+            for key, rows in self._waiting.items():
+                rows_of[key].extend(rows)
+        empty: tuple[int, ...] = ()
+        return [set().union(*(rows_of.get(key, empty) for key in row_keys)) for row_keys in keys]
