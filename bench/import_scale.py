@@ -8,7 +8,12 @@ seconds, and one filled store serves any number of runs: each run copies it firs
 versions import into the same store.
 
 Usage: python bench/import_scale.py build --size 100000 --tmpdir /work/b/imp
+       python bench/import_scale.py settle --store <sandbox>
        python bench/import_scale.py measure --store <sandbox> [--lines 10000] [--no-recalls]
+`settle` runs the daemon on the built store itself until it has written every memory's mirror and
+hashed every memory for the near-copy index, as any daemon does after opening a store it did not
+write; `measure` copies the database and hard-links the mirrors (the daemon replaces a mirror file,
+never writes into one), so a million mirrors are written once, not once a run.
 `measure` runs the daemon of whichever hippod `python -m hippod` imports (PYTHONPATH picks another).
 Before it imports, it waits for what the daemon does after opening a store built this way: write
 every memory's mirror and hash every memory for the near-copy index (each timed, and left out of
@@ -47,6 +52,7 @@ from harness import (
 from hippoctl.protocol import messages as m
 from hippod.base import clock
 from hippod.ingest.export_doc import Record, record_memory
+from hippod.mirrors.mirror_heal import MEMORY_DIRS
 from hippod.model.digest import content_digest
 from hippod.model.memory import COLUMNS
 from hippod.model.terms import fts_columns
@@ -105,7 +111,7 @@ def measure(store: str, lines: int, recalls: bool) -> str:
     """Import `lines` new corpus lines into a copy of the sandbox `store`; a line of figures."""
     copy = tempfile.mkdtemp(prefix="ic", dir=os.path.dirname(store))
     os.rmdir(copy)
-    shutil.copytree(store, copy, symlinks=True)
+    shutil.copytree(store, copy, symlinks=True, copy_function=_link_mirrors)
     sb = sandbox_at(copy)
     for leftover in ("d.sock",):
         if os.path.exists(os.path.join(copy, leftover)):
@@ -149,6 +155,25 @@ def measure(store: str, lines: int, recalls: bool) -> str:
         figures += f"; recall p50/p99/max {pct(during, 50):.1f}/{pct(during, 99):.1f}/{max(during):.1f} ms"
         figures += f" ({len(during)} recalls)"
     return f"{figures}; load {load}\n{settled}\n{phases}"
+
+
+def _link_mirrors(source: str, target: str) -> object:
+    """Copy the database and the rest; hard-link a store's Markdown mirrors."""
+    if source.endswith(".md") and os.path.basename(os.path.dirname(source)) in MEMORY_DIRS:
+        os.link(source, target)
+        return target
+    return shutil.copy2(source, target)
+
+
+def settle(store: str) -> str:
+    """Run the daemon on the built store until its mirrors and near-copy keys are all written."""
+    sb = sandbox_at(store)
+    proc = start_daemon(sb)
+    try:
+        call(sb.sock, sb.home, sb.base, m.Recall(query="open the store", limit=1))
+        return _settle(sb.home, proc.pid)
+    finally:
+        stop_daemon(proc)
 
 
 def _settle(home: str, pid: int) -> str:
@@ -197,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     make = sub.add_parser("build", help="fill a new sandbox's store directly")
     make.add_argument("--size", type=int, default=100_000)
     make.add_argument("--tmpdir", default="/tmp")
+    calm = sub.add_parser("settle", help="let a daemon mirror and hash a built store")
+    calm.add_argument("--store", required=True, help="the sandbox folder `build` printed")
     run = sub.add_parser("measure", help="import into a copy of a built store")
     run.add_argument("--store", required=True, help="the sandbox folder `build` printed")
     run.add_argument("--lines", type=int, default=10_000)
@@ -205,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "build":
             print(build(args.size, args.tmpdir))
+        elif args.command == "settle":
+            print(settle(args.store))
         else:
             print(measure(args.store, args.lines, not args.no_recalls))
     finally:

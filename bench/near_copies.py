@@ -13,6 +13,7 @@ Usage: python bench/near_copies.py --store <sandbox> [--chunks 10000] [--tmpdir 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import glob
 import os
 import random
@@ -27,9 +28,8 @@ from corpus import TEXT_SEED, make_corpus, make_memories
 from hippod.ingest.import_core import DUPLICATE_ABOVE
 from hippod.model.tokenize import tokenize
 from hippod.store.sqlite import near_index
+from hippod.store.sqlite.db import Database
 from hippod.store.sqlite.import_probe import StoredProbe
-from hippod.store.sqlite.migrations import migrate
-from hippod.store.sqlite.prepare import PRAGMAS
 
 BUCKETS = [(0.0, 0.6), (0.6, 0.7), (0.7, 0.75), (0.75, 0.8), (0.8, 0.9), (0.9, 1.01)]
 
@@ -65,6 +65,15 @@ def _chunks(db: str, count: int) -> tuple[list[frozenset[str]], list[float | Non
     return sets, overlaps
 
 
+async def _index(path: str) -> tuple[int, int]:
+    """Open the store as the daemon does (migrating it), hash its memories and merge the levels."""
+    db, _ = await Database.open(path)
+    try:
+        return await near_index.catch_up(db), await near_index.compact(db)
+    finally:
+        await db.close()
+
+
 def _check(db: str, sets: list[frozenset[str]], index: bool) -> tuple[set[int], float]:
     started = time.perf_counter()
     with StoredProbe(db, "default", DUPLICATE_ABOVE) as probe:
@@ -87,14 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         db = os.path.join(folder, "hippo.db")
         shutil.copy(source, db)
-        conn = sqlite3.connect(db, isolation_level=None)
-        for pragma in PRAGMAS:
-            conn.execute(pragma)
-        migrate(conn)
         started = time.perf_counter()
-        hashed = near_index.catch_up_sync(conn)
-        print(f"hashed {hashed:,} memories in {time.perf_counter() - started:.1f} s")
-        conn.close()
+        hashed, merged = asyncio.run(_index(db))
+        print(f"hashed {hashed:,} memories in {time.perf_counter() - started:.1f} s ({merged:,} keys merged)")
         sets, overlaps = _chunks(db, args.chunks)
         by_index, index_s = _check(db, sets, index=True)
         by_words, words_s = _check(db, sets, index=False)

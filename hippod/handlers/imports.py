@@ -111,6 +111,8 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
     )
     if not body.dry_run and plan.memories:
         store.written(plan.memories)
+        # The import's memories get their near-copy keys in the background, not at the next import.
+        store.near_indexer.start()
     if plan.total >= PROGRESS_FROM:
         # A large import's planning caches (posting lists, stored rows' stems) are freed by now:
         # their pages go back to the system instead of staying with the idle daemon.

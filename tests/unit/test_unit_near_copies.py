@@ -139,6 +139,30 @@ async def test_the_index_refuses_the_same_near_copies_as_the_full_text_probe(
     assert set(range(400, 420)) <= by_index and len(texts) - 1 in by_index
 
 
+async def test_levels_merge_in_key_order_and_lookups_find_the_same(
+    database: dbmod.Database, make_memory: Callable[..., Memory], monkeypatch: Any
+) -> None:
+    rng = random.Random(3)
+    stored = _texts(rng, 300)
+    await _store(database, make_memory, stored)
+    await near_index.catch_up(database)
+    chunks = [frozenset(tokenize(_edited(rng, text, 0.8))) for text in stored[:100]] + [
+        frozenset(tokenize(t)) for t in _texts(rng, 100)
+    ]
+    before = _probe(database.path, chunks, index=True)
+    assert await near_index.levels(database.reader) == {0: 300 * minhash.BANDS}
+    # Small levels: 300 memories' keys fill level 0 nine times over and level 1 past its size too.
+    monkeypatch.setattr(near_index, "LEVEL0_KEYS", 800)
+    monkeypatch.setattr(near_index, "MERGE_SLICE", 500)
+    assert await near_index.compact(database) > 0
+    held = await near_index.levels(database.reader)
+    assert all(keys <= near_index.capacity(level) for level, keys in held.items())
+    assert held[0] == held[1] == 0 and sum(held.values()) == 300 * minhash.BANDS
+    rows = await database.reader.execute_fetchall("SELECT level, count(*) FROM near_keys GROUP BY level")
+    assert {int(level): int(n) for level, n in rows} == {k: v for k, v in held.items() if v}
+    assert _probe(database.path, chunks, index=True) == before == set(range(100))
+
+
 async def test_an_index_with_too_many_waiting_is_not_used(
     database: dbmod.Database, make_memory: Callable[..., Memory], monkeypatch: Any
 ) -> None:

@@ -5,14 +5,19 @@ from __future__ import annotations
 import sqlite3
 
 SCHEMA = (
-    # A memory's band keys (its row number under each of its MinHash bands). A key whose memory was
-    # since deleted or rewritten stays until its row is indexed again: it only proposes a candidate,
-    # which the exact check then turns down.
+    # The memories' band keys, by level: a log-structured index. New keys go to level 0, which is
+    # small, so writing them touches few pages whatever the size of the store; a level past its
+    # size is merged into the next in key order (store/sqlite/near_index.py), each key rewritten
+    # once a level. A lookup asks every level. A key whose memory was since deleted or rewritten
+    # stays: it only proposes a candidate, which the exact check turns down.
     """CREATE TABLE near_keys (
+        level INTEGER NOT NULL,
         key INTEGER NOT NULL,
         row INTEGER NOT NULL,
-        PRIMARY KEY (key, row)
+        PRIMARY KEY (level, key, row)
     ) WITHOUT ROWID""",
+    # How many keys each level holds (counting a level of millions would read all of it).
+    "CREATE TABLE near_levels (level INTEGER PRIMARY KEY, keys INTEGER NOT NULL)",
     # The memories whose keys are not written yet. Triggers put every new or rewritten memory here,
     # whoever writes it, so no write path has to remember the index; the daemon hashes them in
     # batches (store/sqlite/near_index.py) and an import's probe compares the few left exactly.

@@ -1,10 +1,16 @@
 """Keeping the near-copy index (migration 21) in step with the memories: the rows that triggers put in
-`near_pending` are hashed (hippod.model.minhash) and their band keys written, a batch per
-transaction.
+`near_pending` are hashed (hippod.model.minhash) and their band keys written to level 0, a batch
+per transaction; a level grown past its size is merged into the next, a slice per transaction.
+
+Why levels: band keys are hashes, so a batch's keys land all over a single index. At a million
+memories (24 million keys) writing 10,000 memories' keys touched most of its pages and took 5 to
+8 s; level 0 holds at most LEVEL0_KEYS, so writing to it costs the same at any size, and a merge
+walks the next level once, in key order. Each key is rewritten once per level, log8 of the store's
+size over level 0's.
 
 An import catches up before it plans, so its probe compares only the few memories written since
-(store/sqlite/import_probe.py); the daemon also catches up in the background after it opens a store
-with many rows waiting (an upgraded store's every memory, or a day of remembers).
+(store/sqlite/import_probe.py); the daemon catches up and merges in the background after it opens a
+store with many rows waiting (an upgraded store's every memory) and after an import.
 """
 
 from __future__ import annotations
@@ -12,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -24,9 +29,20 @@ from hippod.store.sqlite.db import Database
 
 log = logging.getLogger("hippod.store")
 
-BATCH = 2000
+# Memories hashed per transaction: about half a second of the writer.
+BATCH = 5_000
 # Rows waiting past which the daemon hashes them in the background, not at the next import.
 BACKGROUND_FROM = 10_000
+# Keys level 0 holds before it is merged into level 1; level n holds FANOUT times level n - 1.
+LEVEL0_KEYS = 240_000
+FANOUT = 8
+# Keys moved from one level to the next per transaction, so a merge never holds the writer long.
+MERGE_SLICE = 100_000
+_ADD = "INSERT OR IGNORE INTO near_keys (level, key, row) VALUES (0, ?, ?)"
+_COUNT = (
+    "INSERT INTO near_levels (level, keys) VALUES (?, ?) "
+    "ON CONFLICT (level) DO UPDATE SET keys = max(0, keys + excluded.keys)"
+)
 
 _WAITING = (
     "SELECT p.row, m.tenant_id, m.content FROM near_pending p LEFT JOIN memories m ON m.rowid = p.row "
@@ -59,39 +75,84 @@ def _keys(rows: Sequence[Any]) -> list[tuple[int, int]]:
     return out
 
 
-async def catch_up(db: Database) -> int:
-    """Hash every memory waiting, BATCH to a transaction; returns how many were hashed.
+async def catch_up(db: Database, *, merge: bool = False) -> int:
+    """Hash every memory waiting into level 0, BATCH to a transaction; returns how many were hashed.
+    With `merge`, the levels are merged whenever level 0 is past its size (a store's first
+    hashing, in the background), not only after.
 
     The hashing runs in a worker thread while the batch's transaction holds the writer, so a memory
     rewritten meanwhile cannot be marked done with its old text's keys.
     """
     done = 0
     while True:
+        if merge and done and await _overfull(db.reader):
+            await compact(db)
         async with db.transaction() as conn:
             rows = list(await conn.execute_fetchall(_WAITING, (BATCH,)))
             if rows:
                 keys = await asyncio.to_thread(_keys, rows)
-                await conn.executemany("INSERT OR IGNORE INTO near_keys (key, row) VALUES (?, ?)", keys)
+                before = conn.total_changes
+                await conn.executemany(_ADD, keys)
+                await conn.execute(_COUNT, (0, conn.total_changes - before))
                 await conn.executemany("DELETE FROM near_pending WHERE row = ?", [(r[0],) for r in rows])
         if not rows:
             return done
         done += len(rows)
 
 
-def catch_up_sync(conn: sqlite3.Connection) -> int:
-    """`catch_up` on a plain sqlite3 connection in autocommit mode (a bench's store)."""
-    done = 0
-    while rows := conn.execute(_WAITING, (BATCH,)).fetchall():
-        conn.execute("BEGIN")
-        conn.executemany("INSERT OR IGNORE INTO near_keys (key, row) VALUES (?, ?)", _keys(rows))
-        conn.executemany("DELETE FROM near_pending WHERE row = ?", [(r[0],) for r in rows])
-        conn.execute("COMMIT")
-        done += len(rows)
-    return done
+def capacity(level: int) -> int:
+    """The keys a level holds before it is merged into the next."""
+    return int(LEVEL0_KEYS * FANOUT**level)
+
+
+async def levels(conn: aiosqlite.Connection) -> dict[int, int]:
+    """Keys held, by level."""
+    rows = await conn.execute_fetchall("SELECT level, keys FROM near_levels ORDER BY level")
+    return {int(level): int(keys) for level, keys in rows}
+
+
+_SLICE_END = "SELECT key FROM near_keys WHERE level = ? ORDER BY key LIMIT 1 OFFSET ?"
+_MOVE = (
+    "INSERT OR IGNORE INTO near_keys (level, key, row) "
+    "SELECT ?, key, row FROM near_keys WHERE level = ? AND key <= ?"
+)
+_DROP = "DELETE FROM near_keys WHERE level = ? AND key <= ?"
+
+
+async def compact(db: Database) -> int:
+    """Merge every level past its size into the next, in key order, a slice per transaction;
+    returns how many keys moved."""
+    moved = 0
+    while True:
+        full = [level for level, keys in (await levels(db.reader)).items() if keys > capacity(level)]
+        if not full:
+            return moved
+        level = full[0]
+        while True:
+            async with db.transaction() as conn:
+                # The slice ends on a whole key: every row of its last key moves with it.
+                end = list(await conn.execute_fetchall(_SLICE_END, (level, MERGE_SLICE - 1)))
+                last = int(end[0][0]) if end else 1 << 62
+                before = conn.total_changes
+                await conn.execute(_MOVE, (level + 1, level, last))
+                added = conn.total_changes - before
+                cursor = await conn.execute(_DROP, (level, last))
+                dropped = cursor.rowcount
+                await conn.execute(_COUNT, (level + 1, added))
+                await conn.execute(_COUNT, (level, -dropped))
+            moved += dropped
+            if not end:
+                break
+
+
+async def _overfull(conn: aiosqlite.Connection) -> bool:
+    """Whether a level is past its size."""
+    return any(keys > capacity(level) for level, keys in (await levels(conn)).items())
 
 
 class BackgroundIndexer:
-    """Hashes a store's waiting memories in the background when many wait; stopped with the store."""
+    """Hashes a store's waiting memories when many wait, and merges the levels grown past their
+    size, in the background; stopped with the store."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -105,11 +166,12 @@ class BackgroundIndexer:
 
     async def _run(self) -> None:
         try:
-            if await waiting(self._db.reader) < BACKGROUND_FROM:
+            if await waiting(self._db.reader) < BACKGROUND_FROM and not await _overfull(self._db.reader):
                 return
-            log.info("indexing the memories of %s for near-copy checks", self._db.path)
-            done = await catch_up(self._db)
-            log.info("indexed %d memories of %s for near-copy checks", done, self._db.path)
+            done = await catch_up(self._db, merge=True)
+            moved = await compact(self._db)
+            if done or moved:
+                log.info("near-copy index of %s: %d hashed, %d keys merged", self._db.path, done, moved)
         except asyncio.CancelledError:
             raise
         except Exception:  # the next import catches up instead

@@ -32,6 +32,8 @@ class NearLookup:
         from hippod.model.minhash import band_keys
 
         self._band_keys = band_keys
+        levels = conn.execute("SELECT level FROM near_levels WHERE keys > 0 ORDER BY level").fetchall()
+        self._levels = [int(r[0]) for r in levels]
         waiting = "SELECT p.row, m.content FROM near_pending p JOIN memories m ON m.rowid = p.row WHERE "
         rows = conn.execute(waiting + LIVE_BY_ROW, (tenant,)).fetchall()
         sets = [frozenset(tokenize(str(content))) for _, content in rows]
@@ -53,13 +55,14 @@ class NearLookup:
         keys = self._band_keys(self.tenant, sets)
         wanted = sorted({key for row in keys for key in row})
         rows_of: dict[int, list[int]] = defaultdict(list)
-        for start in range(0, len(wanted), _PER_STATEMENT):
-            part = wanted[start : start + _PER_STATEMENT]
-            found = self._conn.execute(
-                f"SELECT key, row FROM near_keys WHERE key IN ({', '.join('?' * len(part))})", part
-            )
-            for key, row in found:
-                rows_of[int(key)].append(int(row))
+        # Each level is searched by the primary key (level, key): a few seeks per key, not a scan.
+        per_level = "SELECT key, row FROM near_keys WHERE level = ? AND key IN ({marks})"
+        for level in self._levels:
+            for start in range(0, len(wanted), _PER_STATEMENT):
+                part = wanted[start : start + _PER_STATEMENT]
+                found = self._conn.execute(per_level.format(marks=", ".join("?" * len(part))), (level, *part))
+                for key, row in found:
+                    rows_of[int(key)].append(int(row))
         if self._waiting:
             for key, rows in self._waiting.items():
                 rows_of[key].extend(rows)
