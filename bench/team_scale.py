@@ -19,8 +19,11 @@ Over one kept HTTP connection, one client sending one request at a time, it then
 and indexes. `--dump FILE` writes each query's top 5 ids; `--compare FILE` counts the queries whose
 top 5 differ from such a file (the fill is the same from run to run: same texts, ids and order).
 
+`--shared-buffers` sets PostgreSQL's page cache (its default, 128MB, holds an eighth of a million
+memories' table; a server sized for them gives it what the tenant's tables and indexes take).
+
 Usage: python bench/team_scale.py [--sizes 100000,1000000] [--queries 200] [--remembers 300]
-                                  [--dump tops.json] [--compare tops.json] [--keep]
+                                  [--shared-buffers 1GB] [--dump tops.json] [--compare tops.json] [--keep]
 """
 
 from __future__ import annotations
@@ -201,7 +204,7 @@ def sizes(dsn: str) -> dict[str, float]:
 def measure(size: int, args: argparse.Namespace) -> dict[str, object]:
     """One size, on a cluster and a server of its own."""
     cluster = PrivatePostgres()
-    cluster.start()
+    cluster.start([f"shared_buffers={args.shared_buffers}"])
     server: Server | None = None
     try:
         with psycopg.connect(cluster.dsn(), autocommit=True) as admin:
@@ -293,6 +296,9 @@ def main() -> int:
     parser.add_argument("--remembers", type=int, default=300)
     parser.add_argument("--dump", help="write each query's top 5 ids here (JSON)")
     parser.add_argument("--compare", help="a --dump file to compare the top 5s with")
+    parser.add_argument(
+        "--shared-buffers", default="128MB", help="PostgreSQL's shared_buffers (its default: 128MB)"
+    )
     parser.add_argument("--keep", action="store_true", help="leave the cluster running (say where)")
     args = parser.parse_args()
     results = [measure(int(size), args) for size in args.sizes.split(",")]
