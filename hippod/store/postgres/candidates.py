@@ -92,6 +92,9 @@ def _ranked_sql(ranking: str, where: str) -> str:
 # over-fetch, every match is ranked. With ties at the cut, every match as good as the last is in.
 OVERFETCH = 2
 EVERY_MATCH = 2**31 - 1
+# One term in more rows than this many times the matches ranked is read from its best rows down
+# (hippo_term_top): ranking a few thousand rows whole costs less than the keys' lookups.
+TOP_FROM = 5
 
 
 async def candidates_fts(
@@ -119,7 +122,7 @@ async def candidates_fts(
         bm25 = [FTS5_K1 + 1.0, FTS5_K1, 1 - FTS5_B, FTS5_B, avgdl]
         where, params = _admission(tenant, include_superseded, scope)
         fetched = OVERFETCH * limit
-        if len(distinct) == 1 and hits.get(distinct[0], 0) > fetched:
+        if len(distinct) == 1 and hits.get(distinct[0], 0) > TOP_FROM * fetched:
             # One term in many rows (the only kind narrowing leaves in more than a few thousand):
             # its rows are read from the best-scoring down, not all ranked.
             ranked = [distinct[0], idfs[0], *bm25, fetched]

@@ -86,6 +86,7 @@ def _top() -> str:
             rank_key RECORD;
             seqs BIGINT[] := '{{}}';
             scores FLOAT8[] := '{{}}';
+            have INTEGER := 0;
             last FLOAT8;
         BEGIN
             FOR rank_key IN
@@ -94,14 +95,18 @@ def _top() -> str:
                 (SELECT wanted || ' ' || c || ' ' || d, {bound}
                  FROM generate_series(1, 2) c, generate_series(1, {RANK_KEY_LENGTHS}) d ORDER BY 2 DESC)
             LOOP
-                IF cardinality(scores) >= fetched THEN
-                    SELECT s INTO last FROM unnest(scores) s ORDER BY s DESC OFFSET fetched - 1 LIMIT 1;
-                    EXIT WHEN last > rank_key.bound;
-                END IF;
+                EXIT WHEN last > rank_key.bound;
                 SELECT seqs || array_agg(m.seq), scores || array_agg({row}) INTO seqs, scores
                 FROM memories m
                 WHERE m.tenant_id = current_setting('hippo.tenant', true)
                     AND hippo_rank_keys(m.terms, m.nterms) && ARRAY[rank_key.name];
+                -- The score of the fetched-th best row so far, once there are that many.
+                IF cardinality(scores) > have THEN
+                    have := cardinality(scores);
+                    IF have >= fetched THEN
+                        SELECT s INTO last FROM unnest(scores) s ORDER BY s DESC OFFSET fetched - 1 LIMIT 1;
+                    END IF;
+                END IF;
             END LOOP;
             RETURN QUERY SELECT u.seq, u.score FROM unnest(seqs, scores) AS u(seq, score)
                 ORDER BY 2 DESC FETCH FIRST fetched ROWS WITH TIES;
