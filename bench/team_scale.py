@@ -16,8 +16,9 @@ N remembers would have left, minus mirrors (a team server keeps none).
 Over one kept HTTP connection, one client sending one request at a time, it then times recalls
 (`GET /v1/memories?q=...`, as hippo-memory-sdk sends them) with the perf corpus's queries, twice over
 (the first pass is the colder one), and `--remembers` remembers, and reads the sizes of the tables
-and indexes. `--dump FILE` writes each query's top 5 ids; `--compare FILE` counts the queries whose
-top 5 differ from such a file (the fill is the same from run to run: same texts, ids and order).
+and indexes and the server's peak RSS. `--dump FILE` writes each query's top 5 ids; `--compare FILE`
+counts the queries whose top 5 differ from such a file (the fill is the same from run to run: same
+texts, ids and order).
 
 `--shared-buffers` sets PostgreSQL's page cache (its default, 128MB, holds an eighth of a million
 memories' table; a server sized for them gives it what the tenant's tables and indexes take).
@@ -43,7 +44,7 @@ from datetime import datetime, timedelta
 import httpx
 import psycopg
 from corpus import make_corpus, make_queries, memory_text
-from harness import log, pct
+from harness import log, pct, proc_status_kb
 from private_pg import PrivatePostgres
 from team import Server, _ctl, start_server
 
@@ -193,10 +194,12 @@ def sizes(dsn: str) -> dict[str, float]:
             assert row is not None
             found[f"{table} table"] = row[0] / mb
             found[f"{table} indexes"] = row[1] / mb
-        gin = conn.execute("SELECT pg_relation_size('memories_terms')").fetchone()
+        for index in ("memories_terms", "memories_rank_keys"):
+            gin = conn.execute("SELECT pg_relation_size(to_regclass(%s))", (index,)).fetchone()
+            if gin is not None and gin[0] is not None:
+                found[f"of which GIN {index}"] = gin[0] / mb
         db = conn.execute("SELECT pg_database_size(current_database())").fetchone()
-        assert gin is not None and db is not None
-        found["of which GIN memories_terms"] = gin[0] / mb
+        assert db is not None
         found["database"] = db[0] / mb
     return found
 
@@ -233,6 +236,7 @@ def measure(size: int, args: argparse.Namespace) -> dict[str, object]:
             "remembers": remembers,
             "tops": tops,
             "sizes": sizes(dsn),
+            "rss": proc_status_kb(server.proc.pid, "VmHWM") / 1024.0,
         }
         if args.keep:
             log(f"{size:,}: kept: cluster {cluster.folder}, dsn {dsn}, server pid {server.proc.pid}")
@@ -261,9 +265,9 @@ def report(results: list[dict[str, object]], compare: dict[str, dict[str, list[s
     print(f"\n## Team recall at scale (load average {os.getloadavg()[0]:.2f} at the end)\n")
     print(
         "| memories | recall p50 ms | recall p99 ms | 2nd pass p50 ms | 2nd pass p99 ms | "
-        "remember/s | remember p50 ms | remember p99 ms | fill s |"
+        "remember/s | remember p50 ms | remember p99 ms | fill s | server RSS peak MB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         first, second, rem = r["first"], r["second"], r["remembers"]
         assert isinstance(first, list) and isinstance(second, list) and isinstance(rem, list)
@@ -271,7 +275,7 @@ def report(results: list[dict[str, object]], compare: dict[str, dict[str, list[s
         print(
             f"| {r['size']:,} | {pct(first, 50) * 1000:.1f} | {pct(first, 99) * 1000:.1f} | "
             f"{pct(second, 50) * 1000:.1f} | {pct(second, 99) * 1000:.1f} | {rate:.0f} | "
-            f"{pct(rem, 50) * 1000:.1f} | {pct(rem, 99) * 1000:.1f} | {r['fill']:.0f} |"
+            f"{pct(rem, 50) * 1000:.1f} | {pct(rem, 99) * 1000:.1f} | {r['fill']:.0f} | {r['rss']:.0f} |"
         )
     _parts_table(results, "steps", "fill step", "s", "{:.1f}")
     _parts_table(results, "sizes", "part", "MB", "{:.0f}")
