@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from psycopg.conninfo import make_conninfo
@@ -109,9 +110,11 @@ class PrivatePostgres:
     def dsn(self, dbname: str = "postgres") -> str:
         return make_conninfo(host="127.0.0.1", port=self.port, user="postgres", dbname=dbname)
 
-    def start(self) -> None:
-        """Start the cluster and wait until it accepts connections."""
+    def start(self, settings: Sequence[str] = ()) -> None:
+        """Start the cluster and wait until it accepts connections; `settings` are more of the
+        server's settings, each as name=value (shared_buffers=1GB)."""
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.folder} -c fsync=off"
+        options += "".join(f" -c {setting}" for setting in settings)
         log = os.path.join(self.folder, "postgres.log")
         run(self.folder, "pg_ctl", "-D", self.data, "-l", log, "-o", options, "-w", "-t", "120", "start")
 

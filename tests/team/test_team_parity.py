@@ -19,7 +19,7 @@ from e2e.sleep_support import make
 
 from hippod.model.memory import Memory
 from hippod.model.terms import query_terms
-from hippod.recall.candidates import by_terms
+from hippod.recall.candidates import CANDIDATE_LIMIT, by_terms
 from hippod.recall.merge import merge_results
 from hippod.recall.score import ScoreContext, score_candidates
 from hippod.store.postgres import memories as pg_rows
@@ -84,8 +84,10 @@ async def _fill(sqlite_db: Database, team_db: TeamDatabase, tenant: str, rows: l
     await team_db.write(tenant, insert)
 
 
-async def _compare(sqlite_db: Database, team_db: TeamDatabase, tenant: str, queries: list[str]) -> int:
-    """Assert both backends agree on every query; how many queries found anything."""
+async def _compare(
+    sqlite_db: Database, team_db: TeamDatabase, tenant: str, queries: list[str], limit: int = CANDIDATE_LIMIT
+) -> int:
+    """Assert both backends agree on every query, with `limit` candidates; how many found anything."""
     sc = ScoreContext(NOW, [])
     answered = 0
     for text in queries:
@@ -93,10 +95,10 @@ async def _compare(sqlite_db: Database, team_db: TeamDatabase, tenant: str, quer
         found, stats = {}, {}
         async with team_db.tenant(tenant) as conn:
             found["pg"], stats["pg"] = await by_terms(
-                pg_rows, conn, tenant, query, include_superseded=False, scope=None
+                pg_rows, conn, tenant, query, include_superseded=False, scope=None, limit=limit
             )
         found["sqlite"], stats["sqlite"] = await by_terms(
-            sqlite_rows, sqlite_db.reader, tenant, query, include_superseded=False, scope=None
+            sqlite_rows, sqlite_db.reader, tenant, query, include_superseded=False, scope=None, limit=limit
         )
         assert stats["pg"] == stats["sqlite"], f"term statistics differ for {text!r}"
         ids = {name: [c.memory.id for c in got] for name, got in found.items()}
@@ -127,3 +129,20 @@ async def test_both_backends_rank_the_bench_queries_alike(
     answered = await _compare(sqlite_db, team_db, tenant, queries)
     # Most queries find something, so the comparison is not between two empty lists.
     assert answered >= 0.8 * len(queries)
+
+
+async def test_one_common_term_ranks_alike_from_its_best_rows(
+    sqlite_db: Database, team_db: TeamDatabase, tenant: str
+) -> None:
+    """A query of one word held by many more rows than the candidates wanted: the team store reads its
+    rows from the best-scoring down (hippo_term_top) and must choose what FTS5 ranks over them all,
+    ties at the cut and the rows the admission filter leaves out included."""
+    texts, queries = _synthetic()
+    rows = _memories(tenant, texts)
+    # Some of the best rows are not admitted, so the over-fetch is not all candidates.
+    for memory in rows[::9]:
+        memory.superseded_by = "mem_999999"
+    await _fill(sqlite_db, team_db, tenant, rows)
+    words = list(dict.fromkeys(word for query in queries for word in query.split()))[:100]
+    answered = await _compare(sqlite_db, team_db, tenant, words, limit=20)
+    assert answered >= 0.8 * len(words)

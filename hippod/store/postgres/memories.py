@@ -8,9 +8,7 @@ is still named in the SQL, as in SQLite); a read function also takes `TeamDataba
 
 from __future__ import annotations
 
-import math
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -18,22 +16,19 @@ import msgspec
 from hippod.model.digest import content_digest, digests
 from hippod.model.memory import COLUMNS, Memory
 from hippod.model.terms import terms as index_terms
-from hippod.store.memory_codec import admission, memory_values, row_to_memory
+from hippod.store.memory_codec import memory_values, row_to_memory
+from hippod.store.postgres.candidates import admitted as admitted
+from hippod.store.postgres.candidates import candidates_fts as candidates_fts
+from hippod.store.postgres.candidates import candidates_ids as candidates_ids
+from hippod.store.postgres.candidates import candidates_oldest as candidates_oldest
+from hippod.store.postgres.candidates import term_statistics as term_statistics
 from hippod.store.postgres.facts import delete_facts_of as delete_facts_of
-from hippod.store.postgres.pg import Conn, TeamReader, current_tenant
-from hippod.store.records import Candidate, TermStats
-
-# What a read function reads through: a connection in a transaction, or the database's reader.
-Source = Conn | TeamReader
+from hippod.store.postgres.pg import Conn, TeamReader
+from hippod.store.postgres.pg import Source as Source
+from hippod.store.postgres.pg import fetch as fetch
+from hippod.store.postgres.pg import reading as reading
 
 _SELECT = ", ".join(COLUMNS)
-_CANDIDATE_COLS = ", ".join(f"m.{c}" for c in COLUMNS) + ", m.terms, m.seq"
-
-# FTS5's bm25() (sqlite's fts5_aux.c), so that both backends choose the same candidates: its k1 and b,
-# its IDF with the same floor, and its arithmetic in the same order (see `_SCORE`).
-FTS5_K1 = 1.2
-FTS5_B = 0.75
-FTS5_IDF_FLOOR = 1e-6
 
 
 def _index_terms(memory: Memory) -> list[str]:
@@ -87,21 +82,6 @@ async def mark_superseded(conn: Conn, old_id: str, new_id: str, now: str) -> boo
     return cursor.rowcount == 1
 
 
-def reading(conn: Source) -> AbstractAsyncContextManager[Conn]:
-    """One transaction for several reads: the reader's own, or the one `conn` is in already."""
-    if isinstance(conn, TeamReader):
-        return conn.db.tenant(current_tenant(), read_only=True)
-    return nullcontext(conn)
-
-
-async def fetch(conn: Source, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-    """The rows of one statement, through a connection or the database's reader."""
-    if isinstance(conn, TeamReader):
-        return await conn.fetch(query, params)
-    cursor = await conn.execute(query, params)
-    return list(await cursor.fetchall())
-
-
 def _locking(conn: Source) -> str:
     """Inside a write transaction, the rows read are locked until it ends, as SQLite's one writer holds
     the whole store: a handler that reads a row, changes it in Python and writes it back (an outcome
@@ -144,138 +124,6 @@ async def live(conn: Source, tenant: str) -> list[Memory]:
         f"SELECT {_SELECT} FROM memories WHERE tenant_id = %s AND superseded_by IS NULL "
         "AND kind != 'archived' ORDER BY created, id COLLATE \"C\"",
         (tenant,),
-    )
-    return [row_to_memory(r) for r in rows]
-
-
-def _admission(tenant: str, include_superseded: bool, scope: str | None) -> tuple[str, list[Any]]:
-    return admission(tenant, include_superseded, scope, mark="%s")
-
-
-async def term_statistics(conn: Source, terms: Sequence[str]) -> TermStats:
-    """The tenant's row count and how many of its rows hold each of `terms`, from one snapshot."""
-    rows, _, hits = _statistics(await fetch(conn, _STATISTICS, (list(dict.fromkeys(terms)),)))
-    return TermStats(rows, hits)
-
-
-# The tenant's (rows, tokens) and the rows holding each of the terms, in one statement and so one
-# snapshot: each write changes both in its own transaction, so read together a term is never in more
-# rows than the tenant holds (read apart, a write committed in between made FTS5's IDF log a negative).
-_STATISTICS = (
-    "SELECT s.rows, s.tokens, t.term, t.rows FROM tenant_stats s LEFT JOIN term_stats t "
-    "ON t.tenant_id = s.tenant_id AND t.term = ANY(%s) AND t.rows > 0"
-)
-
-
-def _statistics(found: Sequence[Sequence[Any]]) -> tuple[int, int, dict[str, int]]:
-    """(rows, tokens, rows holding each term) from the rows of _STATISTICS; zeros for an empty tenant."""
-    if not found:
-        return 0, 0, {}
-    hits = {str(r[2]): int(r[3]) for r in found if r[2] is not None}
-    return int(found[0][0]), int(found[0][1]), hits
-
-
-@asynccontextmanager
-async def _with_statistics(
-    conn: Source, terms: Sequence[str]
-) -> AsyncIterator[tuple[Source, tuple[int, int, dict[str, int]]]]:
-    """The tenant's statistics for `terms`, and where to read its candidates: through the reader, a
-    REPEATABLE READ transaction begun in the same round trip as the statistics, so the candidates
-    are ranked from the rows those statistics count, as FTS5 reads one snapshot; else the
-    transaction `conn` is in."""
-    if isinstance(conn, TeamReader):
-        async with conn.db.snapshot(current_tenant(), _STATISTICS, (list(terms),)) as (tx, found):
-            yield tx, _statistics(found)
-    else:
-        yield conn, _statistics(await fetch(conn, _STATISTICS, (list(terms),)))
-
-
-def fts5_idf(rows: int, hits: int) -> float:
-    """FTS5's IDF of a term held by `hits` of `rows` rows, floored where it would go negative."""
-    idf = math.log((rows - hits + 0.5) / (hits + 0.5))
-    return idf if idf > 0.0 else FTS5_IDF_FLOOR
-
-
-# One candidate's FTS5 score: per query term in query order, idf x f(k1+1) / (f + k1(1 - b + b D/avgdl)),
-# summed from the first term on. The operations and their order are fts5_aux.c's, so the doubles match.
-# Parameters: k1 + 1, k1, 1 - b, b, avgdl, the terms, their IDFs.
-_SCORE = (
-    "(SELECT sum(q.idf * ((f.n * %s) / (f.n + %s * (%s + %s * m.nterms::float8 / %s))) ORDER BY q.ord) "
-    "FROM unnest(%s::text[], %s::float8[]) WITH ORDINALITY AS q(term, idf, ord), "
-    "LATERAL (SELECT cardinality(array_positions(m.terms, q.term))::float8 AS n) f)"
-)
-
-
-async def candidates_fts(
-    conn: Source,
-    tenant: str,
-    terms: Sequence[str],
-    *,
-    include_superseded: bool,
-    scope: str | None,
-    limit: int = 200,
-) -> list[Candidate]:
-    """Admitted memories holding any of `terms`, best FTS5 bm25() first, with their BM25 terms; ties go
-    as in SQLite: the most recently updated, then by content and id in byte order."""
-    distinct = list(dict.fromkeys(terms))
-    if not distinct:
-        return []
-    async with _with_statistics(conn, distinct) as (tx, (total_rows, total_tokens, hits)):
-        if total_rows == 0:
-            return []
-        idfs = [fts5_idf(total_rows, hits.get(t, 0)) for t in distinct]
-        avgdl = float(total_tokens) / float(total_rows)
-        score = [FTS5_K1 + 1.0, FTS5_K1, 1 - FTS5_B, FTS5_B, avgdl, distinct, idfs]
-        where, params = _admission(tenant, include_superseded, scope)
-        rows = await fetch(
-            tx,
-            f"SELECT {_CANDIDATE_COLS}, {_SCORE} AS score FROM memories m "
-            f"WHERE m.terms && %s::text[] AND {where} "
-            'ORDER BY score DESC, m.updated_at DESC, m.content COLLATE "C", m.id COLLATE "C" LIMIT %s',
-            [*score, distinct, *params, limit],
-        )
-    return [Candidate(row_to_memory(r), list(r[-3]), int(r[-2])) for r in rows]
-
-
-def _candidates(rows: Iterable[Sequence[Any]]) -> list[Candidate]:
-    """Candidates from rows of _CANDIDATE_COLS: the memory's columns, its terms, its seq."""
-    return [Candidate(row_to_memory(r), list(r[-2]), int(r[-1])) for r in rows]
-
-
-async def candidates_oldest(
-    conn: Source, tenant: str, *, include_superseded: bool, scope: str | None, limit: int = 200
-) -> list[Candidate]:
-    """The oldest admitted memories, for cosine-only ranking when no term matches (recall.md §2.3)."""
-    where, params = _admission(tenant, include_superseded, scope)
-    rows = await fetch(
-        conn,
-        f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} "
-        'ORDER BY m.created, m.id COLLATE "C" LIMIT %s',
-        [*params, limit],
-    )
-    return _candidates(rows)
-
-
-async def candidates_ids(
-    conn: Source, tenant: str, ids: Sequence[str], *, include_superseded: bool, scope: str | None
-) -> list[Candidate]:
-    """The admitted memories among `ids`, as recall candidates (in no particular order)."""
-    if not ids:
-        return []
-    where, params = _admission(tenant, include_superseded, scope)
-    rows = await fetch(
-        conn,
-        f"SELECT {_CANDIDATE_COLS} FROM memories m WHERE {where} AND m.id = ANY(%s)",
-        [*params, list(ids)],
-    )
-    return _candidates(rows)
-
-
-async def admitted(conn: Source, tenant: str, *, scope: str | None) -> list[Memory]:
-    """Every memory the recall admission filter lets through (recall.md §2), for `context`'s `*` mode."""
-    where, params = _admission(tenant, False, scope)
-    rows = await fetch(
-        conn, f'SELECT {_SELECT} FROM memories m WHERE {where} ORDER BY m.created, m.id COLLATE "C"', params
     )
     return [row_to_memory(r) for r in rows]
 

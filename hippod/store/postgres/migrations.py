@@ -21,6 +21,8 @@ from collections.abc import Awaitable, Callable
 
 from psycopg import AsyncConnection, sql
 
+from hippod.store.postgres.migration_term_ranks import m007_term_ranks
+
 # The role every request runs as (SET LOCAL ROLE): not a superuser and not the tables' owner, so
 # row-level security applies to it whoever the server logs in as.
 APP_ROLE = "hippo_team_app"
@@ -342,6 +344,7 @@ MIGRATIONS: list[Migration] = [
     m004_sleep,
     m005_tenants,
     m006_mark_batches,
+    m007_term_ranks,
 ]
 
 

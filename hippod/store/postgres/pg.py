@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any, TypeVar
 
 import psycopg
@@ -314,3 +314,22 @@ def describe(dsn: str) -> str:
     host = parts.get("host") or "localhost"
     port = parts.get("port") or 5432
     return f"postgresql://{host}:{port}/{parts.get('dbname') or ''}"
+
+
+# What a read function reads through: a connection in a transaction, or the database's reader.
+Source = Conn | TeamReader
+
+
+def reading(conn: Source) -> AbstractAsyncContextManager[Conn]:
+    """One transaction for several reads: the reader's own, or the one `conn` is in already."""
+    if isinstance(conn, TeamReader):
+        return conn.db.tenant(current_tenant(), read_only=True)
+    return nullcontext(conn)
+
+
+async def fetch(conn: Source, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The rows of one statement, through a connection or the database's reader."""
+    if isinstance(conn, TeamReader):
+        return await conn.fetch(query, params)
+    cursor = await conn.execute(query, params)
+    return list(await cursor.fetchall())
