@@ -59,7 +59,9 @@ from hippod.model.terms import fts_columns
 from hippod.store.memory_codec import memory_values
 
 BATCH = 10_000
-IMPORT_SEED = TEXT_SEED + 100_000  # not a seed the fill uses: the imported lines are new
+# Not a seed the fill uses (it takes TEXT_SEED + each multiple of BATCH up to its size): the imported
+# lines are new at any size.
+IMPORT_SEED = TEXT_SEED + 12_345_671
 
 
 def _row(text: str, tags: list[str], n: int, now: datetime) -> list[object]:

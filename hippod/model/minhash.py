@@ -1,10 +1,11 @@
 """The near-copy index's keys: MinHash signatures cut into bands (locality-sensitive hashing).
 
 Two token sets with Jaccard similarity J share a band's key with probability J^ROWS, and share at
-least one of BANDS keys with probability 1 - (1 - J^ROWS)^BANDS: 0.988 at J = 0.7, 0.9985 at 0.75,
-0.9999 at 0.8, and 5e-5 for the median pair of unrelated notes (J about 0.03). So a text's
-candidates are the few memories sharing a key with it, whatever the size of the store; the exact
-`textOverlap > 0.7` check runs on those alone (store/sqlite/import_probe.py).
+least one of BANDS keys with probability 1 - (1 - J^ROWS)^BANDS: 0.982 at J = 0.7, 0.998 at 0.75,
+0.99994 at 0.8, and 2e-6 at 0.1. So a text's candidates are the few memories sharing a key with it:
+on the bench corpus about one in 100,000 unrelated memories (9 a chunk at a million). The exact
+`textOverlap > 0.7` check runs on those alone (store/sqlite/import_probe.py). Five rows a band let
+through five times as many unrelated memories, which at a million cost more than the keys saved.
 
 The hashes are fixed (seeded), so keys stored by one version are found by the next: changing SEED,
 BANDS or ROWS needs a migration that rebuilds the index.
@@ -18,8 +19,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-BANDS = 24
-ROWS = 5
+BANDS = 32
+ROWS = 6
 SEED = 20261206
 # A key is its band's number above a 40-bit hash of the band's values (and the tenant): two
 # different bands never share a key, and two different signatures share one by chance once in 2^40.

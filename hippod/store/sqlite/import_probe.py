@@ -112,6 +112,9 @@ class StoredProbe(ReadView):
         for start in range(0, len(positions), BATCH):
             batch = positions[start : start + BATCH]
             candidates = near.candidates([sets[i] for i in batch])
+            # A band's candidates seldom come back for another chunk: keep one batch's rows alone,
+            # which bounds the probe's memory whatever the store's size.
+            self._stored.clear()
             self._load({r for rowids in candidates for r in rowids})
             pairs = zip(batch, candidates, strict=True)
             found.update(i for i, rowids in pairs if self._overlaps(sets[i], rowids))

@@ -3,10 +3,10 @@
 per transaction; a level grown past its size is merged into the next, a slice per transaction.
 
 Why levels: band keys are hashes, so a batch's keys land all over a single index. At a million
-memories (24 million keys) writing 10,000 memories' keys touched most of its pages and took 5 to
-8 s; level 0 holds at most LEVEL0_KEYS, so writing to it costs the same at any size, and a merge
-walks the next level once, in key order. Each key is rewritten once per level, log8 of the store's
-size over level 0's.
+memories (24 million keys, at 24 a memory) writing 10,000 memories' keys touched most of its pages
+and took 5 to 8 s; level 0 holds at most LEVEL0_KEYS, so writing to it costs the same at any size,
+and a merge walks the next level once, in key order. Each key is rewritten once per level, log8 of
+the store's size over level 0's.
 
 An import catches up before it plans, so its probe compares only the few memories written since
 (store/sqlite/import_probe.py); the daemon catches up and merges in the background after it opens a
@@ -34,7 +34,7 @@ BATCH = 5_000
 # Rows waiting past which the daemon hashes them in the background, not at the next import.
 BACKGROUND_FROM = 10_000
 # Keys level 0 holds before it is merged into level 1; level n holds FANOUT times level n - 1.
-LEVEL0_KEYS = 240_000
+LEVEL0_KEYS = 320_000  # 10,000 memories
 FANOUT = 8
 # Keys moved from one level to the next per transaction, so a merge never holds the writer long.
 MERGE_SLICE = 100_000
