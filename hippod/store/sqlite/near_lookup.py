@@ -34,7 +34,10 @@ class NearLookup:
         self._band_keys = band_keys
         levels = conn.execute("SELECT level FROM near_levels WHERE keys > 0 ORDER BY level").fetchall()
         self._levels = [int(r[0]) for r in levels]
-        waiting = "SELECT p.row, m.content FROM near_pending p JOIN memories m ON m.rowid = p.row WHERE "
+        # CROSS JOIN keeps the waiting rows outside: the other order reads every memory of the tenant.
+        waiting = (
+            "SELECT p.row, m.content FROM near_pending p CROSS JOIN memories m ON m.rowid = p.row WHERE "
+        )
         rows = conn.execute(waiting + LIVE_BY_ROW, (tenant,)).fetchall()
         sets = [frozenset(tokenize(str(content))) for _, content in rows]
         for (row, _), keys in zip(rows, band_keys(tenant, sets), strict=True):
