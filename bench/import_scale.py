@@ -23,6 +23,7 @@ the import's figures). The daemon's peak RSS during the import is its VmHWM, res
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -185,8 +186,10 @@ def _settle(home: str, pid: int) -> str:
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         (count,) = conn.execute("SELECT count(*) FROM memories").fetchone()
         mirrored, missing = wait_for_mirrors(home, count, timeout=3600)
-        while conn.execute("SELECT count(*) FROM near_pending").fetchone()[0]:
-            time.sleep(0.5)
+        # A daemon from before the near-copy index (PYTHONPATH) has no waiting list.
+        with contextlib.suppress(sqlite3.OperationalError):
+            while conn.execute("SELECT count(*) FROM near_pending").fetchone()[0]:
+                time.sleep(0.5)
     hashed = time.perf_counter() - started
     rss = proc_status_kb(pid, "VmRSS") / 1024
     return (
