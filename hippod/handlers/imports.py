@@ -93,7 +93,7 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
         if not body.dry_run:
             # The memories written since the last catch-up get their near-copy keys, so the plan
             # finds its candidates in the index (a dry run hashes the few waiting in memory).
-            await near_index.catch_up(store.db)
+            await near_index.before_import(store.db)
         top, rejected, plan = await asyncio.to_thread(
             _plan, ctx, store, source, reading, extra_tags, not body.dry_run, steps
         )

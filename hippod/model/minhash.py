@@ -13,6 +13,7 @@ BANDS or ROWS needs a migration that rebuilds the index.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Sequence
 
@@ -43,22 +44,51 @@ def token_hash(token: str) -> int:
 
 def signatures(sets: Sequence[frozenset[str]]) -> npt.NDArray[np.uint64]:
     """One row of BANDS × ROWS minimum hashes for each non-empty set (the caller leaves out empty ones)."""
+    if len(sets) == 1 and len(sets[0]) > TOKENS_AT_ONCE:
+        # One long text: its minimums over slices of its tokens, a slice's matrix at a time.
+        tokens = sorted(sets[0])
+        slices = [frozenset(tokens[i : i + TOKENS_AT_ONCE]) for i in range(0, len(tokens), TOKENS_AT_ONCE)]
+        return functools.reduce(np.minimum, (_signatures([part]) for part in slices))
+    return _signatures(sets)
+
+
+def _signatures(sets: Sequence[frozenset[str]]) -> npt.NDArray[np.uint64]:
     lengths = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
     tokens = np.fromiter((token_hash(t) for s in sets for t in s), dtype=np.uint64, count=int(lengths.sum()))
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    with np.errstate(over="ignore"):  # the arithmetic is modulo 2^64 on purpose
-        hashed = (tokens[:, None] * _A[None, :] + _B[None, :]) >> np.uint64(32)
+    # Modulo 2^64 on purpose, in place: one matrix of tokens × BANDS × ROWS, not one per step.
+    hashed = np.multiply(tokens[:, None], _A[None, :])
+    hashed += _B[None, :]
+    hashed >>= np.uint64(32)
     return np.minimum.reduceat(hashed, starts, axis=0)
+
+
+# Tokens hashed together: the hash matrix holds tokens × BANDS × ROWS numbers (100 MB at this many),
+# so one long memory cannot make it gigabytes.
+TOKENS_AT_ONCE = 65_536
+
+
+def _parts(filled: list[int], sets: Sequence[frozenset[str]]) -> list[list[int]]:
+    """`filled` in runs of at most 1,024 sets and TOKENS_AT_ONCE tokens (a longer set alone)."""
+    parts: list[list[int]] = []
+    part: list[int] = []
+    tokens = 0
+    for i in filled:
+        if part and (len(part) == 1024 or tokens + len(sets[i]) > TOKENS_AT_ONCE):
+            parts.append(part)
+            part, tokens = [], 0
+        part.append(i)
+        tokens += len(sets[i])
+    if part:
+        parts.append(part)
+    return parts
 
 
 def band_keys(tenant: str, sets: Sequence[frozenset[str]]) -> list[list[int]]:
     """The BANDS index keys of each token set in a tenant ([] for an empty set: it has no tokens to
     hash, and an empty text is looked for another way)."""
     keys: list[list[int]] = [[] for _ in sets]
-    filled = [i for i, s in enumerate(sets) if s]
-    # Bounded batches: the hash matrix holds tokens × BANDS × ROWS numbers.
-    for start in range(0, len(filled), 1024):
-        part = filled[start : start + 1024]
+    for part in _parts([i for i, s in enumerate(sets) if s], sets):
         minimums = signatures([sets[i] for i in part]).reshape(len(part), BANDS, ROWS)
         salt = np.uint64(token_hash(tenant))
         with np.errstate(over="ignore"):

@@ -178,7 +178,9 @@ class StoreRegistry:
                 continue
             error = sqlite_errors.corrupt(store.db.path, cause)
             del self.stores[root]
-            # Not closed now: closing checkpoints the WAL into the damaged file.
+            # Not closed now: closing checkpoints the WAL into the damaged file. Nor written to by
+            # the background hashing of its near-copy keys.
+            store.near_indexer.stop()
             self._quarantined.append(store)
             self._set_aside[root] = (_file_identity(store.db.path), error)
             log.warning("%s; set aside until the file is replaced", error.message)
@@ -224,8 +226,9 @@ class StoreRegistry:
         """Checkpoint and close project stores unused for max_idle_seconds; the global store stays open."""
         cutoff = time.monotonic() - max_idle_seconds
         for root, store in list(self.stores.items()):
-            # Not while it embeds: closing would stop that until the store is next opened.
-            if store.kind == "project" and store.last_used < cutoff and not store.embed_queue.busy:
+            # Not while it embeds or hashes: closing would stop that until the store is next opened.
+            busy = store.embed_queue.busy or store.near_indexer.busy
+            if store.kind == "project" and store.last_used < cutoff and not busy:
                 del self.stores[root]
                 await _close_logged(store)
 

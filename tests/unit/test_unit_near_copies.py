@@ -172,3 +172,23 @@ async def test_an_index_with_too_many_waiting_is_not_used(
     with StoredProbe(database.path, "default", DUPLICATE_ABOVE) as probe:
         assert probe._near is None
         assert probe.duplicates([chunk], [0]) == {0}
+
+
+def test_a_long_text_is_hashed_a_slice_of_tokens_at_a_time(monkeypatch: Any) -> None:
+    tokens = frozenset(f"word{n}" for n in range(500))
+    whole = minhash.band_keys("t", [tokens])
+    monkeypatch.setattr(minhash, "TOKENS_AT_ONCE", 64)
+    assert minhash.band_keys("t", [tokens]) == whole
+    assert minhash._parts([0, 1, 2], [tokens, frozenset({"a"}), frozenset({"b"})]) == [[0], [1, 2]]
+
+
+async def test_an_import_leaves_a_large_backlog_to_the_background(
+    database: dbmod.Database, make_memory: Callable[..., Memory], monkeypatch: Any
+) -> None:
+    await _store(database, make_memory, ["the deploy script retries twice", "cache warmup runs at boot"])
+    monkeypatch.setattr(near_index, "WAITING_HASHED", 1)
+    await near_index.before_import(database)
+    assert len(await _waiting(database)) == 2
+    monkeypatch.setattr(near_index, "WAITING_HASHED", 2)
+    await near_index.before_import(database)
+    assert await _waiting(database) == set()

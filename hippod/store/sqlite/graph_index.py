@@ -109,9 +109,11 @@ def _writes(batch: _Batch, found: Iterable[Sequence[Any]], fresh: bool) -> State
         relations.extend((memory_id, ids[a], ids[b], rel) for a, b, rel in said if a in ids and b in ids)
     if fresh:
         stale, gone = [], []
+    # The new mentions first: a stale one removed before them could take with it an entity another
+    # memory of the batch is about to name (the last mention's removal deletes its entity).
     return [
-        (_STALE, stale),
         (_MENTION, mentions),
+        (_STALE, stale),
         (_RELATIONS_GONE, gone),
         (_RELATION, relations),
         (_LINK, batch.links),

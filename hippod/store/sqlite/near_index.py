@@ -33,6 +33,9 @@ log = logging.getLogger("hippod.store")
 BATCH = 5_000
 # Rows waiting past which the daemon hashes them in the background, not at the next import.
 BACKGROUND_FROM = 10_000
+# Rows waiting past which an import leaves them to the background and its probe asks the full-text
+# index (near_lookup.py hashes up to this many in memory for a dry run).
+WAITING_HASHED = 50_000
 # Keys level 0 holds before it is merged into level 1; level n holds FANOUT times level n - 1.
 LEVEL0_KEYS = 320_000  # 10,000 memories
 FANOUT = 8
@@ -91,13 +94,25 @@ async def catch_up(db: Database, *, merge: bool = False) -> int:
             rows = list(await conn.execute_fetchall(_WAITING, (BATCH,)))
             if rows:
                 keys = await asyncio.to_thread(_keys, rows)
-                before = conn.total_changes
-                await conn.executemany(_ADD, keys)
-                await conn.execute(_COUNT, (0, conn.total_changes - before))
+                added = await conn.executemany(_ADD, keys)
+                await conn.execute(_COUNT, (0, max(added.rowcount, 0)))
                 await conn.executemany("DELETE FROM near_pending WHERE row = ?", [(r[0],) for r in rows])
         if not rows:
             return done
         done += len(rows)
+
+
+async def before_import(db: Database) -> None:
+    """Hash what waits before an import plans, unless so much waits (an upgraded store) that the
+    background indexer is the one to do it; the import's probe then asks the full-text index.
+
+    In a context of its own: its commits are not the request's, so a Cancel still ends the import
+    while it plans (a request's first commit marks the point past which it runs to its end).
+    """
+    count = await waiting(db.reader)
+    if 0 < count <= WAITING_HASHED:
+        task = asyncio.get_running_loop().create_task(catch_up(db), context=contextvars.Context())
+        await task
 
 
 def capacity(level: int) -> int:
@@ -133,13 +148,14 @@ async def compact(db: Database) -> int:
                 # The slice ends on a whole key: every row of its last key moves with it.
                 end = list(await conn.execute_fetchall(_SLICE_END, (level, MERGE_SLICE - 1)))
                 last = int(end[0][0]) if end else 1 << 62
-                before = conn.total_changes
-                await conn.execute(_MOVE, (level + 1, level, last))
-                added = conn.total_changes - before
-                cursor = await conn.execute(_DROP, (level, last))
-                dropped = cursor.rowcount
+                added = (await conn.execute(_MOVE, (level + 1, level, last))).rowcount
+                dropped = (await conn.execute(_DROP, (level, last))).rowcount
                 await conn.execute(_COUNT, (level + 1, added))
-                await conn.execute(_COUNT, (level, -dropped))
+                if end:
+                    await conn.execute(_COUNT, (level, -dropped))
+                else:
+                    # The level is empty now, whatever its count said.
+                    await conn.execute("UPDATE near_levels SET keys = 0 WHERE level = ?", (level,))
             moved += dropped
             if not end:
                 break
@@ -177,8 +193,18 @@ class BackgroundIndexer:
         except Exception:  # the next import catches up instead
             log.exception("near-copy indexing failed for %s", self._db.path)
 
-    async def close(self) -> None:
-        """Stop a run under way (what it finished stays; the rest waits for the next open)."""
+    @property
+    def busy(self) -> bool:
+        """A run is under way."""
+        return self._task is not None and not self._task.done()
+
+    def stop(self) -> None:
+        """End a run under way at its next await, writing nothing more (a store set aside as corrupt)."""
         if self._task is not None:
             self._task.cancel()
+
+    async def close(self) -> None:
+        """Stop a run under way (what it finished stays; the rest waits for the next open)."""
+        self.stop()
+        if self._task is not None:
             await asyncio.wait({self._task})

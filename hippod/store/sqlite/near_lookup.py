@@ -14,11 +14,9 @@ from collections.abc import Sequence
 
 from hippod.model.tokenize import tokenize
 from hippod.store.sqlite.imports import LIVE_BY_ROW
+from hippod.store.sqlite.near_index import WAITING_HASHED
 
 _PER_STATEMENT = 500
-# Memories waiting for their keys past which the index is not used (an upgraded store whose rows
-# the daemon is still hashing): the probe asks the full-text index instead.
-WAITING_HASHED = 50_000
 
 
 class NearLookup:
