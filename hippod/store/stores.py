@@ -247,6 +247,10 @@ class StoreRegistry:
         """Close every store (`by`: see Store.close)."""
         if self.team is not None:
             await _close_logged(self.team, by)
+        # An open under way ends in self.stores (its callers wait through a shield): wait for it, or
+        # its database stays open and the daemon's exit waits on its threads.
+        while self._opening:
+            await asyncio.wait(set(self._opening.values()))
         for root in list(self.stores):
             await _close_logged(self.stores.pop(root), by)
         while self._quarantined:
