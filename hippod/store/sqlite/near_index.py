@@ -139,7 +139,7 @@ async def compact(db: Database) -> int:
     returns how many keys moved."""
     moved = 0
     while True:
-        full = [level for level, keys in (await levels(db.reader)).items() if keys > capacity(level)]
+        full = await _overfull(db.reader)
         if not full:
             return moved
         level = full[0]
@@ -161,9 +161,9 @@ async def compact(db: Database) -> int:
                 break
 
 
-async def _overfull(conn: aiosqlite.Connection) -> bool:
-    """Whether a level is past its size."""
-    return any(keys > capacity(level) for level, keys in (await levels(conn)).items())
+async def _overfull(conn: aiosqlite.Connection) -> list[int]:
+    """The levels past their size, lowest first."""
+    return [level for level, keys in (await levels(conn)).items() if keys > capacity(level)]
 
 
 class BackgroundIndexer:

@@ -45,10 +45,7 @@ class NearLookup:
     @staticmethod
     def usable(conn: sqlite3.Connection) -> bool:
         """Whether the index covers the store well enough to be asked (few memories waiting)."""
-        try:
-            (count,) = conn.execute("SELECT count(*) FROM near_pending").fetchone()
-        except sqlite3.OperationalError:  # a store not yet migrated (a bench's raw copy)
-            return False
+        (count,) = conn.execute("SELECT count(*) FROM near_pending").fetchone()
         return int(count) <= WAITING_HASHED
 
     def candidates(self, sets: Sequence[frozenset[str]]) -> list[set[int]]:
