@@ -38,6 +38,7 @@ import scale
 from corpus import TEXT_SEED, make_corpus, make_memories, make_queries
 from harness import (
     BenchError,
+    Sandbox,
     call,
     kill_all_daemons,
     log,
@@ -173,10 +174,15 @@ def settle(store: str) -> str:
     sb = sandbox_at(store)
     proc = start_daemon(sb)
     try:
-        call(sb.sock, sb.home, sb.base, m.Recall(query="open the store", limit=1))
-        return _settle(sb.home, proc.pid)
+        return settle_running(sb, proc.pid)
     finally:
         stop_daemon(proc)
+
+
+def settle_running(sb: Sandbox, pid: int) -> str:
+    """Open the store of a running daemon and wait until it has mirrored and hashed every memory."""
+    call(sb.sock, sb.home, sb.base, m.Recall(query="open the store", limit=1))
+    return _settle(sb.home, pid)
 
 
 def _settle(home: str, pid: int) -> str:

@@ -23,6 +23,7 @@ from hippod.model.dedupe import Duplicate, Junk
 from hippod.model.memory import Memory
 from hippod.model.merge import Merge, build_merge
 from hippod.model.sleep_scan import ARCHIVED, REFRESHED, Faded, Rebased, Scan, ScanSettings
+from hippod.model.sleep_traits import Traits
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +41,13 @@ class ConflictRow:
 class Source(Protocol):
     """A consistent snapshot of a store, read as the plan goes."""
 
-    def pages(self) -> Iterable[list[Memory]]:
-        """Every memory, a page at a time, in storage order."""
+    def pages(self) -> Iterable[tuple[list[Memory], Sequence[Traits | None]]]:
+        """Every memory, a page at a time, in storage order, with the traits kept for each one's
+        text (None where none are kept, or they are another text's)."""
+        ...
+
+    def keep(self, learned: Sequence[tuple[str, Traits]]) -> None:
+        """Keep the traits worked out for these memories of the last page, for the next sleep."""
         ...
 
     def fetch(self, ids: Sequence[str]) -> dict[str, Memory]:
@@ -127,6 +133,8 @@ class Plan:
     conflicts: ConflictChanges
     refreshed: list[tuple[str, float]]  # (id, strength): caches to write, of rows no later phase rewrites
     live: Live
+    # Where the planner left the traits it worked out (a store that keeps them: sleep_traits.py).
+    traits_file: str | None = None
 
 
 def _expired(dormant: Iterable[tuple[str, str, str]], settings: Settings) -> list[tuple[str, str]]:
@@ -189,9 +197,11 @@ def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
     )
     # Checkpoints between pages and phases (and in the pair joins): a stopping daemon cancels a
     # sleep whose grace ran out, and its plan ends there instead of running on in its thread.
-    for page in source.pages():
+    for page, known in source.pages():
         checkpoint()
-        scan.add(page)
+        learned = scan.add(page, known)
+        if learned and not settings.dry_run:  # a dry run writes nothing, not even these
+            source.keep(learned)
     checkpoint()
     rows = phases.Rows(scan, source.fetch)
     expired = _expired(source.dormant(), settings)

@@ -10,15 +10,15 @@ row is dropped with the page; the phases read the few whole rows they need again
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from hippod.base.clock import parse_iso
 from hippod.base.thread_stop import checkpoint
-from hippod.model import conflicts, decay, merge, share
-from hippod.model.dedupe import junk_reason, junk_warning
+from hippod.model import decay, merge, share
 from hippod.model.memory import Memory
-from hippod.model.tokenize import tokenize
+from hippod.model.sleep_traits import Traits, traits_of
 from hippod.model.wordsets import TokenColumn
 
 # Flags of a survivor.
@@ -96,9 +96,15 @@ class Scan:
     def tenant(self, k: int) -> str:
         return self.tenant_names[self.tenants[k]]
 
-    def add(self, page: list[Memory]) -> None:
-        """Rebase and decay a page of memories and keep what the later phases need of each."""
+    def add(self, page: list[Memory], known: Sequence[Traits | None]) -> list[tuple[str, Traits]]:
+        """Rebase and decay a page of memories and keep what the later phases need of each.
+
+        `known` holds each memory's traits as a previous sleep kept them (None: not kept, or kept
+        for another text). Returns (id, traits) of the survivors whose traits were worked out here.
+        """
         settings = self.settings
+        kept = {memory.id: traits for memory, traits in zip(page, known, strict=True)}
+        learned: list[tuple[str, Traits]] = []
         for memory in page:
             self._rebase(memory)
         result = decay.decay_pass(
@@ -114,8 +120,13 @@ class Scan:
         self.faded.deleted += result.deleted
         refreshed = {id(m) for m in result.refreshed}
         for memory in result.survivors:
-            checkpoint()  # a long memory takes milliseconds; a page of them, seconds
-            self._keep(memory, id(memory) in refreshed)
+            traits = kept[memory.id]
+            if traits is None:
+                checkpoint()  # a long memory takes milliseconds; a page of them, seconds
+                traits = traits_of(memory.content)
+                learned.append((memory.id, traits))
+            self._keep(memory, traits, id(memory) in refreshed)
+        return learned
 
     def prepare(self, k: int, memory: Memory) -> Memory:
         """A survivor's row read again, made what the first pass made of it (rebased, decayed)."""
@@ -131,7 +142,7 @@ class Scan:
         if record:
             self.rebased.append(Rebased(memory.id, memory.tenant_id, memory.half_life_days))
 
-    def _keep(self, memory: Memory, refreshed: bool) -> None:
+    def _keep(self, memory: Memory, traits: Traits, refreshed: bool) -> None:
         k = len(self.ids)
         self.ids.append(memory.id)
         tenant = self._tenant_numbers.setdefault(memory.tenant_id, len(self._tenant_numbers))
@@ -149,19 +160,16 @@ class Scan:
             flags |= ARCHIVED
         if memory.superseded_by is None:
             flags |= COMPARED
-            self.words.append(tokenize(memory.content))
+            self.words.append_distinct(traits.words)
         else:
-            self.words.append(())
+            self.words.append_distinct(())
         if merge.merge_candidate(memory):
             flags |= MERGEABLE
             self.created[k] = memory.created
-        flags |= self._conflict_flags(memory)
+        flags |= self._conflict_flags(memory, traits)
         self.flags.append(flags)
-        if not flags & PROTECTED:
-            reason = junk_reason(memory.content)
-            warning = None if reason is not None else junk_warning(memory.content)
-            if reason is not None or warning is not None:
-                self.junk[k] = (reason is not None, reason or warning or "")
+        if not flags & PROTECTED and (traits.junk is not None or traits.warning is not None):
+            self.junk[k] = (traits.junk is not None, traits.junk or traits.warning or "")
         if memory.conflicts_with:
             self.conflicts_with[k] = memory.conflicts_with
         if share.transfer_score(memory) >= share.AUTO_SHARE_AT:
@@ -170,7 +178,7 @@ class Scan:
             self.replay_pool.append(k)
             self.replay_weights.append(decay.replay_weight(memory, self.settings.now, memory.strength))
 
-    def _conflict_flags(self, memory: Memory) -> int:
+    def _conflict_flags(self, memory: Memory, traits: Traits) -> int:
         """Conflict candidacy (sleep.md §7; strength is checked after merging) and the rule sides."""
         candidate = (
             memory.layer not in ("semantic", "buffer")
@@ -179,11 +187,9 @@ class Scan:
             and "extracted" not in memory.tags
         )
         if not candidate:
-            self.distinct.append(())
+            self.distinct.append_distinct(())
             return 0
-        tokens = conflicts.distinctive_tokens(memory.content)
-        positive, negative = conflicts.sides(memory.content)
-        takes_part = conflicts.takes_part(tokens, (positive, negative))
-        self.distinct.append(tokens if takes_part else ())
-        flags = CONFLICTING | (TRACE if memory.layer == "trace" else 0) | (PARTAKES if takes_part else 0)
-        return flags | (POSITIVE if positive else 0) | (NEGATIVE if negative else 0)
+        self.distinct.append_distinct(traits.distinct)
+        flags = CONFLICTING | (TRACE if memory.layer == "trace" else 0)
+        flags |= (PARTAKES if traits.takes_part else 0) | (POSITIVE if traits.positive else 0)
+        return flags | (NEGATIVE if traits.negative else 0)

@@ -14,11 +14,19 @@ from array import array
 from collections.abc import Iterable, Sequence
 
 
+class _Vocabulary(dict[str, int]):
+    """Token -> number, numbering a token it has not seen yet as it is looked up."""
+
+    def __missing__(self, token: str) -> int:
+        number = self[token] = len(self)
+        return number
+
+
 class TokenColumn:
     """Token sets, one row each, over a vocabulary of their own."""
 
     def __init__(self) -> None:
-        self.vocabulary: dict[str, int] = {}
+        self.vocabulary: dict[str, int] = _Vocabulary()
         self.indptr: array[int] = array("q", [0])
         self.tokens: array[int] = array("i")
 
@@ -27,8 +35,12 @@ class TokenColumn:
 
     def append(self, tokens: Iterable[str]) -> int:
         """Add a row holding these tokens (repeats count once); returns its number."""
-        ids = self.vocabulary
-        self.tokens.extend(ids.setdefault(t, len(ids)) for t in dict.fromkeys(tokens))
+        return self.append_distinct(dict.fromkeys(tokens))
+
+    def append_distinct(self, tokens: Iterable[str]) -> int:
+        """Add a row holding these tokens, which hold no repeat; returns its number."""
+        # map over the dict's own lookup stays in C but for the tokens new to the vocabulary.
+        self.tokens.extend(map(self.vocabulary.__getitem__, tokens))
         self.indptr.append(len(self.tokens))
         return len(self.indptr) - 2
 

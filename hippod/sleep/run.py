@@ -27,7 +27,7 @@ from hippod.model.sleep_plan import Plan, Settings
 from hippod.sleep import extraction, sleep_report
 from hippod.sleep.auto_share import AutoShared, auto_share, auto_share_score, names_of
 from hippod.store.roots import DB_NAME
-from hippod.store.sqlite import ledger
+from hippod.store.sqlite import ledger, sleep_traits
 from hippod.store.stores import SqliteStore, Store, sqlite_only
 from hippod.teamlink.membership import in_team
 from hippod.teamlink.shares import queue_shares
@@ -224,30 +224,43 @@ async def _sleep(
         log.info("sleep (dry run) of %s: plan %.2fs", store.root, planned - started)
         return reply
     await promote_traces(store)
-    async with store.db.long_transaction() as conn:
-        if await rows.changed_since(conn, marks, statuses):
-            # Something changed the store since the snapshot: plan again, now holding the store (SQLite's
-            # write lock; on the team store, the tenant's sleep lock and rows), from a snapshot that
-            # sees what this transaction sees (it has written nothing yet).
-            await step("sleep: the store changed meanwhile; planning again")
-            result, _, _ = await rows.planned(store.db, settings, new_semantic_id, conn)
-        await rows.apply(conn, result, dormant_at=result.now, step=step)
-        facts = None
-        if isinstance(store, SqliteStore) and (extracted.answered or extracted.refused):
-            await step("sleep: writing phase 7 (extraction)")
-            facts = await extraction.write(conn, store, extracted, result.now)
-        reply = _reply(result, options, [], learned)
-        sleep_report.add_extraction(reply, extracted, facts)
-        await finish_compactions(store)
-        if store.kind == "global" and not store.team and options.tenant is None:  # the owner's ledger
-            await prune_ledger(conn, settings.now)
-        await step("sleep: recording the run")
-        results = msgspec.to_builtins(sleep_report.counts_only(reply))
-        await rows.record(
-            conn, now=result.now, results=results, tenants=result.live.tenants, only_tenant=settings.tenant
-        )
-    run.committed = True
-    written = time.monotonic()
+    spills = [result.traits_file]  # the planners' files of traits (sleep_traits.py), removed unless kept
+    try:
+        async with store.db.long_transaction() as conn:
+            if await rows.changed_since(conn, marks, statuses):
+                # Something changed the store since the snapshot: plan again, now holding the store
+                # (SQLite's write lock; on the team store, the tenant's sleep lock and rows), from a
+                # snapshot that sees what this transaction sees (it has written nothing yet).
+                await step("sleep: the store changed meanwhile; planning again")
+                result, _, _ = await rows.planned(store.db, settings, new_semantic_id, conn)
+                spills.append(result.traits_file)
+            await rows.apply(conn, result, dormant_at=result.now, step=step)
+            facts = None
+            if isinstance(store, SqliteStore) and (extracted.answered or extracted.refused):
+                await step("sleep: writing phase 7 (extraction)")
+                facts = await extraction.write(conn, store, extracted, result.now)
+            reply = _reply(result, options, [], learned)
+            sleep_report.add_extraction(reply, extracted, facts)
+            await finish_compactions(store)
+            if store.kind == "global" and not store.team and options.tenant is None:  # the owner's ledger
+                await prune_ledger(conn, settings.now)
+            await step("sleep: recording the run")
+            results = msgspec.to_builtins(sleep_report.counts_only(reply))
+            await rows.record(
+                conn,
+                now=result.now,
+                results=results,
+                tenants=result.live.tenants,
+                only_tenant=settings.tenant,
+            )
+        run.committed = True
+        written = time.monotonic()
+        if isinstance(store, SqliteStore) and result.traits_file is not None:
+            await step("sleep: keeping the traits of new texts for the next sleep")
+            await sleep_traits.keep(store.db, result.traits_file)
+    finally:
+        for path in spills:
+            sleep_traits.discard(path)
     if isinstance(store, SqliteStore):  # a team store has no mirror files
         await _after_commit(store, result)
         if facts is not None:

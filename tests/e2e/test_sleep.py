@@ -277,3 +277,22 @@ def test_sources_of_a_merge_dedupe_deleted_stay_merged(hippo: Hippo) -> None:
     rows = query(db, "SELECT id, half_life_days, merged_into FROM memories WHERE layer = 'episodic'")
     assert sorted(rows) == sorted((i, 109.0, older.id) for i in new)
     assert query(db, "SELECT count(*) FROM audit_log WHERE op = 'dedupe_delete'") == [(1,)]
+
+
+def test_a_sleep_keeps_the_traits_of_its_texts_and_leaves_no_spill_behind(hippo: Hippo) -> None:
+    # The planner hands the traits it worked out (model/sleep_traits.py) over in a file of the
+    # temporary folder; the daemon copies them into the store after the commit and removes it.
+    spill_dir = os.path.join(hippo.root, "tmp")
+    os.makedirs(spill_dir)
+    hippo.env["TMPDIR"] = spill_dir
+    hippo.start()
+    folder, db = project(hippo)
+    texts = (FLAG_ON, "Use ruff format before committing Python changes", DEPLOY)
+    for text in texts:
+        hippo.ok("remember", text, cwd=folder)
+    hippo.ok("sleep", "--dry-run", cwd=folder)
+    assert query(db, "SELECT count(*) FROM sleep_traits") == [(0,)]
+    hippo.ok("sleep", cwd=folder)
+    kept = query(db, "SELECT count(*) FROM sleep_traits JOIN memories ON memories.rowid = sleep_traits.row")
+    assert kept == [(len(texts),)]
+    assert os.listdir(spill_dir) == []

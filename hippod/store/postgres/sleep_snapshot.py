@@ -22,6 +22,7 @@ from psycopg import IsolationLevel, sql
 from hippod.base.errors import HippoError
 from hippod.model.memory import COLUMNS, Memory
 from hippod.model.sleep_plan import ConflictRow
+from hippod.model.sleep_traits import Traits
 from hippod.store.memory_codec import row_to_memory
 from hippod.store.postgres.pg import CONNECT_TIMEOUT
 from hippod.store.sleep_rows import PAGE, row_mark
@@ -66,8 +67,9 @@ class TeamSnapshot:
     def _rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self._conn.execute(query, params).fetchall()
 
-    def pages(self) -> Iterator[list[Memory]]:
-        """Every memory of the tenant, PAGE at a time, in the order they were stored."""
+    def pages(self) -> Iterator[tuple[list[Memory], Sequence[Traits | None]]]:
+        """Every memory of the tenant, PAGE at a time, in the order they were stored; the team store
+        keeps no traits (model/sleep_traits.py): each of its sleeps works them out afresh."""
         last = 0
         while True:
             rows = self._rows(
@@ -78,7 +80,10 @@ class TeamSnapshot:
             last = int(rows[-1][-1])
             page = [row_to_memory(row) for row in rows]
             self.marks.extend(row_mark(m.id, m.updated_at) for m in page)
-            yield page
+            yield page, [None] * len(page)
+
+    def keep(self, learned: Sequence[tuple[str, Traits]]) -> None:
+        """Nothing: the team store keeps no traits."""
 
     def fetch(self, ids: Sequence[str]) -> dict[str, Memory]:
         """The memories with these ids, as they are in the snapshot."""

@@ -40,8 +40,13 @@ FAILED = "sleep_failed"
 def plan_snapshot(path: str, settings: Settings, new_id: Callable[[], str]) -> Planned:
     """Blocking: reads a snapshot of the store at `path` and computes its plan."""
     with SnapshotReader(path, tenant=settings.tenant) as source:
-        result = plan(source, settings, new_id)
-        statuses = {c.id: c.status for c in source.conflicts()}
+        try:
+            result = plan(source, settings, new_id)
+            statuses = {c.id: c.status for c in source.conflicts()}
+        except BaseException:
+            source.spill.discard()
+            raise
+        result.traits_file = source.spill.close()
         return result, source.marks, statuses
 
 

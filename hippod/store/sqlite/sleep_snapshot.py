@@ -15,8 +15,10 @@ from collections.abc import Iterator, Sequence
 
 from hippod.model.memory import COLUMNS, Memory
 from hippod.model.sleep_plan import ConflictRow
+from hippod.model.sleep_traits import Traits
 from hippod.store.memory_codec import row_to_memory
 from hippod.store.sleep_rows import PAGE, row_mark
+from hippod.store.sqlite import sleep_traits as traits
 from hippod.store.sqlite.read_view import ReadView
 
 _SELECT = ", ".join(COLUMNS)
@@ -34,28 +36,47 @@ class SnapshotReader(ReadView):
         super().__init__(path)
         self._page = page
         self.marks: array[int] = array("q")
+        self.spill = traits.Spill()
+        self._rows: dict[str, tuple[int, str]] = {}  # id -> (rowid, content) on the last page
         # A sleep of one tenant reads that tenant's rows alone; None reads every tenant's.
         self._only = "" if tenant is None else " AND tenant_id = ?"
         self._tenant: tuple[str, ...] = () if tenant is None else (tenant,)
+
+    def close(self) -> None:
+        self.spill.close()
+        super().close()
 
     def _where(self, sql: str) -> str:
         """`sql` (which ends in a WHERE clause) narrowed to the tenant, if the sleep has one."""
         return sql + self._only
 
-    def pages(self) -> Iterator[list[Memory]]:
-        """Every memory (of the tenant), a page (PAGE unless told) at a time, by rowid."""
+    def pages(self) -> Iterator[tuple[list[Memory], list[Traits | None]]]:
+        """Every memory (of the tenant), a page (PAGE unless told) at a time, by rowid, with the
+        traits kept for each one's text (None where none are kept for it)."""
         last = 0
-        select = self._where(f"SELECT {_SELECT}, rowid FROM memories WHERE rowid > ?")
+        width = len(COLUMNS)
+        select = self._where(
+            f"SELECT {_SELECT}, memories.rowid, {traits.COLUMNS} FROM memories {traits.JOIN} "
+            "WHERE memories.rowid > ?"
+        )
         while True:
             rows = self._conn.execute(
-                f"{select} ORDER BY rowid LIMIT ?", (last, *self._tenant, self._page)
+                f"{select} ORDER BY memories.rowid LIMIT ?", (last, *self._tenant, self._page)
             ).fetchall()
             if not rows:
                 return
-            last = int(rows[-1][-1])
-            page = [row_to_memory(row) for row in rows]
+            last = int(rows[-1][width])
+            page = [row_to_memory(row[:width]) for row in rows]
             self.marks.extend(row_mark(m.id, m.updated_at) for m in page)
-            yield page
+            both = list(zip(page, rows, strict=True))
+            self._rows = {m.id: (int(row[width]), m.content) for m, row in both}
+            yield page, [traits.decode(m.content, row[width + 1 :]) for m, row in both]
+
+    def keep(self, learned: Sequence[tuple[str, Traits]]) -> None:
+        """Write the traits worked out for memories of the last page to the spill file
+        (store/sqlite/sleep_traits.py), which the daemon copies into the store after the sleep."""
+        found = self._rows
+        self.spill.write([traits.encode(*found[i], t) for i, t in learned])
 
     def fetch(self, ids: Sequence[str]) -> dict[str, Memory]:
         """The memories with these ids, as they are in the snapshot."""

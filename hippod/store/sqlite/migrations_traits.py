@@ -1,0 +1,29 @@
+"""Migration 22: the traits sleep keeps of each memory's text (hippod.model.sleep_traits)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+SCHEMA = (
+    # One row per memory a sleep has read: its text's traits, and `key`, a hash of the text they are
+    # of. A sleep uses a row only when `key` matches the memory's text as it reads it, so a text
+    # changed since is worked out again, whichever way it was changed.
+    """CREATE TABLE sleep_traits (
+        row INTEGER PRIMARY KEY,
+        key BLOB NOT NULL,
+        words TEXT NOT NULL,
+        distinct_words TEXT NOT NULL,
+        sides INTEGER NOT NULL,
+        junk TEXT,
+        warning TEXT
+    )""",
+    """CREATE TRIGGER sleep_traits_gone AFTER DELETE ON memories BEGIN
+        DELETE FROM sleep_traits WHERE row = old.rowid;
+    END""",
+)
+
+
+def m022_sleep_traits(conn: sqlite3.Connection) -> None:
+    """The table of kept traits, empty: the next sleep of each store fills it."""
+    for statement in SCHEMA:
+        conn.execute(statement)
