@@ -58,6 +58,7 @@ def run(store: str, new: int, daemon_path: str | None) -> list[str]:
     proc = start_daemon(sb)
     try:
         log(import_scale.settle_running(sb, proc.pid))
+        _wait_idle(proc.pid, limit=3600.0)  # and its check of every mirror against the database
         size = 0
         for label in ("first", "daily"):
             if label == "daily":

@@ -1,4 +1,5 @@
-"""Migration 22: the traits sleep keeps of each memory's text (hippod.model.sleep_traits)."""
+"""Migration 22: what keeps a daily sleep of a large store from reading all of it again: the traits
+sleep keeps of each memory's text (hippod.model.sleep_traits), and an index of merge sources."""
 
 from __future__ import annotations
 
@@ -20,10 +21,13 @@ SCHEMA = (
     """CREATE TRIGGER sleep_traits_gone AFTER DELETE ON memories BEGIN
         DELETE FROM sleep_traits WHERE row = old.rowid;
     END""",
+    # A merged memory that dedupe deletes hands its sources to the copy it kept (sleep.py: apply):
+    # one lookup per deleted memory, not one pass over the store.
+    "CREATE INDEX memories_merged_into ON memories (merged_into) WHERE merged_into IS NOT NULL",
 )
 
 
 def m022_sleep_traits(conn: sqlite3.Connection) -> None:
-    """The table of kept traits, empty: the next sleep of each store fills it."""
+    """The table of kept traits, empty (the next sleep of each store fills it), and the index."""
     for statement in SCHEMA:
         conn.execute(statement)

@@ -1,0 +1,54 @@
+"""Whether the store changed under a sleep's plan (store/sqlite/sleep.py: changed_since), across
+more rows than one page of its check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hippod.model.memory import Memory
+from hippod.store.sqlite import db as dbmod
+from hippod.store.sqlite import memories
+from hippod.store.sqlite.sleep import changed_since
+from hippod.store.sqlite.sleep_snapshot import SnapshotReader
+
+ROWS = 5_300  # past the check's page of 5,000
+
+
+def _marks(path: str) -> list[int]:
+    with SnapshotReader(path) as source:
+        for _ in source.pages():
+            pass
+        return list(source.marks)
+
+
+async def _changed(database: dbmod.Database, marks: list[int]) -> bool:
+    async with database.transaction() as conn:
+        return await changed_since(conn, marks, {})
+
+
+async def test_a_plan_holds_until_a_row_it_read_changes_or_goes(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    rows = [make_memory(f"Fact number {n} about the build of service {n % 97}") for n in range(ROWS)]
+    async with database.transaction() as conn:
+        for memory in rows:
+            assert await memories.insert(conn, memory)
+    marks = _marks(database.path)
+    assert len(marks) == ROWS
+    assert not await _changed(database, marks)
+
+    # A memory added since does not count.
+    async with database.transaction() as conn:
+        assert await memories.insert(conn, make_memory("A fact stored after the snapshot was read"))
+    assert not await _changed(database, marks)
+
+    last = rows[-1].id  # on the check's second page
+    async with database.transaction() as conn:
+        await conn.execute("UPDATE memories SET updated_at = '2031-01-01T00:00:00.000Z' WHERE id = ?", [last])
+    assert await _changed(database, marks)
+
+    marks = _marks(database.path)
+    assert not await _changed(database, marks)
+    async with database.transaction() as conn:
+        await conn.execute("DELETE FROM memories WHERE id = ?", (rows[0].id,))
+    assert await _changed(database, marks)
