@@ -100,8 +100,13 @@ def _ranked(sets: TokenSets, rows: IntArray) -> tuple[IntArray, IntArray, npt.ND
     total = int(sizes.sum())
     offsets = np.zeros(len(rows), dtype=np.int64)
     np.cumsum(sizes[:-1], out=offsets[1:])
-    gather = np.repeat(starts - offsets, sizes) + np.arange(total, dtype=np.int64)
-    ids = sets.tokens[gather].astype(np.int64)
+    # Where each selected token sits in `sets.tokens`: in 32 bits and summed in place while they
+    # suffice, since on a large store each array of this length is a hundred megabytes or more.
+    wide = np.int32 if len(sets.tokens) < np.iinfo(np.int32).max else np.int64
+    gather = np.repeat((starts - offsets).astype(wide), sizes)
+    gather += np.arange(total, dtype=wide)
+    ids = sets.tokens[gather]
+    del gather
     empty = sizes == 0
     vocabulary = int(ids.max()) + 2 if total else 1
     if empty.any():

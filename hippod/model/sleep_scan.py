@@ -88,7 +88,7 @@ class Scan:
         self.conflicts_with: dict[int, list[str]] = {}  # only the non-empty lists
         self.share: dict[int, Memory] = {}  # rows scoring high enough for auto-share as read
         self.replay_pool: array[int] = array("i")
-        self.replay_weights: list[float] = []
+        self.replay_weights: array[float] = array("d")
 
     def __len__(self) -> int:
         return len(self.ids)
