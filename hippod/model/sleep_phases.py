@@ -116,9 +116,11 @@ def merges(
     (merges, rejected count). Members are demoted and new memories numbered after the survivors."""
     fresh = rows.fresh()
     clusters: list[list[int]] = []
+    # A row's position in its tenant's `order`: one array for every tenant (a dict of a million rows
+    # would be a hundred megabytes).
+    place = array("l", bytes(array("l").itemsize * len(scan)))
     for _, numbers in _by_tenant(rows, (k for k in range(len(scan)) if scan.flags[k] & MERGEABLE)):
         order = sorted(numbers, key=lambda k: (scan.created[k], scan.ids[k]))
-        place = array("i", bytes(4 * len(scan)))  # a row's position in `order` (not a dict: 1M rows)
         for at, k in enumerate(order):
             place[k] = at
         close = pairs(scan.words, order, merge.MERGE_AT, probe=fresh)

@@ -66,6 +66,19 @@ class SleepOptions:
         return self.dry_run
 
 
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """A sleep's plan and what was settled before it, handed to its writing."""
+
+    plan: Plan
+    marks: Any
+    statuses: Any
+    settings: Settings
+    extracted: extraction.Extraction
+    learned: tuple[int, int]
+    started: float
+
+
 @dataclass
 class _Run:
     task: asyncio.Task[SleepReply]
@@ -214,6 +227,30 @@ async def _sleep(
     # Phase 7's calls come first, outside any transaction; what they bring is written with the plan.
     extracted = await _ask_model(store, options)
     result, marks, statuses = await rows.planned(store.db, settings, new_semantic_id)
+    spills = [result.traits_file]  # the planners' files of traits (sleep_traits.py), removed at the end
+    try:
+        planned = _Planned(result, marks, statuses, settings, extracted, learned, started)
+        return await _write(state, store, options, step, run, planned, spills)
+    finally:
+        for path in spills:
+            sleep_traits.discard(path)
+
+
+async def _write(
+    state: DaemonView,
+    store: Store,
+    options: SleepOptions,
+    step: Say,
+    run: _Run,
+    planned_now: _Planned,
+    spills: list[str | None],
+) -> SleepReply:
+    """The sleep after its plan: the dry run's reply, or the plan written in one transaction and
+    what follows its commit (mirrors, sharing, the traits for the next sleep)."""
+    result, marks, statuses = planned_now.plan, planned_now.marks, planned_now.statuses
+    settings, extracted, learned = planned_now.settings, planned_now.extracted, planned_now.learned
+    started = planned_now.started
+    rows = store.sleeps
     await step(f"sleep: planned {result.live.count} live memories")
     planned = time.monotonic()
     if options.dry_run:
@@ -224,43 +261,31 @@ async def _sleep(
         log.info("sleep (dry run) of %s: plan %.2fs", store.root, planned - started)
         return reply
     await promote_traces(store)
-    spills = [result.traits_file]  # the planners' files of traits (sleep_traits.py), removed unless kept
-    try:
-        async with store.db.long_transaction() as conn:
-            if await rows.changed_since(conn, marks, statuses):
-                # Something changed the store since the snapshot: plan again, now holding the store
-                # (SQLite's write lock; on the team store, the tenant's sleep lock and rows), from a
-                # snapshot that sees what this transaction sees (it has written nothing yet).
-                await step("sleep: the store changed meanwhile; planning again")
-                result, _, _ = await rows.planned(store.db, settings, new_semantic_id, conn)
-                spills.append(result.traits_file)
-            await rows.apply(conn, result, dormant_at=result.now, step=step)
-            facts = None
-            if isinstance(store, SqliteStore) and (extracted.answered or extracted.refused):
-                await step("sleep: writing phase 7 (extraction)")
-                facts = await extraction.write(conn, store, extracted, result.now)
-            reply = _reply(result, options, [], learned)
-            sleep_report.add_extraction(reply, extracted, facts)
-            await finish_compactions(store)
-            if store.kind == "global" and not store.team and options.tenant is None:  # the owner's ledger
-                await prune_ledger(conn, settings.now)
-            await step("sleep: recording the run")
-            results = msgspec.to_builtins(sleep_report.counts_only(reply))
-            await rows.record(
-                conn,
-                now=result.now,
-                results=results,
-                tenants=result.live.tenants,
-                only_tenant=settings.tenant,
-            )
-        run.committed = True
-        written = time.monotonic()
-        if isinstance(store, SqliteStore) and result.traits_file is not None:
-            await step("sleep: keeping the traits of new texts for the next sleep")
-            await sleep_traits.keep(store.db, result.traits_file)
-    finally:
-        for path in spills:
-            sleep_traits.discard(path)
+    async with store.db.long_transaction() as conn:
+        if await rows.changed_since(conn, marks, statuses):
+            # Something changed the store since the snapshot: plan again, now holding the store (SQLite's
+            # write lock; on the team store, the tenant's sleep lock and rows), from a snapshot that
+            # sees what this transaction sees (it has written nothing yet).
+            await step("sleep: the store changed meanwhile; planning again")
+            result, _, _ = await rows.planned(store.db, settings, new_semantic_id, conn)
+            spills.append(result.traits_file)
+        await rows.apply(conn, result, dormant_at=result.now, step=step)
+        facts = None
+        if isinstance(store, SqliteStore) and (extracted.answered or extracted.refused):
+            await step("sleep: writing phase 7 (extraction)")
+            facts = await extraction.write(conn, store, extracted, result.now)
+        reply = _reply(result, options, [], learned)
+        sleep_report.add_extraction(reply, extracted, facts)
+        await finish_compactions(store)
+        if store.kind == "global" and not store.team and options.tenant is None:  # the owner's ledger
+            await prune_ledger(conn, settings.now)
+        await step("sleep: recording the run")
+        results = msgspec.to_builtins(sleep_report.counts_only(reply))
+        await rows.record(
+            conn, now=result.now, results=results, tenants=result.live.tenants, only_tenant=settings.tenant
+        )
+    run.committed = True
+    written = time.monotonic()
     if isinstance(store, SqliteStore):  # a team store has no mirror files
         await _after_commit(store, result)
         if facts is not None:
@@ -270,8 +295,11 @@ async def _sleep(
     if reply.shared:
         async with store.db.transaction() as conn:
             await rows.set_shared(conn, reply.shared)
+    if isinstance(store, SqliteStore) and result.traits_file is not None:
+        await step("sleep: keeping the traits of new texts for the next sleep")
+        await _keep_traits(store, result.traits_file)
     log.info(
-        "sleep of %s: %d live memories; plan %.2fs, write %.2fs, share %.2fs",
+        "sleep of %s: %d live memories; plan %.2fs, write %.2fs, share and keep %.2fs",
         store.root,
         reply.active,
         planned - started,
@@ -279,6 +307,15 @@ async def _sleep(
         time.monotonic() - written,
     )
     return reply
+
+
+async def _keep_traits(store: SqliteStore, path: str) -> None:
+    """Copy the traits the planner worked out into the store, after the sleep committed. A failure
+    (a full disk, say) is logged and costs only their working out again at the next sleep."""
+    try:
+        await sleep_traits.keep(store.db, path)
+    except Exception as exc:
+        log.warning("sleep of %s: its traits were not kept (%s)", store.root, exc)
 
 
 async def _ask_model(store: Store, options: SleepOptions) -> extraction.Extraction:

@@ -281,10 +281,8 @@ def test_sources_of_a_merge_dedupe_deleted_stay_merged(hippo: Hippo) -> None:
 
 def test_a_sleep_keeps_the_traits_of_its_texts_and_leaves_no_spill_behind(hippo: Hippo) -> None:
     # The planner hands the traits it worked out (model/sleep_traits.py) over in a file of the
-    # temporary folder; the daemon copies them into the store after the commit and removes it.
-    spill_dir = os.path.join(hippo.root, "tmp")
-    os.makedirs(spill_dir)
-    hippo.env["TMPDIR"] = spill_dir
+    # daemon's home; the daemon copies them into the store after the commit and removes it.
+    spill_dir = os.path.join(hippo.home, "sleep-spill")
     hippo.start()
     folder, db = project(hippo)
     texts = (FLAG_ON, "Use ruff format before committing Python changes", DEPLOY)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hippod.model.memory import Memory
+from hippod.store.sleep_rows import row_mark
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
-from hippod.store.sqlite.sleep import changed_since
+from hippod.store.sqlite.sleep import _still_there, changed_since
 from hippod.store.sqlite.sleep_snapshot import SnapshotReader
 
 ROWS = 5_300  # past the check's page of 5,000
@@ -52,3 +53,15 @@ async def test_a_plan_holds_until_a_row_it_read_changes_or_goes(
     async with database.transaction() as conn:
         await conn.execute("DELETE FROM memories WHERE id = ?", (rows[0].id,))
     assert await _changed(database, marks)
+
+
+def test_the_marks_found_again_are_those_the_snapshot_holds() -> None:
+    import numpy as np
+
+    rows = [(f"mem_{n}", "2026-01-01T00:00:00.000Z") for n in range(6)]
+    marks = sorted(row_mark(i, u) for i, u in rows)
+    # The smallest and the largest mark are gone from the snapshot: found rows below the first and
+    # past the last of those it holds are not among them.
+    wanted = np.asarray(marks[1:-1], dtype=np.int64)
+    assert sorted(_still_there(rows, wanted).tolist()) == marks[1:-1]
+    assert _still_there(rows, np.empty(0, dtype=np.int64)).tolist() == []

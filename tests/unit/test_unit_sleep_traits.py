@@ -9,6 +9,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -43,11 +44,16 @@ def _plan(path: str, *, dry_run: bool = False) -> tuple[Plan, str | None, int]:
     """The plan of the store at `path`, its spill file (None: nothing new), and how many memories'
     traits were read back rather than worked out."""
     ids = itertools.count(1)
-    with SnapshotReader(path, page=4) as source:
+    spill = None if dry_run else sleep_traits.new_path(os.path.join(os.path.dirname(path), "spill"))
+    with SnapshotReader(path, page=4, spill=spill) as source:
         counting = _Counting(source)
         settings = Settings(now=NOW, replay_count=0, dry_run=dry_run)
         result = plan(counting, settings, lambda: f"sem_{next(ids)}")
-        return result, source.spill.close(), counting.known
+        source.spill.close()
+        if not source.spill.written:
+            sleep_traits.discard(spill)
+            spill = None
+        return result, spill, counting.known
 
 
 class _Counting:
@@ -164,3 +170,21 @@ async def test_a_dry_run_keeps_nothing_and_a_deleted_memory_gets_no_row(
     async with database.transaction() as conn:
         await conn.execute("DELETE FROM memories WHERE id = ?", (first.id,))
     assert _kept(database.path) == 0
+
+
+def test_a_spill_that_cannot_be_written_only_stops_the_spilling(tmp_path: Path) -> None:
+    spill = sleep_traits.Spill(str(tmp_path / "missing" / "traits.bin"))
+    text = "Run the linter before every commit"
+    spill.write([sleep_traits.encode(1, text, traits_of(text))])
+    spill.close()
+    assert (spill.path, spill.written) == (None, 0)
+
+
+def test_a_spill_folder_loses_what_an_earlier_daemon_left(tmp_path: Path) -> None:
+    folder = str(tmp_path / "spill")
+    os.makedirs(folder)
+    left = os.path.join(folder, "traits-1-left.bin")  # no daemon of this test is pid 1
+    Path(left).write_bytes(b"x")
+    mine = sleep_traits.new_path(folder)
+    assert os.listdir(folder) == [os.path.basename(mine)]
+    assert os.stat(mine).st_mode & 0o777 == 0o600

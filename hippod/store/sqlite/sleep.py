@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -12,8 +13,9 @@ import msgspec
 from hippod.model.conflicts import Detected
 from hippod.model.sleep_plan import Plan, Settings
 from hippod.model.strength import RETRIEVAL_HALF_LIFE_BONUS
+from hippod.store.roots import global_root
 from hippod.store.sleep_rows import KEEP_RUNS, Planned, row_mark
-from hippod.store.sqlite import dormant, memories
+from hippod.store.sqlite import dormant, memories, sleep_traits
 from hippod.store.sqlite.db import Database
 from hippod.store.sqlite.sleep_process import plan_in_child
 
@@ -29,7 +31,21 @@ async def planned(
     Reading the snapshot and the pure phases are slow on a large store: a child process (with its
     own connection) does both, so the daemon answers at full speed meanwhile (sleep_process.py).
     """
-    return await plan_in_child(db.path, settings, new_id)
+    # The file for the traits the planner works out is named here, so that it goes whatever
+    # becomes of the planner (killed by a cancel, timed out); the caller owns it once it has the plan.
+    spill = (
+        None
+        if settings.dry_run
+        else sleep_traits.new_path(os.path.join(global_root(), sleep_traits.SPILL_DIR))
+    )
+    try:
+        result = await plan_in_child(db.path, settings, new_id, spill)
+    except BaseException:
+        sleep_traits.discard(spill)
+        raise
+    if result[0].traits_file is None:
+        sleep_traits.discard(spill)
+    return result
 
 
 async def changed_since(

@@ -37,16 +37,16 @@ TIMEOUT = 3600.0
 FAILED = "sleep_failed"
 
 
-def plan_snapshot(path: str, settings: Settings, new_id: Callable[[], str]) -> Planned:
-    """Blocking: reads a snapshot of the store at `path` and computes its plan."""
-    with SnapshotReader(path, tenant=settings.tenant) as source:
-        try:
-            result = plan(source, settings, new_id)
-            statuses = {c.id: c.status for c in source.conflicts()}
-        except BaseException:
-            source.spill.discard()
-            raise
-        result.traits_file = source.spill.close()
+def plan_snapshot(
+    path: str, settings: Settings, new_id: Callable[[], str], spill: str | None = None
+) -> Planned:
+    """Blocking: reads a snapshot of the store at `path` and computes its plan; the traits it works
+    out go to the file `spill`, if given (the plan's `traits_file` names it when it holds any)."""
+    with SnapshotReader(path, tenant=settings.tenant, spill=spill) as source:
+        result = plan(source, settings, new_id)
+        statuses = {c.id: c.status for c in source.conflicts()}
+        source.spill.close()
+        result.traits_file = source.spill.path if source.spill.written else None
         return result, source.marks, statuses
 
 
@@ -92,14 +92,16 @@ def _sqlite_error(name: str, errorname: str, errorcode: int, message: str) -> sq
     return error
 
 
-async def plan_in_child(path: str, settings: Settings, new_id: Callable[[], str]) -> Planned:
-    """What `plan_snapshot(path, settings, new_id)` returns, computed by a child process.
+async def plan_in_child(
+    path: str, settings: Settings, new_id: Callable[[], str], spill: str | None = None
+) -> Planned:
+    """What `plan_snapshot(path, settings, new_id, spill)` returns, computed by a child process.
 
     `new_id` goes by reference (pickle): a function at the top level of a module. Cancelling the
     caller kills the child. A SQLite error of the child's is raised again here; any other failure
     raises HippoError(sleep_failed) naming it in one line.
     """
-    sent = pickle.dumps((path, settings, new_id, os.getpid()), protocol=pickle.HIGHEST_PROTOCOL)
+    sent = pickle.dumps((path, settings, new_id, spill, os.getpid()), protocol=pickle.HIGHEST_PROTOCOL)
     try:
         done = await subprocesses.run(_child_argv(), timeout=TIMEOUT, stdin=sent)
     except TimeoutError:
@@ -147,18 +149,18 @@ def _peak_mb() -> float:
 
 
 def main() -> NoReturn:
-    """The child: read (path, settings, new_id, daemon pid) on stdin, write the outcome on stdout:
+    """The child: read (path, settings, new_id, spill path, daemon pid) on stdin, write the outcome on stdout:
     ("plan", the plan, its peak MB) or ("sqlite", the error's class name, its SQLite name and code,
     message)."""
     # The plan goes down a copy of stdout; anything else printed lands on stderr, never in it.
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     priority.lower_process()
-    path, settings, new_id, parent = pickle.loads(sys.stdin.buffer.read())
+    path, settings, new_id, spill, parent = pickle.loads(sys.stdin.buffer.read())
     _die_with(parent)
     outcome: tuple[Any, ...]
     try:
-        outcome = ("plan", plan_snapshot(path, settings, new_id), _peak_mb())
+        outcome = ("plan", plan_snapshot(path, settings, new_id, spill), _peak_mb())
     except sqlite3.Error as exc:
         errorname, errorcode = getattr(exc, "sqlite_errorname", ""), getattr(exc, "sqlite_errorcode", 0)
         outcome = ("sqlite", type(exc).__name__, errorname, errorcode, str(exc))

@@ -32,11 +32,14 @@ class SnapshotReader(ReadView):
     whether any of them changed or went away before the plan is written.
     """
 
-    def __init__(self, path: str, page: int = PAGE, tenant: str | None = None) -> None:
+    def __init__(
+        self, path: str, page: int = PAGE, tenant: str | None = None, spill: str | None = None
+    ) -> None:
         super().__init__(path)
         self._page = page
         self.marks: array[int] = array("q")
-        self.spill = traits.Spill()
+        # Where `keep` writes the traits worked out here (None: nowhere; sleep_traits.py).
+        self.spill = traits.Spill(spill)
         self._rows: dict[str, tuple[int, str]] = {}  # id -> (rowid, content) on the last page
         # A sleep of one tenant reads that tenant's rows alone; None reads every tenant's.
         self._only = "" if tenant is None else " AND tenant_id = ?"

@@ -1,9 +1,9 @@
 """The traits a sleep keeps of each memory's text (hippod.model.sleep_traits), in `sleep_traits`.
 
 A sleep's planner reads them with its snapshot's pages and works out the rest; what it worked out
-goes to a spill file of its own (the planner only reads the store, and on a first sleep of a large
-store the new traits are far too many to travel back inside the plan), which the daemon copies into
-the table once the sleep has committed, a slice per transaction. Losing that copy costs nothing but
+goes to a spill file the daemon named (the planner only reads the store, and on a first sleep of a
+large store the new traits are far too many to travel back inside the plan), which the daemon copies
+into the table once the sleep has committed, a slice per transaction. Losing that copy costs nothing but
 the time of working the traits out again at the next sleep.
 """
 
@@ -15,7 +15,7 @@ import hashlib
 import os
 import struct
 import tempfile
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from typing import IO, Any
 
 import msgspec
@@ -26,6 +26,8 @@ from hippod.store.sqlite.db import Database
 # The columns a snapshot's page query adds, from `sleep_traits` joined as `t`.
 COLUMNS = "t.key, t.words, t.distinct_words, t.sides, t.junk, t.warning"
 JOIN = "LEFT JOIN sleep_traits t ON t.row = memories.rowid"
+# The folder of the spill files, in the daemon's home.
+SPILL_DIR = "sleep-spill"
 # Rows of the spill file per transaction when the daemon copies it in.
 SLICE = 5000
 
@@ -34,13 +36,18 @@ _INSERT = (
     "SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE rowid = ?)"
 )
 _POSITIVE, _NEGATIVE, _TAKES_PART = 1, 2, 4
+# Which rules made the kept traits (model/sleep_traits.py): raise it when tokenizing, the stopwords,
+# the conflict phrases or the junk rules change, and every kept row stops matching its text.
+RULES_VERSION = 1
+_RULES = f"traits{RULES_VERSION}".encode()
 _FRAME = struct.Struct("<I")
 Row = tuple[int, bytes, str, str, int, str | None, str | None]
 
 
 def key_of(content: str) -> bytes:
-    """The hash that ties kept traits to the text they are of."""
-    return hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    """The hash that ties kept traits to the text they are of, and to the rules that made them."""
+    digest = hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=8, person=_RULES)
+    return digest.digest()
 
 
 def decode(content: str, kept: Sequence[Any]) -> Traits | None:
@@ -72,33 +79,52 @@ def encode(row: int, content: str, traits: Traits) -> Row:
 
 
 class Spill:
-    """The planner's file of new `sleep_traits` rows: msgpack frames of rows, each length-prefixed."""
+    """The planner's file of new `sleep_traits` rows, at a path the daemon chose (None: keep none):
+    msgpack frames of rows, each length-prefixed. Failing to write it only stops the spilling: the
+    traits are worked out again at the next sleep."""
 
-    def __init__(self) -> None:
-        self.path: str | None = None
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.written = 0
         self._file: IO[bytes] | None = None
         self._encode = msgspec.msgpack.Encoder().encode
 
     def write(self, rows: Sequence[Row]) -> None:
-        if self._file is None:
-            # The system's temporary folder, not the store's (watched folders see no passing files);
-            # mkstemp makes it readable by this user alone, as the store is.
-            handle, self.path = tempfile.mkstemp(prefix="hippod-sleep-traits-", suffix=".bin")
-            self._file = os.fdopen(handle, "wb")
-        data = self._encode(list(rows))
-        self._file.write(_FRAME.pack(len(data)) + data)
+        if self.path is None:
+            return
+        try:
+            if self._file is None:
+                self._file = open(self.path, "wb")  # noqa: SIM115 (open for the planner's length)
+            data = self._encode(list(rows))
+            self._file.write(_FRAME.pack(len(data)) + data)
+            self.written += len(rows)
+        except OSError:
+            self.written = 0
+            self.path = None  # what was written is dropped with the rest by the daemon
+            self.close()
 
-    def close(self) -> str | None:
-        """Close the file; its path, or None when nothing was written."""
+    def close(self) -> None:
         if self._file is not None:
-            self._file.close()
-            self._file = None
-        return self.path
+            file, self._file = self._file, None
+            try:
+                file.close()
+            except OSError:
+                self.written = 0
 
-    def discard(self) -> None:
-        self.close()
-        discard(self.path)
-        self.path = None
+
+def new_path(folder: str) -> str:
+    """A path for a planner's spill file in `folder` (the daemon's home's SPILL_DIR), made by mkstemp
+    so that this user alone can read it, as the store. A file there of another process, left by a
+    daemon that died before removing it, is removed first: one daemon serves a home."""
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    mine = f"traits-{os.getpid()}-"
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder):
+            if not name.startswith(mine):
+                discard(os.path.join(folder, name))
+    handle, path = tempfile.mkstemp(prefix=mine, suffix=".bin", dir=folder)
+    os.close(handle)
+    return path
 
 
 def discard(path: str | None) -> None:
@@ -108,18 +134,16 @@ def discard(path: str | None) -> None:
             os.unlink(path)
 
 
-def _slices(path: str) -> Generator[list[Row], None, None]:
-    """The spill file's rows, about SLICE at a time."""
+def _slice(path: str, offset: int) -> tuple[list[Row], int]:
+    """About SLICE rows of the spill file from `offset`, and the offset after them. Each call opens
+    the file itself, so a cancelled copy leaves no handle shared with a thread still reading."""
     decoder = msgspec.msgpack.Decoder(list[tuple[int, bytes, str, str, int, str | None, str | None]])
+    rows: list[Row] = []
     with open(path, "rb") as handle:
-        rows: list[Row] = []
-        while header := handle.read(_FRAME.size):
+        handle.seek(offset)
+        while len(rows) < SLICE and (header := handle.read(_FRAME.size)):
             rows += decoder.decode(handle.read(_FRAME.unpack(header)[0]))
-            if len(rows) >= SLICE:
-                yield rows
-                rows = []
-        if rows:
-            yield rows
+        return rows, handle.tell()
 
 
 async def keep(db: Database, path: str) -> int:
@@ -128,13 +152,14 @@ async def keep(db: Database, path: str) -> int:
     A memory deleted since its traits were worked out gets no row; one whose text changed since gets
     a row whose key no longer matches it, which the next sleep ignores and replaces.
     """
-    copied = 0
+    copied, offset = 0, 0
     try:
-        with contextlib.closing(_slices(path)) as slices:
-            while rows := await asyncio.to_thread(next, slices, None):
-                async with db.transaction() as conn:
-                    cursor = await conn.executemany(_INSERT, [(*row, row[0]) for row in rows])
-                copied += max(0, cursor.rowcount)
+        while True:
+            rows, offset = await asyncio.to_thread(_slice, path, offset)
+            if not rows:
+                return copied
+            async with db.transaction() as conn:
+                cursor = await conn.executemany(_INSERT, [(*row, row[0]) for row in rows])
+            copied += max(0, cursor.rowcount)
     finally:
         discard(path)
-    return copied
