@@ -7,7 +7,7 @@ import asyncio
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -66,24 +66,13 @@ class SleepOptions:
         return self.dry_run
 
 
-@dataclass(frozen=True, slots=True)
-class _Planned:
-    """A sleep's plan and what was settled before it, handed to its writing."""
-
-    plan: Plan
-    marks: Any
-    statuses: Any
-    settings: Settings
-    extracted: extraction.Extraction
-    learned: tuple[int, int]
-    started: float
-
-
 @dataclass
 class _Run:
     task: asyncio.Task[SleepReply]
     waiters: int = 0
     committed: bool = False
+    # The files its planners left the traits in (store/sqlite/sleep_traits.py), removed at its end.
+    spills: list[str | None] = field(default_factory=list)
 
 
 def _sleep_key(store: Store, options: SleepOptions) -> str:
@@ -134,6 +123,8 @@ async def _locked_run(
         try:
             return await _sleep(state, store, options, say if options.progress else None, holder[0])
         finally:
+            for path in holder[0].spills:
+                sleep_traits.discard(path)
             await asyncio.to_thread(heap.give_back)
 
 
@@ -227,30 +218,7 @@ async def _sleep(
     # Phase 7's calls come first, outside any transaction; what they bring is written with the plan.
     extracted = await _ask_model(store, options)
     result, marks, statuses = await rows.planned(store.db, settings, new_semantic_id)
-    spills = [result.traits_file]  # the planners' files of traits (sleep_traits.py), removed at the end
-    try:
-        planned = _Planned(result, marks, statuses, settings, extracted, learned, started)
-        return await _write(state, store, options, step, run, planned, spills)
-    finally:
-        for path in spills:
-            sleep_traits.discard(path)
-
-
-async def _write(
-    state: DaemonView,
-    store: Store,
-    options: SleepOptions,
-    step: Say,
-    run: _Run,
-    planned_now: _Planned,
-    spills: list[str | None],
-) -> SleepReply:
-    """The sleep after its plan: the dry run's reply, or the plan written in one transaction and
-    what follows its commit (mirrors, sharing, the traits for the next sleep)."""
-    result, marks, statuses = planned_now.plan, planned_now.marks, planned_now.statuses
-    settings, extracted, learned = planned_now.settings, planned_now.extracted, planned_now.learned
-    started = planned_now.started
-    rows = store.sleeps
+    run.spills.append(result.traits_file)
     await step(f"sleep: planned {result.live.count} live memories")
     planned = time.monotonic()
     if options.dry_run:
@@ -268,7 +236,7 @@ async def _write(
             # sees what this transaction sees (it has written nothing yet).
             await step("sleep: the store changed meanwhile; planning again")
             result, _, _ = await rows.planned(store.db, settings, new_semantic_id, conn)
-            spills.append(result.traits_file)
+            run.spills.append(result.traits_file)
         await rows.apply(conn, result, dormant_at=result.now, step=step)
         facts = None
         if isinstance(store, SqliteStore) and (extracted.answered or extracted.refused):

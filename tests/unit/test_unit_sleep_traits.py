@@ -7,15 +7,16 @@ from __future__ import annotations
 import itertools
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hippod.model.memory import Memory
 from hippod.model.sleep_plan import Plan, Settings, plan
-from hippod.model.sleep_traits import traits_of
+from hippod.model.sleep_traits import Traits, traits_of
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories, sleep_traits
 from hippod.store.sqlite.sleep_snapshot import SnapshotReader
@@ -63,10 +64,10 @@ class _Counting:
         self._source = source
         self.known = 0
 
-    def __getattr__(self, name: str) -> object:
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._source, name)
 
-    def pages(self):  # type: ignore[no-untyped-def]
+    def pages(self) -> Iterator[tuple[list[Memory], list[Traits | None]]]:
         for page, known in self._source.pages():
             self.known += sum(t is not None for t in known)
             yield page, known

@@ -179,3 +179,42 @@ def test_the_clients_start_up_loads_no_asyncio_sqlite_or_daemon(hippo: WinHippo)
         loaded & {"asyncio", "sqlite3", "_sqlite3", "hippod", "aiosqlite", "watchfiles", "platformdirs"}
         == set()
     )
+
+
+def test_a_sleeps_spill_file_goes_into_the_store_and_is_removed(hippo: WinHippo) -> None:
+    # A sleep's planner needs numpy, which does not load under Wine: its hand-over of the traits
+    # it worked out (store/sqlite/sleep_traits.py) is run here on its own, with Windows' files.
+    import asyncio
+
+    from hippod.model.sleep_traits import traits_of
+    from hippod.store.sqlite import sleep_traits
+    from hippod.store.sqlite.db import Database
+
+    hippo.ok("remember", "Run the linter before every commit in this repository")
+    hippo.stop()
+    db_path = os.path.join(hippo.home, "hippo.db")
+    with sqlite3.connect(db_path) as db:
+        row, content = db.execute("SELECT rowid, content FROM memories").fetchone()
+    folder = os.path.join(hippo.home, sleep_traits.SPILL_DIR)
+    os.makedirs(folder)
+    Path(folder, "traits-1-left.bin").write_bytes(b"left by a daemon that died")
+    path = sleep_traits.new_path(folder)
+    assert os.listdir(folder) == [os.path.basename(path)]
+    spill = sleep_traits.Spill(path)
+    spill.write([sleep_traits.encode(row, content, traits_of(content))])
+    spill.close()
+
+    async def keep() -> int:
+        store, _ = await Database.open(db_path)
+        try:
+            return await sleep_traits.keep(store, path)
+        finally:
+            await store.close()
+
+    assert asyncio.run(keep()) == 1
+    assert os.listdir(folder) == []
+    with sqlite3.connect(db_path) as db:
+        kept = db.execute(
+            "SELECT key, words, distinct_words, sides, junk, warning FROM sleep_traits"
+        ).fetchone()
+    assert sleep_traits.decode(content, kept) == traits_of(content)

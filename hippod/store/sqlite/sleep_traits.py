@@ -42,6 +42,7 @@ RULES_VERSION = 1
 _RULES = f"traits{RULES_VERSION}".encode()
 _FRAME = struct.Struct("<I")
 Row = tuple[int, bytes, str, str, int, str | None, str | None]
+_DECODE = msgspec.msgpack.Decoder(list[Row]).decode
 
 
 def key_of(content: str) -> bytes:
@@ -137,12 +138,11 @@ def discard(path: str | None) -> None:
 def _slice(path: str, offset: int) -> tuple[list[Row], int]:
     """About SLICE rows of the spill file from `offset`, and the offset after them. Each call opens
     the file itself, so a cancelled copy leaves no handle shared with a thread still reading."""
-    decoder = msgspec.msgpack.Decoder(list[tuple[int, bytes, str, str, int, str | None, str | None]])
     rows: list[Row] = []
     with open(path, "rb") as handle:
         handle.seek(offset)
         while len(rows) < SLICE and (header := handle.read(_FRAME.size)):
-            rows += decoder.decode(handle.read(_FRAME.unpack(header)[0]))
+            rows += _DECODE(handle.read(_FRAME.unpack(header)[0]))
         return rows, handle.tell()
 
 
