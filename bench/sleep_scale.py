@@ -8,7 +8,12 @@ one build serves both code versions of a before/after pair.
 The peak is the larger of the daemon's VmHWM (reset just before the sleep, read once the daemon is
 idle again, so it holds the mirror pass after the commit) and the peak its planning process logs.
 
-Usage: python bench/sleep_scale.py --store <sandbox> [--new 5000] [--daemon-path DIR]
+With --days-later N the daily sleep runs as it does in use, N days after the first: the daemon is
+started again with its clock (HIPPO_FAKE_NOW) N days on, and the new memories arrive then. Every
+memory's strength has moved by then, so the sleep refreshes each one's cached strength (sleep.md
+§3.3); run minutes after the first sleep (the default, 0), it refreshes almost none.
+
+Usage: python bench/sleep_scale.py --store <sandbox> [--new 5000] [--days-later N] [--daemon-path DIR]
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import shutil
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import import_scale
@@ -31,7 +37,7 @@ from sleep_perf import _planner_peak, _reset_peak, _sleep, _wait_idle
 DAILY_NEW = 5_000
 DAILY_SEED = TEXT_SEED + 7_654_321  # not a seed the build or import_scale's import uses
 HEADER = (
-    f"{'store':>9}  {'sleep':<6}  {'seconds':>8}  {'active':>9}  {'merged':>7}  {'semantic':>8}"
+    f"{'store':>9}  {'sleep':<9}  {'seconds':>8}  {'active':>9}  {'merged':>7}  {'semantic':>8}"
     f"  {'deduped':>7}  {'daemon MB':>9}  {'planner MB':>10}"
 )
 
@@ -39,12 +45,17 @@ HEADER = (
 def _row(size: int, label: str, elapsed: float, data: dict[str, Any], daemon: float, planner: str) -> str:
     deduped = sum(data["deduped"].values())
     return (
-        f"{size:>9,}  {label:<6}  {elapsed:>8.1f}  {data['active']:>9,}  {data['merged']:>7,}"
+        f"{size:>9,}  {label:<9}  {elapsed:>8.1f}  {data['active']:>9,}  {data['merged']:>7,}"
         f"  {data['semantic_created']:>8,}  {deduped:>7,}  {daemon:>9.0f}  {planner:>10}"
     )
 
 
-def run(store: str, new: int, daemon_path: str | None) -> list[str]:
+def _later(days: float) -> str:
+    """HIPPO_FAKE_NOW for `days` days from now."""
+    return (datetime.now(UTC) + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def run(store: str, new: int, daemon_path: str | None, days_later: float = 0.0) -> list[str]:
     """The first and the daily sleep on a copy of the sandbox `store`; the table's rows."""
     copy = tempfile.mkdtemp(prefix="sc", dir=os.path.dirname(store))
     os.rmdir(copy)
@@ -61,6 +72,11 @@ def run(store: str, new: int, daemon_path: str | None) -> list[str]:
         _wait_idle(proc.pid, limit=3600.0)  # and its check of every mirror against the database
         size = 0
         for label in ("first", "daily"):
+            if label == "daily" and days_later:
+                stop_daemon(proc)
+                sb.env["HIPPO_FAKE_NOW"] = _later(days_later)
+                proc = start_daemon(sb)
+                _wait_idle(proc.pid)
             if label == "daily":
                 ingest_import._import(sb.sock, sb.home, sb.base, path)
                 _wait_idle(proc.pid)
@@ -71,6 +87,7 @@ def run(store: str, new: int, daemon_path: str | None) -> list[str]:
             log(f"{label} sleep: {elapsed:.1f} s ({time.perf_counter() - started:.1f} s to idle)")
             size = size or int(data["active"])
             daemon = proc_status_kb(proc.pid, "VmHWM") / 1024
+            label = f"{label} +{days_later:g}d" if label == "daily" and days_later else label
             rows.append(_row(size, label, elapsed, data, daemon, _planner_peak(sb.home)))
     finally:
         stop_daemon(proc)
@@ -82,10 +99,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--store", required=True, help="a sandbox `import_scale.py build` printed")
     parser.add_argument("--new", type=int, default=DAILY_NEW, help="memories imported before the daily sleep")
+    parser.add_argument(
+        "--days-later", type=float, default=0.0, help="days from the first sleep to the daily"
+    )
     parser.add_argument("--daemon-path", help="PYTHONPATH of the daemon: run another checkout's hippod")
     args = parser.parse_args(argv)
+    if args.days_later < 0:
+        parser.error("--days-later must be 0 or more")
     try:
-        rows = run(args.store, args.new, args.daemon_path)
+        rows = run(args.store, args.new, args.daemon_path, args.days_later)
     finally:
         kill_all_daemons()
     print(HEADER)

@@ -92,9 +92,21 @@ def decay_pass(
 ) -> DecayResult:
     """Split rows into survivors and the faded (dormant, secret-deleted or deleted); refresh the cache."""
     result = DecayResult([], [], [], [], [])
+    # The strength sleep_strength computes, without a call per row: a sleep runs this over every
+    # memory of the store. Where the basis scales nothing, the removal test's strength is the live one.
+    scale = avg_gap if basis == "adaptive" and avg_gap > 1 else 1.0
+    unit = avg_gap if basis == "session" and avg_gap > 0 else 1.0
+    scaled = scale != 1.0 or unit != 1.0
     for memory in rows:
+        days = days_between(memory.last_retrieved, now)
+        pos, neg, count = memory.outcome_positive, memory.outcome_negative, memory.retrieval_count
+        valence, pinned = memory.emotional_valence, memory.pinned
+        live = st.live_strength(days, memory.half_life_days, pos, neg, count, valence, pinned, loss_aversion)
         if not is_protected(memory):
-            value = sleep_strength(memory, now, basis, avg_gap, loss_aversion)
+            value = live
+            if scaled:
+                stretched, counted = memory.half_life_days * scale, days / unit
+                value = st.live_strength(counted, stretched, pos, neg, count, valence, pinned, loss_aversion)
             if value < FADED_BELOW:
                 if looks_secret(memory.content, memory.tags):
                     result.secret_deleted.append((memory, value))
@@ -103,7 +115,6 @@ def decay_pass(
                 else:
                     result.deleted.append((memory, value))
                 continue
-        live = memory.strength_at(now, loss_aversion).strength
         # Four decimals is what mirrors show; smaller drift is not worth a write per row per sleep.
         if round(live, 4) != round(memory.strength, 4):
             memory.strength = live

@@ -119,6 +119,8 @@ class Scan:
         self.faded.secret_deleted += result.secret_deleted
         self.faded.deleted += result.deleted
         refreshed = {id(m) for m in result.refreshed}
+        words: list[str] = []
+        distinct: list[str] = []
         for memory in result.survivors:
             traits = kept[memory.id]
             if traits is None:
@@ -126,6 +128,11 @@ class Scan:
                 traits = traits_of(memory.content)
                 learned.append((memory.id, traits))
             self._keep(memory, traits, id(memory) in refreshed)
+            words.append(traits.words if self.flags[-1] & COMPARED else "")
+            distinct.append(traits.distinct if self.flags[-1] & CONFLICTING else "")
+        # The page's token rows are numbered at once, in the survivors' order (one row each).
+        self.words.extend_joined(words)
+        self.distinct.extend_joined(distinct)
         return learned
 
     def prepare(self, k: int, memory: Memory) -> Memory:
@@ -160,9 +167,6 @@ class Scan:
             flags |= ARCHIVED
         if memory.superseded_by is None:
             flags |= COMPARED
-            self.words.append_distinct(traits.words)
-        else:
-            self.words.append_distinct(())
         if merge.merge_candidate(memory):
             flags |= MERGEABLE
             self.created[k] = memory.created
@@ -187,9 +191,7 @@ class Scan:
             and "extracted" not in memory.tags
         )
         if not candidate:
-            self.distinct.append_distinct(())
             return 0
-        self.distinct.append_distinct(traits.distinct)
         flags = CONFLICTING | (TRACE if memory.layer == "trace" else 0)
         flags |= (PARTAKES if traits.takes_part else 0) | (POSITIVE if traits.positive else 0)
         return flags | (NEGATIVE if traits.negative else 0)

@@ -19,9 +19,11 @@ from hippod.model.tokenize import tokenize
 class Traits:
     """A text's traits, as the sleep's phases use them."""
 
-    words: tuple[str, ...]  # its tokens (recall.md §3), each once, in order: merge and dedupe
-    # Its distinctive tokens (sleep.md §7.1), sorted, when it can be one side of a conflict; else ().
-    distinct: tuple[str, ...]
+    # Token lists are joined by single spaces (no token holds one): the form they are kept in, and
+    # the one a sleep's scan numbers a page of at once (wordsets.TokenColumn.extend_joined).
+    words: str  # its tokens (recall.md §3), each once, in order: merge and dedupe
+    # Its distinctive tokens (sleep.md §7.1), sorted, when it can be one side of a conflict; else "".
+    distinct: str
     positive: bool  # its window holds a P phrase of some conflict rule
     negative: bool  # ... an N phrase
     takes_part: bool  # conflicts.takes_part
@@ -36,8 +38,8 @@ def traits_of(content: str) -> Traits:
     takes_part = conflicts.takes_part(tokens, (positive, negative))
     reason = junk_reason(content)
     return Traits(
-        words=tuple(dict.fromkeys(tokenize(content))),
-        distinct=tuple(sorted(tokens)) if takes_part else (),
+        words=" ".join(dict.fromkeys(tokenize(content))),
+        distinct=" ".join(sorted(tokens)) if takes_part else "",
         positive=positive,
         negative=negative,
         takes_part=takes_part,

@@ -10,6 +10,7 @@ daemon that has not slept yet does not carry them.
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections.abc import Iterable, Sequence
 
@@ -43,6 +44,18 @@ class TokenColumn:
         self.tokens.extend(map(self.vocabulary.__getitem__, tokens))
         self.indptr.append(len(self.tokens))
         return len(self.indptr) - 2
+
+    def extend_joined(self, rows: Sequence[str]) -> None:
+        """Add rows given as their tokens joined by single spaces ("" for none), which hold no repeat.
+
+        A sleep numbers a page of rows at once this way: one split and one pass over the vocabulary
+        for the page, instead of a call and a list per row.
+        """
+        joined = " ".join(filter(None, rows))
+        if joined:
+            self.tokens.extend(map(self.vocabulary.__getitem__, joined.split(" ")))
+        sizes = (row.count(" ") + 1 if row else 0 for row in rows)
+        self.indptr.extend(itertools.islice(itertools.accumulate(sizes, initial=self.indptr[-1]), 1, None))
 
     def extend(self, rows: Iterable[Iterable[str]]) -> TokenColumn:
         for tokens in rows:

@@ -23,15 +23,18 @@ def _joined(
     return {(int(i), int(j)) for i, j in found.tolist()}
 
 
+# 0.3 probes enough sets to join class pair by class pair, 0.05 few enough to match the probed sets
+# against each class made once (pairjoin.FEW_PROBED).
 @pytest.mark.parametrize("seed", range(40))
-def test_random_sets_give_the_exact_pairs(seed: int) -> None:
+@pytest.mark.parametrize("probed", [0.3, 0.05])
+def test_random_sets_give_the_exact_pairs(seed: int, probed: float) -> None:
     rng = random.Random(seed)
     words = [f"w{i}" for i in range(rng.choice([4, 12, 40, 150]))]
     sizes = [0, 1, 2, 3, 5, 8, 13, 30, 70, 100]
     sets = [
         frozenset(rng.sample(words, min(len(words), rng.choice(sizes)))) for _ in range(rng.randint(2, 90))
     ]
-    probe = [rng.random() < 0.3 for _ in sets]
+    probe = [rng.random() < probed for _ in sets]
     for threshold, strict in ((0.35, False), (0.5, False), (0.7, True), (1.0, False), (0.05, True)):
         expected = exact_pairs(sets, threshold, strict=strict)
         assert _joined(sets, threshold, strict) == expected
@@ -76,8 +79,22 @@ def test_a_zipf_store_of_texts_gives_the_exact_pairs() -> None:
         expected = exact_pairs(sets, threshold, strict=strict)
         assert expected, threshold
         assert set(pairs(column, range(len(texts)), threshold, strict=strict)) == expected
+    for every in (3, 40):  # a third of the texts probed, and a fortieth (pairjoin.FEW_PROBED)
+        probe = [k % every == 0 for k in range(len(texts))]
+        for threshold, strict in ((0.35, False), (0.7, True)):
+            expected = {p for p in exact_pairs(sets, threshold, strict=strict) if probe[p[0]] or probe[p[1]]}
+            assert expected, (every, threshold)
+            assert set(pairs(column, range(len(texts)), threshold, strict=strict, probe=probe)) == expected
     some = list(range(0, len(texts), 3))
     assert set(pairs(column, some, 0.35)) == {p for p in exact_pairs(sets, 0.35) if p[0] % 3 == p[1] % 3 == 0}
+
+
+def test_a_join_that_probes_nothing_finds_nothing() -> None:
+    same = [frozenset({"a", "b"})] * 20
+    assert _joined(same, 0.35, False, [False] * 20) == set()
+    assert _joined(same, 0.35, False, [k == 7 for k in range(20)]) == {
+        (min(k, 7), max(k, 7)) for k in range(20) if k != 7
+    }
 
 
 def test_thresholds_outside_the_open_unit_interval_are_refused() -> None:

@@ -58,8 +58,8 @@ def decode(content: str, kept: Sequence[Any]) -> Traits | None:
     if key is None or key != key_of(content):
         return None
     return Traits(
-        words=tuple(words.split(" ")) if words else (),
-        distinct=tuple(distinct.split(" ")) if distinct else (),
+        words=words or "",
+        distinct=distinct or "",
         positive=bool(sides & _POSITIVE),
         negative=bool(sides & _NEGATIVE),
         takes_part=bool(sides & _TAKES_PART),
@@ -69,14 +69,13 @@ def decode(content: str, kept: Sequence[Any]) -> Traits | None:
 
 
 def encode(row: int, content: str, traits: Traits) -> Row:
-    """A `sleep_traits` row for a memory's traits (tokens never hold a space)."""
+    """A `sleep_traits` row for a memory's traits."""
     sides = (
         (_POSITIVE if traits.positive else 0)
         | (_NEGATIVE if traits.negative else 0)
         | (_TAKES_PART if traits.takes_part else 0)
     )
-    words, distinct = " ".join(traits.words), " ".join(traits.distinct)
-    return row, key_of(content), words, distinct, sides, traits.junk, traits.warning
+    return row, key_of(content), traits.words, traits.distinct, sides, traits.junk, traits.warning
 
 
 class Spill:
