@@ -44,9 +44,6 @@ PRODUCT_WORK = 1_000_000  # shared-prefix counts one product may produce (bounds
 # daemon for seconds between two checkpoints.
 VERIFY_ROWS = 1 << 17
 VERIFY_CELLS = 1 << 22
-# A join whose probed sets are at most 1/FEW_PROBED of its rows matches them against each class
-# made once (`_few_probed`) instead of joining every class pair (`_class_pairs`).
-FEW_PROBED = 8
 EPS = 1e-9  # keeps 0.35 × 20 = 7.000000000000001 from rounding a bound up
 
 
@@ -162,32 +159,14 @@ def _prefixes(group: _SizeClass, need: IntArray, keep: BoolArray, vocabulary: in
     return sp.csr_array((data, group.ranks[mask], indptr), shape=(len(length), vocabulary))
 
 
-def _slices(left: sp.csr_array, right_t: sp.csr_array) -> list[tuple[int, int]]:
-    """Row ranges of `left` whose product with right_t makes about PRODUCT_WORK counts or fewer."""
-    holders = np.diff(right_t.indptr).astype(np.int64)  # per token, how many right rows hold it
+def _slices(left: sp.csr_array, right: sp.csr_array) -> list[tuple[int, int]]:
+    """Row ranges of `left` whose product with right.T makes about PRODUCT_WORK counts or fewer."""
+    holders = np.bincount(right.indices, minlength=left.shape[1]).astype(np.int64)
     work = np.cumsum(left @ holders)
     total = int(work[-1]) if len(work) else 0
     cuts = np.searchsorted(work, np.arange(PRODUCT_WORK, total, PRODUCT_WORK), side="right")
     edges = [0, *np.unique(cuts).tolist(), left.shape[0]]
     return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
-
-
-def _counted(
-    ours: sp.csr_array, theirs_t: sp.csr_array, need_left: IntArray, need_right: IntArray
-) -> Iterator[tuple[IntArray, IntArray]]:
-    """(left row, right row) pairs whose prefixes (`ours`, and `theirs_t` transposed) share at least
-    min(ℓ, either row's least overlap) tokens."""
-    floor = min(ELL, int(need_left.min()), int(need_right.min()))
-    for start, stop in _slices(ours, theirs_t):
-        checkpoint()
-        counts = sp.csr_array(ours[start:stop] @ theirs_t)
-        hit = np.flatnonzero(counts.data >= floor)
-        if not len(hit):
-            continue
-        i = np.searchsorted(counts.indptr, hit, side="right") - 1 + start
-        j = counts.indices[hit].astype(np.int64)
-        enough = counts.data[hit] >= np.minimum(ELL, np.maximum(need_left[i], need_right[j]))
-        yield i[enough], j[enough]
 
 
 def _candidates(
@@ -202,10 +181,19 @@ def _candidates(
     if not keep_left.any() or not keep_right.any():
         return
     ours = _prefixes(left, need_left, keep_left, vocabulary)
-    theirs_t = _prefixes(right, need_right, keep_right, vocabulary).T.tocsr()
-    yield from _counted(
-        ours, theirs_t, np.where(keep_left, need_left, ELL), np.where(keep_right, need_right, ELL)
-    )
+    theirs = _prefixes(right, need_right, keep_right, vocabulary)
+    theirs_t = theirs.T.tocsr()
+    floor = min(ELL, int(need_left[keep_left].min()), int(need_right[keep_right].min()))
+    for start, stop in _slices(ours, theirs):
+        checkpoint()
+        counts = sp.csr_array(ours[start:stop] @ theirs_t)
+        hit = np.flatnonzero(counts.data >= floor)
+        if not len(hit):
+            continue
+        i = np.searchsorted(counts.indptr, hit, side="right") - 1 + start
+        j = counts.indices[hit].astype(np.int64)
+        enough = counts.data[hit] >= np.minimum(ELL, np.maximum(need_left[i], need_right[j]))
+        yield i[enough], j[enough]
 
 
 def _verify(
@@ -234,80 +222,6 @@ def _verify(
     return ok
 
 
-Joined = Iterator[tuple[_SizeClass, _SizeClass, tuple[IntArray, IntArray]]]
-
-
-def _class_pairs(classes: list[_SizeClass], threshold: float, factor: float, vocabulary: int) -> Joined:
-    """Candidate pairs class pair by class pair, each side's prefixes made for the other's sizes."""
-    for at, left in enumerate(classes):
-        for right in classes[at:]:
-            if right.lo > left.hi / threshold + EPS:
-                break  # the length filter: every larger set is too large for these
-            everyone = np.ones(len(right.members), dtype=np.bool_)
-            if right is left:
-                # Probed rows against all; a pair of two probed rows once.
-                passes = [(left.probe, everyone)]
-            else:
-                passes = [(left.probe, everyone), (~left.probe, right.probe)]
-            for among, against in passes:
-                for i, j in _candidates(left, right, factor, vocabulary, among, against):
-                    if right is left:
-                        once = (i < j) | ~left.probe[j]
-                        i, j = i[once], j[once]
-                    yield left, right, (i, j)
-
-
-def _few_probed(classes: list[_SizeClass], threshold: float, factor: float, vocabulary: int) -> Joined:
-    """Candidate pairs of a join whose probed sets are few (a daily sleep's new memories).
-
-    Each class's prefixes are made once, long enough for its smallest possible partner, and
-    matched against the probed sets of every class its sizes can pair with: the class pairs of
-    `_class_pairs` would make the prefixes of every set again for each class it is paired with,
-    which on a large store costs far more than matching the few probed sets. A longer prefix on one
-    side keeps the ℓ-prefix bound (both still hold the first ℓ shared tokens), so no pair is lost.
-    """
-    probed = [_probed_part(group) for group in classes]
-    for at, loose in enumerate(classes):
-        partner = np.maximum(np.ceil(threshold * loose.sizes - EPS), 1).astype(np.int64)
-        need_loose = _least_overlap(factor, loose.sizes, partner)
-        everyone = np.ones(len(loose.members), dtype=np.bool_)
-        theirs_t: sp.csr_array | None = None
-        for other, (small, positions) in enumerate(probed):
-            if not len(small.members) or not _may_pair(small, loose, threshold):
-                continue
-            need_small = _least_overlap(factor, small.sizes, loose.lo)
-            keep = need_small <= small.sizes
-            if not keep.any():
-                continue
-            if theirs_t is None:
-                theirs_t = _prefixes(loose, need_loose, everyone, vocabulary).T.tocsr()
-            ours = _prefixes(small, need_small, keep, vocabulary)
-            for i, j in _counted(ours, theirs_t, np.where(keep, need_small, ELL), need_loose):
-                # A pair of two probed sets is found from both sides: keep it from the one that
-                # comes first (and never a set with itself).
-                once = ~loose.probe[j] | (other < at) | ((other == at) & (positions[i] < j))
-                yield small, loose, (i[once], j[once])
-
-
-def _probed_part(group: _SizeClass) -> tuple[_SizeClass, IntArray]:
-    """A class's probed sets as a class of their own, and their positions in the class."""
-    positions = np.flatnonzero(group.probe)
-    part = _SizeClass(
-        group.lo,
-        group.hi,
-        group.members[positions],
-        group.sizes[positions],
-        group.ranks[positions],
-        group.probe[positions],
-    )
-    return part, positions
-
-
-def _may_pair(a: _SizeClass, b: _SizeClass, threshold: float) -> bool:
-    """The length filter on two classes: whether some set of one is not too large for some of the other."""
-    return a.lo <= b.hi / threshold + EPS and b.lo <= a.hi / threshold + EPS
-
-
 def similar_pairs(
     sets: TokenSets,
     rows: IntArray,
@@ -330,13 +244,25 @@ def similar_pairs(
     sizes, offsets, ranks, vocabulary = _ranked(sets, rows)
     classes = _classes(sizes, offsets, ranks, vocabulary, probed)
     factor = threshold / (1 + threshold)
-    few = probe is not None and int(probed.sum()) * FEW_PROBED <= len(rows)
-    joined = (_few_probed if few else _class_pairs)(classes, threshold, factor, vocabulary)
     found: list[IntArray] = []
-    for left, right, (i, j) in joined:
-        ok = _verify(left, right, (i, j), vocabulary, threshold, strict)
-        a, b = rows[left.members[i[ok]]], rows[right.members[j[ok]]]
-        found.append(np.stack((np.minimum(a, b), np.maximum(a, b)), axis=1))
+    for at, left in enumerate(classes):
+        for right in classes[at:]:
+            if right.lo > left.hi / threshold + EPS:
+                break  # the length filter: every larger set is too large for these
+            everyone = np.ones(len(right.members), dtype=np.bool_)
+            if right is left:
+                # Probed rows against all; a pair of two probed rows once.
+                passes = [(left.probe, everyone)]
+            else:
+                passes = [(left.probe, everyone), (~left.probe, right.probe)]
+            for among, against in passes:
+                for i, j in _candidates(left, right, factor, vocabulary, among, against):
+                    if right is left:
+                        once = (i < j) | ~left.probe[j]
+                        i, j = i[once], j[once]
+                    ok = _verify(left, right, (i, j), vocabulary, threshold, strict)
+                    a, b = rows[left.members[i[ok]]], rows[right.members[j[ok]]]
+                    found.append(np.stack((np.minimum(a, b), np.maximum(a, b)), axis=1))
     if not found:
         return np.empty((0, 2), dtype=np.int64)
     pairs = np.concatenate(found)

@@ -23,8 +23,7 @@ def _joined(
     return {(int(i), int(j)) for i, j in found.tolist()}
 
 
-# 0.3 probes enough sets to join class pair by class pair, 0.05 few enough to match the probed sets
-# against each class made once (pairjoin.FEW_PROBED).
+# A third of the sets probed, as after a busy day, and a twentieth, as after a quiet one.
 @pytest.mark.parametrize("seed", range(40))
 @pytest.mark.parametrize("probed", [0.3, 0.05])
 def test_random_sets_give_the_exact_pairs(seed: int, probed: float) -> None:
@@ -79,7 +78,7 @@ def test_a_zipf_store_of_texts_gives_the_exact_pairs() -> None:
         expected = exact_pairs(sets, threshold, strict=strict)
         assert expected, threshold
         assert set(pairs(column, range(len(texts)), threshold, strict=strict)) == expected
-    for every in (3, 40):  # a third of the texts probed, and a fortieth (pairjoin.FEW_PROBED)
+    for every in (3, 40):  # a third of the texts probed, and a fortieth
         probe = [k % every == 0 for k in range(len(texts))]
         for threshold, strict in ((0.35, False), (0.7, True)):
             expected = {p for p in exact_pairs(sets, threshold, strict=strict) if probe[p[0]] or probe[p[1]]}
