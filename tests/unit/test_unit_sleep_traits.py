@@ -87,6 +87,14 @@ def _outcome(result: Plan) -> tuple[object, ...]:
     )
 
 
+def _every_text(make_memory: Callable[..., Memory]) -> list[Memory]:
+    """A recent memory of each of TEXTS, made in their order."""
+    return [
+        make_memory(text, created=f"2026-02-20T00:00:{n:02d}.000Z", updated_at=RECENT, last_retrieved=RECENT)
+        for n, text in enumerate(TEXTS)
+    ]
+
+
 async def _store(database: dbmod.Database, rows: list[Memory]) -> None:
     async with database.transaction() as conn:
         for memory in rows:
@@ -122,10 +130,7 @@ def test_traits_read_back_are_the_traits_worked_out(text: str) -> None:
 async def test_a_plan_from_kept_traits_is_the_plan_from_the_texts(
     database: dbmod.Database, make_memory: Callable[..., Memory]
 ) -> None:
-    rows = [
-        make_memory(text, created=f"2026-02-20T00:00:{n:02d}.000Z", updated_at=RECENT, last_retrieved=RECENT)
-        for n, text in enumerate(TEXTS)
-    ]
+    rows = _every_text(make_memory)
     await _store(database, rows)
 
     first, spill, known = _plan(database.path)
@@ -145,10 +150,7 @@ async def test_a_plan_from_kept_traits_is_the_plan_from_the_texts(
 async def test_later_sleeps_number_new_tokens_after_the_kept_ones(
     database: dbmod.Database, make_memory: Callable[..., Memory]
 ) -> None:
-    rows = [
-        make_memory(text, created=f"2026-02-20T00:00:{n:02d}.000Z", updated_at=RECENT, last_retrieved=RECENT)
-        for n, text in enumerate(TEXTS)
-    ]
+    rows = _every_text(make_memory)
     await _store(database, rows[:6])
     _, spill, _ = _plan(database.path)
     assert spill is not None

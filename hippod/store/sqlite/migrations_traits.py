@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import sqlite3
 
+# A memory's kept traits go with it.
+_GONE = """CREATE TRIGGER sleep_traits_gone AFTER DELETE ON memories BEGIN
+        DELETE FROM sleep_traits WHERE row = old.rowid;
+    END"""
+
 SCHEMA = (
     # One row per memory a sleep has read: its text's traits, and `key`, a hash of the text they are
     # of. A sleep uses a row only when `key` matches the memory's text as it reads it, so a text
@@ -19,9 +24,7 @@ SCHEMA = (
         junk TEXT,
         warning TEXT
     )""",
-    """CREATE TRIGGER sleep_traits_gone AFTER DELETE ON memories BEGIN
-        DELETE FROM sleep_traits WHERE row = old.rowid;
-    END""",
+    _GONE,
     # A merged memory that dedupe deletes hands its sources to the copy it kept (sleep.py: apply):
     # one lookup per deleted memory, not one pass over the store.
     "CREATE INDEX memories_merged_into ON memories (merged_into) WHERE merged_into IS NOT NULL",
@@ -53,9 +56,7 @@ SCHEMA_NUMBERED = (
         junk TEXT,
         warning TEXT
     )""",
-    """CREATE TRIGGER sleep_traits_gone AFTER DELETE ON memories BEGIN
-        DELETE FROM sleep_traits WHERE row = old.rowid;
-    END""",
+    _GONE,
 )
 
 
