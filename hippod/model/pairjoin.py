@@ -152,11 +152,19 @@ def _least_overlap(factor: float, a: IntArray | int, b: IntArray | int) -> IntAr
 def _prefixes(group: _SizeClass, need: IntArray, keep: BoolArray, vocabulary: int) -> sp.csr_array:
     """A 0/1 matrix of each kept row's ℓ-prefix: its first size - need + ℓ ranks (at most all)."""
     length = np.where(keep, np.minimum(group.sizes, group.sizes - need + ELL), 0)
-    mask = np.arange(group.hi)[None, :] < length[:, None]
     indptr = np.zeros(len(length) + 1, dtype=np.int64)
     np.cumsum(length, out=indptr[1:])
+    # Only the kept rows' ranks are read (on the probed side of a daily sleep's join they are a
+    # few of many), and rows of one length, as a class of one size mostly is, by slicing.
+    rows = np.flatnonzero(length)
+    ranks = group.ranks if len(rows) == len(length) else group.ranks[rows]
+    shortest, longest = (int(length[rows].min()), int(length[rows].max())) if len(rows) else (0, 0)
+    if shortest == longest:
+        indices = ranks[:, :longest].ravel()
+    else:
+        indices = ranks[np.arange(group.hi)[None, :] < length[rows, None]]
     data = np.ones(int(indptr[-1]), dtype=np.int32)
-    return sp.csr_array((data, group.ranks[mask], indptr), shape=(len(length), vocabulary))
+    return sp.csr_array((data, indices, indptr), shape=(len(length), vocabulary))
 
 
 def _slices(left: sp.csr_array, right: sp.csr_array) -> list[tuple[int, int]]:
