@@ -98,6 +98,12 @@ def replay(scan: Scan, rows: Rows, now: datetime, count: int) -> list[Memory]:
 
 
 def _by_tenant(rows: Rows, numbers: Iterable[int]) -> list[tuple[str, list[int]]]:
+    scan = rows.scan
+    made = [m.tenant_id for k, m in rows.changed.items() if k >= len(scan)]
+    if len(scan.tenant_names) == 1 and all(t == scan.tenant_names[0] for t in made):
+        # One tenant, as a laptop's store mostly is: no lookup per row (a daily sleep asks for a million).
+        every = list(numbers)
+        return [(scan.tenant_names[0], every)] if every else []
     grouped: dict[str, list[int]] = {}
     for k in numbers:
         grouped.setdefault(rows.tenant(k), []).append(k)

@@ -28,7 +28,8 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
     # Positional construction: recall decodes 200 of these per store, so this is a hot path.
     values = list(row[:_NCOLS])
     for index in _JSON_INDEXES:
-        values[index] = _json_decode(values[index])
+        value = values[index]
+        values[index] = [] if value == "[]" else _json_decode(value)  # most lists are empty
     for index in _BOOL_INDEXES:
         values[index] = bool(values[index])
     return Memory(*values)
