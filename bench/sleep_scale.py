@@ -13,13 +13,7 @@ started again with its clock (HIPPO_FAKE_NOW) N days on, and the new memories ar
 memory's strength has moved by then, so the sleep refreshes each one's cached strength (sleep.md
 §3.3); run minutes after the first sleep (the default, 0), it refreshes almost none.
 
-With --dailies K, K daily sleeps follow the first, each after --new memories of its own (and each
---days-later N days after the one before). The first daily sleep after a first one also compares
-every memory that first sleep changed (the members of its merges); the second shows a daily sleep
-as it runs from then on.
-
-Usage: python bench/sleep_scale.py --store <sandbox> [--new 5000] [--days-later N] [--dailies K]
-       [--daemon-path DIR]
+Usage: python bench/sleep_scale.py --store <sandbox> [--new 5000] [--days-later N] [--daemon-path DIR]
 """
 
 from __future__ import annotations
@@ -43,7 +37,7 @@ from sleep_perf import _planner_peak, _reset_peak, _sleep, _wait_idle
 DAILY_NEW = 5_000
 DAILY_SEED = TEXT_SEED + 7_654_321  # not a seed the build or import_scale's import uses
 HEADER = (
-    f"{'store':>9}  {'sleep':<13}  {'seconds':>8}  {'active':>9}  {'merged':>7}  {'semantic':>8}"
+    f"{'store':>9}  {'sleep':<9}  {'seconds':>8}  {'active':>9}  {'merged':>7}  {'semantic':>8}"
     f"  {'deduped':>7}  {'daemon MB':>9}  {'planner MB':>10}"
 )
 
@@ -51,7 +45,7 @@ HEADER = (
 def _row(size: int, label: str, elapsed: float, data: dict[str, Any], daemon: float, planner: str) -> str:
     deduped = sum(data["deduped"].values())
     return (
-        f"{size:>9,}  {label:<13}  {elapsed:>8.1f}  {data['active']:>9,}  {data['merged']:>7,}"
+        f"{size:>9,}  {label:<9}  {elapsed:>8.1f}  {data['active']:>9,}  {data['merged']:>7,}"
         f"  {data['semantic_created']:>8,}  {deduped:>7,}  {daemon:>9.0f}  {planner:>10}"
     )
 
@@ -61,35 +55,29 @@ def _later(days: float) -> str:
     return (datetime.now(UTC) + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def run(
-    store: str, new: int, daemon_path: str | None, days_later: float = 0.0, dailies: int = 1
-) -> list[str]:
-    """The first sleep and `dailies` daily ones on a copy of the sandbox `store`; the table's rows."""
+def run(store: str, new: int, daemon_path: str | None, days_later: float = 0.0) -> list[str]:
+    """The first and the daily sleep on a copy of the sandbox `store`; the table's rows."""
     copy = tempfile.mkdtemp(prefix="sc", dir=os.path.dirname(store))
     os.rmdir(copy)
     shutil.copytree(store, copy, symlinks=True, copy_function=import_scale._link_mirrors)
     sb = sandbox_at(copy)
     if daemon_path:
         sb.env["PYTHONPATH"] = daemon_path
-    corpus = make_corpus()
+    path = os.path.join(copy, "daily.md")
+    scale.write_markdown(path, make_memories(make_corpus(), new, DAILY_SEED), 900_000)
     rows: list[str] = []
     proc = start_daemon(sb)
     try:
         log(import_scale.settle_running(sb, proc.pid))
         _wait_idle(proc.pid, limit=3600.0)  # and its check of every mirror against the database
         size = 0
-        for day in range(dailies + 1):
-            label = "first"
-            if day:
-                label = "daily" if dailies == 1 else f"daily {day}"
-                label += f" +{day * days_later:g}d" if days_later else ""
-                if days_later:
-                    stop_daemon(proc)
-                    sb.env["HIPPO_FAKE_NOW"] = _later(day * days_later)
-                    proc = start_daemon(sb)
-                    _wait_idle(proc.pid)
-                path = os.path.join(copy, f"daily{day}.md")
-                scale.write_markdown(path, make_memories(corpus, new, DAILY_SEED + day - 1), 900_000)
+        for label in ("first", "daily"):
+            if label == "daily" and days_later:
+                stop_daemon(proc)
+                sb.env["HIPPO_FAKE_NOW"] = _later(days_later)
+                proc = start_daemon(sb)
+                _wait_idle(proc.pid, limit=3600.0)  # its check of every mirror at the open
+            if label == "daily":
                 ingest_import._import(sb.sock, sb.home, sb.base, path)
                 _wait_idle(proc.pid)
             _reset_peak(proc.pid)
@@ -99,6 +87,7 @@ def run(
             log(f"{label} sleep: {elapsed:.1f} s ({time.perf_counter() - started:.1f} s to idle)")
             size = size or int(data["active"])
             daemon = proc_status_kb(proc.pid, "VmHWM") / 1024
+            label = f"{label} +{days_later:g}d" if label == "daily" and days_later else label
             rows.append(_row(size, label, elapsed, data, daemon, _planner_peak(sb.home)))
     finally:
         stop_daemon(proc)
@@ -113,15 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--days-later", type=float, default=0.0, help="days from the first sleep to the daily"
     )
-    parser.add_argument(
-        "--dailies", type=int, default=1, help="daily sleeps after the first, each after --new"
-    )
     parser.add_argument("--daemon-path", help="PYTHONPATH of the daemon: run another checkout's hippod")
     args = parser.parse_args(argv)
-    if args.days_later < 0 or args.dailies < 1:
-        parser.error("--days-later must be 0 or more, and --dailies 1 or more")
+    if args.days_later < 0:
+        parser.error("--days-later must be 0 or more")
     try:
-        rows = run(args.store, args.new, args.daemon_path, args.days_later, args.dailies)
+        rows = run(args.store, args.new, args.daemon_path, args.days_later)
     finally:
         kill_all_daemons()
     print(HEADER)

@@ -92,8 +92,9 @@ def decay_pass(
 ) -> DecayResult:
     """Split rows into survivors and the faded (dormant, secret-deleted or deleted); refresh the cache."""
     result = DecayResult([], [], [], [], [])
-    # The strength sleep_strength computes, without a call per row: a sleep runs this over every
-    # memory of the store. Where the basis scales nothing, the removal test's strength is the live one.
+    # What sleep_strength and strength_at compute, the same operations on the same values, without
+    # their keyword calls and parts objects: a sleep runs this over every memory of the store. Where
+    # the basis scales nothing, the removal test's strength is the live one.
     scale = avg_gap if basis == "adaptive" and avg_gap > 1 else 1.0
     unit = avg_gap if basis == "session" and avg_gap > 0 else 1.0
     scaled = scale != 1.0 or unit != 1.0

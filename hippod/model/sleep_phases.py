@@ -98,6 +98,8 @@ def replay(scan: Scan, rows: Rows, now: datetime, count: int) -> list[Memory]:
 
 
 def _by_tenant(rows: Rows, numbers: Iterable[int]) -> list[tuple[str, list[int]]]:
+    """The numbered rows grouped by tenant, the tenants sorted (each phase compares a tenant's rows
+    with each other only)."""
     scan = rows.scan
     made = [m.tenant_id for k, m in rows.changed.items() if k >= len(scan)]
     if len(scan.tenant_names) == 1 and all(t == scan.tenant_names[0] for t in made):

@@ -24,7 +24,6 @@ from hippod.model.memory import Memory
 from hippod.model.merge import Merge, build_merge
 from hippod.model.sleep_scan import ARCHIVED, REFRESHED, Faded, Rebased, Scan, ScanSettings
 from hippod.model.sleep_traits import Traits
-from hippod.model.wordsets import Vocabulary
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +44,6 @@ class Source(Protocol):
     def pages(self) -> Iterable[tuple[list[Memory], Sequence[Traits | None]]]:
         """Every memory, a page at a time, in storage order, with the traits kept for each one's
         text (None where none are kept, or they are another text's)."""
-        ...
-
-    def vocabulary(self) -> Vocabulary:
-        """The numbers of the tokens in the kept traits; the plan numbers new tokens in it, and
-        `keep` keeps those with the traits that hold them."""
         ...
 
     def keep(self, learned: Sequence[tuple[str, Traits]]) -> None:
@@ -199,8 +193,7 @@ def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
             loss_aversion=settings.loss_aversion,
             default_half_life=settings.default_half_life,
             settled_through=parse_iso(last_sleep) if last_sleep else None,
-        ),
-        source.vocabulary(),
+        )
     )
     # Checkpoints between pages and phases (and in the pair joins): a stopping daemon cancels a
     # sleep whose grace ran out, and its plan ends there instead of running on in its thread.

@@ -19,7 +19,7 @@ from hippod.base.thread_stop import checkpoint
 from hippod.model import decay, merge, share
 from hippod.model.memory import Memory
 from hippod.model.sleep_traits import Traits, traits_of
-from hippod.model.wordsets import TokenColumn, Vocabulary
+from hippod.model.wordsets import TokenColumn
 
 # Flags of a survivor.
 SETTLED = 1  # unchanged since the previous sleep, which compared it with the others then
@@ -71,8 +71,7 @@ class ScanSettings:
 class Scan:
     """The survivors of one sleep's decay pass, numbered 0.. in the snapshot's order."""
 
-    def __init__(self, settings: ScanSettings, vocabulary: Vocabulary | None = None) -> None:
-        """`vocabulary`: the numbers of the tokens in the traits the source keeps (none: a new one)."""
+    def __init__(self, settings: ScanSettings) -> None:
         self.settings = settings
         self.rebased: list[Rebased] = []
         self.faded = Faded()
@@ -83,11 +82,8 @@ class Scan:
         self.flags: array[int] = array("H")
         self.strength: array[float] = array("d")
         self.created: dict[int, str] = {}  # merge candidates only: the merge walks them by created
-        self.vocabulary = Vocabulary() if vocabulary is None else vocabulary
-        # Tokens (recall.md §3) of every survivor, empty when superseded, and distinctive tokens
-        # (sleep.md §7.1) of conflict candidates: numbered alike, as the kept traits are.
-        self.words = TokenColumn(self.vocabulary)
-        self.distinct = TokenColumn(self.vocabulary)
+        self.words = TokenColumn()  # tokens (recall.md §3) of every survivor; empty when superseded
+        self.distinct = TokenColumn()  # distinctive tokens (sleep.md §7.1) of conflict candidates
         self.junk: dict[int, tuple[bool, str]] = {}  # number -> (to delete, reason)
         self.conflicts_with: dict[int, list[str]] = {}  # only the non-empty lists
         self.share: dict[int, Memory] = {}  # rows scoring high enough for auto-share as read
@@ -123,20 +119,20 @@ class Scan:
         self.faded.secret_deleted += result.secret_deleted
         self.faded.deleted += result.deleted
         refreshed = {id(m) for m in result.refreshed}
-        words: list[bytes] = []
-        distinct: list[bytes] = []
+        words: list[str] = []
+        distinct: list[str] = []
         for memory in result.survivors:
             traits = kept[memory.id]
             if traits is None:
                 checkpoint()  # a long memory takes milliseconds; a page of them, seconds
-                traits = traits_of(memory.content, self.vocabulary)
+                traits = traits_of(memory.content)
                 learned.append((memory.id, traits))
             self._keep(memory, traits, id(memory) in refreshed)
-            words.append(traits.words if self.flags[-1] & COMPARED else b"")
-            distinct.append(traits.distinct if self.flags[-1] & CONFLICTING else b"")
-        # The page's token rows go in at once, in the survivors' order (one row each).
-        self.words.extend_numbered(words)
-        self.distinct.extend_numbered(distinct)
+            words.append(traits.words if self.flags[-1] & COMPARED else "")
+            distinct.append(traits.distinct if self.flags[-1] & CONFLICTING else "")
+        # The page's token rows are numbered at once, in the survivors' order (one row each).
+        self.words.extend_joined(words)
+        self.distinct.extend_joined(distinct)
         return learned
 
     def prepare(self, k: int, memory: Memory) -> Memory:

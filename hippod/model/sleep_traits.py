@@ -13,18 +13,17 @@ from dataclasses import dataclass
 from hippod.model import conflicts
 from hippod.model.dedupe import junk_reason, junk_warning
 from hippod.model.tokenize import tokenize
-from hippod.model.wordsets import Vocabulary, numbered
 
 
 @dataclass(frozen=True, slots=True)
 class Traits:
     """A text's traits, as the sleep's phases use them."""
 
-    # Token lists are the tokens' numbers in the store's vocabulary (wordsets.numbered): the form
-    # they are kept in, and the one a sleep's scan adds a page of at once.
-    words: bytes  # its tokens (recall.md §3), each once, in order: merge and dedupe
-    # Its distinctive tokens (sleep.md §7.1), sorted, when it can be one side of a conflict; else none.
-    distinct: bytes
+    # Token lists are joined by single spaces (no token holds one): the form they are kept in, and
+    # the one a sleep's scan numbers a page of at once (wordsets.TokenColumn.extend_joined).
+    words: str  # its tokens (recall.md §3), each once, in order: merge and dedupe
+    # Its distinctive tokens (sleep.md §7.1), sorted, when it can be one side of a conflict; else "".
+    distinct: str
     positive: bool  # its window holds a P phrase of some conflict rule
     negative: bool  # ... an N phrase
     takes_part: bool  # conflicts.takes_part
@@ -32,15 +31,15 @@ class Traits:
     warning: str | None  # why it looks weak, when it is not junk; or None
 
 
-def traits_of(content: str, vocabulary: Vocabulary) -> Traits:
-    """Work out a text's traits, its tokens numbered in `vocabulary` (which numbers the new ones)."""
+def traits_of(content: str) -> Traits:
+    """Work out a text's traits."""
     tokens = conflicts.distinctive_tokens(content)
     positive, negative = conflicts.sides(content)
     takes_part = conflicts.takes_part(tokens, (positive, negative))
     reason = junk_reason(content)
     return Traits(
-        words=numbered(vocabulary, dict.fromkeys(tokenize(content))),
-        distinct=numbered(vocabulary, sorted(tokens)) if takes_part else b"",
+        words=" ".join(dict.fromkeys(tokenize(content))),
+        distinct=" ".join(sorted(tokens)) if takes_part else "",
         positive=positive,
         negative=negative,
         takes_part=takes_part,

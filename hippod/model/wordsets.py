@@ -15,33 +15,19 @@ from array import array
 from collections.abc import Iterable, Sequence
 
 
-class Vocabulary(dict[str, int]):
-    """Token -> number, numbering a token it has not seen yet as it is looked up, after every number
-    it holds. A store keeps the numbers of its sleeps' tokens (store/sqlite/sleep_traits.py), so
-    that kept token rows are numbers the next sleep reads as they are; `added` lists what the
-    vocabulary numbered since it was made, in number order from `first_added`."""
-
-    def __init__(self, known: Iterable[tuple[str, int]] = ()) -> None:
-        super().__init__(known)
-        self.first_added = max(self.values(), default=-1) + 1
-        self.added: list[str] = []
+class _Vocabulary(dict[str, int]):
+    """Token -> number, numbering a token it has not seen yet as it is looked up."""
 
     def __missing__(self, token: str) -> int:
-        number = self[token] = self.first_added + len(self.added)
-        self.added.append(token)
+        number = self[token] = len(self)
         return number
 
 
-def numbered(vocabulary: Vocabulary, tokens: Iterable[str]) -> bytes:
-    """Tokens as a token row's numbers: int32 in the machine's byte order (TokenColumn.extend_numbered)."""
-    return array("i", map(vocabulary.__getitem__, tokens)).tobytes()
-
-
 class TokenColumn:
-    """Token sets, one row each, over a vocabulary (of their own unless given one to share)."""
+    """Token sets, one row each, over a vocabulary of their own."""
 
-    def __init__(self, vocabulary: Vocabulary | None = None) -> None:
-        self.vocabulary = Vocabulary() if vocabulary is None else vocabulary
+    def __init__(self) -> None:
+        self.vocabulary: dict[str, int] = _Vocabulary()
         self.indptr: array[int] = array("q", [0])
         self.tokens: array[int] = array("i")
 
@@ -59,13 +45,16 @@ class TokenColumn:
         self.indptr.append(len(self.tokens))
         return len(self.indptr) - 2
 
-    def extend_numbered(self, rows: Sequence[bytes]) -> None:
-        """Add rows given as their tokens' numbers (`numbered`), which hold no repeat.
+    def extend_joined(self, rows: Sequence[str]) -> None:
+        """Add rows given as their tokens joined by single spaces ("" for none), which hold no repeat.
 
-        A sleep adds a page of kept rows this way, with no call per row or per token.
+        A sleep numbers a page of rows at once this way: one split and one pass over the vocabulary
+        for the page, instead of a call and a list per row.
         """
-        self.tokens.frombytes(b"".join(rows))
-        sizes = (len(row) // self.tokens.itemsize for row in rows)
+        joined = " ".join(filter(None, rows))
+        if joined:
+            self.tokens.extend(map(self.vocabulary.__getitem__, joined.split(" ")))
+        sizes = (row.count(" ") + 1 if row else 0 for row in rows)
         self.indptr.extend(itertools.islice(itertools.accumulate(sizes, initial=self.indptr[-1]), 1, None))
 
     def extend(self, rows: Iterable[Iterable[str]]) -> TokenColumn:

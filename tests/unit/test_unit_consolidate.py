@@ -57,6 +57,52 @@ def test_sleep_basis(make_memory: Callable[..., Memory]) -> None:
     assert decay.average_gap_days(gaps) == pytest.approx(3.0)
 
 
+@pytest.mark.parametrize(
+    ("basis", "gap"),
+    [
+        ("clock", 1.0),
+        ("adaptive", 1.0),
+        ("adaptive", 0.5),
+        ("adaptive", 2.7),
+        ("session", 1.0),
+        ("session", 0.4),
+    ],
+)
+def test_decay_pass_decays_as_sleep_strength_and_strength_at(
+    make_memory: Callable[..., Memory], basis: str, gap: float
+) -> None:
+    # The pass computes both strengths without calling them; they must agree to the bit.
+    days = [0.0, 0.3, 40.0, 400.0, 1300.0, 2100.0]
+    rows = [
+        make_memory(
+            f"fact {n}",
+            last_retrieved=f"{2030 - int(d // 365) - 1}-{(n % 12) + 1:02d}-15T0{n % 10}:17:33.250Z",
+            retrieval_count=n % 4,
+            outcome_positive=n % 3,
+            outcome_negative=(n * 7) % 5,
+            emotional_valence=("neutral", "positive", "negative", "critical")[n % 4],
+            half_life_days=(365.0, 30.0, 730.0)[n % 3],
+            pinned=n == 5,
+            strength=0.123456,
+        )
+        for n, d in enumerate(days * 4)
+    ]
+    expected_live = [m.strength_at(NOW, 1.3).strength for m in rows]
+    expected_sleep = [decay.sleep_strength(m, NOW, basis, gap, 1.3) for m in rows]
+    result = decay.decay_pass(
+        [replace(m) for m in rows], NOW, basis=basis, avg_gap=gap, dormant_enabled=True, loss_aversion=1.3
+    )
+    faded = {m.id: value for m, value in result.dormant + result.secret_deleted + result.deleted}
+    assert faded and result.survivors
+    for memory, live, value in zip(rows, expected_live, expected_sleep, strict=True):
+        if memory.id in faded:
+            assert faded[memory.id] == value
+        else:
+            kept = next(m for m in result.survivors if m.id == memory.id)
+            assert kept.strength == (live if round(live, 4) != round(memory.strength, 4) else memory.strength)
+            assert value >= decay.FADED_BELOW or decay.is_protected(memory)
+
+
 def test_rebase(make_memory: Callable[..., Memory]) -> None:
     assert decay.rebase(make_memory(tags=["error"], retrieval_count=3), 365) == 736
     assert decay.rebase(make_memory(source="decision", tags=["error"], retrieval_count=1), 365) == 367

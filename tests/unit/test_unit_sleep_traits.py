@@ -17,7 +17,6 @@ import pytest
 from hippod.model.memory import Memory
 from hippod.model.sleep_plan import Plan, Settings, plan
 from hippod.model.sleep_traits import Traits, traits_of
-from hippod.model.wordsets import Vocabulary
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories, sleep_traits
 from hippod.store.sqlite.sleep_snapshot import SnapshotReader
@@ -87,14 +86,6 @@ def _outcome(result: Plan) -> tuple[object, ...]:
     )
 
 
-def _every_text(make_memory: Callable[..., Memory]) -> list[Memory]:
-    """A recent memory of each of TEXTS, made in their order."""
-    return [
-        make_memory(text, created=f"2026-02-20T00:00:{n:02d}.000Z", updated_at=RECENT, last_retrieved=RECENT)
-        for n, text in enumerate(TEXTS)
-    ]
-
-
 async def _store(database: dbmod.Database, rows: list[Memory]) -> None:
     async with database.transaction() as conn:
         for memory in rows:
@@ -109,17 +100,9 @@ def _kept(path: str) -> int:
         conn.close()
 
 
-def _words(path: str) -> list[tuple[int, str]]:
-    conn = sqlite3.connect(path)
-    try:
-        return [(int(n), str(w)) for n, w in conn.execute("SELECT number, word FROM sleep_words ORDER BY 1")]
-    finally:
-        conn.close()
-
-
 @pytest.mark.parametrize("text", TEXTS)
 def test_traits_read_back_are_the_traits_worked_out(text: str) -> None:
-    traits = traits_of(text, Vocabulary())
+    traits = traits_of(text)
     row = sleep_traits.encode(7, text, traits)
     assert row[0] == 7
     assert sleep_traits.decode(text, row[1:]) == traits
@@ -130,7 +113,10 @@ def test_traits_read_back_are_the_traits_worked_out(text: str) -> None:
 async def test_a_plan_from_kept_traits_is_the_plan_from_the_texts(
     database: dbmod.Database, make_memory: Callable[..., Memory]
 ) -> None:
-    rows = _every_text(make_memory)
+    rows = [
+        make_memory(text, created=f"2026-02-20T00:00:{n:02d}.000Z", updated_at=RECENT, last_retrieved=RECENT)
+        for n, text in enumerate(TEXTS)
+    ]
     await _store(database, rows)
 
     first, spill, known = _plan(database.path)
@@ -145,56 +131,6 @@ async def test_a_plan_from_kept_traits_is_the_plan_from_the_texts(
     assert spill is None  # nothing new to keep
     assert _outcome(again) == _outcome(first)
     assert first.merges and first.duplicates and first.junk_removed and first.conflicts.insert
-
-
-async def test_later_sleeps_number_new_tokens_after_the_kept_ones(
-    database: dbmod.Database, make_memory: Callable[..., Memory]
-) -> None:
-    rows = _every_text(make_memory)
-    await _store(database, rows[:6])
-    _, spill, _ = _plan(database.path)
-    assert spill is not None
-    await sleep_traits.keep(database, spill)
-    before = _words(database.path)
-    assert [n for n, _ in before] == list(range(len(before)))
-
-    await _store(database, rows[6:])
-    _, spill, known = _plan(database.path)
-    assert known == 6
-    assert spill is not None
-    await sleep_traits.keep(database, spill)
-    after = _words(database.path)
-    assert after[: len(before)] == before  # never renumbered
-    assert [n for n, _ in after] == list(range(len(after)))
-    assert len({w for _, w in after}) == len(after)
-
-    # Every text's traits now read back, and plan what the texts themselves plan.
-    kept, spill, known = _plan(database.path)
-    assert (known, spill) == (len(TEXTS), None)
-    async with database.transaction() as conn:
-        await conn.execute("DELETE FROM sleep_traits")
-    fresh, spill, known = _plan(database.path)
-    assert known == 0
-    sleep_traits.discard(spill)
-    assert _outcome(kept) == _outcome(fresh)
-
-
-async def test_a_sleep_that_numbered_tokens_beside_another_keeps_none_of_them(
-    database: dbmod.Database, make_memory: Callable[..., Memory]
-) -> None:
-    # Two sleeps of one store at once (the store's and a tenant's) read the same kept tokens and
-    # number new ones alike: the second to copy its file finds the numbers taken, and keeps nothing.
-    await _store(database, [make_memory(text, updated_at=RECENT) for text in TEXTS[:4]])
-    _, one, _ = _plan(database.path)
-    _, two, _ = _plan(database.path)
-    assert one is not None and two is not None
-    assert await sleep_traits.keep(database, one) == 4
-    words = _words(database.path)
-    assert await sleep_traits.keep(database, two) == 0
-    assert not os.path.exists(two)
-    assert _words(database.path) == words
-    _, spill, known = _plan(database.path)
-    assert (known, spill) == (4, None)
 
 
 async def test_a_text_changed_since_is_worked_out_again(
@@ -240,7 +176,7 @@ async def test_a_dry_run_keeps_nothing_and_a_deleted_memory_gets_no_row(
 def test_a_spill_that_cannot_be_written_only_stops_the_spilling(tmp_path: Path) -> None:
     spill = sleep_traits.Spill(str(tmp_path / "missing" / "traits.bin"))
     text = "Run the linter before every commit"
-    spill.write(0, ["linter"], [sleep_traits.encode(1, text, traits_of(text, Vocabulary()))])
+    spill.write([sleep_traits.encode(1, text, traits_of(text))])
     spill.close()
     assert (spill.path, spill.written) == (None, 0)
 

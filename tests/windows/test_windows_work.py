@@ -187,7 +187,6 @@ def test_a_sleeps_spill_file_goes_into_the_store_and_is_removed(hippo: WinHippo)
     import asyncio
 
     from hippod.model.sleep_traits import traits_of
-    from hippod.model.wordsets import Vocabulary
     from hippod.store.sqlite import sleep_traits
     from hippod.store.sqlite.db import Database
 
@@ -202,9 +201,7 @@ def test_a_sleeps_spill_file_goes_into_the_store_and_is_removed(hippo: WinHippo)
     path = sleep_traits.new_path(folder)
     assert os.listdir(folder) == [os.path.basename(path)]
     spill = sleep_traits.Spill(path)
-    vocabulary = Vocabulary()
-    traits = traits_of(content, vocabulary)
-    spill.write(vocabulary.first_added, vocabulary.added, [sleep_traits.encode(row, content, traits)])
+    spill.write([sleep_traits.encode(row, content, traits_of(content))])
     spill.close()
 
     async def keep() -> int:
@@ -220,6 +217,4 @@ def test_a_sleeps_spill_file_goes_into_the_store_and_is_removed(hippo: WinHippo)
         kept = db.execute(
             "SELECT key, words, distinct_words, sides, junk, warning FROM sleep_traits"
         ).fetchone()
-        numbers = dict(db.execute("SELECT word, number FROM sleep_words"))
-    assert sleep_traits.decode(content, kept) == traits
-    assert numbers == dict(vocabulary)
+    assert sleep_traits.decode(content, kept) == traits_of(content)

@@ -23,7 +23,6 @@ from hippod.base.errors import HippoError
 from hippod.model.memory import COLUMNS, Memory
 from hippod.model.sleep_plan import ConflictRow
 from hippod.model.sleep_traits import Traits
-from hippod.model.wordsets import Vocabulary
 from hippod.store.memory_codec import row_to_memory
 from hippod.store.postgres.pg import CONNECT_TIMEOUT
 from hippod.store.sleep_rows import PAGE, row_mark
@@ -82,10 +81,6 @@ class TeamSnapshot:
             page = [row_to_memory(row) for row in rows]
             self.marks.extend(row_mark(m.id, m.updated_at) for m in page)
             yield page, [None] * len(page)
-
-    def vocabulary(self) -> Vocabulary:
-        """A new one: the team store keeps no traits."""
-        return Vocabulary()
 
     def keep(self, learned: Sequence[tuple[str, Traits]]) -> None:
         """Nothing: the team store keeps no traits."""

@@ -1,15 +1,9 @@
-"""Migrations 22 and 23: what keeps a daily sleep of a large store from reading all of it again:
-the traits sleep keeps of each memory's text (hippod.model.sleep_traits) with their tokens'
-numbers, and an index of merge sources."""
+"""Migration 22: what keeps a daily sleep of a large store from reading all of it again: the traits
+sleep keeps of each memory's text (hippod.model.sleep_traits), and an index of merge sources."""
 
 from __future__ import annotations
 
 import sqlite3
-
-# A memory's kept traits go with it.
-_GONE = """CREATE TRIGGER sleep_traits_gone AFTER DELETE ON memories BEGIN
-        DELETE FROM sleep_traits WHERE row = old.rowid;
-    END"""
 
 SCHEMA = (
     # One row per memory a sleep has read: its text's traits, and `key`, a hash of the text they are
@@ -24,7 +18,9 @@ SCHEMA = (
         junk TEXT,
         warning TEXT
     )""",
-    _GONE,
+    """CREATE TRIGGER sleep_traits_gone AFTER DELETE ON memories BEGIN
+        DELETE FROM sleep_traits WHERE row = old.rowid;
+    END""",
     # A merged memory that dedupe deletes hands its sources to the copy it kept (sleep.py: apply):
     # one lookup per deleted memory, not one pass over the store.
     "CREATE INDEX memories_merged_into ON memories (merged_into) WHERE merged_into IS NOT NULL",
@@ -34,33 +30,4 @@ SCHEMA = (
 def m022_sleep_traits(conn: sqlite3.Connection) -> None:
     """The table of kept traits, empty (the next sleep of each store fills it), and the index."""
     for statement in SCHEMA:
-        conn.execute(statement)
-
-
-SCHEMA_NUMBERED = (
-    # The kept traits' tokens as numbers (model/wordsets.py: Vocabulary), which a sleep reads as
-    # they are: one row per token any kept row has held, never renumbered or removed.
-    """CREATE TABLE sleep_words (
-        number INTEGER PRIMARY KEY,
-        word TEXT NOT NULL UNIQUE
-    )""",
-    # The rows of migration 22 held their tokens as text; their rules no longer match any text.
-    "DROP TRIGGER sleep_traits_gone",
-    "DROP TABLE sleep_traits",
-    """CREATE TABLE sleep_traits (
-        row INTEGER PRIMARY KEY,
-        key BLOB NOT NULL,
-        words BLOB NOT NULL,
-        distinct_words BLOB NOT NULL,
-        sides INTEGER NOT NULL,
-        junk TEXT,
-        warning TEXT
-    )""",
-    _GONE,
-)
-
-
-def m023_numbered_traits(conn: sqlite3.Connection) -> None:
-    """Kept traits whose tokens are numbers of a kept vocabulary, empty (the next sleep fills them)."""
-    for statement in SCHEMA_NUMBERED:
         conn.execute(statement)

@@ -16,7 +16,6 @@ from collections.abc import Iterator, Sequence
 from hippod.model.memory import COLUMNS, Memory
 from hippod.model.sleep_plan import ConflictRow
 from hippod.model.sleep_traits import Traits
-from hippod.model.wordsets import Vocabulary
 from hippod.store.memory_codec import row_to_memory
 from hippod.store.sleep_rows import PAGE, row_mark
 from hippod.store.sqlite import sleep_traits as traits
@@ -42,8 +41,6 @@ class SnapshotReader(ReadView):
         # Where `keep` writes the traits worked out here (None: nowhere; sleep_traits.py).
         self.spill = traits.Spill(spill)
         self._rows: dict[str, tuple[int, str]] = {}  # id -> (rowid, content) on the last page
-        self._vocabulary: Vocabulary | None = None
-        self._spilled = 0  # of the vocabulary's added tokens, those written to the spill file
         # A sleep of one tenant reads that tenant's rows alone; None reads every tenant's.
         self._only = "" if tenant is None else " AND tenant_id = ?"
         self._tenant: tuple[str, ...] = () if tenant is None else (tenant,)
@@ -78,22 +75,11 @@ class SnapshotReader(ReadView):
             self._rows = {m.id: (int(row[width]), m.content) for m, row in both}
             yield page, [traits.decode(m.content, row[width + 1 :]) for m, row in both]
 
-    def vocabulary(self) -> Vocabulary:
-        """The numbers of the tokens in the kept traits (read once: the plan numbers new ones in it)."""
-        if self._vocabulary is None:
-            self._vocabulary = traits.vocabulary(self._conn)
-        return self._vocabulary
-
     def keep(self, learned: Sequence[tuple[str, Traits]]) -> None:
         """Write the traits worked out for memories of the last page to the spill file
-        (store/sqlite/sleep_traits.py), which the daemon copies into the store after the sleep, with
-        the tokens numbered since the last write."""
+        (store/sqlite/sleep_traits.py), which the daemon copies into the store after the sleep."""
         found = self._rows
-        vocabulary = self.vocabulary()
-        new = vocabulary.added[self._spilled :]
-        first = vocabulary.first_added + self._spilled
-        self.spill.write(first, new, [traits.encode(*found[i], t) for i, t in learned])
-        self._spilled += len(new)
+        self.spill.write([traits.encode(*found[i], t) for i, t in learned])
 
     def fetch(self, ids: Sequence[str]) -> dict[str, Memory]:
         """The memories with these ids, as they are in the snapshot."""

@@ -13,9 +13,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
-import sqlite3
 import struct
-import sys
 import tempfile
 from collections.abc import Sequence
 from typing import IO, Any
@@ -23,7 +21,6 @@ from typing import IO, Any
 import msgspec
 
 from hippod.model.sleep_traits import Traits
-from hippod.model.wordsets import Vocabulary
 from hippod.store.sqlite.db import Database
 
 # The columns a snapshot's page query adds, from `sleep_traits` joined as `t`.
@@ -34,24 +31,18 @@ SPILL_DIR = "sleep-spill"
 # Rows of the spill file per transaction when the daemon copies it in.
 SLICE = 5000
 
-_NEXT_NUMBER = "SELECT coalesce(max(number) + 1, 0) FROM sleep_words"
-_WORD = "INSERT INTO sleep_words (number, word) VALUES (?, ?)"
 _INSERT = (
     "INSERT OR REPLACE INTO sleep_traits (row, key, words, distinct_words, sides, junk, warning) "
     "SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE rowid = ?)"
 )
 _POSITIVE, _NEGATIVE, _TAKES_PART = 1, 2, 4
 # Which rules made the kept traits (model/sleep_traits.py): raise it when tokenizing, the stopwords,
-# the conflict phrases or the junk rules change, and every kept row stops matching its text. The
-# byte order is part of it too: token numbers are kept in the machine's own (wordsets.numbered).
-RULES_VERSION = 2
-_RULES = f"traits{RULES_VERSION}{sys.byteorder[0]}".encode()
+# the conflict phrases or the junk rules change, and every kept row stops matching its text.
+RULES_VERSION = 1
+_RULES = f"traits{RULES_VERSION}".encode()
 _FRAME = struct.Struct("<I")
-Row = tuple[int, bytes, bytes, bytes, int, str | None, str | None]
-# A frame of the spill file: the number of its first new token, the new tokens in number order (every
-# token the planner numbered since the last frame), and `sleep_traits` rows, which may hold them.
-Frame = tuple[int, list[str], list[Row]]
-_DECODE = msgspec.msgpack.Decoder(Frame).decode
+Row = tuple[int, bytes, str, str, int, str | None, str | None]
+_DECODE = msgspec.msgpack.Decoder(list[Row]).decode
 
 
 def key_of(content: str) -> bytes:
@@ -67,8 +58,8 @@ def decode(content: str, kept: Sequence[Any]) -> Traits | None:
     if key is None or key != key_of(content):
         return None
     return Traits(
-        words=words,
-        distinct=distinct,
+        words=words or "",
+        distinct=distinct or "",
         positive=bool(sides & _POSITIVE),
         negative=bool(sides & _NEGATIVE),
         takes_part=bool(sides & _TAKES_PART),
@@ -98,14 +89,13 @@ class Spill:
         self._file: IO[bytes] | None = None
         self._encode = msgspec.msgpack.Encoder().encode
 
-    def write(self, first: int, words: Sequence[str], rows: Sequence[Row]) -> None:
-        """A frame: new tokens numbered from `first`, and rows that may hold them."""
+    def write(self, rows: Sequence[Row]) -> None:
         if self.path is None:
             return
         try:
             if self._file is None:
                 self._file = open(self.path, "wb")  # noqa: SIM115 (open for the planner's length)
-            data = self._encode((first, list(words), list(rows)))
+            data = self._encode(list(rows))
             self._file.write(_FRAME.pack(len(data)) + data)
             self.written += len(rows)
         except OSError:
@@ -144,48 +134,30 @@ def discard(path: str | None) -> None:
             os.unlink(path)
 
 
-def vocabulary(conn: sqlite3.Connection) -> Vocabulary:
-    """The numbers of the tokens in the kept traits."""
-    return Vocabulary(conn.execute("SELECT word, number FROM sleep_words"))
-
-
-def _slice(path: str, offset: int) -> tuple[int, list[str], list[Row], int]:
-    """About SLICE rows of the spill file from `offset`: the number of the first new token among
-    them, the new tokens, the rows, and the offset after them. Each call opens the file itself, so
-    a cancelled copy leaves no handle shared with a thread still reading."""
-    first, words, rows = -1, list[str](), list[Row]()
+def _slice(path: str, offset: int) -> tuple[list[Row], int]:
+    """About SLICE rows of the spill file from `offset`, and the offset after them. Each call opens
+    the file itself, so a cancelled copy leaves no handle shared with a thread still reading."""
+    rows: list[Row] = []
     with open(path, "rb") as handle:
         handle.seek(offset)
         while len(rows) < SLICE and (header := handle.read(_FRAME.size)):
-            start, more, kept = _DECODE(handle.read(_FRAME.unpack(header)[0]))
-            first = start if first < 0 else first
-            words += more
-            rows += kept
-        return first, words, rows, handle.tell()
+            rows += _DECODE(handle.read(_FRAME.unpack(header)[0]))
+        return rows, handle.tell()
 
 
 async def keep(db: Database, path: str) -> int:
-    """Copy a planner's spill file into `sleep_words` and `sleep_traits`, then delete it; the rows
-    written.
+    """Copy a planner's spill file into `sleep_traits`, then delete it; the rows written.
 
     A memory deleted since its traits were worked out gets no row; one whose text changed since gets
-    a row whose key no longer matches it, which the next sleep ignores and replaces. When the store
-    has numbered tokens since the planner read them (another sleep of it, of one tenant, ran
-    meanwhile), the planner's numbers are not the store's, and the copy stops there.
+    a row whose key no longer matches it, which the next sleep ignores and replaces.
     """
     copied, offset = 0, 0
     try:
         while True:
-            first, words, rows, offset = await asyncio.to_thread(_slice, path, offset)
-            if not rows and not words:
+            rows, offset = await asyncio.to_thread(_slice, path, offset)
+            if not rows:
                 return copied
             async with db.transaction() as conn:
-                if words:
-                    async with conn.execute(_NEXT_NUMBER) as cursor:
-                        found = await cursor.fetchone()
-                    if found is None or found[0] != first:
-                        return copied
-                    await conn.executemany(_WORD, list(enumerate(words, first)))
                 cursor = await conn.executemany(_INSERT, [(*row, row[0]) for row in rows])
             copied += max(0, cursor.rowcount)
     finally:
