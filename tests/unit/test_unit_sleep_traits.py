@@ -173,6 +173,29 @@ async def test_a_dry_run_keeps_nothing_and_a_deleted_memory_gets_no_row(
     assert _kept(database.path) == 0
 
 
+async def test_a_changed_or_blanked_text_takes_its_kept_traits_with_it(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    # A rejected receipt's text is blanked (memories.clear_content): none of its tokens may stay.
+    receipt = make_memory("Deploy key sk_live_4eC39HqLyjWDarjtT1zdp7dc goes in the vault", updated_at=RECENT)
+    kept = make_memory("Run the linter before every commit in this repository", updated_at=RECENT)
+    await _store(database, [receipt, kept])
+    _, spill, _ = _plan(database.path)
+    assert spill is not None
+    assert await sleep_traits.keep(database, spill) == 2
+    async with database.transaction() as conn:
+        await conn.execute("UPDATE memories SET kind = 'archived' WHERE id = ?", (receipt.id,))
+        await memories.clear_content(conn, receipt.id)
+        await conn.execute("UPDATE memories SET tags = '[\"x\"]' WHERE id = ?", (kept.id,))  # not its text
+    assert _kept(database.path) == 1
+    conn = sqlite3.connect(database.path)
+    try:
+        words = " ".join(str(w) for (w,) in conn.execute("SELECT words FROM sleep_traits"))
+    finally:
+        conn.close()
+    assert "sk_live" not in words and "linter" in words
+
+
 def test_a_spill_that_cannot_be_written_only_stops_the_spilling(tmp_path: Path) -> None:
     spill = sleep_traits.Spill(str(tmp_path / "missing" / "traits.bin"))
     text = "Run the linter before every commit"

@@ -22,7 +22,7 @@ from hippod.store.sqlite.migrations_replay import m019_dead_letter_replay
 from hippod.store.sqlite.migrations_share import m016_share_origins
 from hippod.store.sqlite.migrations_sleeps import m015_tenant_sleeps
 from hippod.store.sqlite.migrations_team import m013_team_outbox, m014_team_marks
-from hippod.store.sqlite.migrations_traits import m022_sleep_traits
+from hippod.store.sqlite.migrations_traits import m022_sleep_traits, m023_traits_follow_text
 
 
 def m001_initial(conn: sqlite3.Connection) -> None:
@@ -288,6 +288,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m020_extraction,
     m021_near_copies,
     m022_sleep_traits,
+    m023_traits_follow_text,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

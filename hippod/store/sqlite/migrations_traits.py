@@ -1,5 +1,6 @@
-"""Migration 22: what keeps a daily sleep of a large store from reading all of it again: the traits
-sleep keeps of each memory's text (hippod.model.sleep_traits), and an index of merge sources."""
+"""Migrations 22 and 23: what keeps a daily sleep of a large store from reading all of it again: the
+traits sleep keeps of each memory's text (hippod.model.sleep_traits), gone with that text, and an
+index of merge sources."""
 
 from __future__ import annotations
 
@@ -31,3 +32,16 @@ def m022_sleep_traits(conn: sqlite3.Connection) -> None:
     """The table of kept traits, empty (the next sleep of each store fills it), and the index."""
     for statement in SCHEMA:
         conn.execute(statement)
+
+
+# A memory's kept traits go with its text too: a text blanked or rewritten (a rejected receipt's, by
+# any path) leaves none of its tokens behind until the next sleep.
+TEXT_CHANGED = """CREATE TRIGGER sleep_traits_rewritten AFTER UPDATE OF content ON memories
+    WHEN old.content IS NOT new.content BEGIN
+        DELETE FROM sleep_traits WHERE row = new.rowid;
+    END"""
+
+
+def m023_traits_follow_text(conn: sqlite3.Connection) -> None:
+    """Kept traits removed when their memory's text changes."""
+    conn.execute(TEXT_CHANGED)
