@@ -141,10 +141,11 @@ async def test_a_text_changed_since_is_worked_out_again(
     await _store(database, [fact, other])
     _, spill, _ = _plan(database.path)
     assert spill is not None
-    await sleep_traits.keep(database, spill)
-    # Changed behind the daemon's back, with the same updated_at: only the text tells.
+    # Changed behind the daemon's back, with the same updated_at, after the plan read it and before
+    # its traits were copied in (so the trigger had no row to remove): only the text tells.
     async with database.transaction() as conn:
         await conn.execute("UPDATE memories SET content = 'wip' WHERE id = ?", (fact.id,))
+    assert await sleep_traits.keep(database, spill) == 2
 
     result, spill, known = _plan(database.path)
     assert known == 1
@@ -181,8 +182,7 @@ async def test_a_changed_or_blanked_text_takes_its_kept_traits_with_it(
     kept = make_memory("Run the linter before every commit in this repository", updated_at=RECENT)
     await _store(database, [receipt, kept])
     _, spill, _ = _plan(database.path)
-    assert spill is not None
-    assert await sleep_traits.keep(database, spill) == 2
+    assert spill is not None and await sleep_traits.keep(database, spill) == 2
     async with database.transaction() as conn:
         await conn.execute("UPDATE memories SET kind = 'archived' WHERE id = ?", (receipt.id,))
         await memories.clear_content(conn, receipt.id)
