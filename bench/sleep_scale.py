@@ -37,7 +37,7 @@ from sleep_perf import _planner_peak, _reset_peak, _sleep, _wait_idle
 DAILY_NEW = 5_000
 DAILY_SEED = TEXT_SEED + 7_654_321  # not a seed the build or import_scale's import uses
 HEADER = (
-    f"{'store':>9}  {'sleep':<9}  {'seconds':>8}  {'active':>9}  {'merged':>7}  {'semantic':>8}"
+    f"{'store':>9}  {'sleep':<12}  {'seconds':>8}  {'active':>9}  {'merged':>7}  {'semantic':>8}"
     f"  {'deduped':>7}  {'daemon MB':>9}  {'planner MB':>10}"
 )
 
@@ -45,7 +45,7 @@ HEADER = (
 def _row(size: int, label: str, elapsed: float, data: dict[str, Any], daemon: float, planner: str) -> str:
     deduped = sum(data["deduped"].values())
     return (
-        f"{size:>9,}  {label:<9}  {elapsed:>8.1f}  {data['active']:>9,}  {data['merged']:>7,}"
+        f"{size:>9,}  {label:<12}  {elapsed:>8.1f}  {data['active']:>9,}  {data['merged']:>7,}"
         f"  {data['semantic_created']:>8,}  {deduped:>7,}  {daemon:>9.0f}  {planner:>10}"
     )
 

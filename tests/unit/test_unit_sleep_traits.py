@@ -92,6 +92,15 @@ async def _store(database: dbmod.Database, rows: list[Memory]) -> None:
             assert await memories.insert(conn, memory)
 
 
+def _all_words(path: str) -> str:
+    """Every kept token of the store, as one text."""
+    conn = sqlite3.connect(path)
+    try:
+        return " ".join(str(w) for (w,) in conn.execute("SELECT words FROM sleep_traits"))
+    finally:
+        conn.close()
+
+
 def _kept(path: str) -> int:
     conn = sqlite3.connect(path)
     try:
@@ -142,10 +151,12 @@ async def test_a_text_changed_since_is_worked_out_again(
     _, spill, _ = _plan(database.path)
     assert spill is not None
     # Changed behind the daemon's back, with the same updated_at, after the plan read it and before
-    # its traits were copied in (so the trigger had no row to remove): only the text tells.
+    # its traits were copied in (so the trigger had no row to remove): only the text tells, and the
+    # copy writes none of the old text's tokens.
     async with database.transaction() as conn:
         await conn.execute("UPDATE memories SET content = 'wip' WHERE id = ?", (fact.id,))
-    assert await sleep_traits.keep(database, spill) == 2
+    assert await sleep_traits.keep(database, spill) == 1
+    assert "linter" not in _all_words(database.path)
 
     result, spill, known = _plan(database.path)
     assert known == 1
@@ -174,6 +185,22 @@ async def test_a_dry_run_keeps_nothing_and_a_deleted_memory_gets_no_row(
     assert _kept(database.path) == 0
 
 
+async def test_a_rowid_a_new_memory_took_gets_none_of_the_old_texts_tokens(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    # SQLite gives the largest rowid again once its row is deleted: the copy must not file the
+    # forgotten text's tokens under the new memory.
+    first = make_memory("Run the linter before every commit in this repository", updated_at=RECENT)
+    last = make_memory("Deploy key sk_live_4eC39HqLyjWDarjtT1zdp7dc goes in the vault", updated_at=RECENT)
+    await _store(database, [first, last])
+    _, spill, _ = _plan(database.path)
+    async with database.transaction() as conn:
+        await conn.execute("DELETE FROM memories WHERE id = ?", (last.id,))
+    await _store(database, [make_memory("Use `cargo nextest` for the test suite", updated_at=RECENT)])
+    assert spill is not None and await sleep_traits.keep(database, spill) == 1
+    assert "sk_live" not in _all_words(database.path)
+
+
 async def test_a_changed_or_blanked_text_takes_its_kept_traits_with_it(
     database: dbmod.Database, make_memory: Callable[..., Memory]
 ) -> None:
@@ -188,11 +215,7 @@ async def test_a_changed_or_blanked_text_takes_its_kept_traits_with_it(
         await memories.clear_content(conn, receipt.id)
         await conn.execute("UPDATE memories SET tags = '[\"x\"]' WHERE id = ?", (kept.id,))  # not its text
     assert _kept(database.path) == 1
-    conn = sqlite3.connect(database.path)
-    try:
-        words = " ".join(str(w) for (w,) in conn.execute("SELECT words FROM sleep_traits"))
-    finally:
-        conn.close()
+    words = _all_words(database.path)
     assert "sk_live" not in words and "linter" in words
 
 

@@ -31,9 +31,14 @@ SPILL_DIR = "sleep-spill"
 # Rows of the spill file per transaction when the daemon copies it in.
 SLICE = 5000
 
+# A row is written only while its memory holds the very text its traits are of (`key_of` as an SQL
+# function of the copying connection): a text changed or blanked since the plan read it, or a rowid
+# a new memory took, gets none of the old text's tokens.
+_KEY = "sleep_traits_key"
 _INSERT = (
     "INSERT OR REPLACE INTO sleep_traits (row, key, words, distinct_words, sides, junk, warning) "
-    "SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE rowid = ?)"
+    "SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS "
+    f"(SELECT 1 FROM memories WHERE rowid = ? AND {_KEY}(content) = ?)"
 )
 _POSITIVE, _NEGATIVE, _TAKES_PART = 1, 2, 4
 # Which rules made the kept traits (model/sleep_traits.py): raise it when tokenizing, the stopwords,
@@ -148,8 +153,8 @@ def _slice(path: str, offset: int) -> tuple[list[Row], int]:
 async def keep(db: Database, path: str) -> int:
     """Copy a planner's spill file into `sleep_traits`, then delete it; the rows written.
 
-    A memory deleted since its traits were worked out gets no row; one whose text changed since gets
-    a row whose key no longer matches it, which the next sleep ignores and replaces.
+    A memory deleted since its traits were worked out gets no row, nor does one whose text changed
+    since: each row's key is checked against its memory's text in the transaction that writes it.
     """
     copied, offset = 0, 0
     try:
@@ -158,7 +163,8 @@ async def keep(db: Database, path: str) -> int:
             if not rows:
                 return copied
             async with db.transaction() as conn:
-                cursor = await conn.executemany(_INSERT, [(*row, row[0]) for row in rows])
+                await conn.create_function(_KEY, 1, key_of, deterministic=True)
+                cursor = await conn.executemany(_INSERT, [(*row, row[0], row[1]) for row in rows])
             copied += max(0, cursor.rowcount)
     finally:
         discard(path)
