@@ -34,6 +34,8 @@ from corpus import TEXT_SEED, make_corpus, make_memories
 from harness import kill_all_daemons, log, proc_status_kb, sandbox_at, start_daemon, stop_daemon
 from sleep_perf import _planner_peak, _reset_peak, _sleep, _wait_idle
 
+from hippod.base.clock import iso
+
 DAILY_NEW = 5_000
 DAILY_SEED = TEXT_SEED + 7_654_321  # not a seed the build or import_scale's import uses
 HEADER = (
@@ -52,7 +54,7 @@ def _row(size: int, label: str, elapsed: float, data: dict[str, Any], daemon: fl
 
 def _later(days: float) -> str:
     """HIPPO_FAKE_NOW for `days` days from now."""
-    return (datetime.now(UTC) + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return iso(datetime.now(UTC) + timedelta(days=days))
 
 
 def run(store: str, new: int, daemon_path: str | None, days_later: float = 0.0) -> list[str]:

@@ -62,14 +62,16 @@ def sleep_strength(
     The clock formula (strength.strength) with the basis folded in: `adaptive` stretches the
     half-life by the mean gap between sleeps, `session` counts days in units of that gap.
     """
-    adaptive = basis == "adaptive" and avg_gap > 1
-    session = basis == "session" and avg_gap > 0
-    return memory.strength_at(
-        now,
-        loss_aversion,
-        half_life_scale=avg_gap if adaptive else 1.0,
-        day_unit=avg_gap if session else 1.0,
-    ).strength
+    scale, unit = basis_scaling(basis, avg_gap)
+    return memory.strength_at(now, loss_aversion, half_life_scale=scale, day_unit=unit).strength
+
+
+def basis_scaling(basis: str, avg_gap: float) -> tuple[float, float]:
+    """(half-life scale, day unit) of a decayBasis: `adaptive` stretches the half-life by the mean
+    gap between sleeps (when above a day), `session` counts days in units of that gap."""
+    scale = avg_gap if basis == "adaptive" and avg_gap > 1 else 1.0
+    unit = avg_gap if basis == "session" and avg_gap > 0 else 1.0
+    return scale, unit
 
 
 @dataclass(slots=True)
@@ -95,8 +97,7 @@ def decay_pass(
     # What sleep_strength and strength_at compute, the same operations on the same values, without
     # their keyword calls and parts objects: a sleep runs this over every memory of the store. Where
     # the basis scales nothing, the removal test's strength is the live one.
-    scale = avg_gap if basis == "adaptive" and avg_gap > 1 else 1.0
-    unit = avg_gap if basis == "session" and avg_gap > 0 else 1.0
+    scale, unit = basis_scaling(basis, avg_gap)
     scaled = scale != 1.0 or unit != 1.0
     for memory in rows:
         days = days_between(memory.last_retrieved, now)

@@ -23,12 +23,14 @@ from hippod.store.sqlite.sleep_snapshot import SnapshotReader
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 RECENT = "2026-02-20T00:00:00.000Z"
+LINTER = "Run the linter before every commit in this repository"
+SECRET = "Deploy key sk_live_4eC39HqLyjWDarjtT1zdp7dc goes in the vault"
 
 TEXTS = [
     "Deploy to staging failed because the migration was skipped",
     "Staging deploy failed: the migration step was skipped again today",
     "Run the linter before every commit in this repository please",
-    "Run the linter before every commit in this repository",
+    LINTER,
     "The feature flag is enabled for production users",
     "The feature flag is disabled for production users",
     "Always use Sled for local storage",
@@ -84,6 +86,12 @@ def _outcome(result: Plan) -> tuple[object, ...]:
         [(c.a, c.b, c.reason) for c in result.conflicts.insert],
         result.live.count,
     )
+
+
+async def _sql(database: dbmod.Database, statement: str, *params: object) -> None:
+    """One statement in a transaction of its own, as another request would write it."""
+    async with database.transaction() as conn:
+        await conn.execute(statement, params)
 
 
 async def _store(database: dbmod.Database, rows: list[Memory]) -> None:
@@ -145,7 +153,7 @@ async def test_a_plan_from_kept_traits_is_the_plan_from_the_texts(
 async def test_a_text_changed_since_is_worked_out_again(
     database: dbmod.Database, make_memory: Callable[..., Memory]
 ) -> None:
-    fact = make_memory("Run the linter before every commit in this repository", updated_at=RECENT)
+    fact = make_memory(LINTER, updated_at=RECENT)
     other = make_memory("Use `cargo nextest` for the test suite; it is faster", updated_at=RECENT)
     await _store(database, [fact, other])
     _, spill, _ = _plan(database.path)
@@ -153,8 +161,7 @@ async def test_a_text_changed_since_is_worked_out_again(
     # Changed behind the daemon's back, with the same updated_at, after the plan read it and before
     # its traits were copied in (so the trigger had no row to remove): only the text tells, and the
     # copy writes none of the old text's tokens.
-    async with database.transaction() as conn:
-        await conn.execute("UPDATE memories SET content = 'wip' WHERE id = ?", (fact.id,))
+    await _sql(database, "UPDATE memories SET content = 'wip' WHERE id = ?", fact.id)
     assert await sleep_traits.keep(database, spill) == 1
     assert "linter" not in _all_words(database.path)
 
@@ -175,13 +182,11 @@ async def test_a_dry_run_keeps_nothing_and_a_deleted_memory_gets_no_row(
 
     _, spill, _ = _plan(database.path)
     assert spill is not None
-    async with database.transaction() as conn:
-        await conn.execute("DELETE FROM memories WHERE id = ?", (second.id,))
+    await _sql(database, "DELETE FROM memories WHERE id = ?", second.id)
     assert await sleep_traits.keep(database, spill) == 1  # the deleted memory's are dropped
     assert _kept(database.path) == 1
     # A memory deleted later takes its traits with it.
-    async with database.transaction() as conn:
-        await conn.execute("DELETE FROM memories WHERE id = ?", (first.id,))
+    await _sql(database, "DELETE FROM memories WHERE id = ?", first.id)
     assert _kept(database.path) == 0
 
 
@@ -190,12 +195,11 @@ async def test_a_rowid_a_new_memory_took_gets_none_of_the_old_texts_tokens(
 ) -> None:
     # SQLite gives the largest rowid again once its row is deleted: the copy must not file the
     # forgotten text's tokens under the new memory.
-    first = make_memory("Run the linter before every commit in this repository", updated_at=RECENT)
-    last = make_memory("Deploy key sk_live_4eC39HqLyjWDarjtT1zdp7dc goes in the vault", updated_at=RECENT)
+    first = make_memory(LINTER, updated_at=RECENT)
+    last = make_memory(SECRET, updated_at=RECENT)
     await _store(database, [first, last])
     _, spill, _ = _plan(database.path)
-    async with database.transaction() as conn:
-        await conn.execute("DELETE FROM memories WHERE id = ?", (last.id,))
+    await _sql(database, "DELETE FROM memories WHERE id = ?", last.id)
     await _store(database, [make_memory("Use `cargo nextest` for the test suite", updated_at=RECENT)])
     assert spill is not None and await sleep_traits.keep(database, spill) == 1
     assert "sk_live" not in _all_words(database.path)
@@ -205,8 +209,8 @@ async def test_a_changed_or_blanked_text_takes_its_kept_traits_with_it(
     database: dbmod.Database, make_memory: Callable[..., Memory]
 ) -> None:
     # A rejected receipt's text is blanked (memories.clear_content): none of its tokens may stay.
-    receipt = make_memory("Deploy key sk_live_4eC39HqLyjWDarjtT1zdp7dc goes in the vault", updated_at=RECENT)
-    kept = make_memory("Run the linter before every commit in this repository", updated_at=RECENT)
+    receipt = make_memory(SECRET, updated_at=RECENT)
+    kept = make_memory(LINTER, updated_at=RECENT)
     await _store(database, [receipt, kept])
     _, spill, _ = _plan(database.path)
     assert spill is not None and await sleep_traits.keep(database, spill) == 2
