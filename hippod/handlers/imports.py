@@ -174,8 +174,13 @@ def _plan_against(
     if not prepared.texts and reading.empty is not None:
         raise HippoError("bad_input", f"cannot import {source.path}: {reading.empty}")
 
+    # Read once, not once a memory: each read stats config.json to see whether it changed.
+    default = float(store.config.get("defaultHalfLifeDays", 365))
+
     def make(text: str, tags: list[str]) -> Memory:
-        return fresh_memory(ctx, store, text, tags, source=f"import:{fmt}", confidence="observed")
+        return fresh_memory(
+            ctx, store, text, tags, source=f"import:{fmt}", confidence="observed", default_half_life=default
+        )
 
     return plan_chunks(prepared, probe.duplicates, rejected, make, rows=rows, steps=steps)
 

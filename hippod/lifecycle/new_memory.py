@@ -54,13 +54,17 @@ def fresh_memory(
     artifact_ref: str | None = None,
     origin_project: str | None = None,
     kind: str = "distilled",
+    default_half_life: float | None = None,
 ) -> Memory:
     """A new memory as every write verb makes one: created now, full strength, half-life by §8.
 
-    Without `half_life_days` it is the store's default, doubled for an `error` tag.
+    Without `half_life_days` it is the store's default (`default_half_life` when the caller read it
+    once for many memories), doubled for an `error` tag.
     """
     now = clock.iso(clock.now())
-    default = float(store.config.get("defaultHalfLifeDays", 365))
+    if default_half_life is None:
+        default_half_life = float(store.config.get("defaultHalfLifeDays", 365))
+    default = default_half_life
     return Memory(
         id=new_id(),
         tenant_id=ctx.tenant,

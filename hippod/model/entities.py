@@ -74,25 +74,34 @@ def scanned(content: str) -> str:
 
 
 def symbols(text: str) -> list[tuple[str, str]]:
-    """The file paths and code names in `text`, as ("file" | "symbol", name), first-seen order."""
+    """The file paths and code names in `text`, as ("file" | "symbol", name), first-seen order.
+
+    A pattern runs only when `text` holds the character every match of it needs (a URL's `://`, a
+    path's `/`, a file name's `.`, a backtick, a snake name's `_`, a CamelCase name's capital):
+    most memories hold few of them, and an import reads thousands of memories.
+    """
     found: list[tuple[str, str]] = []
-    text = _URL.sub(" ", text)
-    for match in _BACKTICK.finditer(text):
-        inner = match.group(1).strip()
-        if inner.endswith("()"):
-            inner = inner[:-2]
-        if not inner or " " in inner:
-            continue  # a command line or a phrase, not a name
-        found.append(("file" if _PATH.fullmatch(inner) or _FILE.fullmatch(inner) else "symbol", inner))
-    for match in _PATH.finditer(text):
-        found.append(("file", match.group(1)))
-    for match in _FILE.finditer(text):
-        found.append(("file", match.group(1)))
-    # File names are taken out before the identifiers are looked for: `main.py` is no `main` symbol.
-    rest = _FILE.sub(" ", _PATH.sub(" ", text))
-    for pattern in (_CAMEL, _SNAKE):
-        for match in pattern.finditer(rest):
-            found.append(("symbol", match.group(1)))
+    if "://" in text:
+        text = _URL.sub(" ", text)
+    if "`" in text:
+        for match in _BACKTICK.finditer(text):
+            inner = match.group(1).strip()
+            if inner.endswith("()"):
+                inner = inner[:-2]
+            if not inner or " " in inner:
+                continue  # a command line or a phrase, not a name
+            found.append(("file" if _PATH.fullmatch(inner) or _FILE.fullmatch(inner) else "symbol", inner))
+    rest = text
+    if "." in text:  # a path ends in an extension too
+        if "/" in text:
+            found.extend(("file", match.group(1)) for match in _PATH.finditer(text))
+        found.extend(("file", match.group(1)) for match in _FILE.finditer(text))
+        # File names are taken out before the identifiers are looked for: `main.py` is no `main` symbol.
+        rest = _FILE.sub(" ", _PATH.sub(" ", text) if "/" in text else text)
+    if not rest.islower():  # a string with no capital letter holds no CamelCase name
+        found.extend(("symbol", match.group(1)) for match in _CAMEL.finditer(rest))
+    if "_" in rest:
+        found.extend(("symbol", match.group(1)) for match in _SNAKE.finditer(rest))
     return found
 
 

@@ -76,25 +76,66 @@ def test_the_migration_does_the_same_work_per_memory_at_any_size(tmp_path: Path,
     assert large < small * 1.5, (small, large)
 
 
+# Three memories saying one relation (AlphaWidget, BetaWidget): its count goes 3, then 2, then 1.
+_SAME_RELATION = [(f"r{i}", f"AlphaWidget feeds BetaWidget, take {i}") for i in range(3)]
+
+
+def _edges_and_relations(conn: sqlite3.Connection) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """Each relation's kept count of memories, and its count made from the relations themselves."""
+    edges = conn.execute("SELECT from_id, to_id, rel, memories FROM graph_edges ORDER BY 1, 2, 3").fetchall()
+    said = conn.execute(
+        "SELECT from_id, to_id, rel, count(*) FROM graph_relations GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+    ).fetchall()
+    return edges, said
+
+
+def _count_of_alpha_beta(conn: sqlite3.Connection) -> int:
+    return int(
+        conn.execute(
+            "SELECT memories FROM graph_edges JOIN graph_entities a ON a.id = from_id "
+            "JOIN graph_entities b ON b.id = to_id WHERE a.name = 'AlphaWidget' AND b.name = 'BetaWidget'"
+        ).fetchone()[0]
+    )
+
+
 def test_the_kept_counts_match_the_rows_through_writes_and_removals(old_store: Opener) -> None:
     conn = old_store(len(migrations.MIGRATIONS))
-    _insert(conn, _texts(40))
-    graph_index.index_sync(conn, [f"m{i:06d}" for i in range(40)])
-    conn.execute("DELETE FROM memories WHERE id IN ('m000001', 'm000002')")
+    _insert(conn, _texts(40) + _SAME_RELATION)
+    graph_index.index_sync(conn, [f"m{i:06d}" for i in range(40)], fresh=True)
+    graph_index.index_sync(conn, ["r0", "r1"], fresh=True)
+    graph_index.index_sync(conn, ["r2"], fresh=True)
+    assert _count_of_alpha_beta(conn) == 3
+    conn.execute("DELETE FROM memories WHERE id IN ('m000001', 'm000002', 'r0')")
     conn.execute("UPDATE memories SET kind = 'archived' WHERE id = 'm000003'")
     conn.execute("UPDATE memories SET content = 'Now only SharedBus and OtherThing' WHERE id = 'm000004'")
     graph_index.index_sync(conn, ["m000004"])
+    # Indexed again with its text unchanged: its relation is taken back and said again, once.
+    graph_index.index_sync(conn, ["r1", "r2"])
+    assert _count_of_alpha_beta(conn) == 2
+    conn.execute("UPDATE memories SET content = 'AlphaWidget alone now' WHERE id = 'r1'")
+    graph_index.index_sync(conn, ["r1"])
+    assert _count_of_alpha_beta(conn) == 1
     kept = conn.execute("SELECT id, mentions FROM graph_entities ORDER BY id").fetchall()
     counted = conn.execute(
         "SELECT entity_id, count(*) FROM graph_mentions GROUP BY entity_id ORDER BY entity_id"
     ).fetchall()
     assert kept == counted
     assert dict(conn.execute("SELECT name, mentions FROM graph_entities").fetchall())["SharedBus"] == 37
-    edges = conn.execute("SELECT from_id, to_id, rel, memories FROM graph_edges ORDER BY 1, 2, 3").fetchall()
-    said = conn.execute(
-        "SELECT from_id, to_id, rel, count(*) FROM graph_relations GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
-    ).fetchall()
+    edges, said = _edges_and_relations(conn)
     assert edges == said and len(edges) > 40
+
+
+def test_an_upgrade_counts_each_relation_once(old_store: Opener) -> None:
+    """Migration 18 indexes the stored memories with this version's graph_index while its trigger
+    still counts each relation too; migration 24 leaves every count as the relations say."""
+    conn = old_store(GRAPH - 1)
+    _insert(conn, _texts(30) + _SAME_RELATION)
+    migrations.migrate(conn)
+    edges, said = _edges_and_relations(conn)
+    assert edges == said and len(edges) > 30
+    assert _count_of_alpha_beta(conn) == 3
+    triggers = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert "graph_edge_said" not in triggers and "graph_edge_unsaid" in triggers
 
 
 async def _read_steps(path: Path, read: Callable[[aiosqlite.Connection], object]) -> int:

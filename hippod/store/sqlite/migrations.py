@@ -14,7 +14,7 @@ from hippod.store.sqlite.migrations_cards import m011_cards
 from hippod.store.sqlite.migrations_continuity import m006_continuity
 from hippod.store.sqlite.migrations_extraction import m020_extraction
 from hippod.store.sqlite.migrations_goals import m017_goals
-from hippod.store.sqlite.migrations_graph import m018_graph
+from hippod.store.sqlite.migrations_graph import m018_graph, m024_edges_counted
 from hippod.store.sqlite.migrations_http import m010_http
 from hippod.store.sqlite.migrations_mirrors import m012_mirror_days
 from hippod.store.sqlite.migrations_near import m021_near_copies
@@ -289,6 +289,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m021_near_copies,
     m022_sleep_traits,
     m023_traits_follow_text,
+    m024_edges_counted,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,5 +1,6 @@
 """Migration 18: the entity graph (`recall --hops`, `GET /v1/graph`), built for the memories already
-stored in the same transaction, kept apart from migrations.py for size."""
+stored in the same transaction, kept apart from migrations.py for size; migration 24: its relations
+counted by the statements that write them."""
 
 from __future__ import annotations
 
@@ -95,3 +96,20 @@ def m018_graph(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
     ids = [str(r[0]) for r in conn.execute("SELECT id FROM memories ORDER BY rowid")]
     index_sync(conn, ids, fresh=True)
+
+
+# The count of each relation, from the relations themselves: a store that ran migration 18 with this
+# version's graph_index counted the relations it indexed twice (the trigger and the statement).
+RECOUNT = (
+    "DROP TRIGGER graph_edge_said",
+    "DELETE FROM graph_edges",
+    "INSERT INTO graph_edges (from_id, to_id, rel, memories) "
+    "SELECT from_id, to_id, rel, count(*) FROM graph_relations GROUP BY from_id, to_id, rel",
+)
+
+
+def m024_edges_counted(conn: sqlite3.Connection) -> None:
+    """A relation's count of memories raised by graph_index's one statement a batch, not by a
+    trigger for each relation written; every count made again."""
+    for statement in RECOUNT:
+        conn.execute(statement)
