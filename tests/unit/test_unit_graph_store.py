@@ -105,6 +105,9 @@ def test_the_kept_counts_match_the_rows_through_writes_and_removals(old_store: O
     graph_index.index_sync(conn, ["r0", "r1"], fresh=True)
     graph_index.index_sync(conn, ["r2"], fresh=True)
     assert _count_of_alpha_beta(conn) == 3
+    # A memory indexed twice as fresh still says its relation once.
+    graph_index.index_sync(conn, ["r2"], fresh=True)
+    assert _count_of_alpha_beta(conn) == 3
     conn.execute("DELETE FROM memories WHERE id IN ('m000001', 'm000002', 'r0')")
     conn.execute("UPDATE memories SET kind = 'archived' WHERE id = 'm000003'")
     conn.execute("UPDATE memories SET content = 'Now only SharedBus and OtherThing' WHERE id = 'm000004'")
@@ -123,19 +126,6 @@ def test_the_kept_counts_match_the_rows_through_writes_and_removals(old_store: O
     assert dict(conn.execute("SELECT name, mentions FROM graph_entities").fetchall())["SharedBus"] == 37
     edges, said = _edges_and_relations(conn)
     assert edges == said and len(edges) > 40
-
-
-def test_an_upgrade_counts_each_relation_once(old_store: Opener) -> None:
-    """Migration 18 indexes the stored memories with this version's graph_index while its trigger
-    still counts each relation too; migration 24 leaves every count as the relations say."""
-    conn = old_store(GRAPH - 1)
-    _insert(conn, _texts(30) + _SAME_RELATION)
-    migrations.migrate(conn)
-    edges, said = _edges_and_relations(conn)
-    assert edges == said and len(edges) > 30
-    assert _count_of_alpha_beta(conn) == 3
-    triggers = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    assert "graph_edge_said" not in triggers and "graph_edge_unsaid" in triggers
 
 
 async def _read_steps(path: Path, read: Callable[[aiosqlite.Connection], object]) -> int:
@@ -174,3 +164,34 @@ async def test_the_graph_view_and_the_walk_read_no_more_for_a_larger_hub(
     # Counting the hub's mentions on each read made both grow with the store.
     assert large_view < small_view * 1.5, (small_view, large_view)
     assert large_walk < small_walk * 1.5, (small_walk, large_walk)
+
+
+def test_an_upgrade_counts_each_relation_once(old_store: Opener) -> None:
+    """Migration 18 indexes the stored memories, counting each relation once."""
+    conn = old_store(GRAPH - 1)
+    _insert(conn, _texts(30) + _SAME_RELATION)
+    migrations.migrate(conn)
+    edges, said = _edges_and_relations(conn)
+    assert edges == said and len(edges) > 30
+    assert _count_of_alpha_beta(conn) == 3
+
+
+# The trigger migration 18 made before migration 24: it raised a relation's count for each row.
+_OLD_TRIGGER = """CREATE TRIGGER graph_edge_said AFTER INSERT ON graph_relations BEGIN
+    INSERT INTO graph_edges (from_id, to_id, rel, memories) VALUES (new.from_id, new.to_id, new.rel, 1)
+        ON CONFLICT (from_id, to_id, rel) DO UPDATE SET memories = memories + 1;
+END"""
+
+
+def test_a_store_graphed_before_migration_24_keeps_one_count_per_memory(old_store: Opener) -> None:
+    conn = old_store(len(migrations.MIGRATIONS) - 1)
+    conn.execute(_OLD_TRIGGER)
+    _insert(conn, _SAME_RELATION[:2])
+    conn.execute(graph_index._RELATION.replace("INSERT OR IGNORE", "INSERT"), ("r0", 1, 2, "mentioned-with"))
+    migrations.migrate(conn)
+    triggers = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert "graph_edge_said" not in triggers and "graph_edge_unsaid" in triggers
+    # What the old trigger counted stays; the store's next writes count once each.
+    graph_index.index_sync(conn, ["r1"], fresh=True)
+    edges, said = _edges_and_relations(conn)
+    assert edges == said

@@ -46,7 +46,8 @@ _STALE = (
 _RELATIONS_GONE = "DELETE FROM graph_relations WHERE memory_id = ?"
 _RELATION = "INSERT OR IGNORE INTO graph_relations (memory_id, from_id, to_id, rel) VALUES (?, ?, ?, ?)"
 # Each relation the batch's memories say, counted once more per memory saying it. Every relation of
-# those memories is new: a fresh memory had none, and the others' were deleted first (_RELATIONS_GONE).
+# those memories is new: theirs were deleted first (_RELATIONS_GONE), a fresh memory's too, so that
+# no path can count a relation twice.
 _EDGES = (
     "INSERT INTO graph_edges (from_id, to_id, rel, memories) "
     "SELECT from_id, to_id, rel, count(*) FROM graph_relations "
@@ -105,7 +106,7 @@ def _lookup(batch: _Batch) -> tuple[list[tuple[Any, ...]], str]:
 
 def _writes(batch: _Batch, found: Iterable[Sequence[Any]], fresh: bool) -> Statements:
     """The writes that bring the batch's graph rows up to date, given its entities' ids (_IDS's rows);
-    `fresh`: the memories were just inserted, so they have no graph rows to take back."""
+    `fresh`: the memories were just inserted, so they have no stale mentions to take back."""
     ids = {(str(tenant), str(kind), str(name)): int(entity) for entity, tenant, kind, name in found}
     mentions: list[tuple[Any, ...]] = []
     stale: list[tuple[Any, ...]] = []
@@ -118,7 +119,7 @@ def _writes(batch: _Batch, found: Iterable[Sequence[Any]], fresh: bool) -> State
         gone.append((memory_id,))
         relations.extend((memory_id, ids[a], ids[b], rel) for a, b, rel in said if a in ids and b in ids)
     if fresh:
-        stale, gone = [], []
+        stale = []
     saying = sorted({memory_id for memory_id, *_ in relations})
     edges = [(msgspec.json.encode(saying).decode(),)] if saying else []
     # The new mentions first: a stale one removed before them could take with it an entity another

@@ -1,6 +1,6 @@
 """Migration 18: the entity graph (`recall --hops`, `GET /v1/graph`), built for the memories already
 stored in the same transaction, kept apart from migrations.py for size; migration 24: its relations
-counted by the statements that write them."""
+counted by the statement that writes them, not a trigger."""
 
 from __future__ import annotations
 
@@ -77,10 +77,8 @@ SCHEMA = (
         UPDATE graph_entities SET mentions = mentions - 1 WHERE id = old.entity_id;
         DELETE FROM graph_entities WHERE id = old.entity_id AND mentions <= 0;
     END""",
-    """CREATE TRIGGER graph_edge_said AFTER INSERT ON graph_relations BEGIN
-        INSERT INTO graph_edges (from_id, to_id, rel, memories) VALUES (new.from_id, new.to_id, new.rel, 1)
-            ON CONFLICT (from_id, to_id, rel) DO UPDATE SET memories = memories + 1;
-    END""",
+    # A relation's count is raised by graph_index.py, one statement for a batch's relations; a
+    # trigger for each relation did it in the stores that ran this migration before migration 24.
     """CREATE TRIGGER graph_edge_unsaid AFTER DELETE ON graph_relations BEGIN
         UPDATE graph_edges SET memories = memories - 1
             WHERE from_id = old.from_id AND to_id = old.to_id AND rel = old.rel;
@@ -98,18 +96,7 @@ def m018_graph(conn: sqlite3.Connection) -> None:
     index_sync(conn, ids, fresh=True)
 
 
-# The count of each relation, from the relations themselves: a store that ran migration 18 with this
-# version's graph_index counted the relations it indexed twice (the trigger and the statement).
-RECOUNT = (
-    "DROP TRIGGER graph_edge_said",
-    "DELETE FROM graph_edges",
-    "INSERT INTO graph_edges (from_id, to_id, rel, memories) "
-    "SELECT from_id, to_id, rel, count(*) FROM graph_relations GROUP BY from_id, to_id, rel",
-)
-
-
 def m024_edges_counted(conn: sqlite3.Connection) -> None:
     """A relation's count of memories raised by graph_index's one statement a batch, not by a
-    trigger for each relation written; every count made again."""
-    for statement in RECOUNT:
-        conn.execute(statement)
+    trigger for each relation written (the counts it kept are right: only the trigger goes)."""
+    conn.execute("DROP TRIGGER IF EXISTS graph_edge_said")
