@@ -62,9 +62,10 @@ def fresh_memory(
     once for many memories), doubled for an `error` tag.
     """
     now = clock.iso(clock.now())
-    if default_half_life is None:
+    if default_half_life is None:  # read even when unused: a config that does not parse is refused
         default_half_life = float(store.config.get("defaultHalfLifeDays", 365))
-    default = default_half_life
+    if half_life_days is None:
+        half_life_days = st.initial_half_life(tags, default_half_life)
     return Memory(
         id=new_id(),
         tenant_id=ctx.tenant,
@@ -75,7 +76,7 @@ def fresh_memory(
         valid_from=now,
         last_retrieved=now,
         retrieval_count=0,
-        half_life_days=st.initial_half_life(tags, default) if half_life_days is None else half_life_days,
+        half_life_days=half_life_days,
         strength=1.0,
         emotional_valence=st.valence_for_tags(tags),
         schema_fit=0.5,

@@ -67,7 +67,7 @@ class SetIndex:
             return []
         sets, size, t = self.sets, len(x), self.threshold
         # Jaccard >= t needs t·|x| <= |y| <= |x|/t, and an overlap of at least t·|x|.
-        least, most = t * size - 1e-9, size / t + 1e-9
+        least, most = t * size - 1e-9, size / t + 1e-9 if t > 0 else math.inf
         candidates = {i for i in set().union(*lists) if least <= len(sets[i]) <= most}
         candidates.discard(index)
         found: list[int] = []

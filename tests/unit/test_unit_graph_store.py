@@ -193,5 +193,6 @@ def test_a_store_graphed_before_migration_24_keeps_one_count_per_memory(old_stor
     assert "graph_edge_said" not in triggers and "graph_edge_unsaid" in triggers
     # What the old trigger counted stays; the store's next writes count once each.
     graph_index.index_sync(conn, ["r1"], fresh=True)
+    assert _count_of_alpha_beta(conn) == 2  # the row the old trigger counted, and r1's
     edges, said = _edges_and_relations(conn)
     assert edges == said

@@ -135,7 +135,8 @@ async def graph(
     neighbours by relation, and the relations among them.
 
     Its work grows with `limit`, not with the store: the counts are kept per entity and per relation
-    (migrations_graph.py), and every read goes through an index in the order it is shown."""
+    (graph_index.py and the triggers of migrations_graph.py), and every read goes through an index in
+    the order it is shown."""
     if entity is None:
         rows = await _rows(
             conn,

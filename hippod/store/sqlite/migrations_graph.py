@@ -36,8 +36,8 @@ SCHEMA = (
         rel TEXT NOT NULL,
         PRIMARY KEY (memory_id, from_id, to_id, rel)
     ) WITHOUT ROWID""",
-    # Each relation once, with the number of memories that say so (kept by the triggers below): what
-    # the graph's view reads, however many memories repeat a relation.
+    # Each relation once, with the number of memories that say so (raised by graph_index.py, lowered
+    # by a trigger below): what the graph's view reads, however many memories repeat a relation.
     """CREATE TABLE graph_edges (
         from_id INTEGER NOT NULL,
         to_id INTEGER NOT NULL,
