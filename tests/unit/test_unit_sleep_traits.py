@@ -4,6 +4,7 @@ they are not of."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sqlite3
@@ -100,21 +101,26 @@ async def _store(database: dbmod.Database, rows: list[Memory]) -> None:
             assert await memories.insert(conn, memory)
 
 
+async def _spilled(database: dbmod.Database, rows: list[Memory]) -> str:
+    """Store these memories and plan a sleep of the store; the spill file of the traits it worked out."""
+    await _store(database, rows)
+    _, spill, _ = _plan(database.path)
+    assert spill is not None
+    return spill
+
+
+def _rows(path: str, statement: str) -> list[tuple[Any, ...]]:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return conn.execute(statement).fetchall()
+
+
 def _all_words(path: str) -> str:
     """Every kept token of the store, as one text."""
-    conn = sqlite3.connect(path)
-    try:
-        return " ".join(str(w) for (w,) in conn.execute("SELECT words FROM sleep_traits"))
-    finally:
-        conn.close()
+    return " ".join(str(w) for (w,) in _rows(path, "SELECT words FROM sleep_traits"))
 
 
 def _kept(path: str) -> int:
-    conn = sqlite3.connect(path)
-    try:
-        return int(conn.execute("SELECT count(*) FROM sleep_traits").fetchone()[0])
-    finally:
-        conn.close()
+    return int(_rows(path, "SELECT count(*) FROM sleep_traits")[0][0])
 
 
 @pytest.mark.parametrize("text", TEXTS)
@@ -155,9 +161,7 @@ async def test_a_text_changed_since_is_worked_out_again(
 ) -> None:
     fact = make_memory(LINTER, updated_at=RECENT)
     other = make_memory("Use `cargo nextest` for the test suite; it is faster", updated_at=RECENT)
-    await _store(database, [fact, other])
-    _, spill, _ = _plan(database.path)
-    assert spill is not None
+    spill = await _spilled(database, [fact, other])
     # Changed behind the daemon's back, with the same updated_at, after the plan read it and before
     # its traits were copied in (so the trigger had no row to remove): only the text tells, and the
     # copy writes none of the old text's tokens.
@@ -197,11 +201,10 @@ async def test_a_rowid_a_new_memory_took_gets_none_of_the_old_texts_tokens(
     # forgotten text's tokens under the new memory.
     first = make_memory(LINTER, updated_at=RECENT)
     last = make_memory(SECRET, updated_at=RECENT)
-    await _store(database, [first, last])
-    _, spill, _ = _plan(database.path)
+    spill = await _spilled(database, [first, last])
     await _sql(database, "DELETE FROM memories WHERE id = ?", last.id)
     await _store(database, [make_memory("Use `cargo nextest` for the test suite", updated_at=RECENT)])
-    assert spill is not None and await sleep_traits.keep(database, spill) == 1
+    assert await sleep_traits.keep(database, spill) == 1
     assert "sk_live" not in _all_words(database.path)
 
 
@@ -211,9 +214,8 @@ async def test_a_changed_or_blanked_text_takes_its_kept_traits_with_it(
     # A rejected receipt's text is blanked (memories.clear_content): none of its tokens may stay.
     receipt = make_memory(SECRET, updated_at=RECENT)
     kept = make_memory(LINTER, updated_at=RECENT)
-    await _store(database, [receipt, kept])
-    _, spill, _ = _plan(database.path)
-    assert spill is not None and await sleep_traits.keep(database, spill) == 2
+    spill = await _spilled(database, [receipt, kept])
+    assert await sleep_traits.keep(database, spill) == 2
     async with database.transaction() as conn:
         await conn.execute("UPDATE memories SET kind = 'archived' WHERE id = ?", (receipt.id,))
         await memories.clear_content(conn, receipt.id)
