@@ -10,8 +10,9 @@ idle again, so it holds the mirror pass after the commit) and the peak its plann
 
 With --days-later N the daily sleep runs as it does in use, N days after the first: the daemon is
 started again with its clock (HIPPO_FAKE_NOW) N days on, and the new memories arrive then. Every
-memory's strength has moved by then, so the sleep refreshes each one's cached strength (sleep.md
-§3.3); run minutes after the first sleep (the default, 0), it refreshes almost none.
+memory's strength has moved by then, and the sleep writes the cached strength of each one whose
+cache lags by decay.CACHE_DRIFT or more (sleep.md §3.3); run minutes after the first sleep (the
+default, 0), it writes almost none.
 
 Usage: python bench/sleep_scale.py --store <sandbox> [--new 5000] [--days-later N] [--daemon-path DIR]
 """

@@ -14,6 +14,10 @@ from hippod.model.memory import Memory
 from hippod.model.secrets import looks_secret
 
 FADED_BELOW = 0.05
+# How far a survivor's strength cache may lag its live value before a sleep writes it. Readers compute
+# strength live (recall, the HTTP read, the dashboard, exports; inspect shows both), so the cache is
+# for the record, and writing every row whose fourth decimal moved rewrote most of a store each day.
+CACHE_DRIFT = 0.01
 RUNS_FOR_AVERAGE = 20
 VALENCE_WEIGHT = {"neutral": 1.0, "positive": 1.3, "negative": 1.5, "critical": 2.0}
 
@@ -80,7 +84,7 @@ class DecayResult:
     dormant: list[tuple[Memory, float]]  # (memory, sleep-basis strength)
     secret_deleted: list[tuple[Memory, float]]
     deleted: list[tuple[Memory, float]]
-    refreshed: list[Memory]  # survivors whose cache changed at 4 decimals (updated in place)
+    refreshed: list[Memory]  # survivors whose cache lags by CACHE_DRIFT or more (updated in place)
 
 
 def decay_pass(
@@ -117,10 +121,12 @@ def decay_pass(
                 else:
                     result.deleted.append((memory, value))
                 continue
-        # Four decimals is what mirrors show; smaller drift is not worth a write per row per sleep.
+        # The plan goes on with the live value wherever it moved at four decimals; the store is
+        # written only where the cache lags by CACHE_DRIFT or more: a daily sleep writes what decay moved.
         if round(live, 4) != round(memory.strength, 4):
+            if abs(live - memory.strength) >= CACHE_DRIFT:
+                result.refreshed.append(memory)
             memory.strength = live
-            result.refreshed.append(memory)
         result.survivors.append(memory)
     return result
 

@@ -31,7 +31,7 @@ TRACE = 32
 POSITIVE = 64  # its window holds a P phrase of some conflict rule
 NEGATIVE = 128  # ... and an N phrase
 ARCHIVED = 256
-REFRESHED = 512  # its strength cache changed at four decimals
+REFRESHED = 512  # its strength cache lags by decay.CACHE_DRIFT or more: the store gets the live value
 PARTAKES = 1024  # a conflict candidate that can be one side of a conflict (conflicts.takes_part)
 
 

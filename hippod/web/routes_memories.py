@@ -171,7 +171,9 @@ async def recall(call: Call) -> Response:
 
 async def inspect(call: Call) -> Response:
     reply: InspectReply = await call.run(m.Inspect(id=call.path_id()))
-    return json_response(memory_of(reply.memory))
+    # The stored strength is a cache a sleep refreshes only once it lags (decay.CACHE_DRIFT): a
+    # client reading one memory gets its live strength, as recall gives it.
+    return json_response(memory_of({**reply.memory, "strength": round(reply.math.strength, 4)}))
 
 
 async def forget(call: Call) -> Response:

@@ -103,6 +103,21 @@ def test_decay_pass_decays_as_sleep_strength_and_strength_at(
             assert value >= decay.FADED_BELOW or decay.is_protected(memory)
 
 
+def test_decay_pass_writes_a_cache_only_once_it_lags(make_memory: Callable[..., Memory]) -> None:
+    # Retrieved a year ago with a 365-day half-life: live strength 0.5 at NOW.
+    year_ago = "2029-01-01T00:00:00.000Z"
+    live = make_memory(last_retrieved=year_ago).strength_at(NOW).strength
+    near = make_memory("cache a little ahead", last_retrieved=year_ago, strength=live + decay.CACHE_DRIFT / 2)
+    far = make_memory("cache a day's decay ahead", last_retrieved=year_ago, strength=live + decay.CACHE_DRIFT)
+    same = make_memory("cache right", last_retrieved=year_ago, strength=round(live, 4))
+    result = decay.decay_pass([near, far, same], NOW, basis="clock", avg_gap=1.0, dormant_enabled=True)
+    assert result.survivors == [near, far, same]
+    assert result.refreshed == [far]
+    # The plan goes on with the live value wherever it moved at four decimals, written or not.
+    assert near.strength == far.strength == live
+    assert same.strength == round(live, 4)
+
+
 def test_rebase(make_memory: Callable[..., Memory]) -> None:
     assert decay.rebase(make_memory(tags=["error"], retrieval_count=3), 365) == 736
     assert decay.rebase(make_memory(source="decision", tags=["error"], retrieval_count=1), 365) == 367
