@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import os
 import pickle
 import sqlite3
@@ -14,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from e2e.sleep_support import make
+from e2e.sleep_support import make, plant
 
 from hippod.base.errors import HippoError
 from hippod.model.memory import COLUMNS, Memory
@@ -64,3 +65,25 @@ def test_a_memory_pickles_as_its_fields_in_column_order() -> None:
     memory = make("the deploy needs the VPN", tags=["ops"], parents=["mem_1"], outcome_score=2)
     again = pickle.loads(pickle.dumps(memory))
     assert again == memory and again is not memory
+
+
+def collector_state_id() -> str:
+    """A new memory's id that says whether the process making it runs the cyclic collector."""
+    return f"mem_gc{'on' if gc.isenabled() else 'off'}{new_semantic_id()[4:]}"
+
+
+def test_the_planner_runs_without_the_cyclic_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two episodes close enough to merge: the child calls new_id for the semantic memory it makes,
+    # and finds this module (new_id is pickled by reference to it) and the tests' own on its path.
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = [here, os.path.dirname(here), os.environ.get("PYTHONPATH")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, path)))
+    db = str(tmp_path / "hippo.db")
+    text = "The staging deploy failed because the database migration step was skipped"
+    plant(db, [make(text), make(text + " again")])
+    settings = Settings(now=datetime(2026, 1, 2, tzinfo=UTC))
+    planned, _, _ = asyncio.run(plan_in_child(db, settings, collector_state_id))
+    assert gc.isenabled() and collector_state_id().startswith("mem_gcon")
+    assert [m.semantic.id[:9] for m in planned.merges] == ["mem_gcoff"]
