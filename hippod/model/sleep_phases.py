@@ -73,7 +73,7 @@ class Rows:
         flags = [not scan.flags[k] & SETTLED for k in range(len(scan))]
         flags += [True] * (len(scan.words) - len(scan))
         for k, memory in self.changed.items():
-            flags[k] = through is None or parse_iso(memory.updated_at) > through
+            flags[k] = through is None or parse_iso(memory.updated_at) >= through
         return flags
 
 

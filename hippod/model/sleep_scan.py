@@ -22,7 +22,7 @@ from hippod.model.sleep_traits import Traits, traits_of
 from hippod.model.wordsets import TokenColumn
 
 # Flags of a survivor.
-SETTLED = 1  # unchanged since the previous sleep (or written by it), which compared it with the others
+SETTLED = 1  # unchanged since the previous sleep, which compared it with the others then
 MERGEABLE = 2  # a merge candidate (sleep.md §5.1)
 COMPARED = 4  # takes part in dedupe: not superseded
 PROTECTED = 8
@@ -159,10 +159,7 @@ class Scan:
         self.strength.append(memory.strength)
         flags = REFRESHED if refreshed else 0
         through = self.settings.settled_through
-        # The previous sleep stamped what it wrote (merged members, its semantic memories) with its
-        # own time, and compared those rows too: settled, or the morning after a first sleep of a
-        # million memories compares its 150,000 rewritten rows with every other again.
-        if through is not None and parse_iso(memory.updated_at) <= through:
+        if through is not None and parse_iso(memory.updated_at) < through:
             flags |= SETTLED
         if decay.is_protected(memory):
             flags |= PROTECTED

@@ -5,14 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from e2e.sleep_support import files, make, plant, project, query
-from hippod.base.clock import parse_iso
-from hippod.model.sleep_scan import SETTLED, Scan, ScanSettings
-from hippod.store.sqlite.sleep_snapshot import SnapshotReader
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
@@ -298,44 +294,3 @@ def test_a_sleep_keeps_the_traits_of_its_texts_and_leaves_no_spill_behind(hippo:
     kept = query(db, "SELECT count(*) FROM sleep_traits JOIN memories ON memories.rowid = sleep_traits.row")
     assert kept == [(len(texts),)]
     assert os.listdir(spill_dir) == []
-
-
-def _settled(db: str) -> dict[str, bool]:
-    """Each memory's id and whether the next sleep takes it as compared already (SETTLED)."""
-    with SnapshotReader(db) as source:
-        last = source.last_sleep()
-        assert last is not None
-        scan = Scan(
-            ScanSettings(
-                now=parse_iso(last) + timedelta(days=1),
-                basis="clock",
-                avg_gap=1.0,
-                dormant_enabled=True,
-                loss_aversion=1.0,
-                default_half_life=365.0,
-                settled_through=parse_iso(last),
-            )
-        )
-        for page, known in source.pages():
-            scan.add(page, known)
-    return {scan.ids[k]: bool(scan.flags[k] & SETTLED) for k in range(len(scan))}
-
-
-def test_what_a_sleep_wrote_is_settled_for_the_next(hippo: Hippo) -> None:
-    # The merged episodes and their semantic memory carry the sleep's own time, and that sleep
-    # compared them with every other: the next one does not again.
-    hippo.start()
-    folder, db = project(hippo, config={"replay": {"count": 0}})
-    for text in (
-        "Flaky test in the payments suite: retry the fixture setup",
-        "Payments suite flaky again; the fixture setup needs a retry with a longer timeout",
-        "The release notes live in docs/changes.md",
-    ):
-        hippo.json("remember", text, cwd=folder)
-    assert hippo.json("sleep", "--no-share", cwd=folder)["semantic_created"] == 1
-    late = hippo.json("remember", "The staging database restarts on Sundays", cwd=folder)["id"]
-    hippo.stop()
-    settled = _settled(db)
-    assert len(settled) == 5
-    assert settled.pop(late) is False  # written after the sleep
-    assert all(settled.values()), settled
