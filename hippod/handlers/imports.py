@@ -317,9 +317,13 @@ def _write_file(path: str, text: str) -> None:
 
 def _render(fmt: str, rows: list[Memory], ctx: RequestContext, store: Store) -> str:
     now = clock.now()
-    if fmt == "json":
-        return export_doc.render_json(rows, version=__version__, store=store.root, now=now)
     strengths = [memory.strength_at(now, ctx.state.loss_aversion).strength for memory in rows]
+    if fmt == "json":
+        # A record's strength is its live value, as every read gives it: the stored column is a
+        # cache that a sleep writes only once it lags (decay.CACHE_DRIFT).
+        for memory, strength in zip(rows, strengths, strict=True):
+            memory.strength = round(strength, 4)
+        return export_doc.render_json(rows, version=__version__, store=store.root, now=now)
     return export_doc.render_markdown(rows, strengths)
 
 

@@ -16,7 +16,7 @@ from hippod.model.secrets import looks_secret
 FADED_BELOW = 0.05
 # How far a survivor's strength cache may lag its live value before a sleep writes it. Readers compute
 # strength live (recall, the HTTP read, the dashboard, exports; inspect shows both), so the cache is
-# for the record, and writing every row whose fourth decimal moved rewrote most of a store each day.
+# a record, and a daily sleep writes the rows decay moved that far, not every row of the store.
 CACHE_DRIFT = 0.01
 RUNS_FOR_AVERAGE = 20
 VALENCE_WEIGHT = {"neutral": 1.0, "positive": 1.3, "negative": 1.5, "critical": 2.0}
@@ -96,7 +96,8 @@ def decay_pass(
     dormant_enabled: bool,
     loss_aversion: float = 1.0,
 ) -> DecayResult:
-    """Split rows into survivors and the faded (dormant, secret-deleted or deleted); refresh the cache."""
+    """Split rows into survivors and the faded (dormant, secret-deleted or deleted); list the
+    survivors whose strength cache lags by CACHE_DRIFT or more, for the store to write."""
     result = DecayResult([], [], [], [], [])
     # What sleep_strength and strength_at compute, the same operations on the same values, without
     # their keyword calls and parts objects: a sleep runs this over every memory of the store. Where

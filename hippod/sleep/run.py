@@ -333,8 +333,7 @@ async def _after_commit(store: SqliteStore, result: Plan) -> None:
     gone += [d.deleted.id for d in result.duplicates] + [j.id for j in result.junk_removed]
     store.mirrors.deleted(gone)
     store.written([merge.semantic for merge in result.merges])
-    # Not the rows whose strength cache was refreshed: a mirror holds no strength (mirror_text.py),
-    # and on a large store that is every row, every day.
+    # Not the rows whose strength cache a sleep writes: a mirror holds no strength (mirror_text.py).
     changed = {m.id for m in result.replayed}
     changed |= {m.id for merge in result.merges for m in merge.members} | {r.id for r in result.rebased}
     changed |= set(result.conflicts.conflicts_with)

@@ -1,5 +1,6 @@
 """The stored strength is a cache: a sleep writes it once it lags the live value by
-decay.CACHE_DRIFT, and readers (here the HTTP API's one-memory read) give the live value."""
+decay.CACHE_DRIFT, and readers (here the HTTP API's one-memory read and the JSON export) give the
+live value."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ def test_a_sleep_writes_a_cache_once_it_lags_and_the_http_read_is_live(hippo: Hi
     read = httpx.get(f"{url}/v1/memories/{memory_id}", timeout=60)
     assert read.status_code == 200, read.text
     assert read.json()["strength"] == pytest.approx(0.5 ** (1 / 365), abs=1e-4)
+    [record] = json.loads(hippo.ok("export", "--format", "json", "--global").stdout)["memories"]
+    assert record["id"] == memory_id and record["strength"] == round(0.5 ** (1 / 365), 4)
     assert hippo.stop() == 0
 
     hippo.start(fake_now=MONTH_LATER)

@@ -107,8 +107,11 @@ def test_decay_pass_writes_a_cache_only_once_it_lags(make_memory: Callable[..., 
     # Retrieved a year ago with a 365-day half-life: live strength 0.5 at NOW.
     year_ago = "2029-01-01T00:00:00.000Z"
     live = make_memory(last_retrieved=year_ago).strength_at(NOW).strength
+    assert live == 0.5  # exactly: a cache CACHE_DRIFT above it lags by the drift, not a hair less
     near = make_memory("cache a little ahead", last_retrieved=year_ago, strength=live + decay.CACHE_DRIFT / 2)
-    far = make_memory("cache a day's decay ahead", last_retrieved=year_ago, strength=live + decay.CACHE_DRIFT)
+    far = make_memory(
+        "cache a few days' decay ahead", last_retrieved=year_ago, strength=live + decay.CACHE_DRIFT
+    )
     same = make_memory("cache right", last_retrieved=year_ago, strength=round(live, 4))
     result = decay.decay_pass([near, far, same], NOW, basis="clock", avg_gap=1.0, dormant_enabled=True)
     assert result.survivors == [near, far, same]

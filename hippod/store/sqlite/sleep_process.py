@@ -158,9 +158,9 @@ def main() -> NoReturn:
     priority.lower_process()
     path, settings, new_id, spill, parent = pickle.loads(sys.stdin.buffer.read())
     _die_with(parent)
-    # A plan makes millions of short-lived objects (a page of rows at a time) and no cycles: the
-    # cyclic collector's passes over them were a tenth of a daily plan at a million memories, for
-    # nothing freed (the same peak without them). The process ends once its plan is written.
+    # A plan makes millions of short-lived objects (a page of rows at a time) and no reference
+    # cycles, so the cyclic collector's passes over them cost time and free nothing; the process
+    # ends once its plan is written.
     gc.disable()
     outcome: tuple[Any, ...]
     try:
