@@ -123,7 +123,8 @@ def decay_pass(
                     result.deleted.append((memory, value))
                 continue
         # The plan goes on with the live value wherever it moved at four decimals; the store is
-        # written only where the cache lags by CACHE_DRIFT or more: a daily sleep writes what decay moved.
+        # written only where the cache lags by CACHE_DRIFT or more: a daily sleep writes the rows decay
+        # moved that far.
         if round(live, 4) != round(memory.strength, 4):
             if abs(live - memory.strength) >= CACHE_DRIFT:
                 result.refreshed.append(memory)

@@ -32,7 +32,7 @@ async def test_every_changed_mirror_is_written_from_batches(
     root = tmp_path / "mirrors"
     root.mkdir()
     writer = MirrorWriter(str(root), load, stats, lambda: database.reader)
-    # What a sleep does after refreshing every memory's strength: hand over ids only.
+    # What a sleep does with a large batch of changed rows: hand over ids only.
     writer.changed_ids(m.id for m in rows)
     await writer.close()
     assert sum(asked) == len(rows) and max(asked) <= mirror_heal.BATCH
