@@ -138,12 +138,12 @@ def measure(store: str, lines: int, recalls: bool) -> str:
         )
         if recalls:
             recaller.start()
-        cpu = _process_cpu(proc.pid)
+        cpu = _process_cpu(proc.pid, reaped=True)
         _reset_peak(proc.pid)
         started = time.perf_counter()
         reply = ingest_import._import(sb.sock, sb.home, sb.base, path)
         wall = time.perf_counter() - started
-        cpu = _process_cpu(proc.pid) - cpu
+        cpu = _process_cpu(proc.pid, reaped=True) - cpu
         peak = proc_status_kb(proc.pid, "VmHWM") / 1024
         stop.set()
         if recalls:
@@ -155,7 +155,7 @@ def measure(store: str, lines: int, recalls: bool) -> str:
         phases = _import_log(copy)
         shutil.rmtree(copy, ignore_errors=True)
     figures = f"{lines} lines, {imported} new in {wall:.2f} s: {imported / wall:.0f}/s"
-    figures += f", daemon CPU {cpu:.1f} s, peak RSS {peak:.0f} MB"
+    figures += f", CPU {cpu:.1f} s (the daemon and its planner), daemon peak RSS {peak:.0f} MB"
     if recalls:
         figures += f"; recall p50/p99/max {pct(during, 50):.1f}/{pct(during, 99):.1f}/{max(during):.1f} ms"
         figures += f" ({len(during)} recalls)"
@@ -249,20 +249,25 @@ def _reset_peak(pid: int) -> None:
         handle.write("5")
 
 
-def _process_cpu(pid: int) -> float:
-    """CPU seconds (user + system) the process has used, all its threads together."""
+def _process_cpu(pid: int, *, reaped: bool = False) -> float:
+    """CPU seconds (user + system) the process has used, all its threads together; with `reaped`,
+    also its children that have ended and been waited for (a large import's planning process)."""
     with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
         fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    used = int(fields[11]) + int(fields[12])
+    if reaped:
+        used += int(fields[13]) + int(fields[14])
+    return used / os.sysconf("SC_CLK_TCK")
 
 
 def _import_log(base: str) -> str:
-    """The daemon's own line on the import (its read, plan and write times), from hippod.log."""
+    """The daemon's own lines on the import (its read, plan and write times, and its planning
+    process's peak when it had one), from hippod.log."""
     for folder, _, files in os.walk(base):
         if "hippod.log" in files:
             with open(os.path.join(folder, "hippod.log"), encoding="utf-8") as handle:
-                lines = [line.strip() for line in handle if "import of" in line]
-            return lines[-1] if lines else ""
+                lines = [line.strip() for line in handle if "import of" in line or "import's planner" in line]
+            return "\n".join(lines[-2:])
     return ""
 
 

@@ -1,10 +1,12 @@
 """`import --<format> <path>`, `import --agents` and `export` (ingest.md §1, §2, §4).
 
-An import reads and plans in worker threads (parsing, tokenizing, the de-duplication index and
-the rows' index terms), so the event loop keeps serving other requests, then writes every new
-memory in one short transaction: the whole file or nothing. The file's digest is recorded with
-it, per store, tenant, format and path: importing the unchanged file again answers at once, and a
-changed file is read whole again, its unchanged parts skipped as near-copies of what it stored.
+An import reads in a worker thread and plans in another (parsing, tokenizing, the de-duplication
+index and the rows' index terms), or in a process of its own for a large file
+(ingest/plan_process.py), so the event loop keeps serving other requests. The plan comes a part at a
+time, and one transaction stores the parts as they come (ingest/import_write.py): the whole file or
+nothing. The file's digest is recorded with it, per store, tenant, format and path: importing the
+unchanged file again answers at once, and a changed file is read whole again, its unchanged parts
+skipped as near-copies of what it stored.
 A large import reports its steps as it goes (hippod/calls/progress.py).
 """
 
@@ -17,6 +19,7 @@ import os
 import shlex
 import tempfile
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from hippoctl.protocol import messages as m
@@ -29,18 +32,18 @@ from hippod.base import clock, heap
 from hippod.base.errors import HippoError
 from hippod.calls.progress import Steps, reporting
 from hippod.calls.request import RequestContext
-from hippod.ingest import export_doc, readers
+from hippod.ingest import export_doc, import_write, plan_process, readers
 from hippod.ingest.chatgpt import FormatMismatch
 from hippod.ingest.chunking import FormatError
 from hippod.ingest.export_doc import ParsedExport, Record
-from hippod.ingest.import_core import DUPLICATE_ABOVE, overlapping, prepare, preview
-from hippod.ingest.planner import FORMAT_TAGS, Plan, plan_chunks, plan_records
+from hippod.ingest.import_core import DUPLICATE_ABOVE, Prepared, prepare, preview
+from hippod.ingest.import_write import Handoff, Seen
+from hippod.ingest.planner import FORMAT_TAGS, ChunkMemory, Plan, plan_records
 from hippod.ingest.readers import Reading, Source
-from hippod.lifecycle.new_memory import fresh_memory, given_tags, new_id
-from hippod.model.digest import refused
+from hippod.lifecycle.new_memory import Origin, given_tags, new_id
 from hippod.model.memory import Memory
 from hippod.store.sqlite import imports as sql
-from hippod.store.sqlite import memories, near_index, rejections
+from hippod.store.sqlite import near_index
 from hippod.store.sqlite.import_probe import StoredProbe
 from hippod.store.sqlite.imports import ImportedFile
 from hippod.store.stores import SqliteStore, Store, sqlite_only
@@ -89,18 +92,32 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
     async with reporting(ctx, steps):
         reading = await asyncio.to_thread(_read, source, steps)
         ctx.warnings.extend(reading.warnings)
+        chunks = await asyncio.to_thread(_chunks, source, reading, extra_tags)
         read = time.monotonic()
         if not body.dry_run:
             # The memories written since the last catch-up get their near-copy keys, so the plan
             # finds its candidates in the index (a dry run hashes the few waiting in memory).
             await near_index.before_import(store.db)
-        top, rejected, plan = await asyncio.to_thread(
-            _plan, ctx, store, source, reading, extra_tags, not body.dry_run, steps
+        handoff = Handoff(asyncio.get_running_loop(), _judged(reading, chunks))
+        planner = _planner(
+            ctx, store, source.fmt, reading, chunks, extra_tags, not body.dry_run, steps, handoff
         )
-        planned = time.monotonic()
-        if not body.dry_run:
-            record = ImportedFile(source.digest, plan.total, clock.iso(clock.now()))
-            await _write(ctx, store, plan, (top, rejected), source, record, steps)
+        # A planner left behind by a failed write is stopped; its error is the write's.
+        planner.add_done_callback(lambda done: done.cancelled() or done.exception())
+        try:
+            if body.dry_run:
+                plan = await import_write.collect(handoff)
+            else:
+                plan = await import_write.store_parts(
+                    ctx, store, handoff, source.fmt, source.path, source.digest, steps
+                )
+            await planner
+        finally:
+            if not planner.done():
+                # A planning thread ends at its next tick; a planning process is killed.
+                steps.stop()
+                planner.cancel()
+        planned = handoff.finished
     log.info(
         "import of %d chunks into %s: read %.2fs, plan %.2fs, write %.2fs",
         plan.total,
@@ -120,115 +137,79 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
     return _reply(ctx, store, plan, body.dry_run, reading.conversations)
 
 
-def _plan(
-    ctx: RequestContext,
-    store: SqliteStore,
-    source: Source,
-    reading: Reading,
-    extra_tags: list[str],
-    rows: bool,
-    steps: Steps,
-) -> tuple[int, set[str], Plan]:
-    """The highest row number of the store and the tombstones the import was checked against, and
-    its plan (blocking, CPU-bound: runs in a worker thread, reading the store through a connection
-    of its own)."""
-    with StoredProbe(store.db.path, ctx.tenant, DUPLICATE_ABOVE, fts5=store.fts5) as probe:
-        rejected = probe.rejected_digests()
-        plan = _plan_against(ctx, store, source, reading, extra_tags, probe, rejected, rows, steps)
-        return probe.top, rejected, plan
-
-
-def _plan_against(
-    ctx: RequestContext,
-    store: SqliteStore,
-    source: Source,
-    reading: Reading,
-    extra_tags: list[str],
-    probe: StoredProbe,
-    rejected: set[str],
-    rows: bool,
-    steps: Steps,
-) -> Plan:
-    parsed = reading.content
-    if isinstance(parsed, ParsedExport):
-        now = clock.now()
-        default = float(store.config.get("defaultHalfLifeDays", 365))
-
-        def from_record(record: Record) -> Memory:
-            return export_doc.record_memory(
-                record,
-                memory_id=new_id(),
-                tenant=ctx.tenant,
-                now=now,
-                default_half_life=default,
-                project=store.project,
-                original=not parsed.hippod,
-                loss_aversion=ctx.state.loss_aversion,
-            )
-
-        return plan_records(
-            parsed, extra_tags, probe.duplicates, rejected, from_record, rows=rows, steps=steps
-        )
-    fmt = source.fmt
-    prepared = prepare(parsed, FORMAT_TAGS[fmt], extra_tags)
+def _chunks(source: Source, reading: Reading, extra_tags: list[str]) -> Prepared | None:
+    """The chunks an import of `reading` judges (None for a JSON export, judged by its records)."""
+    if isinstance(reading.content, ParsedExport):
+        return None
+    prepared = prepare(reading.content, FORMAT_TAGS[source.fmt], extra_tags)
     if not prepared.texts and reading.empty is not None:
         raise HippoError("bad_input", f"cannot import {source.path}: {reading.empty}")
-
-    # Read once, not once a memory: each read stats config.json to see whether it changed.
-    default = float(store.config.get("defaultHalfLifeDays", 365))
-
-    def make(text: str, tags: list[str]) -> Memory:
-        return fresh_memory(
-            ctx, store, text, tags, source=f"import:{fmt}", confidence="observed", default_half_life=default
-        )
-
-    return plan_chunks(prepared, probe.duplicates, rejected, make, rows=rows, steps=steps)
+    return prepared
 
 
-async def _write(
+def _judged(reading: Reading, chunks: Prepared | None) -> int:
+    """How many chunks, or records of a JSON export, the plan judges."""
+    if chunks is not None:
+        return len(chunks.texts)
+    assert isinstance(reading.content, ParsedExport)
+    return len(reading.content.records)
+
+
+def _planner(
     ctx: RequestContext,
     store: SqliteStore,
-    plan: Plan,
-    seen: tuple[int, set[str]],
-    source: Source,
-    record: ImportedFile,
+    fmt: str,
+    reading: Reading,
+    chunks: Prepared | None,
+    extra_tags: list[str],
+    rows: bool,
     steps: Steps,
-) -> None:
-    """Store the plan and the file's digest in one transaction, after a last look at what changed
-    since the plan was made (`seen`: the highest row number and the tombstones it was checked
-    against): memories other requests stored meanwhile (near-copies are skipped) and new tombstones."""
-    top, rejected = seen
-    now = clock.iso(clock.now())
-    transaction = store.db.long_transaction if plan.memories else store.db.transaction
-    async with transaction() as conn:
-        if plan.memories:
-            _, since = await sql.live_texts(conn, ctx.tenant, top)
-            if since:
-                texts = [memory.content for memory in plan.memories]
-                plan.drop(await asyncio.to_thread(overlapping, texts, since), as_rejected=False)
-            # The plan already refused what the tombstones it saw refuse; hashing every text again
-            # on the event loop would hold up other requests for nothing.
-            tombstones = await rejections.all_digests(conn, ctx.tenant) - rejected
-            if tombstones:
-                plan.drop(await asyncio.to_thread(_refused, plan, tombstones), as_rejected=True)
-            steps.begin("writing memories", len(plan.rows))
-            await sql.insert_rows(conn, plan.rows, steps.tick)
-            steps.end()
-            await memories.audit_many(
-                conn,
-                ts=now,
-                tenant=ctx.tenant,
-                actor=ctx.actor,
-                op="import",
-                targets=[memory.id for memory in plan.memories],
-                metadata={"format": source.fmt},
-            )
-        await sql.record_file(conn, ctx.tenant, source.fmt, source.path, record)
+    handoff: Handoff,
+) -> asyncio.Future[None]:
+    """Start planning the import, its parts going to `handoff`: in a process of its own for many
+    chunks (plan_process.py), else in a worker thread, reading the store through a connection of
+    its own."""
+    if chunks is None:
+        items = _export_parts(ctx, store, reading, extra_tags, rows, steps)
+    else:
+        # The store's default half-life is read once, not once a memory: each read stats config.json.
+        default = float(store.config.get("defaultHalfLifeDays", 365))
+        make = ChunkMemory(Origin(ctx.tenant, ctx.request.session, store.project), fmt, default)
+        job = plan_process.Job(store.db.path, ctx.tenant, store.fts5, chunks, make, rows)
+        if len(chunks.texts) >= plan_process.PROCESS_FROM:
+            return asyncio.ensure_future(plan_process.plan_in_child(job, handoff, steps))
+        items = plan_process.plan_parts(job, steps)
+    return asyncio.ensure_future(asyncio.to_thread(handoff.hand_over, items))
 
 
-def _refused(plan: Plan, tombstones: set[str]) -> set[int]:
-    """Positions of the planned memories these tombstones refuse."""
-    return {i for i, memory in enumerate(plan.memories) if refused(memory.content, tombstones)}
+def _export_parts(
+    ctx: RequestContext, store: SqliteStore, reading: Reading, extra_tags: list[str], rows: bool, steps: Steps
+) -> Iterator[Seen | Plan]:
+    """A JSON export's plan, after what it was checked against, in one part: a record's verdict can
+    follow a later record's (its supersede chain)."""
+    parsed = reading.content
+    assert isinstance(parsed, ParsedExport)
+    now = clock.now()
+    default = float(store.config.get("defaultHalfLifeDays", 365))
+
+    def from_record(record: Record) -> Memory:
+        return export_doc.record_memory(
+            record,
+            memory_id=new_id(),
+            tenant=ctx.tenant,
+            now=now,
+            default_half_life=default,
+            project=store.project,
+            original=not parsed.hippod,
+            loss_aversion=ctx.state.loss_aversion,
+        )
+
+    with StoredProbe(store.db.path, ctx.tenant, DUPLICATE_ABOVE, fts5=store.fts5) as probe:
+        rejected = probe.rejected_digests()
+        yield probe.top, rejected
+        yield plan_records(
+            parsed, extra_tags, probe.duplicates, rejected, from_record, rows=rows, steps=steps
+        )
 
 
 def _unchanged(store: SqliteStore, path: str, seen: ImportedFile, dry_run: bool) -> tuple[ImportReply, str]:

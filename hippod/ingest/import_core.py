@@ -8,7 +8,7 @@ in the run (a prefix-filter index over the run's chunks, model/simjoin.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -90,16 +90,31 @@ def judge(
     `stored` is asked a batch at a time, and the current step of `steps` hears how many texts have
     been judged after each batch.
     """
+    batches = judge_batches(texts, digests, stored, rejected, check=check, steps=steps)
+    return [verdict for _, verdicts in batches for verdict in verdicts]
+
+
+def judge_batches(
+    texts: Sequence[str],
+    digests: Sequence[str],
+    stored: StoredDuplicates,
+    rejected: Collection[str],
+    *,
+    check: Sequence[bool] | None = None,
+    steps: Steps | None = None,
+) -> Iterator[tuple[int, list[Verdict]]]:
+    """`judge`'s verdicts a batch of JUDGE_BATCH texts at a time, each with the position of its
+    first text: a caller can act on one batch while the next is judged."""
     steps = steps or Steps.quiet()
     sets = [token_set(t) for t in texts]
     # Only the run's own texts go in this index; the store is `stored`'s to search.
     index = SetIndex(sets, DUPLICATE_ABOVE)
-    verdicts: list[Verdict] = []
     for start in range(0, len(texts), JUDGE_BATCH):
         end = min(start + JUDGE_BATCH, len(texts))
         checked = [i for i in range(start, end) if check is None or check[i]]
         known = stored(sets, checked)
         chosen = set(checked)
+        verdicts: list[Verdict] = []
         for i in range(start, end):
             if i in chosen and (i in known or index.matches(i, strict=True)):
                 verdicts.append(Verdict.DUPLICATE)
@@ -110,7 +125,7 @@ def judge(
                     index.add(i)
                 verdicts.append(Verdict.NEW)
         steps.tick(end)
-    return verdicts
+        yield start, verdicts
 
 
 def nothing_stored(sets: Sequence[frozenset[str]], positions: Sequence[int]) -> set[int]:

@@ -8,15 +8,24 @@ write transaction).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hippod.calls.progress import Steps
 from hippod.ingest.export_doc import ParsedExport, Record
-from hippod.ingest.import_core import Prepared, StoredDuplicates, Verdict, judge, merge_tags
+from hippod.ingest.import_core import (
+    Prepared,
+    StoredDuplicates,
+    Verdict,
+    judge,
+    judge_batches,
+    merge_tags,
+)
+from hippod.lifecycle.new_memory import Origin, origin_memory
 from hippod.model.digest import content_digest, refused
 from hippod.model.memory import Memory
+from hippod.model.strength import initial_half_life
 from hippod.model.terms import fts_columns
 from hippod.store.memory_codec import memory_values
 
@@ -32,6 +41,22 @@ MakeMemory = Callable[[str, list[str]], Memory]
 FromRecord = Callable[[Record], Memory]
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkMemory:
+    """The MakeMemory of an import of chunks: plain values, so a planning process makes the same."""
+
+    origin: Origin
+    fmt: str
+    default_half_life: float
+
+    def __call__(self, text: str, tags: list[str]) -> Memory:
+        half_life = initial_half_life(tags, self.default_half_life)
+        source = f"import:{self.fmt}"
+        return origin_memory(
+            self.origin, text, tags, half_life_days=half_life, source=source, confidence="observed"
+        )
+
+
 @dataclass(slots=True)
 class Plan:
     """The outcome of an import before anything is written."""
@@ -43,6 +68,24 @@ class Plan:
     memories: list[Memory] = field(default_factory=list)
     digests: list[str] = field(default_factory=list)
     rows: list[list[Any]] = field(default_factory=list)
+
+    @classmethod
+    def joined(cls, parts: Iterable[Plan]) -> Plan:
+        """One plan of all these parts, in order."""
+        plan = cls()
+        for part in parts:
+            plan.extend(part)
+        return plan
+
+    def extend(self, part: Plan) -> None:
+        """Add the plan of the next chunks (a part from `plan_chunk_parts`) to this one."""
+        self.total += part.total
+        self.skipped += part.skipped
+        self.rejected += part.rejected
+        self.truncated.extend(part.truncated)
+        self.memories.extend(part.memories)
+        self.digests.extend(part.digests)
+        self.rows.extend(part.rows)
 
     def drop(self, positions: Collection[int], *, as_rejected: bool) -> None:
         """Take planned memories back out (found duplicate or rejected at write time)."""
@@ -58,32 +101,17 @@ class Plan:
             self.skipped += len(positions)
 
 
-def _judge(
-    texts: Sequence[str],
-    digests: Sequence[str],
-    stored: StoredDuplicates,
-    rejected: Collection[str],
-    steps: Steps,
-    check: Sequence[bool] | None = None,
-) -> list[Verdict]:
-    # The digests of the texts a tombstone refuses, legacy tombstones included.
-    refusing = {d for t, d in zip(texts, digests, strict=True) if refused(t, rejected)}
-    steps.begin("checking for duplicates", len(texts))
-    verdicts = judge(texts, digests, stored, refusing, check=check, steps=steps)
-    steps.end()
-    return verdicts
+def _refusing(texts: Sequence[str], digests: Sequence[str], rejected: Collection[str]) -> set[str]:
+    """The digests of the texts a tombstone refuses, legacy tombstones included."""
+    return {d for t, d in zip(texts, digests, strict=True) if refused(t, rejected)}
 
 
-def _rows(plan: Plan, steps: Steps) -> None:
-    steps.begin("preparing memories", len(plan.memories))
-    plan.rows = [
-        [*memory_values(memory), digest, *fts_columns(memory.content, memory.tags)]
-        for memory, digest in steps.track(zip(plan.memories, plan.digests, strict=True))
-    ]
-    steps.end()
+def _row(memory: Memory, digest: str) -> list[Any]:
+    """A memory exactly as the memories table takes it."""
+    return [*memory_values(memory), digest, *fts_columns(memory.content, memory.tags)]
 
 
-def plan_chunks(
+def plan_chunk_parts(
     prepared: Prepared,
     stored: StoredDuplicates,
     rejected: Collection[str],
@@ -91,24 +119,34 @@ def plan_chunks(
     *,
     rows: bool = True,
     steps: Steps | None = None,
-) -> Plan:
-    """Verdicts for prepared chunks, and a new memory for each one to store; `stored` says which
-    chunks are near-copies of a stored memory."""
+) -> Iterator[Plan]:
+    """Verdicts for prepared chunks, and a new memory for each one to store, a batch of chunks at a
+    time (import_core.JUDGE_BATCH): each part is the plan of the chunks judged since the last one,
+    so a writer can store a part while the next is judged. `stored` says which chunks are
+    near-copies of a stored memory."""
     steps = steps or Steps.quiet()
-    digests = [content_digest(t) for t in prepared.texts]
-    verdicts = _judge(prepared.texts, digests, stored, rejected, steps)
-    plan = Plan(total=len(prepared.texts), truncated=prepared.truncated)
-    for text, tags, digest, verdict in zip(prepared.texts, prepared.tags, digests, verdicts, strict=True):
-        if verdict is Verdict.DUPLICATE:
-            plan.skipped += 1
-        elif verdict is Verdict.REJECTED:
-            plan.rejected += 1
-        else:
-            plan.memories.append(make(text, tags))
-            plan.digests.append(digest)
-    if rows:
-        _rows(plan, steps)
-    return plan
+    texts = prepared.texts
+    digests = [content_digest(t) for t in texts]
+    steps.begin("checking for duplicates", len(texts))
+    batches = judge_batches(texts, digests, stored, _refusing(texts, digests, rejected), steps=steps)
+    for start, verdicts in batches:
+        part = Plan(total=len(verdicts), truncated=prepared.truncated if start == 0 else [])
+        for i, verdict in enumerate(verdicts, start):
+            if verdict is Verdict.DUPLICATE:
+                part.skipped += 1
+            elif verdict is Verdict.REJECTED:
+                part.rejected += 1
+            else:
+                part.memories.append(make(texts[i], prepared.tags[i]))
+                part.digests.append(digests[i])
+        if rows:
+            part.rows = [_row(m, d) for m, d in zip(part.memories, part.digests, strict=True)]
+        if start + len(verdicts) == len(texts):
+            steps.end()
+        yield part
+    if not texts:
+        steps.end()
+        yield Plan(truncated=prepared.truncated)
 
 
 def _heads(records: Sequence[Record]) -> list[int]:
@@ -152,7 +190,9 @@ def plan_records(
     check = [heads[i] == i for i in range(len(records))]
     texts = [r.content for r in records]
     digests = [content_digest(t) for t in texts]
-    verdicts = _judge(texts, digests, stored, rejected, steps, check)
+    steps.begin("checking for duplicates", len(texts))
+    verdicts = judge(texts, digests, stored, _refusing(texts, digests, rejected), check=check, steps=steps)
+    steps.end()
     for i, head in enumerate(heads):
         if verdicts[i] is Verdict.NEW and verdicts[head] is not Verdict.NEW:
             verdicts[i] = Verdict.DUPLICATE
@@ -174,7 +214,9 @@ def plan_records(
         plan.memories.append(memory)
         plan.digests.append(digests[i])
     if rows:
-        _rows(plan, steps)
+        steps.begin("preparing memories", len(plan.memories))
+        plan.rows = [_row(m, d) for m, d in steps.track(zip(plan.memories, plan.digests, strict=True))]
+        steps.end()
     return plan
 
 

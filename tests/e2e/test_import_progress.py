@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,8 +78,28 @@ def test_a_stop_during_an_import_ends_its_work_and_stores_nothing(hippo: Hippo) 
         conn.send(m.Request(id=1, cwd=hippo.root, body=m.Import(format="markdown", path=str(path))))
         while not (isinstance(frame := conn.recv(), m.Progress) and frame.line == "checking for duplicates"):
             assert isinstance(frame, m.Progress), frame
-        # The duplicate check runs in a worker thread, which no cancel reaches from outside: the
-        # daemon stops within the harness's wait only because the check ends at its next tick.
+        # A file this large is planned in a process of its own, which the stop kills with the import.
+        assert _planners(hippo.home)
         assert hippo.stop() == 0
+    deadline = time.monotonic() + 10
+    while _planners(hippo.home) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _planners(hippo.home)
     hippo.start()
     assert [store["total"] for store in hippo.json("status")["stores"]] == [0]
+
+
+def _planners(home: str) -> list[int]:
+    """The live import planning processes of the daemon on `home` (hippod/ingest/plan_process.py)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()  # empty for a process already dead (a zombie)
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"hippod.ingest.plan_process" in cmdline and f"HIPPO_HOME={home}".encode() in environ:
+            found.append(int(entry.name))
+    return found

@@ -8,7 +8,7 @@ import pytest
 
 from hippod.ingest.chunking import Chunk
 from hippod.ingest.import_core import nothing_stored, prepare
-from hippod.ingest.planner import plan_chunks
+from hippod.ingest.planner import Plan, plan_chunk_parts
 from hippod.model.memory import Memory
 from hippod.store.sqlite import imports as sql
 from hippod.store.sqlite import memories, rejections
@@ -48,7 +48,9 @@ async def test_a_failing_row_rolls_the_whole_import_back(tmp_path: Path) -> None
         counter = [0]
         chunks = [Chunk(f"batch memory alpha{i} beta{i} gamma{i}") for i in range(50)]
         prepared = prepare(chunks, ["imported"], [])
-        plan = plan_chunks(prepared, nothing_stored, set(), lambda t, tags: _memory(t, tags, counter))
+        plan = Plan.joined(
+            plan_chunk_parts(prepared, nothing_stored, set(), lambda t, tags: _memory(t, tags, counter))
+        )
         assert len(plan.rows) == 50
         plan.rows[-1][2] = None  # content NOT NULL: the last insert fails
         with pytest.raises(Exception, match="NOT NULL"):

@@ -14,7 +14,6 @@ one of its processes to another through a pipe nobody else holds.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import os
@@ -24,7 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from hippod.base import priority, subprocesses
+from hippod.base import child, priority, subprocesses
 from hippod.base.errors import HippoError
 from hippod.model.sleep_plan import Settings, plan
 from hippod.store.sleep_rows import Planned
@@ -50,24 +49,6 @@ def plan_snapshot(
         return result, source.marks, statuses
 
 
-def _child_argv() -> list[str]:
-    """The child's command: this very copy of hippod, whatever the folder the daemon runs in.
-
-    `-P` keeps the working folder off the import path (a `hippod` folder there must not be run);
-    the folder holding this hippod goes first only when the child would not find this copy by
-    itself (a source checkout run without installing it).
-    """
-    import hippod
-
-    here = os.path.dirname(os.path.dirname(os.path.abspath(hippod.__file__)))
-    boot = (
-        f"import importlib.util, sys; here = {here!r}; found = importlib.util.find_spec('hippod'); "
-        "sys.path.insert(0, here) if found is None or not (found.origin or '').startswith(here) else None; "
-        f"from {__name__} import main; main()"
-    )
-    return [sys.executable, "-P", "-c", boot]
-
-
 def _unpickle(data: bytes) -> Any:
     """pickle.loads with the cyclic collector off: a plan is hundreds of thousands of small objects
     in no cycle, which collections triggered as they arrive would walk again and again."""
@@ -78,18 +59,6 @@ def _unpickle(data: bytes) -> Any:
     finally:
         if enabled:
             gc.enable()
-
-
-def _sqlite_error(name: str, errorname: str, errorcode: int, message: str) -> sqlite3.Error:
-    """The child's SQLite error, raised again in the daemon: a corrupt store is then set aside and
-    named as when any other request meets it (StoreRegistry.corrupt_error)."""
-    kind = getattr(sqlite3, name, sqlite3.DatabaseError)
-    if not (isinstance(kind, type) and issubclass(kind, sqlite3.Error)):
-        kind = sqlite3.DatabaseError
-    error: sqlite3.Error = kind(message)
-    error.sqlite_errorname = errorname
-    error.sqlite_errorcode = errorcode
-    return error
 
 
 async def plan_in_child(
@@ -103,7 +72,7 @@ async def plan_in_child(
     """
     sent = pickle.dumps((path, settings, new_id, spill, os.getpid()), protocol=pickle.HIGHEST_PROTOCOL)
     try:
-        done = await subprocesses.run(_child_argv(), timeout=TIMEOUT, stdin=sent)
+        done = await subprocesses.run(child.argv(__name__), timeout=TIMEOUT, stdin=sent)
     except TimeoutError:
         raise HippoError(FAILED, f"sleep could not plan {path}: its planner ran past {TIMEOUT:g} s") from None
     if done.returncode != 0 or not done.out:
@@ -115,37 +84,12 @@ async def plan_in_child(
     # Reading a large plan back takes a while: not on the loop.
     outcome = await asyncio.to_thread(_unpickle, done.out)
     if outcome[0] == "sqlite":
-        raise _sqlite_error(*outcome[1:])
+        raise child.sqlite_error(*outcome[1:])
     planned: Planned
     _, planned, peak_mb = outcome
     # The plan's memory is the child's now, not the daemon's: the log keeps its peak in sight.
     log.info("sleep's planner for %s: %d bytes of plan, peak %.0f MB", path, len(done.out), peak_mb)
     return planned
-
-
-def _die_with(parent: int) -> None:
-    """End this process when the daemon that started it dies, however it dies (Linux; elsewhere
-    the planner runs to its end and its plan is dropped)."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-    import signal
-
-    set_death_signal = 1  # PR_SET_PDEATHSIG
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).prctl(set_death_signal, signal.SIGKILL)
-    if os.getppid() != parent:  # it died before the call above
-        os._exit(1)
-
-
-def _peak_mb() -> float:
-    """This process's peak resident memory in MB (0 where the system does not say: Windows)."""
-    if sys.platform == "win32":
-        return 0.0
-    import resource
-
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024  # bytes there, KiB here
 
 
 def main() -> NoReturn:
@@ -157,17 +101,16 @@ def main() -> NoReturn:
     os.dup2(2, 1)
     priority.lower_process()
     path, settings, new_id, spill, parent = pickle.loads(sys.stdin.buffer.read())
-    _die_with(parent)
+    child.die_with(parent)
     # A plan makes millions of short-lived objects (a page of rows at a time), freed by their counts:
     # the cyclic collector's passes over them cost time, and the peak is the same without them. The
     # process ends once its plan is written.
     gc.disable()
     outcome: tuple[Any, ...]
     try:
-        outcome = ("plan", plan_snapshot(path, settings, new_id, spill), _peak_mb())
+        outcome = ("plan", plan_snapshot(path, settings, new_id, spill), child.peak_mb())
     except sqlite3.Error as exc:
-        errorname, errorcode = getattr(exc, "sqlite_errorname", ""), getattr(exc, "sqlite_errorcode", 0)
-        outcome = ("sqlite", type(exc).__name__, errorname, errorcode, str(exc))
+        outcome = ("sqlite", *child.sqlite_fields(exc))
     pickle.dump(outcome, out, protocol=pickle.HIGHEST_PROTOCOL)
     out.flush()
     # Tearing the plan's objects down would take the daemon's wait for the exit with it.
