@@ -62,11 +62,12 @@ class Job:
     rows: bool
 
 
-def plan_parts(job: Job, steps: Steps | None = None) -> Iterator[Seen | Plan]:
+def plan_parts(job: Job, steps: Steps | None = None, *, ahead: bool = False) -> Iterator[Seen | Plan]:
     """Blocking: `job`'s plan, what it is checked against first (the store's highest row number and
     tombstones), then each part as it is made. Run here by the child, and by the daemon's planning
-    thread for an import too small to be worth a process."""
-    with StoredProbe(job.path, job.tenant, DUPLICATE_ABOVE, fts5=job.fts5) as probe:
+    thread for an import too small to be worth a process; `ahead`: the near-copy index is searched
+    in a thread of its own ahead of the judge (the child has a core to itself)."""
+    with StoredProbe(job.path, job.tenant, DUPLICATE_ABOVE, fts5=job.fts5, ahead=ahead) as probe:
         rejected = probe.rejected_digests()
         yield probe.top, rejected
         yield from plan_chunk_parts(
@@ -184,7 +185,7 @@ def main() -> NoReturn:
     gc.disable()
     send = _sender(out)
     try:
-        for item in plan_parts(job):
+        for item in plan_parts(job, ahead=True):
             send(("part", item) if isinstance(item, Plan) else ("seen", *item))
         send(("done", child.peak_mb()))
     except HippoError as exc:

@@ -22,7 +22,7 @@ from hippod.ingest.planner import ChunkMemory, Plan, plan_chunk_parts
 from hippod.lifecycle.new_memory import Origin
 from hippod.model.memory import Memory
 from hippod.store.sqlite import db as dbmod
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import memories, near_index
 from hippod.store.sqlite.import_probe import StoredProbe
 
 WORDS = "deploy cache redis postgres build broke test lint pipeline config auth token queue worker".split()
@@ -65,6 +65,10 @@ async def test_a_planning_process_gives_the_parts_of_the_planning_thread(
     async with database.transaction() as conn:
         for text in live:
             assert await memories.insert(conn, make_memory(text))
+    # The stored memories' band keys go into the index's levels, as the daemon writes them, so the
+    # plan searches them there (a planning process, in a thread ahead of its judge).
+    assert await near_index.catch_up(database) == len(live)
+    await near_index.compact(database)
     texts = [_near(rng, rng.choice(live)) for _ in range(600)] + [_text(rng) for _ in range(1_800)]
     texts += [_near(rng, t) for t in texts[-300:]]  # near-copies within the run
     rng.shuffle(texts)

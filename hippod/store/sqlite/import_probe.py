@@ -29,7 +29,7 @@ from hippod.model.simjoin import SetIndex
 from hippod.model.terms import stem
 from hippod.model.tokenize import tokenize
 from hippod.store.sqlite.imports import LIVE, LIVE_BY_ROW
-from hippod.store.sqlite.near_lookup import NearLookup
+from hippod.store.sqlite.near_lookup import Ahead, NearLookup
 from hippod.store.sqlite.read_view import ReadView
 from hippod.store.sqlite.rejections import ALL_DIGESTS
 
@@ -68,8 +68,11 @@ class _Stored:
 class StoredProbe(ReadView):
     """A read-only view of one tenant's live memories for the length of one import's planning."""
 
-    def __init__(self, path: str, tenant: str, threshold: float, *, fts5: bool = True) -> None:
+    def __init__(
+        self, path: str, tenant: str, threshold: float, *, fts5: bool = True, ahead: bool = False
+    ) -> None:
         super().__init__(path)
+        self.path = path
         self.tenant = tenant
         self.threshold = threshold
         self.fts5 = fts5
@@ -82,6 +85,14 @@ class StoredProbe(ReadView):
         self._rows: dict[str, int] = {}
         self._scan: tuple[int, SetIndex] | None = None
         self._near = NearLookup(self._conn, tenant) if NearLookup.usable(self._conn) else None
+        # With `ahead`, the near-copy index is searched ahead of the judge, in a thread (near_lookup.Ahead).
+        self._ahead_wanted = ahead
+        self._ahead: Ahead | None = None
+
+    def close(self) -> None:
+        if self._ahead is not None:
+            self._ahead.close()
+        super().close()
 
     def rejected_digests(self) -> set[str]:
         """Every tombstoned digest of the tenant (memory-model.md §12)."""
@@ -111,9 +122,12 @@ class StoredProbe(ReadView):
     ) -> set[int]:
         """`duplicates` through the near-copy index."""
         found: set[int] = set()
+        if self._ahead_wanted and self._ahead is None:
+            self._ahead = Ahead(self.path, near, sets, BATCH)
+        ahead = self._ahead if self._ahead is not None and self._ahead.sets is sets else None
         for start in range(0, len(positions), BATCH):
             batch = positions[start : start + BATCH]
-            candidates = near.candidates([sets[i] for i in batch])
+            candidates = ahead.candidates(batch) if ahead else near.candidates([sets[i] for i in batch])
             # A band's candidates seldom come back for another chunk: keep one batch's rows alone,
             # which bounds the probe's memory whatever the store's size.
             self._stored.clear()

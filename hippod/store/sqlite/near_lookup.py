@@ -9,6 +9,7 @@ own read view (store/sqlite/import_probe.py).
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -22,25 +23,33 @@ _PER_STATEMENT = 500
 class NearLookup:
     """The index as one import sees it: stored keys, and the waiting memories' keys made here."""
 
-    def __init__(self, conn: sqlite3.Connection, tenant: str) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, tenant: str, waiting: dict[int, list[int]] | None = None
+    ) -> None:
         self._conn = conn
         self.tenant = tenant
-        self._waiting: dict[int, list[int]] = defaultdict(list)
         # Imported here, not at the top: numpy loads with an import's plan, not with the daemon.
         from hippod.model.minhash import band_keys
 
         self._band_keys = band_keys
         levels = conn.execute("SELECT level FROM near_levels WHERE keys > 0 ORDER BY level").fetchall()
         self._levels = [int(r[0]) for r in levels]
+        if waiting is not None:  # hashed already, by the lookup this one helps (Ahead)
+            self._waiting = waiting
+            return
+        self._waiting = defaultdict(list)
         # CROSS JOIN keeps the waiting rows outside: the other order reads every memory of the tenant.
-        waiting = (
-            "SELECT p.row, m.content FROM near_pending p CROSS JOIN memories m ON m.rowid = p.row WHERE "
-        )
-        rows = conn.execute(waiting + LIVE_BY_ROW, (tenant,)).fetchall()
+        query = "SELECT p.row, m.content FROM near_pending p CROSS JOIN memories m ON m.rowid = p.row WHERE "
+        rows = conn.execute(query + LIVE_BY_ROW, (tenant,)).fetchall()
         sets = [frozenset(tokenize(str(content))) for _, content in rows]
         for (row, _), keys in zip(rows, band_keys(tenant, sets), strict=True):
             for key in keys:
                 self._waiting[key].append(int(row))
+
+    @property
+    def waiting(self) -> dict[int, list[int]]:
+        """The band keys of the memories still waiting for theirs in the store, made here."""
+        return self._waiting
 
     @staticmethod
     def usable(conn: sqlite3.Connection) -> bool:
@@ -54,15 +63,84 @@ class NearLookup:
         wanted = sorted({key for row in keys for key in row})
         rows_of: dict[int, list[int]] = defaultdict(list)
         # Each level is searched by the primary key (level, key): a few seeks per key, not a scan.
-        per_level = "SELECT key, row FROM near_keys WHERE level = ? AND key IN ({marks})"
+        # One row a statement, the pairs joined in it: each row fetched takes the interpreter's lock
+        # back, and a planning process's lookups run in a thread beside its judge (Ahead).
+        per_level = (
+            "SELECT group_concat(key || ' ' || row, ' ') FROM near_keys WHERE level = ? AND key IN ({marks})"
+        )
         for level in self._levels:
             for start in range(0, len(wanted), _PER_STATEMENT):
                 part = wanted[start : start + _PER_STATEMENT]
-                found = self._conn.execute(per_level.format(marks=", ".join("?" * len(part))), (level, *part))
-                for key, row in found:
-                    rows_of[int(key)].append(int(row))
+                marks = ", ".join("?" * len(part))
+                (joined,) = self._conn.execute(per_level.format(marks=marks), (level, *part)).fetchone()
+                if joined:
+                    numbers = joined.split()
+                    for key, row in zip(numbers[::2], numbers[1::2], strict=True):
+                        rows_of[int(key)].append(int(row))
         if self._waiting:
             for key, rows in self._waiting.items():
                 rows_of[key].extend(rows)
         empty: tuple[int, ...] = ()
         return [set().union(*(rows_of.get(key, empty) for key in row_keys)) for row_keys in keys]
+
+
+class Ahead:
+    """The candidates of an import's chunks, looked up in order ahead of the judge that asks for them,
+    in a thread of their own with a read-only connection of their own: the index's searches (SQLite,
+    which lets go of the interpreter while it works) overlap the judge's Python. For a planning
+    process, which has a core to itself.
+
+    Its connection may see a later moment of the store than the judge's: a memory stored since is
+    then a candidate that the judge, reading its own moment, does not find, and skips.
+    """
+
+    def __init__(self, path: str, lookup: NearLookup, sets: Sequence[frozenset[str]], batch: int) -> None:
+        self.sets = sets
+        self._path, self._tenant, self._waiting = path, lookup.tenant, lookup.waiting
+        self._batch = batch
+        self._found: dict[int, set[int]] = {}
+        self._ready = 0  # the chunks before this one are looked up
+        self._error: BaseException | None = None
+        self._stop = False
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="near-copy lookups", daemon=True)
+        self._thread.start()
+
+    def candidates(self, positions: Sequence[int]) -> list[set[int]]:
+        """NearLookup.candidates of these chunks (by position in `sets`), once looked up."""
+        if not positions:
+            return []
+        last = max(positions)
+        with self._changed:
+            while self._ready <= last and self._error is None:
+                self._changed.wait()
+            if self._error is not None:
+                raise self._error
+            return [self._found.pop(i) for i in positions]
+
+    def close(self) -> None:
+        """Stop looking up (at the end of the batch under way) and wait for the thread."""
+        with self._changed:
+            self._stop = True
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            conn = sqlite3.connect(self._path, isolation_level=None)
+            try:
+                conn.execute("PRAGMA query_only=ON")
+                lookup = NearLookup(conn, self._tenant, self._waiting)
+                for start in range(0, len(self.sets), self._batch):
+                    found = lookup.candidates(self.sets[start : start + self._batch])
+                    with self._changed:
+                        if self._stop:
+                            return
+                        self._found.update(enumerate(found, start))
+                        self._ready = start + len(found)
+                        self._changed.notify_all()
+            finally:
+                conn.close()
+        except BaseException as exc:  # handed to the judge, which raises it
+            with self._changed:
+                self._error = exc
+                self._changed.notify_all()
