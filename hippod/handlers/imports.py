@@ -102,8 +102,7 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
         planner = _planner(
             ctx, store, source.fmt, reading, chunks, extra_tags, not body.dry_run, steps, handoff
         )
-        # A planner left behind by a failed write is stopped; its error is the write's.
-        planner.add_done_callback(lambda done: done.cancelled() or done.exception())
+        planner.add_done_callback(lambda done: _planner_ended(done, handoff))
         try:
             if body.dry_run:
                 plan = await import_write.collect(handoff)
@@ -114,9 +113,11 @@ async def import_(ctx: RequestContext, body: m.Import) -> tuple[Any, str]:
             await planner
         finally:
             if not planner.done():
-                # A planning thread ends at its next tick; a planning process is killed.
+                # A planning thread ends at its next tick; a planning process is killed, and waited
+                # for before the request ends.
                 steps.stop()
                 planner.cancel()
+                await asyncio.wait({planner}, timeout=plan_process.EXIT_WAIT)
         planned = handoff.finished
     log.info(
         "import of %d chunks into %s: read %.2fs, plan %.2fs, write %.2fs",
@@ -145,6 +146,14 @@ def _chunks(source: Source, reading: Reading, extra_tags: list[str]) -> Prepared
     if not prepared.texts and reading.empty is not None:
         raise HippoError("bad_input", f"cannot import {source.path}: {reading.empty}")
     return prepared
+
+
+def _planner_ended(planner: asyncio.Future[None], handoff: Handoff) -> None:
+    """A planner's end, seen from the loop: one that ended without closing the handoff (cancelled
+    before it ran) closes it now, so the write waiting on it ends too. Its error, if any, is the
+    write's to raise, through the handoff."""
+    error = asyncio.CancelledError() if planner.cancelled() else planner.exception()
+    handoff.close(error)
 
 
 def _judged(reading: Reading, chunks: Prepared | None) -> int:

@@ -134,18 +134,23 @@ def nothing_stored(sets: Sequence[frozenset[str]], positions: Sequence[int]) -> 
 
 
 def overlapping(texts: Sequence[str], others: Sequence[str]) -> set[int]:
-    """Positions of `texts` that overlap any of `others` above the duplicate threshold.
+    """Positions of `texts` that overlap any of `others` above the duplicate threshold."""
+    return overlapping_sets([token_set(t) for t in texts], [token_set(t) for t in others])
 
-    For the final check inside the write transaction, against memories stored by other requests
+
+def overlapping_sets(sets: Sequence[frozenset[str]], others: Sequence[frozenset[str]]) -> set[int]:
+    """Positions of `sets` (texts' token sets) that overlap any of `others` above the duplicate
+    threshold.
+
+    For the last look inside the write transaction, against memories stored by other requests
     after the import read the store (usually none).
     """
-    if not others or not texts:
+    if not others or not sets:
         return set()
-    sets = [token_set(t) for t in others] + [token_set(t) for t in texts]
-    index = SetIndex(sets, DUPLICATE_ABOVE)
+    index = SetIndex([*others, *sets], DUPLICATE_ABOVE)
     for i in range(len(others)):
         index.add(i)
-    return {i for i in range(len(texts)) if index.matches(len(others) + i, strict=True)}
+    return {i for i in range(len(sets)) if index.matches(len(others) + i, strict=True)}
 
 
 def preview(text: str) -> str:

@@ -19,7 +19,7 @@ import aiosqlite
 from hippod.base import clock
 from hippod.calls.progress import Steps
 from hippod.calls.request import RequestContext
-from hippod.ingest.import_core import overlapping
+from hippod.ingest.import_core import overlapping_sets, token_set
 from hippod.ingest.planner import Plan
 from hippod.model.digest import refused
 from hippod.store.sqlite import imports as sql
@@ -69,7 +69,10 @@ class Handoff:
         self._send(part)
 
     def close(self, error: BaseException | None = None) -> None:
-        """The plan is complete, or failed with `error` (from the planner, always last)."""
+        """The plan is complete, or failed with `error` (from the planner, always last; again from
+        the daemon when the planner ended without, which changes nothing once closed)."""
+        if self.done:
+            return
         self._error = error
         self.finished = time.monotonic()
         self.done = True
@@ -125,8 +128,11 @@ async def store_parts(
             await look.apply(part)
             await sql.insert_rows(conn, part.rows, progress.tick)
             progress.stored(len(part.rows))
+            part.rows = []  # stored: the reply needs the memories alone
             plan.extend(part)
         progress.end()
+        if plan.total != handoff.chunks:  # every part came, or nothing is stored
+            raise RuntimeError(f"an import's plan judged {plan.total} of its {handoff.chunks} chunks")
         now = clock.iso(clock.now())
         await memories.audit_many(
             conn,
@@ -189,7 +195,7 @@ def worth_writing(chunks: int, planned: int, rows: int, paced: int, seconds: flo
 class _LastLook:
     """What changed in the store between the plan's read and the write transaction."""
 
-    def __init__(self, since: list[str], tombstones: set[str]) -> None:
+    def __init__(self, since: list[frozenset[str]], tombstones: set[str]) -> None:
         self.since = since
         self.tombstones = tombstones
 
@@ -197,15 +203,17 @@ class _LastLook:
     async def read(cls, conn: aiosqlite.Connection, tenant: str, seen: Seen) -> _LastLook:
         top, rejected = seen
         _, since = await sql.live_texts(conn, tenant, top)
+        # Tokenized once, not once a part.
+        sets = await asyncio.to_thread(lambda: [token_set(text) for text in since])
         # The plan already refused what the tombstones it saw refuse; hashing every text again
         # on the event loop would hold up other requests for nothing.
-        return cls(since, await rejections.all_digests(conn, tenant) - rejected)
+        return cls(sets, await rejections.all_digests(conn, tenant) - rejected)
 
     async def apply(self, part: Plan) -> None:
         """Drop the part's memories that a memory stored meanwhile or a new tombstone refuses."""
         if self.since:
-            texts = [memory.content for memory in part.memories]
-            part.drop(await asyncio.to_thread(overlapping, texts, self.since), as_rejected=False)
+            sets = [token_set(memory.content) for memory in part.memories]
+            part.drop(await asyncio.to_thread(overlapping_sets, sets, self.since), as_rejected=False)
         if self.tombstones:
             part.drop(await asyncio.to_thread(_refused, part, self.tombstones), as_rejected=True)
 
@@ -216,8 +224,9 @@ def _refused(plan: Plan, tombstones: Collection[str]) -> set[int]:
 
 
 class _Progress:
-    """The "writing memories" step: shown once the plan is complete (the planning thread's step
-    is the one shown until then), from the rows already stored to all the plan's rows."""
+    """The "writing memories" step: shown once the plan is complete (the planner's step, "checking
+    for duplicates", is the one shown until then), from the rows already stored to all the plan's
+    rows."""
 
     def __init__(self, steps: Steps, handoff: Handoff) -> None:
         self._steps = steps

@@ -6,7 +6,8 @@ parts already planned and slowed them several times over, and every request answ
 with them. So an import of PROCESS_FROM chunks or more starts this module's `main` in a child: the
 daemon sends the chunks and the plan's settings on stdin and reads each part back on stdout as it
 is made, while its own transaction stores the parts before it. The child only reads the store,
-through its own read-only connection, as the planning thread does; every write stays the daemon's.
+through read-only connections of its own, as the planning thread does; every write stays the
+daemon's.
 
 Both sides speak pickle, a length-prefixed frame at a time: the plan is the daemon's own data going
 from one of its processes to another through a pipe nobody else holds.
@@ -46,6 +47,8 @@ log = logging.getLogger("hippod.imports")
 PROCESS_FROM = 5_000
 FAILED = "import_failed"
 _LENGTH = struct.Struct("!Q")
+# Seconds a planner that sent its last frame gets to exit before it is killed.
+EXIT_WAIT = 5.0
 # What is kept of the child's stderr for the log when it fails.
 _ERR_KEPT = 64 * 1024
 
@@ -91,28 +94,35 @@ async def plan_in_child(job: Job, handoff: Handoff, steps: Steps) -> None:
 
 
 async def _run(job: Job, handoff: Handoff, steps: Steps) -> None:
+    failed = f"could not plan the import into {job.path}"
+    # A large file's chunks take a while to pickle: not on the loop.
+    sent = await asyncio.to_thread(pickle.dumps, (job, os.getpid()), pickle.HIGHEST_PROTOCOL)
     kwargs: dict[str, Any] = {}
     if sys.platform == "win32":
         # The daemon runs under pythonw: a console program would flash a window.
         kwargs["creationflags"] = subprocess.CREATE_NO_WINDOW
-    proc = await asyncio.create_subprocess_exec(
-        *child.argv(__name__),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        **kwargs,
-    )
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *child.argv(__name__),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            **kwargs,
+        )
+    except OSError as exc:
+        raise HippoError(FAILED, f"{failed}: its planner did not start ({exc.strerror or exc})") from None
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     errors = asyncio.ensure_future(_tail(proc.stderr))
+    errors.add_done_callback(lambda done: done.cancelled() or done.exception())
     try:
         # A child that could not start closes its end: what it said is read below.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            proc.stdin.write(pickle.dumps((job, os.getpid()), protocol=pickle.HIGHEST_PROTOCOL))
+            proc.stdin.write(sent)
             await proc.stdin.drain()
             proc.stdin.close()
         steps.begin("checking for duplicates", len(job.chunks.texts))
         planned = 0
-        while (frame := await _frame(proc.stdout)) is not None:
+        while (frame := await _frame(proc.stdout, failed)) is not None:
             kind = frame[0]
             if kind == "seen":
                 handoff.seen = (frame[1], frame[2])
@@ -123,18 +133,21 @@ async def _run(job: Job, handoff: Handoff, steps: Steps) -> None:
             elif kind == "done":
                 steps.end()
                 log.info("import's planner for %s: peak %.0f MB", job.path, frame[1])
+                # The child ends right after its last frame: waited for, not killed.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(proc.wait(), EXIT_WAIT)
                 return
             elif kind == "hippo":
                 raise HippoError(frame[1], frame[2], hint=frame[3])
             elif kind == "sqlite":
                 raise child.sqlite_error(*frame[1:])
+            else:
+                raise HippoError(FAILED, f"{failed}: its planner sent a frame of unknown kind {kind!r}")
         code = await proc.wait()
         why = (await errors).decode("utf-8", "replace").strip()
         log.error("import's planner for %s exited with %d:\n%s", job.path, code, why)
         last = why.splitlines()[-1] if why else "no message"
-        raise HippoError(
-            FAILED, f"could not plan the import into {job.path}: its planner exited with {code} ({last})"
-        )
+        raise HippoError(FAILED, f"{failed}: its planner exited with {code} ({last})")
     finally:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
@@ -152,7 +165,7 @@ async def _tail(stream: asyncio.StreamReader) -> bytes:
     return kept
 
 
-async def _frame(stream: asyncio.StreamReader) -> Any:
+async def _frame(stream: asyncio.StreamReader, failed: str) -> Any:
     """The next frame from the child, or None at the end of its output."""
     try:
         head = await stream.readexactly(_LENGTH.size)
@@ -160,7 +173,13 @@ async def _frame(stream: asyncio.StreamReader) -> Any:
         data = await stream.readexactly(size)
     except asyncio.IncompleteReadError:
         return None
-    return pickle.loads(data)
+    try:
+        frame = pickle.loads(data)
+    except Exception:
+        raise HippoError(FAILED, f"{failed}: its planner sent output that is not a frame") from None
+    if not isinstance(frame, tuple) or not frame:
+        raise HippoError(FAILED, f"{failed}: its planner sent output that is not a frame")
+    return frame
 
 
 def _sender(out: BinaryIO) -> Any:

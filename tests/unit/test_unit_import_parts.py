@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 
 from hippod.calls.progress import Steps
 from hippod.ingest.chunking import Chunk
-from hippod.ingest.import_core import DUPLICATE_ABOVE, JUDGE_BATCH, prepare
+from hippod.ingest.import_core import DUPLICATE_ABOVE, JUDGE_BATCH, prepare, token_set
 from hippod.ingest.import_write import Handoff, worth_writing
 from hippod.ingest.plan_process import Job, plan_in_child
 from hippod.ingest.planner import ChunkMemory, Plan, plan_chunk_parts
@@ -24,6 +25,7 @@ from hippod.model.memory import Memory
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories, near_index
 from hippod.store.sqlite.import_probe import StoredProbe
+from hippod.store.sqlite.near_lookup import AHEAD, Ahead, NearLookup, snapshot
 
 WORDS = "deploy cache redis postgres build broke test lint pipeline config auth token queue worker".split()
 MAKE = ChunkMemory(Origin("default", "session-1", "proj"), "markdown", 365.0)
@@ -115,3 +117,44 @@ def test_the_write_begins_once_the_plan_left_is_no_longer_than_the_write() -> No
     # Nothing to store so far: no reason to hold the writer; the whole plan: always.
     assert not worth_writing(10_000, 5_000, 0, 4_000, 1.0)
     assert worth_writing(10_000, 10_000, 0, 9_000, 3.0)
+
+
+async def test_lookups_ahead_read_one_moment_and_stay_a_few_batches_ahead(
+    database: dbmod.Database, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(7)
+    live = [_text(rng) for _ in range(300)]
+    async with database.transaction() as conn:
+        for text in live:
+            assert await memories.insert(conn, make_memory(text))
+    await near_index.catch_up(database)  # every key in level 0
+    sets = [token_set(_near(rng, text)) for text in live]
+
+    # A merge into a level that did not exist when the lookup began moves every key: a lookup on
+    # one moment still finds them where they were.
+    view = snapshot(database.path)
+    try:
+        lookup = NearLookup(view, "default")
+        before = lookup.candidates(sets[:50])
+        assert sum(map(len, before)) >= 50
+        monkeypatch.setattr(near_index, "LEVEL0_KEYS", 800)
+        assert await near_index.compact(database) > 0
+        assert lookup.candidates(sets[:50]) == before
+    finally:
+        view.close()
+
+    # The thread ahead stops AHEAD batches past what was asked for, and finds what a lookup finds.
+    view = snapshot(database.path)
+    try:
+        plain = NearLookup(view, "default")
+        ahead = Ahead(database.path, plain, sets, 5)
+        try:
+            assert ahead.candidates([0, 1]) == plain.candidates(sets[:2])
+            for _ in range(50):
+                assert ahead._ready <= ahead._wanted + (AHEAD + 1) * 5
+                time.sleep(0.01)
+            assert ahead.candidates(list(range(2, len(sets)))) == plain.candidates(sets[2:])
+        finally:
+            ahead.close()
+    finally:
+        view.close()

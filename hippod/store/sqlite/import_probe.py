@@ -15,7 +15,8 @@ makes new text cheap.
 
 Blocking sqlite3 code: open, use and close a StoredProbe in one worker thread. It is a ReadView
 (read_view.py): the daemon's reader stays free for recall, and the view is that of one moment, up
-to `top`, the highest row number it saw.
+to `top`, the highest row number it saw. With `ahead`, the near-copy index is searched in a thread,
+on a moment of its own (near_lookup.Ahead); the candidates it finds are compared on the probe's.
 """
 
 from __future__ import annotations

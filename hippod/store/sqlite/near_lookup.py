@@ -3,7 +3,8 @@ share a MinHash band key with a chunk (hippod.model.minhash), at a cost per chun
 
 The memories still waiting for their keys (written since the last catch-up, store/sqlite/near_index.py)
 are hashed here, in memory, so they are found the same way. Blocking sqlite3 code, on the probe's
-own read view (store/sqlite/import_probe.py).
+own read view (store/sqlite/import_probe.py), or, for a planning process, on a snapshot of its own
+in a thread that searches ahead of the probe (Ahead).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from hippod.store.sqlite.imports import LIVE_BY_ROW
 from hippod.store.sqlite.near_index import WAITING_HASHED
 
 _PER_STATEMENT = 500
+# Batches of chunks that Ahead looks up before the judge asks for them.
+AHEAD = 4
 
 
 class NearLookup:
@@ -90,8 +93,9 @@ class Ahead:
     which lets go of the interpreter while it works) overlap the judge's Python. For a planning
     process, which has a core to itself.
 
-    Its connection may see a later moment of the store than the judge's: a memory stored since is
-    then a candidate that the judge, reading its own moment, does not find, and skips.
+    Its connection reads one moment of the store (`snapshot`), which may be later than the judge's:
+    a memory stored since is then a candidate that the judge, reading its own moment, does not find,
+    and skips; a merge of the index's levels committed since moves keys, never drops them.
     """
 
     def __init__(self, path: str, lookup: NearLookup, sets: Sequence[frozenset[str]], batch: int) -> None:
@@ -100,6 +104,7 @@ class Ahead:
         self._batch = batch
         self._found: dict[int, set[int]] = {}
         self._ready = 0  # the chunks before this one are looked up
+        self._wanted = 0  # and those before this one asked for
         self._error: BaseException | None = None
         self._stop = False
         self._changed = threading.Condition()
@@ -112,6 +117,8 @@ class Ahead:
             return []
         last = max(positions)
         with self._changed:
+            self._wanted = max(self._wanted, last + 1)
+            self._changed.notify_all()
             while self._ready <= last and self._error is None:
                 self._changed.wait()
             if self._error is not None:
@@ -122,19 +129,24 @@ class Ahead:
         """Stop looking up (at the end of the batch under way) and wait for the thread."""
         with self._changed:
             self._stop = True
+            self._changed.notify_all()
         self._thread.join()
 
     def _run(self) -> None:
         try:
-            conn = sqlite3.connect(self._path, isolation_level=None)
+            conn = snapshot(self._path)
             try:
-                conn.execute("PRAGMA query_only=ON")
                 lookup = NearLookup(conn, self._tenant, self._waiting)
                 for start in range(0, len(self.sets), self._batch):
-                    found = lookup.candidates(self.sets[start : start + self._batch])
                     with self._changed:
+                        # No further ahead than AHEAD batches past what the judge asked for: the
+                        # candidates wait in memory until it does.
+                        while not self._stop and start >= self._wanted + AHEAD * self._batch:
+                            self._changed.wait()
                         if self._stop:
                             return
+                    found = lookup.candidates(self.sets[start : start + self._batch])
+                    with self._changed:
                         self._found.update(enumerate(found, start))
                         self._ready = start + len(found)
                         self._changed.notify_all()
@@ -144,3 +156,13 @@ class Ahead:
             with self._changed:
                 self._error = exc
                 self._changed.notify_all()
+
+
+def snapshot(path: str) -> sqlite3.Connection:
+    """A read-only connection to the store at `path` inside one read transaction: its levels and
+    their keys are of one moment, whatever merges the daemon commits meanwhile."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout=5000")
+    conn.execute("PRAGMA query_only=ON")
+    conn.execute("BEGIN")
+    return conn
