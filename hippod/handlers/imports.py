@@ -150,8 +150,8 @@ def _chunks(source: Source, reading: Reading, extra_tags: list[str]) -> Prepared
 
 def _planner_ended(planner: asyncio.Future[None], handoff: Handoff) -> None:
     """A planner's end, seen from the loop: one that ended without closing the handoff (cancelled
-    before it ran) closes it now, so the write waiting on it ends too. Its error, if any, is the
-    write's to raise, through the handoff."""
+    before or while it ran, or never started) closes it now, so the write waiting on it ends too.
+    Its error, if any, is the write's to raise, through the handoff."""
     error = asyncio.CancelledError() if planner.cancelled() else planner.exception()
     handoff.close(error)
 

@@ -35,7 +35,8 @@ WRITE_RATE = 4_000
 
 class Handoff:
     """The parts of one plan, passed in order from its planner to the event loop: a planning thread
-    calls `put` and `close`, and so does the task reading a planning process's parts."""
+    calls `put` and `close`, and so does the task reading a planning process's parts; the daemon
+    closes it too when a planner ends without having done so."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, chunks: int) -> None:
         self._loop = loop
@@ -69,8 +70,9 @@ class Handoff:
         self._send(part)
 
     def close(self, error: BaseException | None = None) -> None:
-        """The plan is complete, or failed with `error` (from the planner, always last; again from
-        the daemon when the planner ended without, which changes nothing once closed)."""
+        """The plan is complete, or failed with `error`. The first call counts: the planner's, after
+        its last part, or the daemon's when the planner ended without one (a planner cancelled
+        once its parts are no longer wanted may still call it, and put a part, unheard)."""
         if self.done:
             return
         self._error = error
@@ -99,7 +101,7 @@ async def store_parts(
     ctx: RequestContext, store: SqliteStore, handoff: Handoff, fmt: str, path: str, digest: str, steps: Steps
 ) -> Plan:
     """Store each part's memories as it comes, and the file's digest, in one transaction; return
-    the whole plan as stored.
+    the whole plan as stored (its rows, once stored, are dropped: the reply needs the memories).
 
     The transaction begins once a part has a memory and the plan is near enough its end (`_Pace`):
     a file whose chunks are all stored already only records its digest. Each part gets a last look
@@ -117,6 +119,7 @@ async def store_parts(
     if not any(p.memories for p in ready):  # the whole plan, and not one memory to store
         for part in ready:
             plan.extend(part)
+        _complete(plan, handoff)
         async with store.db.transaction() as conn:
             seen = ImportedFile(digest, plan.total, clock.iso(clock.now()))
             await sql.record_file(conn, ctx.tenant, fmt, path, seen)
@@ -131,8 +134,7 @@ async def store_parts(
             part.rows = []  # stored: the reply needs the memories alone
             plan.extend(part)
         progress.end()
-        if plan.total != handoff.chunks:  # every part came, or nothing is stored
-            raise RuntimeError(f"an import's plan judged {plan.total} of its {handoff.chunks} chunks")
+        _complete(plan, handoff)
         now = clock.iso(clock.now())
         await memories.audit_many(
             conn,
@@ -145,6 +147,13 @@ async def store_parts(
         )
         await sql.record_file(conn, ctx.tenant, fmt, path, ImportedFile(digest, plan.total, now))
     return plan
+
+
+def _complete(plan: Plan, handoff: Handoff) -> None:
+    """Every chunk was judged, or nothing is stored (not even the file's digest, which would make
+    the chunks never judged look imported)."""
+    if plan.total != handoff.chunks:
+        raise RuntimeError(f"an import's plan judged {plan.total} of its {handoff.chunks} chunks")
 
 
 async def _chain(first: list[Plan], rest: AsyncIterator[Plan]) -> AsyncIterator[Plan]:
@@ -212,10 +221,14 @@ class _LastLook:
     async def apply(self, part: Plan) -> None:
         """Drop the part's memories that a memory stored meanwhile or a new tombstone refuses."""
         if self.since:
-            sets = [token_set(memory.content) for memory in part.memories]
-            part.drop(await asyncio.to_thread(overlapping_sets, sets, self.since), as_rejected=False)
+            part.drop(await asyncio.to_thread(_overlapping, part, self.since), as_rejected=False)
         if self.tombstones:
             part.drop(await asyncio.to_thread(_refused, part, self.tombstones), as_rejected=True)
+
+
+def _overlapping(plan: Plan, since: list[frozenset[str]]) -> set[int]:
+    """Positions of the planned memories that overlap a memory stored since the plan read the store."""
+    return overlapping_sets([token_set(memory.content) for memory in plan.memories], since)
 
 
 def _refused(plan: Plan, tombstones: Collection[str]) -> set[int]:

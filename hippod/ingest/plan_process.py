@@ -47,7 +47,10 @@ log = logging.getLogger("hippod.imports")
 PROCESS_FROM = 5_000
 FAILED = "import_failed"
 _LENGTH = struct.Struct("!Q")
-# Seconds a planner that sent its last frame gets to exit before it is killed.
+# The frames a planner sends, by kind, and how many fields follow the kind.
+_FIELDS = {"seen": 2, "part": 1, "done": 1, "hippo": 3, "sqlite": 4}
+# Seconds a planner that sent its last frame gets to exit before it is killed, and that an import
+# cancelled while it plans waits for its planner to be gone.
 EXIT_WAIT = 5.0
 # What is kept of the child's stderr for the log when it fails.
 _ERR_KEPT = 64 * 1024
@@ -82,8 +85,8 @@ async def plan_in_child(job: Job, handoff: Handoff, steps: Steps) -> None:
     """Hand `job`'s parts to `handoff` as a child process makes them, counting its chunks in `steps`.
 
     Cancelling the caller kills the child. A SQLite error of the child's is raised again here, as is
-    a HippoError; any other failure raises HippoError(import_failed) naming it in one line. Either
-    way the handoff is closed with it.
+    a HippoError; a child that does not start, exits early or sends what is not a frame raises
+    HippoError(import_failed) naming it in one line. Either way the handoff is closed with it.
     """
     try:
         await _run(job, handoff, steps)
@@ -95,7 +98,8 @@ async def plan_in_child(job: Job, handoff: Handoff, steps: Steps) -> None:
 
 async def _run(job: Job, handoff: Handoff, steps: Steps) -> None:
     failed = f"could not plan the import into {job.path}"
-    # A large file's chunks take a while to pickle: not on the loop.
+    # In a worker thread, as an import's other reading steps are (the pickler still holds the
+    # interpreter's lock while it runs: about a tenth of a second for 100,000 chunks).
     sent = await asyncio.to_thread(pickle.dumps, (job, os.getpid()), pickle.HIGHEST_PROTOCOL)
     kwargs: dict[str, Any] = {}
     if sys.platform == "win32":
@@ -132,6 +136,7 @@ async def _run(job: Job, handoff: Handoff, steps: Steps) -> None:
                 handoff.put(frame[1])
             elif kind == "done":
                 steps.end()
+                handoff.close()  # the write need not wait for the child's exit
                 log.info("import's planner for %s: peak %.0f MB", job.path, frame[1])
                 # The child ends right after its last frame: waited for, not killed.
                 with contextlib.suppress(TimeoutError):
@@ -139,10 +144,8 @@ async def _run(job: Job, handoff: Handoff, steps: Steps) -> None:
                 return
             elif kind == "hippo":
                 raise HippoError(frame[1], frame[2], hint=frame[3])
-            elif kind == "sqlite":
+            else:  # "sqlite"
                 raise child.sqlite_error(*frame[1:])
-            else:
-                raise HippoError(FAILED, f"{failed}: its planner sent a frame of unknown kind {kind!r}")
         code = await proc.wait()
         why = (await errors).decode("utf-8", "replace").strip()
         log.error("import's planner for %s exited with %d:\n%s", job.path, code, why)
@@ -175,10 +178,12 @@ async def _frame(stream: asyncio.StreamReader, failed: str) -> Any:
         return None
     try:
         frame = pickle.loads(data)
-    except Exception:
-        raise HippoError(FAILED, f"{failed}: its planner sent output that is not a frame") from None
-    if not isinstance(frame, tuple) or not frame:
+    except Exception:  # whatever the bytes were, they are not a frame
+        frame = None
+    if not (isinstance(frame, tuple) and frame and len(frame) == 1 + _FIELDS.get(frame[0], -1)):
         raise HippoError(FAILED, f"{failed}: its planner sent output that is not a frame")
+    if frame[0] == "part" and not isinstance(frame[1], Plan):
+        raise HippoError(FAILED, f"{failed}: its planner sent a part that is not a plan")
     return frame
 
 

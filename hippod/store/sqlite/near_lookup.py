@@ -93,6 +93,9 @@ class Ahead:
     which lets go of the interpreter while it works) overlap the judge's Python. For a planning
     process, which has a core to itself.
 
+    The judge asks for every chunk once, in order, a batch at a time (a chunk import's does): what
+    is looked up waits for it, and the thread stays AHEAD batches past what it asked for.
+
     Its connection reads one moment of the store (`snapshot`), which may be later than the judge's:
     a memory stored since is then a candidate that the judge, reading its own moment, does not find,
     and skips; a merge of the index's levels committed since moves keys, never drops them.
