@@ -2,12 +2,12 @@
 
 The plan is seconds of Python (tokens, MinHash keys, the run's own near-copy check, each memory's
 row) that hold the interpreter's lock. In a thread of the daemon it ran beside the writes of the
-parts already planned and slowed them several times over, and every request answered meanwhile
-with them. So an import of PROCESS_FROM chunks or more starts this module's `main` in a child: the
-daemon sends the chunks and the plan's settings on stdin and reads each part back on stdout as it
-is made, while its own transaction stores the parts before it. The child only reads the store,
-through read-only connections of its own, as the planning thread does; every write stays the
-daemon's.
+parts already planned and slowed each about three times over (bench/RESULTS.md), and every
+request answered meanwhile with them. So an import of PROCESS_FROM chunks or more starts this
+module's `main` in a child: the daemon sends the chunks and the plan's settings on stdin and reads
+each part back on stdout as it is made, while its own transaction stores the parts before it. The
+child only reads the store, through read-only connections of its own, as the planning thread does;
+every write stays the daemon's.
 
 Both sides speak pickle, a length-prefixed frame at a time: the plan is the daemon's own data going
 from one of its processes to another through a pipe nobody else holds.
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hippod.imports")
 
-# Chunks from which an import plans in a child: starting one costs about a third of a second, what
-# planning some 2,000 chunks takes in the daemon.
+# Chunks from which an import plans in a child: starting one costs about a fifth of a second, what
+# planning some 1,000 to 2,000 chunks takes in the daemon.
 PROCESS_FROM = 5_000
 FAILED = "import_failed"
 _LENGTH = struct.Struct("!Q")
