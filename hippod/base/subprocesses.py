@@ -20,6 +20,28 @@ class Finished:
     err: bytes
 
 
+async def start(
+    argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None, stdin: bool = False
+) -> asyncio.subprocess.Process:
+    """Start `argv` with stdout and stderr piped, and stdin piped too with `stdin` (else closed).
+
+    Raises OSError when the program cannot start. The caller reads the pipes and reaps the process.
+    """
+    kwargs: dict[str, object] = {}
+    if sys.platform == "win32":
+        # The daemon runs under pythonw: a console program would flash a window.
+        kwargs["creationflags"] = subprocess.CREATE_NO_WINDOW
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
 async def run(
     argv: Sequence[str],
     *,
@@ -34,19 +56,7 @@ async def run(
     TimeoutError past `timeout`. On a timeout, or when the caller is cancelled, the process is
     killed and reaped before the exception goes on.
     """
-    kwargs: dict[str, object] = {}
-    if sys.platform == "win32":
-        # The daemon runs under pythonw: a console program would flash a window.
-        kwargs["creationflags"] = subprocess.CREATE_NO_WINDOW
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=None if env is None else dict(env),
-        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        **kwargs,  # type: ignore[arg-type]
-    )
+    proc = await start(argv, cwd=cwd, env=env, stdin=stdin is not None)
     try:
         out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
     except BaseException:

@@ -133,11 +133,6 @@ def nothing_stored(sets: Sequence[frozenset[str]], positions: Sequence[int]) -> 
     return set()
 
 
-def overlapping(texts: Sequence[str], others: Sequence[str]) -> set[int]:
-    """Positions of `texts` that overlap any of `others` above the duplicate threshold."""
-    return overlapping_sets([token_set(t) for t in texts], [token_set(t) for t in others])
-
-
 def overlapping_sets(sets: Sequence[frozenset[str]], others: Sequence[frozenset[str]]) -> set[int]:
     """Positions of `sets` (texts' token sets) that overlap any of `others` above the duplicate
     threshold.

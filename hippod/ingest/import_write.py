@@ -173,21 +173,18 @@ class _Pace:
         self.chunks = chunks
         self.planned = 0
         self.rows = 0
-        self.first = 0.0
-        self.after_first = 0
+        # The pace is timed from the first part on: before it, the planner was starting.
+        self.first: tuple[float, int] | None = None  # when it came, and its chunks
 
     def write_now(self, part: Plan) -> bool:
         """Whether to begin writing, given the part just received."""
         self.planned += part.total
         self.rows += len(part.rows)
-        if not self.first:
-            # The pace is timed from the first part on: before it, the planner was starting.
-            self.first = time.monotonic()
-            return worth_writing(self.chunks, self.planned, self.rows, 0, 0.0)
-        self.after_first += part.total
-        return worth_writing(
-            self.chunks, self.planned, self.rows, self.after_first, time.monotonic() - self.first
-        )
+        if self.first is None:
+            self.first = (time.monotonic(), part.total)
+        since, before = self.first
+        paced, seconds = self.planned - before, time.monotonic() - since
+        return worth_writing(self.chunks, self.planned, self.rows, paced, seconds)
 
 
 def worth_writing(chunks: int, planned: int, rows: int, paced: int, seconds: float) -> bool:

@@ -23,13 +23,12 @@ import os
 import pickle
 import sqlite3
 import struct
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
-from hippod.base import child, clock
+from hippod.base import child, clock, subprocesses
 from hippod.base.errors import HippoError
 from hippod.calls.progress import Steps
 from hippod.ingest.import_core import DUPLICATE_ABOVE, Prepared
@@ -101,18 +100,8 @@ async def _run(job: Job, handoff: Handoff, steps: Steps) -> None:
     # In a worker thread, as an import's other reading steps are (the pickler still holds the
     # interpreter's lock while it runs: about a tenth of a second for 100,000 chunks).
     sent = await asyncio.to_thread(pickle.dumps, (job, os.getpid()), pickle.HIGHEST_PROTOCOL)
-    kwargs: dict[str, Any] = {}
-    if sys.platform == "win32":
-        # The daemon runs under pythonw: a console program would flash a window.
-        kwargs["creationflags"] = subprocess.CREATE_NO_WINDOW
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *child.argv(__name__),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            **kwargs,
-        )
+        proc = await subprocesses.start(child.argv(__name__), stdin=True)
     except OSError as exc:
         raise HippoError(FAILED, f"{failed}: its planner did not start ({exc.strerror or exc})") from None
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None

@@ -141,12 +141,8 @@ def plan_chunk_parts(
                 part.digests.append(digests[i])
         if rows:
             part.rows = [_row(m, d) for m, d in zip(part.memories, part.digests, strict=True)]
-        if start + len(verdicts) == len(texts):
-            steps.end()
         yield part
-    if not texts:
-        steps.end()
-        yield Plan(truncated=prepared.truncated)
+    steps.end()
 
 
 def _heads(records: Sequence[Record]) -> list[int]:

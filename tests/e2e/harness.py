@@ -86,7 +86,7 @@ def thread_niceness(pid: int) -> list[int]:
     return found
 
 
-def _proc_env(pid: int) -> dict[str, str]:
+def proc_env(pid: int) -> dict[str, str]:
     try:
         raw = Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:
@@ -103,7 +103,7 @@ def _is_our_daemon(pid: int, home: str, user_home: str) -> bool:
         return False
     if b"hippod" not in cmdline:
         return False
-    env = _proc_env(pid)
+    env = proc_env(pid)
     if "HIPPO_HOME" in env:
         return env["HIPPO_HOME"] == home
     return env.get("HOME") == user_home

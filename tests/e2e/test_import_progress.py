@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from e2e.harness import proc_env
 from e2e.tty import run_with_stderr_on_tty
 from hippoctl.protocol import messages as m
 
@@ -97,9 +98,8 @@ def _planners(home: str) -> list[int]:
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()  # empty for a process already dead (a zombie)
-            environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"hippod.ingest.plan_process" in cmdline and f"HIPPO_HOME={home}".encode() in environ:
+        if b"hippod.ingest.plan_process" in cmdline and proc_env(int(entry.name)).get("HIPPO_HOME") == home:
             found.append(int(entry.name))
     return found

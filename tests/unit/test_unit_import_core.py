@@ -16,7 +16,7 @@ from hippod.ingest.import_core import (
     Verdict,
     judge,
     nothing_stored,
-    overlapping,
+    overlapping_sets,
     prepare,
     preview,
     token_set,
@@ -106,8 +106,9 @@ def test_judge_threshold_is_strictly_above_point_seven() -> None:
 
 
 def test_overlapping_finds_late_arrivals() -> None:
-    assert overlapping(["alpha beta gamma", "other words here"], ["alpha beta gamma"]) == {0}
-    assert overlapping(["alpha"], []) == set()
+    texts = [token_set("alpha beta gamma"), token_set("other words here")]
+    assert overlapping_sets(texts, [token_set("alpha beta gamma")]) == {0}
+    assert overlapping_sets([token_set("alpha")], []) == set()
 
 
 def test_preview_collapses_whitespace_and_cuts() -> None:
