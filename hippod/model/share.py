@@ -31,6 +31,10 @@ COPY_SOURCES = (SHARED, PROMOTED, AUTO_SHARED)
 
 def transfer_score(memory: Memory) -> float:
     """How likely a memory is to help in other projects, in [0, 1]."""
+    if not memory.tags and not memory.pinned and memory.retrieval_count < 3:
+        # Nothing to add but the valence's share: the same value, without the sets (a sleep asks
+        # this of every memory of the store).
+        return 0.55 if memory.emotional_valence in ("negative", "critical") else 0.5
     tags = set(memory.tags)
     score = (
         0.5

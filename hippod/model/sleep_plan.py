@@ -74,6 +74,11 @@ class Source(Protocol):
         """When the previous (written) sleep ran."""
         ...
 
+    def compared(self) -> set[str]:
+        """The ids of the rows the previous sleep wrote with its own time after comparing them, and
+        nothing has changed since (a store that keeps none: empty)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -193,6 +198,7 @@ def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
             loss_aversion=settings.loss_aversion,
             default_half_life=settings.default_half_life,
             settled_through=parse_iso(last_sleep) if last_sleep else None,
+            compared=source.compared() if last_sleep else frozenset(),
         )
     )
     # Checkpoints between pages and phases (and in the pair joins): a stopping daemon cancels a

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -22,7 +23,7 @@ from hippod.model.sleep_traits import Traits, traits_of
 from hippod.model.wordsets import TokenColumn
 
 # Flags of a survivor.
-SETTLED = 1  # unchanged since the previous sleep, which compared it with the others then
+SETTLED = 1  # unchanged since the previous sleep compared it with the others
 MERGEABLE = 2  # a merge candidate (sleep.md §5.1)
 COMPARED = 4  # takes part in dedupe: not superseded
 PROTECTED = 8
@@ -66,6 +67,8 @@ class ScanSettings:
     loss_aversion: float
     default_half_life: float
     settled_through: datetime | None
+    # Rows written at `settled_through` exactly that the previous sleep wrote itself, after comparing them.
+    compared: AbstractSet[str] = frozenset()
 
 
 class Scan:
@@ -159,8 +162,10 @@ class Scan:
         self.strength.append(memory.strength)
         flags = REFRESHED if refreshed else 0
         through = self.settings.settled_through
-        if through is not None and parse_iso(memory.updated_at) < through:
-            flags |= SETTLED
+        if through is not None:
+            written = parse_iso(memory.updated_at)
+            if written < through or (written == through and memory.id in self.settings.compared):
+                flags |= SETTLED
         if decay.is_protected(memory):
             flags |= PROTECTED
         if memory.kind == "archived":

@@ -230,6 +230,13 @@ def test_transfer_score(make_memory: Callable[..., Memory]) -> None:
     assert share.transfer_score(make_memory(tags=["error"], emotional_valence="negative")) == pytest.approx(
         0.65
     )
+    # Untagged, unpinned and used under 3 times: the base and the valence's share alone.
+    for valence in ("neutral", "positive", "negative", "critical"):
+        for count in (0, 2):
+            untagged = make_memory(emotional_valence=valence, retrieval_count=count)
+            assert share.transfer_score(untagged) == (0.55 if valence in ("negative", "critical") else 0.5)
+    assert share.transfer_score(make_memory(retrieval_count=3)) == 0.6
+    assert share.transfer_score(make_memory(pinned=True, emotional_valence="critical")) == 0.65
     assert share.contributor("shared:my:proj:2026-01-01T00:00:00.000Z") == "my:proj"
     assert share.contributor("promoted:web") == "web"
 

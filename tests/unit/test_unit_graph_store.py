@@ -184,7 +184,7 @@ END"""
 
 
 def test_a_store_graphed_before_migration_24_keeps_one_count_per_memory(old_store: Opener) -> None:
-    conn = old_store(len(migrations.MIGRATIONS) - 1)
+    conn = old_store(migrations.MIGRATIONS.index(migrations.m024_edges_counted))
     conn.execute(_OLD_TRIGGER)
     _insert(conn, _SAME_RELATION[:2])
     conn.execute(graph_index._RELATION.replace("INSERT OR IGNORE", "INSERT"), ("r0", 1, 2, "mentioned-with"))

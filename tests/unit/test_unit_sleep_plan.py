@@ -12,7 +12,7 @@ import pytest
 from hippod.model.memory import Memory
 from hippod.model.sleep_plan import Plan, Settings, plan
 from hippod.store.sqlite import db as dbmod
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import memories, sleep
 from hippod.store.sqlite.sleep_snapshot import SnapshotReader
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -24,6 +24,11 @@ def _plan(path: str, page: int, replay: int = 0) -> Plan:
     ids = itertools.count(1)
     with SnapshotReader(path, page=page) as source:
         return plan(source, Settings(now=NOW, replay_count=replay), lambda: f"sem_{next(ids)}")
+
+
+def _at(make_memory: Callable[..., Memory], text: str, at: str) -> Memory:
+    """A memory made, last changed and last retrieved at `at`."""
+    return make_memory(text, created=at, updated_at=at, last_retrieved=at)
 
 
 async def _store(database: dbmod.Database, rows: list[Memory]) -> None:
@@ -70,17 +75,58 @@ async def test_a_daily_plan_compares_only_what_changed(
 ) -> None:
     text = "Deploy to staging failed because the migration was skipped"
     before, after = "2026-02-01T00:00:00.000Z", "2026-02-25T00:00:00.000Z"
-    old_a = make_memory(text, created=before, updated_at=before, last_retrieved=before)
-    old_b = make_memory(text + " again", created=before, updated_at=before, last_retrieved=before)
+    old_a = _at(make_memory, text, before)
+    old_b = _at(make_memory, text + " again", before)
     await _store(database, [old_a, old_b])
     async with database.transaction() as conn:
         await memories.set_meta(conn, "last_sleep", "2026-02-10T00:00:00.000Z")
     # Both settled: the previous sleep compared them, so this one does not.
     assert _plan(database.path, 1).merges == []
-    new = make_memory(text + " once more", created=after, updated_at=after, last_retrieved=after)
+    new = _at(make_memory, text + " once more", after)
     await _store(database, [new])
     result = await asyncio.to_thread(_plan, database.path, 1)
     assert [[m.id for m in merge.members] for merge in result.merges] == [[old_a.id, new.id]]
+
+
+async def test_the_rows_a_sleep_writes_are_settled_for_the_next_until_touched(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    text = "Deploy to staging failed because the migration was skipped"
+    first, second = "2026-02-20T00:00:01.000Z", "2026-02-20T00:00:02.000Z"
+    a = _at(make_memory, text, first)
+    again = "Staging deploy failed: the migration step was skipped again today"  # merged, not a duplicate
+    b = _at(make_memory, again, second)
+    await _store(database, [a, b])
+    planned = _plan(database.path, 1)
+    [merge] = planned.merges
+    steps: list[str] = []
+
+    async def step(line: str) -> None:
+        steps.append(line)
+
+    async with database.transaction() as conn:
+        await sleep.apply(conn, planned, dormant_at=planned.now, step=step)
+        await memories.set_meta(conn, "last_sleep", planned.now)
+    named = {str(r[0]) for r in await database.reader.execute_fetchall("SELECT id FROM sleep_compared")}
+    assert named == {a.id, b.id, merge.semantic.id}
+
+    # Two more rows carry the sleep's time exactly (a clock that stands still): named, they are settled;
+    # unnamed (as the facts a sleep extracts are), or touched since, they are compared again.
+    c = _at(make_memory, text + " twice", planned.now)
+    d = _at(make_memory, text + " thrice", planned.now)
+    await _store(database, [c, d])
+    async with database.transaction() as conn:
+        await conn.executemany("INSERT INTO sleep_compared (id) VALUES (?)", [(c.id,), (d.id,)])
+    assert _plan(database.path, 1).merges == []
+    async with database.transaction() as conn:
+        await conn.execute("UPDATE memories SET tags = '[]' WHERE id = ?", (d.id,))
+    touched = await asyncio.to_thread(_plan, database.path, 1)
+    assert [[m.id for m in merge.members] for merge in touched.merges] == [[c.id, d.id]]
+    async with database.transaction() as conn:
+        await conn.execute("DELETE FROM sleep_compared")
+        await conn.execute("INSERT INTO sleep_compared (id) VALUES (?)", (c.id,))
+    unnamed = await asyncio.to_thread(_plan, database.path, 1)
+    assert [[m.id for m in merge.members] for merge in unnamed.merges] == [[c.id, d.id]]
 
 
 async def test_replay_strengthens_but_is_no_retrieval_so_auto_share_is_offered_what_scored_before(

@@ -110,6 +110,10 @@ class TeamSnapshot:
         )
         return [ConflictRow(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
+    def compared(self) -> set[str]:
+        """None: the team store does not name the rows a sleep wrote, so the next one compares them again."""
+        return set()
+
     def last_sleep(self) -> str | None:
         """When the tenant's previous written sleep ran."""
         rows = self._rows("SELECT value FROM meta WHERE key = 'last_sleep'")

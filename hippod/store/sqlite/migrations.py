@@ -22,7 +22,11 @@ from hippod.store.sqlite.migrations_replay import m019_dead_letter_replay
 from hippod.store.sqlite.migrations_share import m016_share_origins
 from hippod.store.sqlite.migrations_sleeps import m015_tenant_sleeps
 from hippod.store.sqlite.migrations_team import m013_team_outbox, m014_team_marks
-from hippod.store.sqlite.migrations_traits import m022_sleep_traits, m023_traits_follow_text
+from hippod.store.sqlite.migrations_traits import (
+    m022_sleep_traits,
+    m023_traits_follow_text,
+    m025_sleep_compared,
+)
 
 
 def m001_initial(conn: sqlite3.Connection) -> None:
@@ -290,6 +294,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m022_sleep_traits,
     m023_traits_follow_text,
     m024_edges_counted,
+    m025_sleep_compared,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

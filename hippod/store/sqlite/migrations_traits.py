@@ -1,6 +1,6 @@
-"""Migrations 22 and 23: what keeps a daily sleep of a large store from reading all of it again: the
-traits sleep keeps of each memory's text (hippod.model.sleep_traits), gone with that text, and an
-index of merge sources."""
+"""Migrations 22, 23 and 25: what keeps a daily sleep of a large store from reading and comparing
+all of it again: the traits sleep keeps of each memory's text (hippod.model.sleep_traits), gone with
+that text, an index of merge sources, and the rows the last sleep wrote after comparing them."""
 
 from __future__ import annotations
 
@@ -45,3 +45,25 @@ TEXT_CHANGED = """CREATE TRIGGER sleep_traits_rewritten AFTER UPDATE OF content 
 def m023_traits_follow_text(conn: sqlite3.Connection) -> None:
     """Kept traits removed when their memory's text changes."""
     conn.execute(TEXT_CHANGED)
+
+
+# Migration 25. The rows a whole-store sleep writes (merged episodes, its semantic memories, replayed
+# and rebased rows) carry its time, which is also the `last_sleep` the next sleep compares against,
+# so by time alone they count as changed since. That sleep compared them, and names them here (in
+# its own transaction, after its last write to them); any later update or delete of one removes it,
+# so a row named here is one no request has touched since.
+COMPARED = (
+    "CREATE TABLE sleep_compared (id TEXT PRIMARY KEY) WITHOUT ROWID",
+    """CREATE TRIGGER sleep_compared_changed AFTER UPDATE ON memories BEGIN
+        DELETE FROM sleep_compared WHERE id = old.id;
+    END""",
+    """CREATE TRIGGER sleep_compared_gone AFTER DELETE ON memories BEGIN
+        DELETE FROM sleep_compared WHERE id = old.id;
+    END""",
+)
+
+
+def m025_sleep_compared(conn: sqlite3.Connection) -> None:
+    """The table of rows the last sleep wrote after comparing them, empty, and its triggers."""
+    for statement in COMPARED:
+        conn.execute(statement)

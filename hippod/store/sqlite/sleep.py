@@ -202,6 +202,23 @@ async def apply(
     await conn.executemany(
         "UPDATE memories SET strength = ? WHERE id = ?", [(value, i) for i, value in plan.refreshed]
     )
+    await _name_compared(conn, plan)
+
+
+async def _name_compared(conn: aiosqlite.Connection, plan: Plan) -> None:
+    """Name the rows this plan wrote with its time, which it compared (migrations_traits.py,
+    migration 25), after every write of the plan to them: the next sleep need not compare them again.
+
+    The last sleep's names go first. After a tenant's own sleep, which leaves `last_sleep` where it
+    was, that costs the next sleep a comparison it could have skipped, never one it needs.
+    """
+    await conn.execute("DELETE FROM sleep_compared")
+    written = [r.id for r in plan.rebased] + [m.id for m in plan.replayed]
+    written += [m.id for merge in plan.merges for m in (merge.semantic, *merge.members)]
+    await conn.executemany(
+        "INSERT OR IGNORE INTO sleep_compared (id) SELECT id FROM memories WHERE id = ?",
+        [(i,) for i in written],
+    )
 
 
 async def set_shared(conn: aiosqlite.Connection, shared: int) -> None:

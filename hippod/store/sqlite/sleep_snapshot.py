@@ -122,6 +122,10 @@ class SnapshotReader(ReadView):
         )
         return [ConflictRow(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
+    def compared(self) -> set[str]:
+        """The ids of the rows the last sleep wrote after comparing them, untouched since (migration 25)."""
+        return {str(r[0]) for r in self._conn.execute("SELECT id FROM sleep_compared")}
+
     def last_sleep(self) -> str | None:
         """When the previous written sleep of the whole store ran: every memory unchanged since was
         compared with the others then (a tenant's own sleeps do not move it)."""
