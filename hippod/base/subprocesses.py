@@ -27,10 +27,6 @@ async def start(
 
     Raises OSError when the program cannot start. The caller reads the pipes and reaps the process.
     """
-    kwargs: dict[str, object] = {}
-    if sys.platform == "win32":
-        # The daemon runs under pythonw: a console program would flash a window.
-        kwargs["creationflags"] = subprocess.CREATE_NO_WINDOW
     return await asyncio.create_subprocess_exec(
         *argv,
         cwd=cwd,
@@ -38,8 +34,16 @@ async def start(
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        **kwargs,  # type: ignore[arg-type]
+        creationflags=window_flags(),
     )
+
+
+def window_flags() -> int:
+    """The creation flags of a child: on Windows, no console window (the daemon runs under pythonw,
+    and a console program would flash one)."""
+    if sys.platform == "win32":
+        return subprocess.CREATE_NO_WINDOW
+    return 0
 
 
 async def run(

@@ -140,6 +140,7 @@ class Plan:
     live: Live
     # Where the planner left the traits it worked out (a store that keeps them: sleep_traits.py).
     traits_file: str | None = None
+    tenant: str | None = None  # the one tenant the plan covers (Settings.tenant); None: the store
 
 
 def _expired(dormant: Iterable[tuple[str, str, str]], settings: Settings) -> list[tuple[str, str]]:
@@ -186,28 +187,39 @@ def conflict_changes(
     return changes
 
 
-def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
-    """Phases 2-4, 6 and 8-11 on the snapshot, in order."""
+def scan_settings(source: Source, settings: Settings) -> ScanSettings:
+    """What the first pass over a snapshot needs to know besides its rows."""
     last_sleep = source.last_sleep()
-    scan = Scan(
-        ScanSettings(
-            now=settings.now,
-            basis=settings.basis,
-            avg_gap=average_gap_days(source.run_times()),
-            dormant_enabled=settings.dormant_enabled,
-            loss_aversion=settings.loss_aversion,
-            default_half_life=settings.default_half_life,
-            settled_through=parse_iso(last_sleep) if last_sleep else None,
-            compared=source.compared() if last_sleep else frozenset(),
-        )
+    return ScanSettings(
+        now=settings.now,
+        basis=settings.basis,
+        avg_gap=average_gap_days(source.run_times()),
+        dormant_enabled=settings.dormant_enabled,
+        loss_aversion=settings.loss_aversion,
+        default_half_life=settings.default_half_life,
+        settled_through=parse_iso(last_sleep) if last_sleep else None,
+        compared=source.compared() if last_sleep else frozenset(),
     )
+
+
+def read_pages(source: Source, scan: Scan, *, dry_run: bool) -> None:
+    """Phases 2-3: the first pass over the source's pages, into `scan`."""
     # Checkpoints between pages and phases (and in the pair joins): a stopping daemon cancels a
     # sleep whose grace ran out, and its plan ends there instead of running on in its thread.
     for page, known in source.pages():
         checkpoint()
         learned = scan.add(page, known)
-        if learned and not settings.dry_run:  # a dry run writes nothing, not even these
+        if learned and not dry_run:  # a dry run writes nothing, not even these
             source.keep(learned)
+
+
+def plan(source: Source, settings: Settings, new_id: Callable[[], str], scanned: Scan | None = None) -> Plan:
+    """Phases 2-4, 6 and 8-11 on the snapshot, in order; the first pass is `scanned` when given
+    (read by more than one process: store/sqlite/scan_process.py)."""
+    scan = scanned
+    if scan is None:
+        scan = Scan(scan_settings(source, settings))
+        read_pages(source, scan, dry_run=settings.dry_run)
     checkpoint()
     rows = phases.Rows(scan, source.fetch)
     expired = _expired(source.dormant(), settings)
@@ -246,6 +258,7 @@ def plan(source: Source, settings: Settings, new_id: Callable[[], str]) -> Plan:
         memory.conflicts_with = changes.conflicts_with.get(memory.id, memory.conflicts_with)
     rewritten = set(rows.changed) | gone
     return Plan(
+        tenant=settings.tenant,
         now=now,
         rebased=scan.rebased,
         faded=scan.faded,

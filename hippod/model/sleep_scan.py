@@ -138,6 +138,36 @@ class Scan:
         self.distinct.extend_joined(distinct)
         return learned
 
+    def extend(self, other: Scan) -> None:
+        """Add the survivors of a scan of the pages after this one's (the same settings), numbered
+        after this one's: what one scan of both would hold."""
+        n = len(self)
+        self.rebased += other.rebased
+        self.faded.dormant += other.faded.dormant
+        self.faded.secret_deleted += other.faded.secret_deleted
+        self.faded.deleted += other.faded.deleted
+        self.ids += other.ids
+        tenants: list[int] = []  # other's tenant numbers in this scan
+        for name in other.tenant_names:
+            if name not in self._tenant_numbers:
+                self._tenant_numbers[name] = len(self.tenant_names)
+                self.tenant_names.append(name)
+            tenants.append(self._tenant_numbers[name])
+        if tenants == list(range(len(tenants))):
+            self.tenants += other.tenants
+        else:
+            self.tenants.extend(tenants[t] for t in other.tenants)
+        self.flags += other.flags
+        self.strength += other.strength
+        self.created.update((k + n, at) for k, at in other.created.items())
+        self.words.extend_column(other.words)
+        self.distinct.extend_column(other.distinct)
+        self.junk.update((k + n, verdict) for k, verdict in other.junk.items())
+        self.conflicts_with.update((k + n, peers) for k, peers in other.conflicts_with.items())
+        self.share.update((k + n, memory) for k, memory in other.share.items())
+        self.replay_pool.extend(k + n for k in other.replay_pool)
+        self.replay_weights += other.replay_weights
+
     def prepare(self, k: int, memory: Memory) -> Memory:
         """A survivor's row read again, made what the first pass made of it (rebased, decayed)."""
         self._rebase(memory, record=False)

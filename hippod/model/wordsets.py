@@ -57,6 +57,18 @@ class TokenColumn:
         sizes = (row.count(" ") + 1 if row else 0 for row in rows)
         self.indptr.extend(itertools.islice(itertools.accumulate(sizes, initial=self.indptr[-1]), 1, None))
 
+    def extend_column(self, other: TokenColumn) -> None:
+        """Add every row of `other`, its tokens numbered in this column's vocabulary."""
+        import numpy as np  # with the joins that follow (a column this size is a sleep's)
+
+        numbers = np.empty(len(other.vocabulary), dtype=np.int32)
+        for token, number in other.vocabulary.items():
+            numbers[number] = self.vocabulary[token]
+        tokens = numbers[np.frombuffer(other.tokens, dtype=np.int32)]
+        self.tokens.frombytes(tokens.tobytes())
+        indptr = np.frombuffer(other.indptr, dtype=np.int64)[1:] + self.indptr[-1]
+        self.indptr.frombytes(indptr.tobytes())
+
     def extend(self, rows: Iterable[Iterable[str]]) -> TokenColumn:
         for tokens in rows:
             self.append(tokens)

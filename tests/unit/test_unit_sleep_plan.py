@@ -129,6 +129,36 @@ async def test_the_rows_a_sleep_writes_are_settled_for_the_next_until_touched(
     assert [[m.id for m in merge.members] for merge in unnamed.merges] == [[c.id, d.id]]
 
 
+async def test_a_tenant_sleep_keeps_the_names_and_a_deleted_row_loses_its_own(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    text = "Deploy to staging failed because the migration was skipped"
+    at = (
+        "2026-02-28T12:00:00.000Z"  # decay moves no cache by CACHE_DRIFT by NOW: the sleep writes neither row
+    )
+    c, d = _at(make_memory, text + " twice", at), _at(make_memory, text + " thrice", at)
+    await _store(database, [c, d])
+    async with database.transaction() as conn:
+        await memories.set_meta(conn, "last_sleep", at)
+        await conn.executemany("INSERT INTO sleep_compared (id) VALUES (?)", [(c.id,), (d.id,)])
+    ids = itertools.count(1)
+    with SnapshotReader(database.path, tenant="default") as source:
+        mine = plan(source, Settings(now=NOW, tenant="default", replay_count=0), lambda: f"sem_{next(ids)}")
+    assert mine.merges == []  # both named: settled for a tenant's sleep too
+
+    async def step(line: str) -> None:
+        del line
+
+    async with database.transaction() as conn:
+        await sleep.apply(conn, mine, dormant_at=mine.now, step=step)
+        await conn.execute("DELETE FROM memories WHERE id = ?", (d.id,))
+    named = {str(r[0]) for r in await database.reader.execute_fetchall("SELECT id FROM sleep_compared")}
+    assert named == {c.id}
+    await _store(database, [d])  # the same id again, at the same time: not the row that was named
+    result = await asyncio.to_thread(_plan, database.path, 1)
+    assert [[m.id for m in merge.members] for merge in result.merges] == [[c.id, d.id]]
+
+
 async def test_replay_strengthens_but_is_no_retrieval_so_auto_share_is_offered_what_scored_before(
     database: dbmod.Database, make_memory: Callable[..., Memory]
 ) -> None:

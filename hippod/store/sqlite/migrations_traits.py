@@ -47,11 +47,12 @@ def m023_traits_follow_text(conn: sqlite3.Connection) -> None:
     conn.execute(TEXT_CHANGED)
 
 
-# Migration 25. The rows a whole-store sleep writes (merged episodes, its semantic memories, replayed
-# and rebased rows) carry its time, which is also the `last_sleep` the next sleep compares against,
-# so by time alone they count as changed since. That sleep compared them, and names them here (in
-# its own transaction, after its last write to them); any later update or delete of one removes it,
-# so a row named here is one no request has touched since.
+# Migration 25. The rows a whole-store sleep writes (merged episodes, its semantic memories) carry its
+# time, which is also the `last_sleep` the next sleep compares against, so by time alone they count
+# as changed since. That sleep compared them, and names them here (in its own transaction, after its
+# last write to them); any later update or delete of one removes it, so a row named here is one no
+# request has touched since. The update trigger costs about 4.5 µs a row updated (150,000 strength
+# writes: 2.5 s against 1.8 s); a list of columns would spare it, at the risk of leaving one out.
 COMPARED = (
     "CREATE TABLE sleep_compared (id TEXT PRIMARY KEY) WITHOUT ROWID",
     """CREATE TRIGGER sleep_compared_changed AFTER UPDATE ON memories BEGIN

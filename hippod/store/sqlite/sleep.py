@@ -206,18 +206,21 @@ async def apply(
 
 
 async def _name_compared(conn: aiosqlite.Connection, plan: Plan) -> None:
-    """Name the rows this plan wrote with its time, which it compared (migrations_traits.py,
-    migration 25), after every write of the plan to them: the next sleep need not compare them again.
+    """Name the merged episodes and semantic memories this plan wrote with its time (migrations_traits.py,
+    migration 25), after every write of the plan to them: the plan compared them as it wrote them
+    (`Rows.fresh` holds a merge's rows changed), so the next sleep need not compare them again.
 
-    The last sleep's names go first. After a tenant's own sleep, which leaves `last_sleep` where it
-    was, that costs the next sleep a comparison it could have skipped, never one it needs.
+    Replayed and rebased rows are not named: the plan moved their strength without comparing them
+    again, and a strength that rose may make a conflict candidate of one. A tenant's own sleep names
+    nothing and keeps the names of the last sleep of the store: it leaves `last_sleep` where it was.
     """
+    if plan.tenant is not None:
+        return
     await conn.execute("DELETE FROM sleep_compared")
-    written = [r.id for r in plan.rebased] + [m.id for m in plan.replayed]
-    written += [m.id for merge in plan.merges for m in (merge.semantic, *merge.members)]
+    written = [m.id for merge in plan.merges for m in (merge.semantic, *merge.members)]
     await conn.executemany(
-        "INSERT OR IGNORE INTO sleep_compared (id) SELECT id FROM memories WHERE id = ?",
-        [(i,) for i in written],
+        "INSERT OR IGNORE INTO sleep_compared (id) SELECT id FROM memories WHERE id = ? AND updated_at = ?",
+        [(i, plan.now) for i in written],
     )
 
 

@@ -25,9 +25,11 @@ from typing import Any, NoReturn
 
 from hippod.base import child, priority, subprocesses
 from hippod.base.errors import HippoError
-from hippod.model.sleep_plan import Settings, plan
+from hippod.model.sleep_plan import Plan, Settings, plan, read_pages, scan_settings
+from hippod.model.sleep_scan import Scan
 from hippod.store.sleep_rows import Planned
-from hippod.store.sqlite.sleep_snapshot import SnapshotReader
+from hippod.store.sqlite import scan_process, sleep_traits
+from hippod.store.sqlite.sleep_snapshot import Moved, SnapshotReader
 
 log = logging.getLogger("hippod.sleep")
 
@@ -37,16 +39,61 @@ FAILED = "sleep_failed"
 
 
 def plan_snapshot(
-    path: str, settings: Settings, new_id: Callable[[], str], spill: str | None = None
+    path: str, settings: Settings, new_id: Callable[[], str], spill: str | None = None, *, split: bool = True
 ) -> Planned:
     """Blocking: reads a snapshot of the store at `path` and computes its plan; the traits it works
-    out go to the file `spill`, if given (the plan's `traits_file` names it when it holds any)."""
+    out go to the file `spill`, if given (the plan's `traits_file` names it when it holds any).
+
+    With `split`, a large store's first pass is read by two processes (scan_process.py) on a
+    machine with two cores or more.
+    """
+    if split and scan_process.two_cores():
+        planned = _split_plan(path, settings, new_id, spill)
+        if planned is not None:
+            return planned
     with SnapshotReader(path, tenant=settings.tenant, spill=spill) as source:
-        result = plan(source, settings, new_id)
-        statuses = {c.id: c.status for c in source.conflicts()}
-        source.spill.close()
-        result.traits_file = source.spill.path if source.spill.written else None
-        return result, source.marks, statuses
+        return _finish(source, plan(source, settings, new_id))
+
+
+def _finish(source: SnapshotReader, result: Plan) -> Planned:
+    statuses = {c.id: c.status for c in source.conflicts()}
+    source.spill.close()
+    result.traits_file = source.spill.path if source.spill.written else None
+    return result, source.marks, statuses
+
+
+def _split_plan(
+    path: str, settings: Settings, new_id: Callable[[], str], spill: str | None
+) -> Planned | None:
+    """The plan with the later half of its first pass read by a helper process; None when the store
+    is too small to split, the helper ended before its snapshot began, or a memory went away between
+    the two snapshots (the caller then plans from one)."""
+    with SnapshotReader(path, tenant=settings.tenant) as first:
+        total, after = first.halfway()
+        scanning = scan_settings(first, settings)
+    if total < scan_process.SPLIT_FROM:
+        return None
+    later = None if spill is None else f"{spill}-later"
+    job = scan_process.Job(path, settings.tenant, after, later, scanning, settings.dry_run, os.getpid())
+    helper = scan_process.Helper(job)
+    try:
+        if not helper.ready():
+            return None
+        with SnapshotReader(path, tenant=settings.tenant, spill=spill, rows=(0, after)) as source:
+            scan = Scan(scanning)
+            read_pages(source, scan, dry_run=settings.dry_run)
+            half = helper.half()
+            scan.extend(half.scan)
+            source.marks.extend(half.marks)
+            source.spill.absorb(later, half.spilled)
+            try:
+                return _finish(source, plan(source, settings, new_id, scanned=scan))
+            except Moved:
+                log.info("sleep of %s: a memory went away between the two snapshots; planning again", path)
+                return None
+    finally:
+        helper.stop()
+        sleep_traits.discard(later)
 
 
 def _unpickle(data: bytes) -> Any:

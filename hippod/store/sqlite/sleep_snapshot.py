@@ -23,6 +23,12 @@ from hippod.store.sqlite.read_view import ReadView
 
 _SELECT = ", ".join(COLUMNS)
 _IDS_PER_QUERY = 500  # below SQLite's bound-parameter limit
+_LAST_ROWID = (1 << 63) - 1
+
+
+class Moved(Exception):
+    """A row the plan read went away before the plan asked for it whole: only when the pages were
+    read by more than one snapshot (scan_process.py), whose caller then plans again from one."""
 
 
 class SnapshotReader(ReadView):
@@ -33,10 +39,17 @@ class SnapshotReader(ReadView):
     """
 
     def __init__(
-        self, path: str, page: int = PAGE, tenant: str | None = None, spill: str | None = None
+        self,
+        path: str,
+        page: int = PAGE,
+        tenant: str | None = None,
+        spill: str | None = None,
+        rows: tuple[int, int | None] = (0, None),
     ) -> None:
         super().__init__(path)
         self._page = page
+        # The rowids `pages()` reads: after the first, up to the second (None: to the end).
+        self._after, self._through = rows
         self.marks: array[int] = array("q")
         # Where `keep` writes the traits worked out here (None: nowhere; sleep_traits.py).
         self.spill = traits.Spill(spill)
@@ -56,15 +69,16 @@ class SnapshotReader(ReadView):
     def pages(self) -> Iterator[tuple[list[Memory], list[Traits | None]]]:
         """Every memory (of the tenant), a page (PAGE unless told) at a time, by rowid, with the
         traits kept for each one's text (None where none are kept for it)."""
-        last = 0
+        last = self._after
         width = len(COLUMNS)
         select = self._where(
             f"SELECT {_SELECT}, memories.rowid, {traits.COLUMNS} FROM memories {traits.JOIN} "
-            "WHERE memories.rowid > ?"
+            "WHERE memories.rowid > ? AND memories.rowid <= ?"
         )
+        through = _LAST_ROWID if self._through is None else self._through
         while True:
             rows = self._conn.execute(
-                f"{select} ORDER BY memories.rowid LIMIT ?", (last, *self._tenant, self._page)
+                f"{select} ORDER BY memories.rowid LIMIT ?", (last, through, *self._tenant, self._page)
             ).fetchall()
             if not rows:
                 return
@@ -82,7 +96,8 @@ class SnapshotReader(ReadView):
         self.spill.write([traits.encode(*found[i], t) for i, t in learned])
 
     def fetch(self, ids: Sequence[str]) -> dict[str, Memory]:
-        """The memories with these ids, as they are in the snapshot."""
+        """The memories with these ids, as they are in the snapshot; Moved if one is not there (its
+        page was read by another process's snapshot, and it went away in between)."""
         found: dict[str, Memory] = {}
         for start in range(0, len(ids), _IDS_PER_QUERY):
             chunk = list(ids[start : start + _IDS_PER_QUERY])
@@ -90,7 +105,20 @@ class SnapshotReader(ReadView):
             for row in self._conn.execute(f"SELECT {_SELECT} FROM memories WHERE id IN ({marks})", chunk):
                 memory = row_to_memory(row)
                 found[memory.id] = memory
+        if len(found) < len(set(ids)):
+            raise Moved(f"{len(set(ids)) - len(found)} memories of the plan went away")
         return found
+
+    def halfway(self) -> tuple[int, int]:
+        """How many memories (of the tenant) there are, and the rowid that splits them in two
+        halves: the first half holds it and those before it."""
+        count = self._conn.execute(self._where("SELECT count(*) FROM memories WHERE 1"), self._tenant)
+        total = int(count.fetchone()[0])
+        row = self._conn.execute(
+            self._where("SELECT rowid FROM memories WHERE 1") + " ORDER BY rowid LIMIT 1 OFFSET ?",
+            (*self._tenant, max(0, total // 2 - 1)),
+        ).fetchone()
+        return total, 0 if row is None else int(row[0])
 
     def dormant(self) -> Iterator[tuple[str, str, str]]:
         """(id, tenant, dormant_at) of every dormant memory."""

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import shutil
 import struct
 import tempfile
 from collections.abc import Sequence
@@ -107,6 +108,23 @@ class Spill:
             self.written = 0
             self.path = None  # what was written is dropped with the rest by the daemon
             self.close()
+
+    def absorb(self, path: str | None, rows: int) -> None:
+        """Append the frames of another planning process's spill file (`rows` rows), then remove it."""
+        try:
+            if path is None or self.path is None or not rows:
+                return
+            if self._file is None:
+                self._file = open(self.path, "wb")  # noqa: SIM115 (open for the planner's length)
+            with open(path, "rb") as other:
+                shutil.copyfileobj(other, self._file)
+            self.written += rows
+        except OSError:
+            self.written = 0
+            self.path = None
+            self.close()
+        finally:
+            discard(path)
 
     def close(self) -> None:
         if self._file is not None:
