@@ -3,13 +3,13 @@ more rows than one page of its check."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from hippod.model.memory import Memory
 from hippod.store.sleep_rows import row_mark
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
-from hippod.store.sqlite.sleep import _still_there, changed_since
+from hippod.store.sqlite.sleep import _Marks, _still_there, changed_since
 from hippod.store.sqlite.sleep_snapshot import SnapshotReader
 
 ROWS = 5_300  # past the check's page of 5,000
@@ -22,7 +22,7 @@ def _marks(path: str) -> list[int]:
         return list(source.marks)
 
 
-async def _changed(database: dbmod.Database, marks: list[int]) -> bool:
+async def _changed(database: dbmod.Database, marks: Sequence[int]) -> bool:
     async with database.transaction() as conn:
         return await changed_since(conn, marks, {})
 
@@ -53,6 +53,21 @@ async def test_a_plan_holds_until_a_row_it_read_changes_or_goes(
     async with database.transaction() as conn:
         await conn.execute("DELETE FROM memories WHERE id = ?", (rows[0].id,))
     assert await _changed(database, marks)
+
+
+async def test_a_plan_holds_without_a_look_at_its_rows_while_nothing_is_committed(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    async with database.transaction() as conn:
+        assert await memories.insert(conn, make_memory("A fact read by the snapshot"))
+    wrong = [1, 2, 3]  # marks of rows the store does not hold: checked, they say it changed
+    assert await _changed(database, wrong)
+    read = _Marks(wrong, database, await database.commits())
+    assert list(read) == wrong and read[1:] == [2, 3]
+    assert not await _changed(database, read)  # nothing committed since: the rows are not read
+    async with database.transaction() as conn:
+        await memories.set_meta(conn, "a_key", "a value")
+    assert await _changed(database, read)  # a commit since: the marks are checked
 
 
 def test_the_marks_found_again_are_those_the_snapshot_holds() -> None:

@@ -115,6 +115,13 @@ class Database:
             finally:
                 _HOLDING.reset(holding)
 
+    async def commits(self) -> int:
+        """A number that moves whenever a commit changes the store, by this daemon's writer or any
+        other connection (SQLite's data_version, as the reader, which never writes, sees it)."""
+        async with self.reader.execute("PRAGMA data_version") as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row is not None else 0
+
     def checkpoint_soon(self) -> None:
         """Copy the WAL into the database and truncate it, in the background: the WAL's older frames
         still hold the pages a reject or forget just cleared. Skipped quietly while a reader holds

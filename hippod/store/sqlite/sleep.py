@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 import aiosqlite
 import msgspec
@@ -38,14 +38,32 @@ async def planned(
         if settings.dry_run
         else sleep_traits.new_path(os.path.join(global_root(), sleep_traits.SPILL_DIR))
     )
+    before = await db.commits()  # read before the planner's snapshot begins
     try:
-        result = await plan_in_child(db.path, settings, new_id, spill)
+        result, marks, statuses = await plan_in_child(db.path, settings, new_id, spill)
     except BaseException:
         sleep_traits.discard(spill)
         raise
-    if result[0].traits_file is None:
+    if result.traits_file is None:
         sleep_traits.discard(spill)
-    return result
+    return result, _Marks(marks, db, before), statuses
+
+
+class _Marks(Sequence[int]):
+    """A snapshot's marks, and where to ask whether anything was committed since it began."""
+
+    def __init__(self, marks: Sequence[int], db: Database, commits: int) -> None:
+        self.marks, self.db, self.commits = marks, db, commits
+
+    def __len__(self) -> int:
+        return len(self.marks)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[int]: ...
+    def __getitem__(self, index: int | slice) -> int | Sequence[int]:
+        return self.marks[index]
 
 
 async def changed_since(
@@ -59,6 +77,10 @@ async def changed_since(
     """
     import numpy as np  # loaded with the sleep's plan already
 
+    if isinstance(marks, _Marks):
+        if await marks.db.commits() == marks.commits:
+            return False  # nothing committed since before the snapshot began: it is the store as it is
+        marks = marks.marks
     wanted = np.unique(np.asarray(marks, dtype=np.int64))
     seen: list[Any] = []
     cursor = await conn.execute("SELECT id, updated_at FROM memories")
