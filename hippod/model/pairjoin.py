@@ -237,12 +237,16 @@ def similar_pairs(
     *,
     strict: bool = False,
     probe: BoolArray | None = None,
+    part: tuple[int, int] = (0, 1),
 ) -> IntArray:
     """Every pair of the sets numbered in `rows` whose Jaccard is >= threshold (> with strict).
 
-    With `probe` (a flag per set of `sets`), only pairs with at least one probed set. Returns an
-    (m, 2) array of set numbers, the smaller first, sorted.
+    With `probe` (a flag per set of `sets`), only pairs with at least one probed set. With `part`
+    (k, n), only the pairs whose smaller size class is every n-th from the k-th: n processes
+    calling with k = 0..n-1 find each pair once between them. Returns an (m, 2) array of set
+    numbers, the smaller first, sorted.
     """
+    share, shares = part
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold {threshold} is outside (0, 1]")
     rows = np.asarray(rows, dtype=np.int64)
@@ -254,6 +258,8 @@ def similar_pairs(
     factor = threshold / (1 + threshold)
     found: list[IntArray] = []
     for at, left in enumerate(classes):
+        if at % shares != share:
+            continue
         for right in classes[at:]:
             if right.lo > left.hi / threshold + EPS:
                 break  # the length filter: every larger set is too large for these

@@ -30,7 +30,7 @@ from hippod.model.sleep_scan import (
 )
 from hippod.model.strength import RETRIEVAL_HALF_LIFE_BONUS
 from hippod.model.tokenize import tokenize
-from hippod.model.wordsets import pairs
+from hippod.model.wordsets import Join, pairs
 
 
 class Fetch(Protocol):
@@ -40,16 +40,18 @@ class Fetch(Protocol):
 
 
 class Rows:
-    """Whole rows by survivor number, as the plan has made them so far.
+    """Whole rows by survivor number, as the plan has made them so far, and the pair join that
+    finds which to read.
 
     A row the plan changed (replayed, demoted by a merge) or made (a new semantic memory, numbered
     after the survivors) is held here; any other is read again from the snapshot when asked for.
     """
 
-    def __init__(self, scan: Scan, fetch: Fetch) -> None:
+    def __init__(self, scan: Scan, fetch: Fetch, join: Join = pairs) -> None:
         self.scan = scan
         self._fetch = fetch
         self.changed: dict[int, Memory] = {}
+        self.pairs = join  # the pair join of merge and dedupe
 
     def get(self, numbers: Iterable[int]) -> dict[int, Memory]:
         wanted = sorted(set(numbers))
@@ -131,7 +133,7 @@ def merges(
         order = sorted(numbers, key=lambda k: (scan.created[k], scan.ids[k]))
         for at, k in enumerate(order):
             place[k] = at
-        close = pairs(scan.words, order, merge.MERGE_AT, probe=fresh)
+        close = rows.pairs(scan.words, order, merge.MERGE_AT, probe=fresh)
         walked = merge.walk(
             [(min(place[i], place[j]), max(place[i], place[j])) for i, j in close],
             [not fresh[k] for k in order],
@@ -162,7 +164,7 @@ def duplicates(scan: Scan, rows: Rows) -> tuple[list[dedupe.Duplicate], set[int]
     found: list[dedupe.Duplicate] = []
     deleted: set[int] = set()
     for _, numbers in _by_tenant(rows, compared):
-        close = pairs(scan.words, numbers, dedupe.DUPLICATE_ABOVE, strict=True, probe=fresh)
+        close = rows.pairs(scan.words, numbers, dedupe.DUPLICATE_ABOVE, strict=True, probe=fresh)
         got = rows.get(k for pair in close for k in pair)
         for gone, kept, overlap in dedupe.walk(got, close):
             found.append(

@@ -24,6 +24,7 @@ from hippod.model.memory import Memory
 from hippod.model.merge import Merge, build_merge
 from hippod.model.sleep_scan import ARCHIVED, REFRESHED, Faded, Rebased, Scan, ScanSettings
 from hippod.model.sleep_traits import Traits
+from hippod.model.wordsets import Join, pairs
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,15 +214,22 @@ def read_pages(source: Source, scan: Scan, *, dry_run: bool) -> None:
             source.keep(learned)
 
 
-def plan(source: Source, settings: Settings, new_id: Callable[[], str], scanned: Scan | None = None) -> Plan:
-    """Phases 2-4, 6 and 8-11 on the snapshot, in order; the first pass is `scanned` when given
-    (read by more than one process: store/sqlite/scan_process.py)."""
+def plan(
+    source: Source,
+    settings: Settings,
+    new_id: Callable[[], str],
+    scanned: Scan | None = None,
+    join: Join = pairs,
+) -> Plan:
+    """Phases 2-4, 6 and 8-11 on the snapshot, in order; the first pass is `scanned` when given, and
+    `join` finds the pairs of merge and dedupe (both done by more than one process on a large
+    store: store/sqlite/scan_process.py)."""
     scan = scanned
     if scan is None:
         scan = Scan(scan_settings(source, settings))
         read_pages(source, scan, dry_run=settings.dry_run)
     checkpoint()
-    rows = phases.Rows(scan, source.fetch)
+    rows = phases.Rows(scan, source.fetch, join)
     expired = _expired(source.dormant(), settings)
     replayed = [] if settings.dry_run else phases.replay(scan, rows, settings.now, settings.replay_count)
     now = iso(settings.now)

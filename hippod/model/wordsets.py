@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 
 class _Vocabulary(dict[str, int]):
@@ -75,6 +76,20 @@ class TokenColumn:
         return self
 
 
+class Join(Protocol):
+    """`pairs`, or what finds the same pairs another way (store/sqlite/scan_process.py)."""
+
+    def __call__(
+        self,
+        column: TokenColumn,
+        rows: Iterable[int],
+        threshold: float,
+        *,
+        strict: bool = False,
+        probe: Sequence[bool] | None = None,
+    ) -> list[tuple[int, int]]: ...
+
+
 def pairs(
     column: TokenColumn,
     rows: Iterable[int],
@@ -82,9 +97,13 @@ def pairs(
     *,
     strict: bool = False,
     probe: Sequence[bool] | None = None,
+    part: tuple[int, int] = (0, 1),
 ) -> list[tuple[int, int]]:
     """Every pair (i, j), i < j, of the numbered rows whose Jaccard is >= threshold (> with strict),
-    with probe[i] or probe[j] when `probe` (a flag per row of the column) is given; sorted."""
+    with probe[i] or probe[j] when `probe` (a flag per row of the column) is given; sorted.
+
+    With `part` (k, n), only the k-th of n shares of the pairs: the n shares hold each pair once.
+    """
     import numpy as np
 
     from hippod.model import pairjoin  # numpy and scipy: loaded by the first sleep, not at startup
@@ -94,5 +113,5 @@ def pairs(
     )
     chosen = np.fromiter(rows, dtype=np.int64)
     flags = None if probe is None else np.fromiter(probe, dtype=np.bool_, count=len(column))
-    found = pairjoin.similar_pairs(sets, chosen, threshold, strict=strict, probe=flags)
+    found = pairjoin.similar_pairs(sets, chosen, threshold, strict=strict, probe=flags, part=part)
     return [(int(i), int(j)) for i, j in found.tolist()]

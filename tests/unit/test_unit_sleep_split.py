@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from hippod.base import child
 from hippod.model.memory import Memory
 from hippod.model.sleep_plan import Settings
+from hippod.model.wordsets import pairs
 from hippod.store.sleep_rows import Planned
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories, scan_process, sleep_process, sleep_traits
@@ -114,7 +116,8 @@ async def test_a_first_pass_read_by_two_processes_makes_the_plan_of_one(
 
 def _spilled(path: str) -> list[Any]:
     """The rows of a spill file, sorted."""
-    rows, offset = [], 0
+    rows: list[Any] = []
+    offset = 0
     while True:
         more, offset = sleep_traits._slice(path, offset)
         if not more:
@@ -128,8 +131,34 @@ async def test_a_helper_that_ends_before_its_snapshot_leaves_the_plan_to_one_pro
 ) -> None:
     await _fill(database, make_memory)
     alone = _plan(database.path, split=False)
-    monkeypatch.setattr(scan_process.child, "argv", lambda module: [sys.executable, "-c", "pass"])
+    monkeypatch.setattr(child, "argv", lambda module: [sys.executable, "-c", "pass"])
     assert _outcome(_plan(database.path, split=True)) == _outcome(alone)
+
+
+@pytest.mark.usefixtures("split_small")
+async def test_a_helper_gone_after_its_half_leaves_its_share_of_the_pairs_to_the_planner(
+    database: dbmod.Database, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _fill(database, make_memory)
+    alone = _plan(database.path, split=False)
+    shares: list[tuple[int, int]] = []
+    half = scan_process.Helper.half
+
+    def half_then_gone(helper: scan_process.Helper) -> scan_process.Half:
+        got = half(helper)
+        helper._proc.kill()
+        helper._proc.wait()
+        return got
+
+    def counted(*args: Any, part: tuple[int, int] = (0, 1), **kwargs: Any) -> list[tuple[int, int]]:
+        shares.append(part)
+        return pairs(*args, part=part, **kwargs)
+
+    monkeypatch.setattr(scan_process.Helper, "half", half_then_gone)
+    monkeypatch.setattr("hippod.store.sqlite.scan_process.pairs", counted)
+    assert _outcome(_plan(database.path, split=True)) == _outcome(alone)
+    # Merge's and dedupe's joins, one for each tenant: both shares of each made here.
+    assert shares and shares.count((1, 2)) == shares.count((0, 2)) == len(shares) // 2
 
 
 async def test_a_snapshot_asked_for_a_memory_it_does_not_hold_says_so(

@@ -6,6 +6,9 @@ numbered) is most of a daily sleep's plan, and it is pure Python: one core. So t
 and joins the two scans in rowid order, which is what one scan would have made. Both run below the
 daemon's priority.
 
+Once its half is read, the helper stays to find every other share of the pairs of merge and dedupe
+(`Helper.pairs`: pairjoin's size classes split between the two), the planner the rest.
+
 The two read transactions begin a moment apart, the helper's first, and the planner's own is the
 one every later phase reads whole rows from. Between the two, a memory of the later half that
 changed leaves the helper's mark behind, which the sleep's check before writing sees (it plans
@@ -15,13 +18,16 @@ plans again from one snapshot; one added is left for the next sleep, as any memo
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import pickle
 import sqlite3
+import struct
 import subprocess
 import sys
 from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, NoReturn
 
@@ -29,12 +35,14 @@ from hippod.base import child, priority, subprocesses
 from hippod.base.errors import HippoError
 from hippod.model.sleep_plan import read_pages
 from hippod.model.sleep_scan import Scan, ScanSettings
+from hippod.model.wordsets import TokenColumn, pairs
 from hippod.store.sqlite.sleep_snapshot import SnapshotReader
 
 # Memories a store needs before its first pass is read by two processes; below, the helper's start
 # (about 0.2 s) and the scan's trip back would cost more than they save.
 SPLIT_FROM = 200_000
 READY = b"r"
+_LENGTH = struct.Struct("<Q")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +75,7 @@ def two_cores() -> bool:
 
 class Helper:
     """The process reading the later half. Blocking: start it, wait until its snapshot is open
-    (`ready`), read the earlier half, then take its `half`."""
+    (`ready`), read the earlier half, take its `half`, then join pairs with it (`pairs`)."""
 
     def __init__(self, job: Job) -> None:
         self._proc = subprocess.Popen(
@@ -77,9 +85,9 @@ class Helper:
             creationflags=subprocesses.window_flags(),
         )
         assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._in: IO[bytes] = self._proc.stdin
         self._out: IO[bytes] = self._proc.stdout
-        with self._proc.stdin as sent:
-            pickle.dump(job, sent, protocol=pickle.HIGHEST_PROTOCOL)
+        self._ask(job)
 
     def ready(self) -> bool:
         """Wait until the helper's read transaction has begun; False if it ended first."""
@@ -87,24 +95,78 @@ class Helper:
 
     def half(self) -> Half:
         """The helper's outcome. Raises its SQLite error again, or HippoError if it failed otherwise."""
-        try:
-            outcome = pickle.load(self._out)
-        except (EOFError, pickle.UnpicklingError) as exc:
-            self._proc.wait()
-            why = f"sleep's scan helper exited with {self._proc.returncode}"
-            raise HippoError("sleep_failed", why) from exc
-        self._proc.wait()
+        outcome = _receive(self._out)
+        if outcome is None:
+            self.stop()
+            raise HippoError("sleep_failed", f"sleep's scan helper exited with {self._proc.returncode}")
         if outcome[0] == "sqlite":
             raise child.sqlite_error(*outcome[1:])
         half: Half = outcome[1]
         return half
 
+    def pairs(
+        self,
+        column: TokenColumn,
+        rows: Iterable[int],
+        threshold: float,
+        *,
+        strict: bool = False,
+        probe: Sequence[bool] | None = None,
+    ) -> list[tuple[int, int]]:
+        """`wordsets.pairs`, the helper finding one share of the pairs while this process finds the
+        other; a helper that is gone leaves its share to this process."""
+        chosen = array("q", rows)
+        flags = None if probe is None else bytes(probe)
+        asked = self._ask((column.indptr, column.tokens, chosen, threshold, strict, flags))
+        mine = pairs(column, chosen, threshold, strict=strict, probe=probe, part=(0, 2))
+        theirs: list[tuple[int, int]] | None = _receive(self._out) if asked else None
+        if theirs is None:
+            theirs = pairs(column, chosen, threshold, strict=strict, probe=probe, part=(1, 2))
+        return sorted(mine + theirs)
+
     def stop(self) -> None:
-        """End the helper if it still runs (the plan failed or went another way)."""
+        """End the helper (the plan is made, failed or went another way)."""
         if self._proc.poll() is None:
             self._proc.kill()
         self._proc.wait()
-        self._out.close()
+        for pipe in (self._in, self._out):
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+    def _ask(self, value: object) -> bool:
+        try:
+            _send(self._in, value)
+        except OSError:  # the helper is gone (a broken pipe)
+            return False
+        return True
+
+
+def _send(out: IO[bytes], value: object) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(_LENGTH.pack(len(data)))
+    out.write(data)
+    out.flush()
+
+
+def _receive(source: IO[bytes]) -> Any:
+    """The next value sent, or None at the end of the pipe (its writer is gone)."""
+    head = source.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return None
+    data = source.read(_LENGTH.unpack(head)[0])
+    try:
+        return pickle.loads(data)
+    except (EOFError, pickle.UnpicklingError):
+        return None
+
+
+def _share(request: tuple[Any, ...]) -> list[tuple[int, int]]:
+    """The helper's share of a `Helper.pairs` request."""
+    indptr, tokens, chosen, threshold, strict, flags = request
+    column = TokenColumn()
+    column.indptr, column.tokens = indptr, tokens
+    probe = None if flags is None else [bool(f) for f in flags]
+    return pairs(column, chosen, threshold, strict=strict, probe=probe, part=(1, 2))
 
 
 def _read(job: Job, out: IO[bytes]) -> Half:
@@ -119,12 +181,16 @@ def _read(job: Job, out: IO[bytes]) -> Half:
 
 
 def main() -> NoReturn:
-    """The helper: a Job on stdin; READY on stdout once its snapshot is open, then ("half", Half) or
-    ("sqlite", the error's fields)."""
+    """The helper. On stdin: a Job, then `Helper.pairs` requests until the pipe ends. On stdout:
+    READY once its snapshot is open, ("half", Half) or ("sqlite", the error's fields), then its share
+    of each request's pairs. Each value but READY is a length-prefixed pickle."""
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything printed lands on stderr, never in the outcome
     priority.lower_process()
-    job: Job = pickle.loads(sys.stdin.buffer.read())
+    asked = sys.stdin.buffer
+    job: Job | None = _receive(asked)
+    if job is None:
+        os._exit(1)
     child.die_with(job.parent)
     gc.disable()  # as the planner: millions of short-lived objects, none in a cycle
     outcome: tuple[Any, ...]
@@ -132,6 +198,8 @@ def main() -> NoReturn:
         outcome = ("half", _read(job, out))
     except sqlite3.Error as exc:
         outcome = ("sqlite", *child.sqlite_fields(exc))
-    pickle.dump(outcome, out, protocol=pickle.HIGHEST_PROTOCOL)
-    out.flush()
+    _send(out, outcome)
+    del outcome  # the planner has it now
+    while (request := _receive(asked)) is not None:
+        _send(out, _share(request))
     os._exit(0)

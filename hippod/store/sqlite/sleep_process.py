@@ -87,7 +87,7 @@ def _split_plan(
             source.marks.extend(half.marks)
             source.spill.absorb(later, half.spilled)
             try:
-                return _finish(source, plan(source, settings, new_id, scanned=scan))
+                return _finish(source, plan(source, settings, new_id, scanned=scan, join=helper.pairs))
             except Moved:
                 log.info("sleep of %s: a memory went away between the two snapshots; planning again", path)
                 return None
