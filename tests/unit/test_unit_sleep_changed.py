@@ -69,6 +69,18 @@ async def test_a_plan_holds_without_a_look_at_its_rows_while_nothing_is_committe
         await memories.set_meta(conn, "a_key", "a value")
     assert await _changed(database, read)  # a commit since: the marks are checked
 
+    # A request paging through rows holds the reader's read transaction open meanwhile: a commit
+    # is seen all the same.
+    async with database.transaction() as conn:
+        assert await memories.insert(conn, make_memory("Another fact, so that a cursor stays open"))
+    cursor = await database.reader.execute("SELECT id FROM memories")
+    assert await cursor.fetchone() is not None
+    read = _Marks(wrong, database, await database.commits())
+    async with database.transaction() as conn:
+        await memories.set_meta(conn, "a_key", "another value")
+    assert await _changed(database, read)
+    await cursor.close()
+
 
 def test_the_marks_found_again_are_those_the_snapshot_holds() -> None:
     import numpy as np

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ import pytest
 from hippod.base import child
 from hippod.model.memory import Memory
 from hippod.model.sleep_plan import Settings
+from hippod.model.sleep_scan import Scan
 from hippod.model.wordsets import pairs
 from hippod.store.sleep_rows import Planned
 from hippod.store.sqlite import db as dbmod
@@ -94,16 +96,26 @@ def _outcome(planned: Planned) -> Any:
 def split_small(monkeypatch: pytest.MonkeyPatch) -> None:
     """Split every store, on any machine."""
     monkeypatch.setattr(scan_process, "SPLIT_FROM", 1)
+    monkeypatch.setattr(scan_process, "SHARED_FROM", 0)
     monkeypatch.setattr(scan_process, "two_cores", lambda: True)
 
 
 @pytest.mark.usefixtures("split_small")
 async def test_a_first_pass_read_by_two_processes_makes_the_plan_of_one(
-    database: dbmod.Database, make_memory: Callable[..., Memory]
+    database: dbmod.Database, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await _fill(database, make_memory)
     alone = _plan(database.path, split=False)
+    halves: list[int] = []
+    extend = Scan.extend
+
+    def counted(scan: Scan, other: Scan) -> None:
+        halves.append(len(other))
+        extend(scan, other)
+
+    monkeypatch.setattr(Scan, "extend", counted)
     split = _plan(database.path, split=True)
+    assert halves == [len(TEXTS) * 3 // 2]  # the helper read the later half
     assert _outcome(split) == _outcome(alone)
     merged, _, duplicates, conflicts, faded, junk, *_ = _outcome(alone)
     assert merged and duplicates and conflicts and faded and junk  # every phase had work
@@ -144,7 +156,7 @@ async def test_a_helper_gone_after_its_half_leaves_its_share_of_the_pairs_to_the
     shares: list[tuple[int, int]] = []
     half = scan_process.Helper.half
 
-    def half_then_gone(helper: scan_process.Helper) -> scan_process.Half:
+    def half_then_gone(helper: scan_process.Helper) -> scan_process.Half | None:
         got = half(helper)
         helper._proc.kill()
         helper._proc.wait()
@@ -159,6 +171,37 @@ async def test_a_helper_gone_after_its_half_leaves_its_share_of_the_pairs_to_the
     assert _outcome(_plan(database.path, split=True)) == _outcome(alone)
     # Merge's and dedupe's joins, one for each tenant: both shares of each made here.
     assert shares and shares.count((1, 2)) == shares.count((0, 2)) == len(shares) // 2
+
+
+@pytest.mark.usefixtures("split_small")
+async def test_a_memory_gone_between_the_two_snapshots_has_the_plan_made_again_from_one(
+    database: dbmod.Database, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _fill(database, make_memory)
+    with SnapshotReader(database.path) as source:
+        after = source.halfway(1)
+    merged = _plan(database.path, split=False)[0].merges
+    later = [m.id for merge in merged for m in merge.members if _rowid(database.path, m.id) > (after or 0)]
+    assert later  # a merge member the helper reads, which the planner asks for whole
+    ready = scan_process.Helper.ready
+
+    def ready_then_delete(helper: scan_process.Helper) -> bool:
+        # After the helper's snapshot began, before the planner's: the helper reads the row, the
+        # planner's snapshot does not hold it when the merge asks for it whole.
+        began = ready(helper)
+        with sqlite3.connect(database.path) as conn:
+            conn.execute("DELETE FROM memories WHERE id = ?", (later[0],))
+        return began
+
+    monkeypatch.setattr(scan_process.Helper, "ready", ready_then_delete)
+    split = _plan(database.path, split=True)
+    assert later[0] not in {m.id for merge in split[0].merges for m in merge.members}
+    assert _outcome(split) == _outcome(_plan(database.path, split=False))
+
+
+def _rowid(path: str, memory_id: str) -> int:
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()[0])
 
 
 async def test_a_snapshot_asked_for_a_memory_it_does_not_hold_says_so(

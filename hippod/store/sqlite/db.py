@@ -8,6 +8,7 @@ import contextlib
 import contextvars
 import logging
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -48,6 +49,9 @@ class Database:
         self._after_reply: set[asyncio.Task[None]] = set()
         # Long writes (an import, a sleep's write phase) under way or waiting for the writer.
         self._long_writes = 0
+        # A connection of its own for `commits`, opened at its first use.
+        self._watch: sqlite3.Connection | None = None
+        self._watch_lock = threading.Lock()
 
     @classmethod
     async def open(cls, path: str) -> tuple[Database, Prepared]:
@@ -117,10 +121,17 @@ class Database:
 
     async def commits(self) -> int:
         """A number that moves whenever a commit changes the store, by this daemon's writer or any
-        other connection (SQLite's data_version, as the reader, which never writes, sees it)."""
-        async with self.reader.execute("PRAGMA data_version") as cursor:
-            row = await cursor.fetchone()
-        return int(row[0]) if row is not None else 0
+        other connection: SQLite's data_version as a connection of its own sees it, which never
+        writes and never holds a statement open (in a read transaction left open, as the reader's
+        can be while a request pages through rows, the number would not move)."""
+        return await asyncio.to_thread(self._data_version)
+
+    def _data_version(self) -> int:
+        with self._watch_lock:
+            if self._watch is None:
+                self._watch = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            rows = self._watch.execute("PRAGMA data_version").fetchall()  # all: the statement ends
+        return int(rows[0][0])
 
     def checkpoint_soon(self) -> None:
         """Copy the WAL into the database and truncate it, in the background: the WAL's older frames
@@ -261,5 +272,8 @@ class Database:
                 # The WAL keeps what the checkpoint could not copy; the next opening replays it.
                 log.warning("closing %s without a checkpoint: the disk is full (%s)", self.path, exc)
             finally:
+                with self._watch_lock:
+                    if self._watch is not None:
+                        self._watch.close()
                 await self.reader.close()
                 await self.writer.close()

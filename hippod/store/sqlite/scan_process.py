@@ -14,6 +14,8 @@ one every later phase reads whole rows from. Between the two, a memory of the la
 changed leaves the helper's mark behind, which the sleep's check before writing sees (it plans
 again); one that went away is missing when asked for (`sleep_snapshot.Moved`), and the planner then
 plans again from one snapshot; one added is left for the next sleep, as any memory added during a plan.
+This holds while a memory keeps its rowid: nothing renumbers the rows of a live store (VACUUM runs
+on a restored copy only). A helper that ends without its half leaves the plan to one process.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ from dataclasses import dataclass
 from typing import IO, Any, NoReturn
 
 from hippod.base import child, priority, subprocesses
-from hippod.base.errors import HippoError
 from hippod.model.sleep_plan import read_pages
 from hippod.model.sleep_scan import Scan, ScanSettings
 from hippod.model.wordsets import TokenColumn, pairs
@@ -41,6 +42,8 @@ from hippod.store.sqlite.sleep_snapshot import SnapshotReader
 # Memories a store needs before its first pass is read by two processes; below, the helper's start
 # (about 0.2 s) and the scan's trip back would cost more than they save.
 SPLIT_FROM = 200_000
+# Rows a join needs before the helper takes a share of it: below, sending the column costs more.
+SHARED_FROM = 50_000
 READY = b"r"
 _LENGTH = struct.Struct("<Q")
 
@@ -78,10 +81,14 @@ class Helper:
     (`ready`), read the earlier half, take its `half`, then join pairs with it (`pairs`)."""
 
     def __init__(self, job: Job) -> None:
+        """Start the helper; OSError if it cannot start."""
+        # Its stderr is not the planner's: where nothing ends it with its planner (not Linux), a
+        # helper left running would hold the daemon's pipe open, and the daemon would wait on it.
         self._proc = subprocess.Popen(
             child.argv(__name__),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             creationflags=subprocesses.window_flags(),
         )
         assert self._proc.stdin is not None and self._proc.stdout is not None
@@ -93,12 +100,11 @@ class Helper:
         """Wait until the helper's read transaction has begun; False if it ended first."""
         return self._out.read(1) == READY
 
-    def half(self) -> Half:
-        """The helper's outcome. Raises its SQLite error again, or HippoError if it failed otherwise."""
+    def half(self) -> Half | None:
+        """The helper's half; None if it ended without sending it. Raises its SQLite error again."""
         outcome = _receive(self._out)
         if outcome is None:
-            self.stop()
-            raise HippoError("sleep_failed", f"sleep's scan helper exited with {self._proc.returncode}")
+            return None
         if outcome[0] == "sqlite":
             raise child.sqlite_error(*outcome[1:])
         half: Half = outcome[1]
@@ -116,6 +122,8 @@ class Helper:
         """`wordsets.pairs`, the helper finding one share of the pairs while this process finds the
         other; a helper that is gone leaves its share to this process."""
         chosen = array("q", rows)
+        if len(chosen) < SHARED_FROM:  # a small tenant's: not worth sending the column
+            return pairs(column, chosen, threshold, strict=strict, probe=probe)
         flags = None if probe is None else bytes(probe)
         asked = self._ask((column.indptr, column.tokens, chosen, threshold, strict, flags))
         mine = pairs(column, chosen, threshold, strict=strict, probe=probe, part=(0, 2))

@@ -69,13 +69,17 @@ def _split_plan(
     is too small to split, the helper ended before its snapshot began, or a memory went away between
     the two snapshots (the caller then plans from one)."""
     with SnapshotReader(path, tenant=settings.tenant) as first:
-        total, after = first.halfway()
+        after = first.halfway(scan_process.SPLIT_FROM)
+        if after is None:
+            return None
         scanning = scan_settings(first, settings)
-    if total < scan_process.SPLIT_FROM:
-        return None
     later = None if spill is None else f"{spill}-later"
     job = scan_process.Job(path, settings.tenant, after, later, scanning, settings.dry_run, os.getpid())
-    helper = scan_process.Helper(job)
+    try:
+        helper = scan_process.Helper(job)
+    except OSError as exc:
+        log.warning("sleep of %s: its scan helper did not start (%s); planning in one process", path, exc)
+        return None
     try:
         if not helper.ready():
             return None
@@ -83,9 +87,13 @@ def _split_plan(
             scan = Scan(scanning)
             read_pages(source, scan, dry_run=settings.dry_run)
             half = helper.half()
+            if half is None:
+                log.warning("sleep of %s: its scan helper ended early; planning in one process", path)
+                return None
             scan.extend(half.scan)
             source.marks.extend(half.marks)
             source.spill.absorb(later, half.spilled)
+            del half  # its scan is in `scan` now: not held twice through the joins
             try:
                 return _finish(source, plan(source, settings, new_id, scanned=scan, join=helper.pairs))
             except Moved:

@@ -109,16 +109,18 @@ class SnapshotReader(ReadView):
             raise Moved(f"{len(set(ids)) - len(found)} memories of the plan went away")
         return found
 
-    def halfway(self) -> tuple[int, int]:
-        """How many memories (of the tenant) there are, and the rowid that splits them in two
-        halves: the first half holds it and those before it."""
+    def halfway(self, least: int) -> int | None:
+        """The rowid that splits the memories (of the tenant) in two halves, the first holding it
+        and those before it; None when there are fewer than `least`."""
         count = self._conn.execute(self._where("SELECT count(*) FROM memories WHERE 1"), self._tenant)
         total = int(count.fetchone()[0])
+        if total < max(least, 2):
+            return None
         row = self._conn.execute(
             self._where("SELECT rowid FROM memories WHERE 1") + " ORDER BY rowid LIMIT 1 OFFSET ?",
-            (*self._tenant, max(0, total // 2 - 1)),
+            (*self._tenant, total // 2 - 1),
         ).fetchone()
-        return total, 0 if row is None else int(row[0])
+        return None if row is None else int(row[0])
 
     def dormant(self) -> Iterator[tuple[str, str, str]]:
         """(id, tenant, dormant_at) of every dormant memory."""
