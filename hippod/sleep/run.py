@@ -107,6 +107,9 @@ async def sleep_store(
     except asyncio.CancelledError:
         if run.waiters == 1 and not run.committed and not run.task.done():
             run.task.cancel()
+            # The run unwinds before this waiter's cancel goes on (its planner killed and reaped,
+            # its transaction rolled back): a stopping daemon waits for its requests, not for runs.
+            await asyncio.wait({run.task})
         raise
     finally:
         run.waiters -= 1
