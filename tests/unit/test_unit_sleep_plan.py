@@ -31,6 +31,11 @@ def _at(make_memory: Callable[..., Memory], text: str, at: str) -> Memory:
     return make_memory(text, created=at, updated_at=at, last_retrieved=at)
 
 
+async def _quiet(line: str) -> None:
+    """A sleep's step lines, heard by nobody."""
+    del line
+
+
 async def _store(database: dbmod.Database, rows: list[Memory]) -> None:
     async with database.transaction() as conn:
         for memory in rows:
@@ -99,13 +104,8 @@ async def test_the_rows_a_sleep_writes_are_settled_for_the_next_until_touched(
     await _store(database, [a, b])
     planned = _plan(database.path, 1)
     [merge] = planned.merges
-    steps: list[str] = []
-
-    async def step(line: str) -> None:
-        steps.append(line)
-
     async with database.transaction() as conn:
-        await sleep.apply(conn, planned, dormant_at=planned.now, step=step)
+        await sleep.apply(conn, planned, dormant_at=planned.now, step=_quiet)
         await memories.set_meta(conn, "last_sleep", planned.now)
     named = {str(r[0]) for r in await database.reader.execute_fetchall("SELECT id FROM sleep_compared")}
     assert named == {a.id, b.id, merge.semantic.id}
@@ -146,11 +146,8 @@ async def test_a_tenant_sleep_keeps_the_names_and_a_deleted_row_loses_its_own(
         mine = plan(source, Settings(now=NOW, tenant="default", replay_count=0), lambda: f"sem_{next(ids)}")
     assert mine.merges == []  # both named: settled for a tenant's sleep too
 
-    async def step(line: str) -> None:
-        del line
-
     async with database.transaction() as conn:
-        await sleep.apply(conn, mine, dormant_at=mine.now, step=step)
+        await sleep.apply(conn, mine, dormant_at=mine.now, step=_quiet)
         await conn.execute("DELETE FROM memories WHERE id = ?", (d.id,))
     named = {str(r[0]) for r in await database.reader.execute_fetchall("SELECT id FROM sleep_compared")}
     assert named == {c.id}

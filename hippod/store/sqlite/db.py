@@ -275,5 +275,6 @@ class Database:
                 with self._watch_lock:
                     if self._watch is not None:
                         self._watch.close()
+                        self._watch = None
                 await self.reader.close()
                 await self.writer.close()
