@@ -44,6 +44,7 @@ PRODUCT_WORK = 1_000_000  # shared-prefix counts one product may produce (bounds
 # daemon for seconds between two checkpoints.
 VERIFY_ROWS = 1 << 17
 VERIFY_CELLS = 1 << 22
+RANK_CHUNK = 1 << 20  # tokens gathered or ranked at once (their positions: 8 MB)
 EPS = 1e-9  # keeps 0.35 × 20 = 7.000000000000001 from rounding a bound up
 
 
@@ -89,56 +90,70 @@ def _class_bounds(largest: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def _ranked(sets: TokenSets, rows: IntArray) -> tuple[IntArray, IntArray, npt.NDArray[np.int32], int]:
-    """(sizes, start offsets, ranks of every token of the selected rows in order, vocabulary size).
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    """The selected sets as the join reads them from `sets.tokens`, and each token's rank."""
 
-    Ranks order tokens by how many selected sets hold them, rarest first (ties by id); an empty set
-    holds one token of its own, so two empty sets overlap 1.0 and nothing else (recall.md §3).
+    starts: IntArray  # where each set's tokens start in `sets.tokens`
+    held: IntArray  # how many it holds there
+    sizes: IntArray  # its size: an empty set holds one token of its own, the last of the vocabulary
+    rank: npt.NDArray[np.int32]  # token id -> rank
+    vocabulary: int
+
+
+def _ranked(sets: TokenSets, rows: IntArray) -> _Ranked:
+    """The selected rows of `sets`, their tokens ranked by how many selected sets hold them, rarest
+    first (ties by id); an empty set holds one token of its own, so two empty sets overlap 1.0 and
+    nothing else (recall.md §3).
+
+    The tokens are counted a chunk of sets at a time (RANK_CHUNK tokens) and never gathered whole:
+    on a large store an array of all of them is a hundred megabytes or more.
     """
-    starts, ends = sets.indptr[rows], sets.indptr[rows + 1]
-    sizes = ends - starts
-    total = int(sizes.sum())
-    offsets = np.zeros(len(rows), dtype=np.int64)
-    np.cumsum(sizes[:-1], out=offsets[1:])
-    # Where each selected token sits in `sets.tokens`: in 32 bits and summed in place while they
-    # suffice, since on a large store each array of this length is a hundred megabytes or more.
-    wide = np.int32 if len(sets.tokens) < np.iinfo(np.int32).max else np.int64
-    gather = np.repeat((starts - offsets).astype(wide), sizes)
-    gather += np.arange(total, dtype=wide)
-    ids = sets.tokens[gather]
-    del gather
-    empty = sizes == 0
-    vocabulary = int(ids.max()) + 2 if total else 1
-    if empty.any():
-        # The empty sets' token goes after the others, one per empty set.
-        ids = np.insert(ids, offsets[empty], vocabulary - 1)
-        sizes = np.where(empty, 1, sizes)
-        offsets = np.zeros(len(rows), dtype=np.int64)
-        np.cumsum(sizes[:-1], out=offsets[1:])
-    frequency = np.bincount(ids, minlength=vocabulary)
+    starts = sets.indptr[rows]
+    held = sets.indptr[rows + 1] - starts
+    empty = held == 0
+    ends = np.cumsum(held)
+    bound = int(sets.tokens.max()) + 1 if len(sets.tokens) else 0
+    frequency = np.zeros(bound + 2, dtype=np.int64)
+    total = int(ends[-1]) if len(ends) else 0
+    cuts = np.searchsorted(ends, np.arange(RANK_CHUNK, total, RANK_CHUNK), side="right")
+    edges = [0, *(c for c in np.unique(cuts).tolist() if 0 < c < len(rows)), len(rows)]
+    for a, b in itertools.pairwise(edges):
+        frequency[:bound] += np.bincount(_tokens(sets, starts[a:b], held[a:b]), minlength=bound)
+    held_ids = np.flatnonzero(frequency)
+    vocabulary = int(held_ids[-1]) + 2 if len(held_ids) else 1
+    frequency = frequency[:vocabulary]
+    frequency[vocabulary - 1] += int(empty.sum())  # the empty sets' token, after every other
     order = np.lexsort((np.arange(vocabulary), frequency))
     rank = np.empty(vocabulary, dtype=np.int32)
     rank[order] = np.arange(vocabulary, dtype=np.int32)
-    return sizes, offsets, rank[ids], vocabulary
+    return _Ranked(starts, held, np.where(empty, 1, held), rank, vocabulary)
 
 
-def _classes(
-    sizes: IntArray, offsets: IntArray, ranks: npt.NDArray[np.int32], vocabulary: int, probe: BoolArray
-) -> list[_SizeClass]:
+def _tokens(sets: TokenSets, starts: IntArray, held: IntArray) -> npt.NDArray[np.int32]:
+    """The tokens of the sets starting at `starts` and holding `held` tokens, one set after another."""
+    inner = np.arange(int(held.sum()))  # each token's place in its set
+    inner -= np.repeat(np.cumsum(held) - held, held)
+    inner += np.repeat(starts, held)
+    return sets.tokens[inner]
+
+
+def _classes(ranked: _Ranked, sets: TokenSets, probe: BoolArray) -> list[_SizeClass]:
     classes: list[_SizeClass] = []
+    sizes, vocabulary = ranked.sizes, ranked.vocabulary
     for lo, hi in _class_bounds(int(sizes.max())):
         members = np.flatnonzero((sizes >= lo) & (sizes <= hi))
         if not len(members):
             continue
-        own = sizes[members]
+        held = ranked.held[members]
         dense = np.empty((len(members), hi), dtype=np.int32)
         dense[:] = vocabulary + np.arange(hi, dtype=np.int32)
-        before = np.cumsum(own) - own  # where each member starts among the class's tokens
-        row = np.repeat(np.arange(len(members)), own)
-        column = np.arange(len(row)) - np.repeat(before, own)
-        dense[row, column] = ranks[np.repeat(offsets[members] - before, own) + np.arange(len(row))]
+        row = np.repeat(np.arange(len(members)), held)
+        column = np.arange(len(row)) - np.repeat(np.cumsum(held) - held, held)
+        dense[row, column] = ranked.rank[_tokens(sets, ranked.starts[members], held)]
+        dense[held == 0, 0] = ranked.rank[vocabulary - 1]
         dense.sort(axis=1)
-        classes.append(_SizeClass(lo, hi, members, own, dense, probe[members]))
+        classes.append(_SizeClass(lo, hi, members, sizes[members], dense, probe[members]))
     return classes
 
 
@@ -253,8 +268,9 @@ def similar_pairs(
     if len(rows) < 2:
         return np.empty((0, 2), dtype=np.int64)
     probed = np.ones(len(rows), dtype=np.bool_) if probe is None else np.asarray(probe, dtype=np.bool_)[rows]
-    sizes, offsets, ranks, vocabulary = _ranked(sets, rows)
-    classes = _classes(sizes, offsets, ranks, vocabulary, probed)
+    ranked = _ranked(sets, rows)
+    classes = _classes(ranked, sets, probed)
+    vocabulary = ranked.vocabulary
     factor = threshold / (1 + threshold)
     found: list[IntArray] = []
     for at, left in enumerate(classes):

@@ -7,6 +7,7 @@ import random
 import numpy as np
 import pytest
 
+from hippod.model import pairjoin
 from hippod.model.pairjoin import similar_pairs, token_sets
 from hippod.model.simjoin import exact_pairs, jaccard
 from hippod.model.tokenize import tokenize
@@ -38,6 +39,30 @@ def test_random_sets_give_the_exact_pairs(seed: int, probed: float) -> None:
         expected = exact_pairs(sets, threshold, strict=strict)
         assert _joined(sets, threshold, strict) == expected
         assert _joined(sets, threshold, strict, probe) == {p for p in expected if probe[p[0]] or probe[p[1]]}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_tokens_counted_a_few_at_a_time_give_the_exact_pairs(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A large store's tokens are counted a chunk at a time (RANK_CHUNK): here chunks of a few
+    # tokens, whose bounds fall inside rows, between them and at empty ones, over a selection of the
+    # rows out of their order.
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(rng.choice([6, 30, 120]))]
+    sets = [
+        frozenset(rng.sample(words, min(len(words), rng.choice([0, 1, 3, 5, 9, 20]))))
+        for _ in range(rng.randint(20, 70))
+    ]
+    sets += [s - {min(s, default="")} | {rng.choice(words)} for s in rng.sample(sets, 10)]  # edited copies
+    vocabulary: dict[str, int] = {}
+    numbered = token_sets([[vocabulary.setdefault(t, len(vocabulary)) for t in s] for s in sets])
+    rows = rng.sample(range(len(sets)), k=2 * len(sets) // 3)
+    found = exact_pairs([sets[k] for k in rows], 0.35)
+    expected = sorted((min(rows[a], rows[b]), max(rows[a], rows[b])) for a, b in found)
+    assert expected
+    monkeypatch.setattr(pairjoin, "RANK_CHUNK", rng.choice([1, 2, 3, 7]))
+    assert similar_pairs(numbered, np.array(rows), 0.35).tolist() == [list(p) for p in expected]
 
 
 def test_two_empty_sets_overlap_fully_and_nothing_else() -> None:

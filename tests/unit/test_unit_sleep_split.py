@@ -113,9 +113,17 @@ async def test_a_first_pass_read_by_two_processes_makes_the_plan_of_one(
         halves.append(len(other))
         extend(scan, other)
 
+    shares: list[tuple[int, int]] = []
+
+    def share(*args: Any, part: tuple[int, int] = (0, 1), **kwargs: Any) -> list[tuple[int, int]]:
+        shares.append(part)
+        return pairs(*args, part=part, **kwargs)
+
     monkeypatch.setattr(Scan, "extend", counted)
+    monkeypatch.setattr("hippod.store.sqlite.scan_process.pairs", share)
     split = _plan(database.path, split=True)
     assert halves == [len(TEXTS) * 3 // 2]  # the helper read the later half
+    assert shares and set(shares) == {(0, 2)}  # ... and found the other share of every join
     assert _outcome(split) == _outcome(alone)
     merged, _, duplicates, conflicts, faded, junk, *_ = _outcome(alone)
     assert merged and duplicates and conflicts and faded and junk  # every phase had work

@@ -125,7 +125,14 @@ class Helper:
         if len(chosen) < SHARED_FROM:  # a small tenant's: not worth sending the column
             return pairs(column, chosen, threshold, strict=strict, probe=probe)
         flags = None if probe is None else bytes(probe)
-        asked = self._ask((column.indptr, column.tokens, chosen, threshold, strict, flags))
+        # The arrays go out of band (`_send`); their views are let go at once, since an array
+        # exporting its buffer cannot grow, and the merge appends to the column after its join.
+        arrays = [pickle.PickleBuffer(a) for a in (column.indptr, column.tokens, chosen)]
+        try:
+            asked = self._ask((*arrays, threshold, strict, flags))
+        finally:
+            for view in arrays:
+                view.release()
         mine = pairs(column, chosen, threshold, strict=strict, probe=probe, part=(0, 2))
         theirs: list[tuple[int, int]] | None = _receive(self._out) if asked else None
         if theirs is None:
@@ -150,31 +157,61 @@ class Helper:
 
 
 def _send(out: IO[bytes], value: object) -> None:
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    """Write `value` as a pickle whose PickleBuffers go down the pipe out of band: each written from
+    where it lies in memory, so a column of a million memories is sent without a copy of its own."""
+    buffers: list[pickle.PickleBuffer] = []
+    data = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+    out.write(_LENGTH.pack(len(buffers)))
+    for buffer in buffers:
+        raw = buffer.raw()
+        out.write(_LENGTH.pack(raw.nbytes))
+        out.write(raw)
     out.write(_LENGTH.pack(len(data)))
     out.write(data)
     out.flush()
 
 
 def _receive(source: IO[bytes]) -> Any:
-    """The next value sent, or None at the end of the pipe (its writer is gone)."""
-    head = source.read(_LENGTH.size)
-    if len(head) < _LENGTH.size:
+    """The next value sent (its PickleBuffers as bytes), or None at the end of the pipe (its
+    writer is gone)."""
+    count = _read_exactly(source, _LENGTH.size)
+    if count is None:
         return None
-    data = source.read(_LENGTH.unpack(head)[0])
+    buffers: list[bytes] = []
+    for _ in range(_LENGTH.unpack(count)[0]):
+        size = _read_exactly(source, _LENGTH.size)
+        buffer = None if size is None else _read_exactly(source, _LENGTH.unpack(size)[0])
+        if buffer is None:
+            return None
+        buffers.append(buffer)
+    head = _read_exactly(source, _LENGTH.size)
+    data = None if head is None else _read_exactly(source, _LENGTH.unpack(head)[0])
+    if data is None:
+        return None
     try:
-        return pickle.loads(data)
+        return pickle.loads(data, buffers=buffers)
     except (EOFError, pickle.UnpicklingError):
         return None
 
 
+def _read_exactly(source: IO[bytes], size: int) -> bytes | None:
+    """`size` bytes; None if the pipe ends first (a buffered read waits for all of them)."""
+    data = source.read(size)
+    return data if len(data) == size else None
+
+
 def _share(request: tuple[Any, ...]) -> list[tuple[int, int]]:
     """The helper's share of a `Helper.pairs` request."""
+    import numpy as np  # the helper's joins, as the planner's (wordsets.pairs)
+
+    from hippod.model import pairjoin
+
     indptr, tokens, chosen, threshold, strict, flags = request
-    column = TokenColumn()
-    column.indptr, column.tokens = indptr, tokens
-    probe = None if flags is None else [bool(f) for f in flags]
-    return pairs(column, chosen, threshold, strict=strict, probe=probe, part=(1, 2))
+    sets = pairjoin.TokenSets(np.frombuffer(indptr, dtype=np.int64), np.frombuffer(tokens, dtype=np.int32))
+    probe = None if flags is None else np.frombuffer(flags, dtype=np.bool_)
+    rows = np.frombuffer(chosen, dtype=np.int64)
+    found = pairjoin.similar_pairs(sets, rows, threshold, strict=strict, probe=probe, part=(1, 2))
+    return [(int(i), int(j)) for i, j in found.tolist()]
 
 
 def _read(job: Job, out: IO[bytes]) -> Half:
