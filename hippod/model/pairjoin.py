@@ -44,7 +44,7 @@ PRODUCT_WORK = 1_000_000  # shared-prefix counts one product may produce (bounds
 # daemon for seconds between two checkpoints.
 VERIFY_ROWS = 1 << 17
 VERIFY_CELLS = 1 << 22
-RANK_CHUNK = 1 << 20  # tokens gathered or ranked at once (their positions: 8 MB)
+RANK_CHUNK = 1 << 20  # tokens counted at once, when ranking them (their positions: 8 MB)
 EPS = 1e-9  # keeps 0.35 × 20 = 7.000000000000001 from rounding a bound up
 
 
@@ -113,17 +113,20 @@ def _ranked(sets: TokenSets, rows: IntArray) -> _Ranked:
     held = sets.indptr[rows + 1] - starts
     empty = held == 0
     ends = np.cumsum(held)
-    bound = int(sets.tokens.max()) + 1 if len(sets.tokens) else 0
-    frequency = np.zeros(bound + 2, dtype=np.int64)
+    # Counts of the token ids held so far: sized by the largest id met, not the store's vocabulary,
+    # so that a small tenant's join on a large store costs what its own rows do.
+    frequency = np.zeros(0, dtype=np.int64)
     total = int(ends[-1]) if len(ends) else 0
     cuts = np.searchsorted(ends, np.arange(RANK_CHUNK, total, RANK_CHUNK), side="right")
     edges = [0, *(c for c in np.unique(cuts).tolist() if 0 < c < len(rows)), len(rows)]
     for a, b in itertools.pairwise(edges):
-        frequency[:bound] += np.bincount(_tokens(sets, starts[a:b], held[a:b]), minlength=bound)
-    held_ids = np.flatnonzero(frequency)
-    vocabulary = int(held_ids[-1]) + 2 if len(held_ids) else 1
-    frequency = frequency[:vocabulary]
-    frequency[vocabulary - 1] += int(empty.sum())  # the empty sets' token, after every other
+        counts = np.bincount(_tokens(sets, starts[a:b], held[a:b]))
+        if len(counts) > len(frequency):
+            frequency = np.concatenate((frequency, np.zeros(len(counts) - len(frequency), dtype=np.int64)))
+        frequency[: len(counts)] += counts
+    # The largest id held plus one for the empty sets' token, after every other.
+    vocabulary = len(frequency) + 1
+    frequency = np.append(frequency, int(empty.sum()))
     order = np.lexsort((np.arange(vocabulary), frequency))
     rank = np.empty(vocabulary, dtype=np.int32)
     rank[order] = np.arange(vocabulary, dtype=np.int32)
@@ -132,7 +135,7 @@ def _ranked(sets: TokenSets, rows: IntArray) -> _Ranked:
 
 def _tokens(sets: TokenSets, starts: IntArray, held: IntArray) -> npt.NDArray[np.int32]:
     """The tokens of the sets starting at `starts` and holding `held` tokens, one set after another."""
-    inner = np.arange(int(held.sum()))  # each token's place in its set
+    inner = np.arange(int(held.sum()), dtype=np.int64)  # each token's place in its set
     inner -= np.repeat(np.cumsum(held) - held, held)
     inner += np.repeat(starts, held)
     return sets.tokens[inner]

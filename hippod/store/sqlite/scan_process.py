@@ -228,7 +228,7 @@ def _read(job: Job, out: IO[bytes]) -> Half:
 def main() -> NoReturn:
     """The helper. On stdin: a Job, then `Helper.pairs` requests until the pipe ends. On stdout:
     READY once its snapshot is open, ("half", Half) or ("sqlite", the error's fields), then its share
-    of each request's pairs. Each value but READY is a length-prefixed pickle."""
+    of each request's pairs. Each value but READY goes as `_send` writes it."""
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything printed lands on stderr, never in the outcome
     priority.lower_process()
