@@ -274,6 +274,7 @@ def similar_pairs(
     ranked = _ranked(sets, rows)
     classes = _classes(ranked, sets, probed)
     vocabulary = ranked.vocabulary
+    del ranked  # three arrays as long as the rows: not held through the products
     factor = threshold / (1 + threshold)
     found: list[IntArray] = []
     for at, left in enumerate(classes):
