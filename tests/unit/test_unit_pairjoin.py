@@ -65,6 +65,24 @@ def test_tokens_counted_a_few_at_a_time_give_the_exact_pairs(
     assert similar_pairs(numbered, np.array(rows), 0.35).tolist() == [list(p) for p in expected]
 
 
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1 << 20])
+def test_tokens_rank_rarest_first_among_the_selected_sets(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The ranks only order the prefixes (any order finds the same pairs), so they are checked here.
+    monkeypatch.setattr(pairjoin, "RANK_CHUNK", chunk)
+    held = [[5, 1, 9], [], [1, 2], [9, 1], [7, 12], [], [2, 1, 5, 9], [0]]
+    selected = [6, 0, 2, 1, 3, 7]  # out of order, one empty set in, the sets holding 7 and 12 out
+    ranked = pairjoin._ranked(token_sets(held), np.array(selected))
+    vocabulary = max(t for k in selected for t in held[k]) + 2  # the empty sets' token is the last
+    count = [sum(t in held[k] for k in selected) for t in range(vocabulary - 1)]
+    count.append(sum(not held[k] for k in selected))
+    order = sorted(range(vocabulary), key=lambda t: (count[t], t))
+    assert ranked.vocabulary == vocabulary
+    assert ranked.rank.tolist() == [order.index(t) for t in range(vocabulary)]
+    assert ranked.sizes.tolist() == [max(1, len(held[k])) for k in selected]
+
+
 def test_two_empty_sets_overlap_fully_and_nothing_else() -> None:
     sets = [frozenset(), frozenset({"a"}), frozenset(), frozenset({"a", "b"})]
     assert _joined(sets, 0.35, False) == {(0, 2), (1, 3)}
