@@ -120,7 +120,7 @@ def _ranked(sets: TokenSets, rows: IntArray) -> _Ranked:
     cuts = np.searchsorted(ends, np.arange(RANK_CHUNK, total, RANK_CHUNK), side="right")
     edges = [0, *(c for c in np.unique(cuts).tolist() if 0 < c < len(rows)), len(rows)]
     for a, b in itertools.pairwise(edges):
-        counts = np.bincount(_tokens(sets, starts[a:b], held[a:b]))
+        counts = np.bincount(_tokens(sets, starts[a:b], held[a:b], _places(held[a:b])))
         if len(counts) > len(frequency):
             frequency = np.concatenate((frequency, np.zeros(len(counts) - len(frequency), dtype=np.int64)))
         frequency[: len(counts)] += counts
@@ -133,12 +133,18 @@ def _ranked(sets: TokenSets, rows: IntArray) -> _Ranked:
     return _Ranked(starts, held, np.where(empty, 1, held), rank, vocabulary)
 
 
-def _tokens(sets: TokenSets, starts: IntArray, held: IntArray) -> npt.NDArray[np.int32]:
-    """The tokens of the sets starting at `starts` and holding `held` tokens, one set after another."""
-    inner = np.arange(int(held.sum()), dtype=np.int64)  # each token's place in its set
-    inner -= np.repeat(np.cumsum(held) - held, held)
-    inner += np.repeat(starts, held)
-    return sets.tokens[inner]
+def _places(held: IntArray) -> IntArray:
+    """Each token's place in its set, for sets holding `held` tokens, one set after another."""
+    places = np.arange(int(held.sum()), dtype=np.int64)
+    places -= np.repeat(np.cumsum(held) - held, held)
+    return places
+
+
+def _tokens(sets: TokenSets, starts: IntArray, held: IntArray, places: IntArray) -> npt.NDArray[np.int32]:
+    """The tokens of the sets starting at `starts` and holding `held` tokens, one set after another
+    (`places`: `_places(held)`)."""
+    tokens: npt.NDArray[np.int32] = sets.tokens[np.repeat(starts, held) + places]
+    return tokens
 
 
 def _classes(ranked: _Ranked, sets: TokenSets, probe: BoolArray) -> list[_SizeClass]:
@@ -152,8 +158,8 @@ def _classes(ranked: _Ranked, sets: TokenSets, probe: BoolArray) -> list[_SizeCl
         dense = np.empty((len(members), hi), dtype=np.int32)
         dense[:] = vocabulary + np.arange(hi, dtype=np.int32)
         row = np.repeat(np.arange(len(members)), held)
-        column = np.arange(len(row)) - np.repeat(np.cumsum(held) - held, held)
-        dense[row, column] = ranked.rank[_tokens(sets, ranked.starts[members], held)]
+        column = _places(held)
+        dense[row, column] = ranked.rank[_tokens(sets, ranked.starts[members], held, column)]
         dense[held == 0, 0] = ranked.rank[vocabulary - 1]
         dense.sort(axis=1)
         classes.append(_SizeClass(lo, hi, members, sizes[members], dense, probe[members]))

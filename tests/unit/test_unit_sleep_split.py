@@ -100,9 +100,25 @@ def split_small(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scan_process, "two_cores", lambda: True)
 
 
+@pytest.fixture
+def planner_shares(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """The `part` of every pair join the planning process makes itself (the helper's are its own)."""
+    shares: list[tuple[int, int]] = []
+
+    def counted(*args: Any, part: tuple[int, int] = (0, 1), **kwargs: Any) -> list[tuple[int, int]]:
+        shares.append(part)
+        return pairs(*args, part=part, **kwargs)
+
+    monkeypatch.setattr("hippod.store.sqlite.scan_process.pairs", counted)
+    return shares
+
+
 @pytest.mark.usefixtures("split_small")
 async def test_a_first_pass_read_by_two_processes_makes_the_plan_of_one(
-    database: dbmod.Database, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+    database: dbmod.Database,
+    make_memory: Callable[..., Memory],
+    monkeypatch: pytest.MonkeyPatch,
+    planner_shares: list[tuple[int, int]],
 ) -> None:
     await _fill(database, make_memory)
     alone = _plan(database.path, split=False)
@@ -113,17 +129,10 @@ async def test_a_first_pass_read_by_two_processes_makes_the_plan_of_one(
         halves.append(len(other))
         extend(scan, other)
 
-    shares: list[tuple[int, int]] = []
-
-    def share(*args: Any, part: tuple[int, int] = (0, 1), **kwargs: Any) -> list[tuple[int, int]]:
-        shares.append(part)
-        return pairs(*args, part=part, **kwargs)
-
     monkeypatch.setattr(Scan, "extend", counted)
-    monkeypatch.setattr("hippod.store.sqlite.scan_process.pairs", share)
     split = _plan(database.path, split=True)
     assert halves == [len(TEXTS) * 3 // 2]  # the helper read the later half
-    assert shares and set(shares) == {(0, 2)}  # ... and found the other share of every join
+    assert planner_shares and set(planner_shares) == {(0, 2)}  # ... and found the other share of every join
     assert _outcome(split) == _outcome(alone)
     merged, _, duplicates, conflicts, faded, junk, *_ = _outcome(alone)
     assert merged and duplicates and conflicts and faded and junk  # every phase had work
@@ -157,11 +166,14 @@ async def test_a_helper_that_ends_before_its_snapshot_leaves_the_plan_to_one_pro
 
 @pytest.mark.usefixtures("split_small")
 async def test_a_helper_gone_after_its_half_leaves_its_share_of_the_pairs_to_the_planner(
-    database: dbmod.Database, make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+    database: dbmod.Database,
+    make_memory: Callable[..., Memory],
+    monkeypatch: pytest.MonkeyPatch,
+    planner_shares: list[tuple[int, int]],
 ) -> None:
     await _fill(database, make_memory)
     alone = _plan(database.path, split=False)
-    shares: list[tuple[int, int]] = []
+    shares = planner_shares
     half = scan_process.Helper.half
 
     def half_then_gone(helper: scan_process.Helper) -> scan_process.Half | None:
@@ -170,12 +182,7 @@ async def test_a_helper_gone_after_its_half_leaves_its_share_of_the_pairs_to_the
         helper._proc.wait()
         return got
 
-    def counted(*args: Any, part: tuple[int, int] = (0, 1), **kwargs: Any) -> list[tuple[int, int]]:
-        shares.append(part)
-        return pairs(*args, part=part, **kwargs)
-
     monkeypatch.setattr(scan_process.Helper, "half", half_then_gone)
-    monkeypatch.setattr("hippod.store.sqlite.scan_process.pairs", counted)
     assert _outcome(_plan(database.path, split=True)) == _outcome(alone)
     # Merge's and dedupe's joins, one for each tenant: both shares of each made here.
     assert shares and shares.count((1, 2)) == shares.count((0, 2)) == len(shares) // 2
