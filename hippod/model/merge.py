@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from hippod.base.clock import parse_iso
+from hippod.base.clock import iso, parse_iso
 from hippod.model.decay import net_negative
 from hippod.model.memory import Memory
 from hippod.model.strength import ERROR_HALF_LIFE_FACTOR
@@ -94,16 +94,48 @@ def new_semantic_id() -> str:
     return "sem_" + secrets.token_hex(6)
 
 
+@dataclass(frozen=True, slots=True)
+class Demoted:
+    """A merged episode as its merge changes it (sleep.md §5.4): what the write sets on its row. The
+    rest of the row is unchanged, so a plan need not hold it: a large first sleep demotes a hundred
+    thousand episodes."""
+
+    id: str
+    tenant_id: str
+    half_life_days: float
+    merged_into: str
+    strength: float  # at the sleep, on the new half-life
+    updated_at: str
+
+    def onto(self, memory: Memory) -> Memory:
+        """A copy of the episode's row (as read, or as the plan made it so far) with this change made."""
+        return replace(
+            memory,
+            half_life_days=self.half_life_days,
+            merged_into=self.merged_into,
+            strength=self.strength,
+            updated_at=self.updated_at,
+        )
+
+
 @dataclass(slots=True)
 class Merge:
     semantic: Memory
-    members: list[Memory]  # copies carrying their new half-life and merged_into
+    members: list[Demoted]
+    first_text: str  # the first member's content, which the report quotes
 
 
 def build_merge(
-    members: Sequence[Memory], *, new_id: str, now: str, default_half_life: float, origin_project: str | None
+    members: Sequence[Memory],
+    *,
+    new_id: str,
+    now: datetime,
+    default_half_life: float,
+    origin_project: str | None,
+    loss_aversion: float = 1.0,
 ) -> Merge:
     """The new semantic memory and the demoted members of one cluster."""
+    stamp = iso(now)
     tags = list(dict.fromkeys(t for m in members for t in m.tags))
     valence = max((m.emotional_valence for m in members), key=lambda v: SEVERITY.get(v, 0))
     has_error = any("error" in m.tags for m in members)
@@ -114,9 +146,9 @@ def build_merge(
         content=merged_content(members),
         layer="semantic",
         kind="distilled",
-        created=now,
-        valid_from=now,
-        last_retrieved=now,
+        created=stamp,
+        valid_from=stamp,
+        last_retrieved=stamp,
         retrieval_count=0,
         half_life_days=default_half_life * (ERROR_HALF_LIFE_FACTOR if has_error else 1.0),
         strength=1.0,
@@ -131,21 +163,17 @@ def build_merge(
         outcome_score=None,
         parents=[m.id for m in members],
         origin_project=origin_project,
-        updated_at=now,
+        updated_at=stamp,
     )
-    demoted = [
-        replace(
-            m,
-            half_life_days=float(max(1, math.floor(m.half_life_days * SOURCE_HALF_LIFE_FACTOR))),
-            merged_into=new_id,
-            updated_at=now,
-        )
-        for m in members
-    ]
-    return Merge(semantic, demoted)
+    demoted = []
+    for m in members:
+        half_life = float(max(1, math.floor(m.half_life_days * SOURCE_HALF_LIFE_FACTOR)))
+        strength = replace(m, half_life_days=half_life).strength_at(now, loss_aversion).strength
+        demoted.append(Demoted(m.id, m.tenant_id, half_life, new_id, strength, stamp))
+    return Merge(semantic, demoted, first.content)
 
 
 def merge_detail(merge: Merge) -> str:
     """The report line of one merge; the first member's text, whitespace collapsed, cut to 60 chars."""
-    text = " ".join(merge.members[0].content.split())
+    text = " ".join(merge.first_text.split())
     return f'merged {len(merge.members)} episodic entries into semantic: "{text[:60]}..."'

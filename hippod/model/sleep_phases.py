@@ -7,6 +7,7 @@ phases use on lists of memories (merge.py, dedupe.py, conflicts.py).
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
@@ -15,7 +16,7 @@ from typing import Protocol
 
 from hippod.base.clock import iso, parse_iso
 from hippod.model import conflicts as rules
-from hippod.model import decay, dedupe, merge
+from hippod.model import decay, dedupe, merge, string_column
 from hippod.model.digest import digests
 from hippod.model.memory import Memory
 from hippod.model.sleep_scan import (
@@ -32,6 +33,9 @@ from hippod.model.strength import RETRIEVAL_HALF_LIFE_BONUS
 from hippod.model.tokenize import tokenize
 from hippod.model.wordsets import Join, pairs
 
+# Members of merges whose whole rows are held at once.
+MERGE_BATCH = 5_000
+
 
 class Fetch(Protocol):
     """Reads memories of the snapshot by id (Source.fetch)."""
@@ -43,28 +47,38 @@ class Rows:
     """Whole rows by survivor number, as the plan has made them so far, and the pair join that
     finds which to read.
 
-    A row the plan changed (replayed, demoted by a merge) or made (a new semantic memory, numbered
-    after the survivors) is held here; any other is read again from the snapshot when asked for.
+    A row the plan changed (replayed) or made (a new semantic memory, numbered after the survivors)
+    is held here; a merged episode only by its change (`demoted`), applied to its row when asked
+    for; any other row is read again from the snapshot when asked for.
     """
 
     def __init__(self, scan: Scan, fetch: Fetch, join: Join = pairs) -> None:
         self.scan = scan
         self._fetch = fetch
         self.changed: dict[int, Memory] = {}
+        self.demoted: dict[int, merge.Demoted] = {}
         self.pairs = join  # the pair join of merge and dedupe
 
     def get(self, numbers: Iterable[int]) -> dict[int, Memory]:
         wanted = sorted(set(numbers))
         ids = self.scan.ids
         read = self._fetch([ids[k] for k in wanted if k not in self.changed])
-        return {
-            k: self.changed[k] if k in self.changed else self.scan.prepare(k, read[ids[k]]) for k in wanted
-        }
+        got: dict[int, Memory] = {}
+        for k in wanted:
+            held = self.changed[k] if k in self.changed else self.scan.prepare(k, read[ids[k]])
+            got[k] = self.planned(k, held)
+        return got
+
+    def planned(self, k: int, held: Memory) -> Memory:
+        """Row k as the plan has made it, given the row as held otherwise: changed, or as read."""
+        return self.demoted[k].onto(held) if k in self.demoted else held
 
     def tenant(self, k: int) -> str:
         return self.changed[k].tenant_id if k >= len(self.scan) else self.scan.tenant(k)
 
     def strength(self, k: int) -> float:
+        if k in self.demoted:
+            return self.demoted[k].strength
         return self.changed[k].strength if k in self.changed else self.scan.strength[k]
 
     def fresh(self) -> list[bool]:
@@ -74,8 +88,11 @@ class Rows:
         through = scan.settings.settled_through
         flags = [not scan.flags[k] & SETTLED for k in range(len(scan))]
         flags += [True] * (len(scan.words) - len(scan))
-        for k, memory in self.changed.items():
-            flags[k] = through is None or parse_iso(memory.updated_at) >= through
+        # A demotion is the row's latest change: after the others in this order.
+        stamps = [(k, m.updated_at) for k, m in self.changed.items()]
+        stamps += [(k, d.updated_at) for k, d in self.demoted.items()]
+        for k, stamp in stamps:
+            flags[k] = through is None or parse_iso(stamp) >= through
         return flags
 
 
@@ -99,18 +116,18 @@ def replay(scan: Scan, rows: Rows, now: datetime, count: int) -> list[Memory]:
     return [got[k] for k in picked]
 
 
-def _by_tenant(rows: Rows, numbers: Iterable[int]) -> list[tuple[str, list[int]]]:
+def _by_tenant(rows: Rows, numbers: Iterable[int]) -> list[tuple[str, array[int]]]:
     """The numbered rows grouped by tenant, the tenants sorted (each phase compares a tenant's rows
-    with each other only)."""
+    with each other only). Arrays, not lists: a daily sleep asks for a million rows."""
     scan = rows.scan
     made = [m.tenant_id for k, m in rows.changed.items() if k >= len(scan)]
     if len(scan.tenant_names) == 1 and all(t == scan.tenant_names[0] for t in made):
-        # One tenant, as a laptop's store mostly is: no lookup per row (a daily sleep asks for a million).
-        every = list(numbers)
+        # One tenant, as a laptop's store mostly is: no lookup per row.
+        every = array("q", numbers)
         return [(scan.tenant_names[0], every)] if every else []
-    grouped: dict[str, list[int]] = {}
+    grouped: dict[str, array[int]] = {}
     for k in numbers:
-        grouped.setdefault(rows.tenant(k), []).append(k)
+        grouped.setdefault(rows.tenant(k), array("q")).append(k)
     return sorted(grouped.items())
 
 
@@ -119,8 +136,6 @@ def merges(
     rows: Rows,
     build: Callable[[list[Memory]], merge.Merge],
     rejected: AbstractSet[tuple[str, str]],
-    now: datetime,
-    loss_aversion: float,
 ) -> tuple[list[merge.Merge], int]:
     """Phase 8: the clusters of merge.clusters, merged unless the tenant rejected the digest;
     (merges, rejected count). Members are demoted and new memories numbered after the survivors."""
@@ -130,7 +145,7 @@ def merges(
     # would be a hundred megabytes).
     place = array("l", bytes(array("l").itemsize * len(scan)))
     for _, numbers in _by_tenant(rows, (k for k in range(len(scan)) if scan.flags[k] & MERGEABLE)):
-        order = sorted(numbers, key=lambda k: (scan.created[k], scan.ids[k]))
+        order = string_column.order(numbers, scan.created, scan.ids)
         for at, k in enumerate(order):
             place[k] = at
         close = rows.pairs(scan.words, order, merge.MERGE_AT, probe=fresh)
@@ -139,28 +154,43 @@ def merges(
             [not fresh[k] for k in order],
         )
         clusters += [[order[at] for at in members] for members in walked]
-    got = rows.get(k for members in clusters for k in members)
     made: list[merge.Merge] = []
     refused = 0
-    for members in clusters:
-        built = build([got[k] for k in members])
-        tenant = built.semantic.tenant_id
-        if any((tenant, d) in rejected for d in digests(built.semantic.content)):
-            refused += 1
-            continue
-        made.append(built)
-        for k, member in zip(members, built.members, strict=True):
-            member.strength = member.strength_at(now, loss_aversion).strength
-            rows.changed[k] = member
-        rows.changed[scan.words.append(tokenize(built.semantic.content))] = built.semantic
+    # Whole rows a batch of clusters at a time: a first sleep of a million merges a hundred thousand.
+    for batch in _batches(clusters, MERGE_BATCH):
+        got = rows.get(k for members in batch for k in members)
+        for members in batch:
+            built = build([got[k] for k in members])
+            tenant = built.semantic.tenant_id
+            if any((tenant, d) in rejected for d in digests(built.semantic.content)):
+                refused += 1
+                continue
+            made.append(built)
+            rows.demoted.update(zip(members, built.members, strict=True))
+            rows.changed[scan.words.append(tokenize(built.semantic.content))] = built.semantic
     return made, refused
+
+
+def _batches(clusters: list[list[int]], size: int) -> Iterable[list[list[int]]]:
+    """The clusters in order, in runs of about `size` members (a run holds one cluster at least)."""
+    batch: list[list[int]] = []
+    held = 0
+    for members in clusters:
+        batch.append(members)
+        held += len(members)
+        if held >= size:
+            yield batch
+            batch, held = [], 0
+    if batch:
+        yield batch
 
 
 def duplicates(scan: Scan, rows: Rows) -> tuple[list[dedupe.Duplicate], set[int]]:
     """Phase 9: dedupe.dedupe on the scan; (duplicates, numbers deleted)."""
     fresh = rows.fresh()
-    compared = [k for k in range(len(scan)) if scan.flags[k] & COMPARED]
-    compared += range(len(scan), len(scan.words))
+    compared = itertools.chain(
+        (k for k in range(len(scan)) if scan.flags[k] & COMPARED), range(len(scan), len(scan.words))
+    )
     found: list[dedupe.Duplicate] = []
     deleted: set[int] = set()
     for _, numbers in _by_tenant(rows, compared):
@@ -214,7 +244,7 @@ def conflicts(
     for _, numbers in _by_tenant(rows, candidates):
         partaking = [k for k in numbers if flags[k] & PARTAKES]
         found += rules.opposed_pairs(scan.distinct, partaking, positive, negative, fresh)
-        settled = {scan.ids[k]: k for k in numbers if scan.ids[k] in named and not fresh[k]}
+        settled = {i: k for k in numbers if not fresh[k] and (i := scan.ids[k]) in named} if named else {}
         found += [(settled[a], settled[b]) for a, b in known if a in settled and b in settled]
     got = rows.get(k for pair in found for k in pair)
     inputs = {

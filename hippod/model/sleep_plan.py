@@ -238,14 +238,13 @@ def plan(
         return build_merge(
             members,
             new_id=new_id(),
-            now=now,
+            now=settings.now,
             default_half_life=settings.default_half_life,
             origin_project=settings.origin_project,
+            loss_aversion=settings.loss_aversion,
         )
 
-    merges, merge_rejected = phases.merges(
-        scan, rows, build, source.rejected(), settings.now, settings.loss_aversion
-    )
+    merges, merge_rejected = phases.merges(scan, rows, build, source.rejected())
     checkpoint()
     duplicates, deduped = phases.duplicates(scan, rows)
     checkpoint()
@@ -260,11 +259,11 @@ def plan(
     current.update((m.id, m.conflicts_with) for m in involved.values() if m.id not in current)
     changes = conflict_changes(detected, existing, current)
     offered = sorted(set(scan.share) - gone)
-    share = [rows.changed[k] if k in rows.changed else scan.share[k] for k in offered]
+    share = [rows.planned(k, rows.changed.get(k, scan.share[k])) for k in offered]
     share += [rows.changed[k] for k in live if k >= len(scan)]
     for memory in share:
         memory.conflicts_with = changes.conflicts_with.get(memory.id, memory.conflicts_with)
-    rewritten = set(rows.changed) | gone
+    rewritten = set(rows.changed) | set(rows.demoted) | gone
     return Plan(
         tenant=settings.tenant,
         now=now,

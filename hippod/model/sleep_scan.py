@@ -20,6 +20,7 @@ from hippod.base.thread_stop import checkpoint
 from hippod.model import decay, merge, share
 from hippod.model.memory import Memory
 from hippod.model.sleep_traits import Traits, traits_of
+from hippod.model.string_column import StringColumn
 from hippod.model.wordsets import TokenColumn
 
 # Flags of a survivor.
@@ -78,13 +79,13 @@ class Scan:
         self.settings = settings
         self.rebased: list[Rebased] = []
         self.faded = Faded()
-        self.ids: list[str] = []
+        self.ids = StringColumn()
         self.tenant_names: list[str] = []
         self._tenant_numbers: dict[str, int] = {}
         self.tenants: array[int] = array("i")
         self.flags: array[int] = array("H")
         self.strength: array[float] = array("d")
-        self.created: dict[int, str] = {}  # merge candidates only: the merge walks them by created
+        self.created = StringColumn()  # of merge candidates ("" for others): the merge walks them by it
         self.words = TokenColumn()  # tokens (recall.md §3) of every survivor; empty when superseded
         self.distinct = TokenColumn()  # distinctive tokens (sleep.md §7.1) of conflict candidates
         self.junk: dict[int, tuple[bool, str]] = {}  # number -> (to delete, reason)
@@ -139,14 +140,22 @@ class Scan:
         return learned
 
     def extend(self, other: Scan) -> None:
-        """Add the survivors of a scan of the pages after this one's (the same settings), numbered
-        after this one's: what one scan of both would hold."""
+        """Take the survivors of a scan of the pages after this one's (the same settings), numbered
+        after this one's: what one scan of both would hold. `other` gives up its columns, most of
+        its size, as each is taken: a half of a million is not held twice meanwhile."""
         n = len(self)
+        self.words.extend_column(other.words)
+        other.words = TokenColumn()
+        self.distinct.extend_column(other.distinct)
+        other.distinct = TokenColumn()
+        self.ids.extend(other.ids)
+        other.ids = StringColumn()
+        self.created.extend(other.created)
+        other.created = StringColumn()
         self.rebased += other.rebased
         self.faded.dormant += other.faded.dormant
         self.faded.secret_deleted += other.faded.secret_deleted
         self.faded.deleted += other.faded.deleted
-        self.ids += other.ids
         tenants: list[int] = []  # other's tenant numbers in this scan
         for name in other.tenant_names:
             if name not in self._tenant_numbers:
@@ -159,9 +168,6 @@ class Scan:
             self.tenants.extend(tenants[t] for t in other.tenants)
         self.flags += other.flags
         self.strength += other.strength
-        self.created.update((k + n, at) for k, at in other.created.items())
-        self.words.extend_column(other.words)
-        self.distinct.extend_column(other.distinct)
         self.junk.update((k + n, verdict) for k, verdict in other.junk.items())
         self.conflicts_with.update((k + n, peers) for k, peers in other.conflicts_with.items())
         self.share.update((k + n, memory) for k, memory in other.share.items())
@@ -202,9 +208,10 @@ class Scan:
             flags |= ARCHIVED
         if memory.superseded_by is None:
             flags |= COMPARED
-        if merge.merge_candidate(memory):
+        mergeable = merge.merge_candidate(memory)
+        if mergeable:
             flags |= MERGEABLE
-            self.created[k] = memory.created
+        self.created.append(memory.created if mergeable else "")
         flags |= self._conflict_flags(memory, traits)
         self.flags.append(flags)
         if not flags & PROTECTED and (traits.junk is not None or traits.warning is not None):

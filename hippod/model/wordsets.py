@@ -65,10 +65,10 @@ class TokenColumn:
         numbers = np.empty(len(other.vocabulary), dtype=np.int32)
         for token, number in other.vocabulary.items():
             numbers[number] = self.vocabulary[token]
-        tokens = numbers[np.frombuffer(other.tokens, dtype=np.int32)]
-        self.tokens.frombytes(tokens.tobytes())
+        # frombytes reads the numpy arrays' own bytes: no bytes copy of a half's tokens.
+        self.tokens.frombytes(numbers[np.frombuffer(other.tokens, dtype=np.int32)].data.cast("B"))
         indptr = np.frombuffer(other.indptr, dtype=np.int64)[1:] + self.indptr[-1]
-        self.indptr.frombytes(indptr.tobytes())
+        self.indptr.frombytes(indptr.data.cast("B"))
 
     def extend(self, rows: Iterable[Iterable[str]]) -> TokenColumn:
         for tokens in rows:

@@ -133,7 +133,7 @@ def build(
             SleepMerge(
                 semantic_id=merge.semantic.id,
                 members=[m.id for m in merge.members],
-                text=first_line(merge.members[0].content),
+                text=first_line(merge.first_text),
                 tenant=merge.semantic.tenant_id,
             )
             for merge in result.merges

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from hippod.base.clock import parse_iso
 from hippod.model import decay, dedupe, merge, share
 from hippod.model.memory import Memory
 from hippod.model.secrets import looks_secret
@@ -159,7 +160,11 @@ def test_merge_clusters_and_text(make_memory: Callable[..., Memory]) -> None:
     found = merge.clusters([m for m in (a, b, c, d) if merge.merge_candidate(m)])
     assert found == [[a, b]]
     built = merge.build_merge(
-        found[0], new_id="sem_1", now="2026-02-01T00:00:00.000Z", default_half_life=365, origin_project="p"
+        found[0],
+        new_id="sem_1",
+        now=parse_iso("2026-02-01T00:00:00.000Z"),
+        default_half_life=365,
+        origin_project="p",
     )
     sem = built.semantic
     assert sem.content == f"[Consolidated from 2 related memories]\n\n{b.content}"
@@ -172,6 +177,17 @@ def test_merge_clusters_and_text(make_memory: Callable[..., Memory]) -> None:
     assert sem.tags == ["error", "deploy", "ci"] and sem.emotional_valence == "negative"
     assert sem.half_life_days == 730 and sem.parents == [a.id, b.id]
     assert [(m.half_life_days, m.merged_into) for m in built.members] == [(219, "sem_1"), (109, "sem_1")]
+    # A member is carried as its change alone; its strength is the row's at the sleep on the new half-life.
+    at = parse_iso("2026-02-01T00:00:00.000Z")
+    for member, demoted in zip(found[0], built.members, strict=True):
+        row = demoted.onto(member)
+        assert (row.id, row.content, row.updated_at) == (
+            member.id,
+            member.content,
+            "2026-02-01T00:00:00.000Z",
+        )
+        assert demoted.strength == replace(member, half_life_days=row.half_life_days).strength_at(at).strength
+    assert built.first_text == a.content
     three = merge.merged_content([a, b, make_memory("x" * 200 + "\nsecond line")])
     assert three.splitlines()[0] == "[Consolidated pattern from 3 related memories]"
     assert three.splitlines()[-1] == "- " + "x" * 120

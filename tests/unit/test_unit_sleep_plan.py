@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
 
+from hippod.model import sleep_phases
 from hippod.model.memory import Memory
 from hippod.model.sleep_plan import Plan, Settings, plan
 from hippod.store.sqlite import db as dbmod
@@ -44,8 +46,10 @@ async def _store(database: dbmod.Database, rows: list[Memory]) -> None:
 
 @pytest.mark.parametrize("page", [1, 2, 1000])
 async def test_every_phase_on_a_store_read_in_pages(
-    database: dbmod.Database, make_memory: Callable[..., Memory], page: int
+    database: dbmod.Database, make_memory: Callable[..., Memory], page: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(sleep_phases, "MERGE_BATCH", page)  # merge members' rows read a batch at a time
+
     def fresh(text: str, at: str = RECENT, **fields: object) -> Memory:
         return make_memory(text, created=at, updated_at=at, last_retrieved=at, **fields)
 
@@ -73,6 +77,40 @@ async def test_every_phase_on_a_store_read_in_pages(
     assert [m.id for m, _ in result.faded.dormant] == [faded.id]
     # 9 rows, one faded, a duplicate and a junk row gone, one semantic memory made.
     assert (result.live.count, result.live.tenants) == (7, ["default", "other"])
+
+
+async def test_merged_episodes_read_again_carry_their_replay_and_their_demotion(
+    database: dbmod.Database, make_memory: Callable[..., Memory]
+) -> None:
+    # The plan holds a merged episode by its change alone; dedupe, which reads the row again after
+    # the merge, must see it replayed (phase 6) and then demoted (phase 8), as the write leaves it.
+    text = "Deploy to staging failed because the migration was skipped"
+    a = _at(make_memory, text, "2026-02-20T00:00:01.000Z")
+    b = _at(make_memory, "Staging deploy failed: the migration step was skipped again today", RECENT)
+    again = _at(make_memory, text, "2026-02-20T00:00:03.000Z")
+    await _store(database, [a, b, again])
+    result = _plan(database.path, 2, replay=10)
+    [merge] = result.merges
+    assert sorted(m.id for m in result.replayed) == sorted([a.id, b.id, again.id])
+    [duplicate] = result.duplicates
+    assert {duplicate.deleted.id, duplicate.kept.id} == {a.id, again.id}
+    for row in (duplicate.deleted, duplicate.kept):
+        assert (row.merged_into, row.updated_at, row.last_retrieved) == (
+            merge.semantic.id,
+            result.now,
+            result.now,
+        )
+        # The replay's half-life bonus, then the merge's cut to 30 %.
+        assert row.half_life_days == math.floor((a.half_life_days + 2.0) * 0.3)
+        assert row.strength == next(m.strength for m in merge.members if m.id == row.id)
+    assert merge.first_text == b.content  # the earliest member
+
+
+def test_merge_batches_hold_whole_clusters_in_order() -> None:
+    clusters = [[1, 2], [3, 4], [5, 6, 7, 8], [9, 10]]
+    assert list(sleep_phases._batches(clusters, 3)) == [[[1, 2], [3, 4]], [[5, 6, 7, 8]], [[9, 10]]]
+    assert list(sleep_phases._batches(clusters, 100)) == [clusters]
+    assert list(sleep_phases._batches([], 3)) == []
 
 
 async def test_a_daily_plan_compares_only_what_changed(

@@ -157,8 +157,9 @@ class Helper:
 
 
 def _send(out: IO[bytes], value: object) -> None:
-    """Write `value` as a pickle whose PickleBuffers go down the pipe out of band: each written from
-    where it lies in memory, so a column of a million memories is sent without a copy of its own."""
+    """Write `value` as a pickle whose PickleBuffers go down the pipe out of band, before it: each
+    written from where it lies in memory, so a column of a million memories is sent without a copy
+    of its own. The pickle itself ends where its STOP opcode is; nothing else marks its length."""
     buffers: list[pickle.PickleBuffer] = []
     data = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
     out.write(_LENGTH.pack(len(buffers)))
@@ -166,14 +167,14 @@ def _send(out: IO[bytes], value: object) -> None:
         raw = buffer.raw()
         out.write(_LENGTH.pack(raw.nbytes))
         out.write(raw)
-    out.write(_LENGTH.pack(len(data)))
     out.write(data)
     out.flush()
 
 
 def _receive(source: IO[bytes]) -> Any:
     """The next value sent (its PickleBuffers as bytes), or None at the end of the pipe (its
-    writer is gone)."""
+    writer is gone). The pickle is read from the pipe as it is loaded, not whole first: a helper's
+    half is a hundred megabytes, which would otherwise be held twice, as bytes and as objects."""
     count = _read_exactly(source, _LENGTH.size)
     if count is None:
         return None
@@ -184,12 +185,9 @@ def _receive(source: IO[bytes]) -> Any:
         if buffer is None:
             return None
         buffers.append(buffer)
-    head = _read_exactly(source, _LENGTH.size)
-    data = None if head is None else _read_exactly(source, _LENGTH.unpack(head)[0])
-    if data is None:
-        return None
     try:
-        return pickle.loads(data, buffers=buffers)
+        # Reads no further than the pickle's end, so the next value stays in the pipe for the next call.
+        return pickle.Unpickler(source, buffers=buffers).load()
     except (EOFError, pickle.UnpicklingError):
         return None
 

@@ -239,7 +239,7 @@ async def _name_compared(conn: aiosqlite.Connection, plan: Plan) -> None:
     if plan.tenant is not None:
         return
     await conn.execute("DELETE FROM sleep_compared")
-    written = [m.id for merge in plan.merges for m in (merge.semantic, *merge.members)]
+    written = [i for merge in plan.merges for i in (merge.semantic.id, *(m.id for m in merge.members))]
     await conn.executemany(
         "INSERT OR IGNORE INTO sleep_compared (id) SELECT id FROM memories WHERE id = ? AND updated_at = ?",
         [(i, plan.now) for i in written],
