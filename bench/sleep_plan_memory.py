@@ -85,14 +85,29 @@ def _instrument() -> None:
 
 
 def digest(plan: Plan) -> str:
-    """What the plan decides, hashed: equal for the same plan."""
+    """What the plan decides and writes, hashed: equal for the same plan. A merge's members by what
+    the write sets on them; rows quoted whole (duplicates, shared) by the fields a sleep changes."""
+    conflicts = plan.conflicts
     decided = (
-        sorted((m.semantic.content, tuple(d.id for d in m.members)) for m in plan.merges),
-        sorted((d.deleted.id, d.kept.id) for d in plan.duplicates),
+        sorted(
+            (
+                m.semantic.content,
+                tuple((d.id, d.half_life_days, d.strength, d.merged_into) for d in m.members),
+            )
+            for m in plan.merges
+        ),
+        sorted((d.deleted.id, d.kept.id, d.kind, d.overlap) for d in plan.duplicates),
         sorted(plan.refreshed),
         [(j.id, j.reason) for j in plan.junk_removed],
-        sorted((d.a, d.b) for d in plan.conflicts.insert),
+        [(j.id, j.reason) for j in plan.junk_warnings],
+        sorted((d.a, d.b) for d in conflicts.insert),
+        [(i, d.a, d.b) for i, d in (*conflicts.reopen, *conflicts.refresh)],
+        conflicts.auto_resolve,
+        sorted(conflicts.conflicts_with.items()),
+        [m.id for m in plan.replayed],
         [m.id for m, _ in plan.faded.dormant],
+        [(m.id, m.strength, m.half_life_days, m.merged_into, m.conflicts_with) for m in plan.live.share],
+        (plan.live.count, plan.live.active),
     )
     return hashlib.sha256(repr(decided).encode()).hexdigest()[:16]
 

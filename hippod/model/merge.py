@@ -96,12 +96,11 @@ def new_semantic_id() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Demoted:
-    """A merged episode as its merge changes it (sleep.md §5.4): what the write sets on its row. The
-    rest of the row is unchanged, so a plan need not hold it: a large first sleep demotes a hundred
-    thousand episodes."""
+    """A merged episode as its merge changes it (sleep.md §5.4): the fields of its row the merge sets.
+    The rest of the row is unchanged, so a plan need not hold it: a large first sleep demotes a
+    hundred thousand episodes."""
 
     id: str
-    tenant_id: str
     half_life_days: float
     merged_into: str
     strength: float  # at the sleep, on the new half-life
@@ -132,7 +131,7 @@ def build_merge(
     now: datetime,
     default_half_life: float,
     origin_project: str | None,
-    loss_aversion: float = 1.0,
+    loss_aversion: float,
 ) -> Merge:
     """The new semantic memory and the demoted members of one cluster."""
     stamp = iso(now)
@@ -169,7 +168,7 @@ def build_merge(
     for m in members:
         half_life = float(max(1, math.floor(m.half_life_days * SOURCE_HALF_LIFE_FACTOR)))
         strength = replace(m, half_life_days=half_life).strength_at(now, loss_aversion).strength
-        demoted.append(Demoted(m.id, m.tenant_id, half_life, new_id, strength, stamp))
+        demoted.append(Demoted(m.id, half_life, new_id, strength, stamp))
     return Merge(semantic, demoted, first.content)
 
 

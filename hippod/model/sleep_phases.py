@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Protocol
@@ -91,8 +92,11 @@ class Rows:
         # A demotion is the row's latest change: after the others in this order.
         stamps = [(k, m.updated_at) for k, m in self.changed.items()]
         stamps += [(k, d.updated_at) for k, d in self.demoted.items()]
+        later: dict[str, bool] = {}  # a merge's rows share one stamp: each stamp parsed once
         for k, stamp in stamps:
-            flags[k] = through is None or parse_iso(stamp) >= through
+            if stamp not in later:
+                later[stamp] = through is None or parse_iso(stamp) >= through
+            flags[k] = later[stamp]
         return flags
 
 
@@ -125,9 +129,9 @@ def _by_tenant(rows: Rows, numbers: Iterable[int]) -> list[tuple[str, array[int]
         # One tenant, as a laptop's store mostly is: no lookup per row.
         every = array("q", numbers)
         return [(scan.tenant_names[0], every)] if every else []
-    grouped: dict[str, array[int]] = {}
+    grouped: defaultdict[str, array[int]] = defaultdict(lambda: array("q"))
     for k in numbers:
-        grouped.setdefault(rows.tenant(k), array("q")).append(k)
+        grouped[rows.tenant(k)].append(k)
     return sorted(grouped.items())
 
 
@@ -171,7 +175,7 @@ def merges(
     return made, refused
 
 
-def _batches(clusters: list[list[int]], size: int) -> Iterable[list[list[int]]]:
+def _batches(clusters: list[list[int]], size: int) -> Iterator[list[list[int]]]:
     """The clusters in order, in runs of about `size` members (a run holds one cluster at least)."""
     batch: list[list[int]] = []
     held = 0

@@ -35,6 +35,8 @@ class StringColumn:
     def __getitem__(self, k: int) -> str:
         if k < 0:
             k += len(self.ends)
+            if k < 0:
+                raise IndexError("StringColumn index out of range")
         end = self.ends[k]  # IndexError past the last row
         return self.data[self.ends[k - 1] if k else 0 : end].decode()
 
@@ -48,8 +50,10 @@ class StringColumn:
     def extend(self, other: StringColumn) -> None:
         """Add every row of `other` after this column's."""
         base = len(self.data)
-        self.data += other.data
-        self.ends.extend(end + base for end in other.ends)
+        # Each made whole first: `other` may be this column.
+        ends = array("q", (end + base for end in other.ends))
+        self.data += bytes(other.data) if other is self else other.data
+        self.ends += ends
 
 
 def order(rows: Sequence[int], *columns: StringColumn) -> array[int]:
@@ -58,6 +62,8 @@ def order(rows: Sequence[int], *columns: StringColumn) -> array[int]:
     is a million int objects."""
     import numpy as np  # with the joins that follow (an order this size is a sleep's)
 
+    if not columns:
+        return array("q", rows)
     chosen = np.asarray(rows, dtype=np.int64)
     keys = []
     for column in columns:
@@ -77,10 +83,11 @@ def _fixed(column: StringColumn, chosen: npt.NDArray[np.int64]) -> npt.NDArray[n
     bytes drop trailing NULs, so "a" and "a\\0" would compare equal)."""
     import numpy as np
 
-    if 0 in column.data:
-        return None
     ends = np.frombuffer(column.ends, dtype=np.int64)
-    starts = np.concatenate((np.zeros(1, dtype=np.int64), ends[:-1]))[chosen]
+    # Only the chosen rows' offsets: a tenant's order on a large store costs what its own rows do.
+    starts = np.zeros(len(chosen), dtype=np.int64)
+    later = chosen > 0
+    starts[later] = ends[chosen[later] - 1]
     lengths = ends[chosen] - starts
     width = int(lengths.max(initial=0))
     if width > KEY_BYTES:
@@ -91,4 +98,6 @@ def _fixed(column: StringColumn, chosen: npt.NDArray[np.int64]) -> npt.NDArray[n
     for at in range(width):
         has = lengths > at
         keys[has, at] = data[starts[has] + at]
+        if not keys[has, at].all():
+            return None
     return keys.view(f"S{max(width, 1)}").ravel()

@@ -165,6 +165,7 @@ def test_merge_clusters_and_text(make_memory: Callable[..., Memory]) -> None:
         now=parse_iso("2026-02-01T00:00:00.000Z"),
         default_half_life=365,
         origin_project="p",
+        loss_aversion=1.0,
     )
     sem = built.semantic
     assert sem.content == f"[Consolidated from 2 related memories]\n\n{b.content}"

@@ -87,6 +87,7 @@ async def test_merged_episodes_read_again_carry_their_replay_and_their_demotion(
     text = "Deploy to staging failed because the migration was skipped"
     a = _at(make_memory, text, "2026-02-20T00:00:01.000Z")
     b = _at(make_memory, "Staging deploy failed: the migration step was skipped again today", RECENT)
+    b.retrieval_count = 3  # auto-share offers it (share.transfer_score): the plan's copy is the merged row
     again = _at(make_memory, text, "2026-02-20T00:00:03.000Z")
     await _store(database, [a, b, again])
     result = _plan(database.path, 2, replay=10)
@@ -104,6 +105,9 @@ async def test_merged_episodes_read_again_carry_their_replay_and_their_demotion(
         assert row.half_life_days == math.floor((a.half_life_days + 2.0) * 0.3)
         assert row.strength == next(m.strength for m in merge.members if m.id == row.id)
     assert merge.first_text == b.content  # the earliest member
+    [shared] = [m for m in result.live.share if m.id == b.id]
+    assert (shared.merged_into, shared.last_retrieved) == (merge.semantic.id, result.now)
+    assert shared.half_life_days == math.floor((b.half_life_days + 2.0) * 0.3)
 
 
 def test_merge_batches_hold_whole_clusters_in_order() -> None:

@@ -33,8 +33,9 @@ def test_rows_read_back_as_written() -> None:
     assert [column[k] for k in range(len(values))] == values
     assert list(column) == values
     assert column[-1] == values[-1] and column[-len(values)] == values[0]
-    with pytest.raises(IndexError):
-        column[len(values)]
+    for outside in (len(values), -len(values) - 1, -2 * len(values) - 1):
+        with pytest.raises(IndexError):
+            column[outside]
 
 
 def test_extend_adds_the_other_columns_rows_after() -> None:
@@ -44,6 +45,8 @@ def test_extend_adds_the_other_columns_rows_after() -> None:
     assert list(column) == first + second
     column.append("z")
     assert column[-1] == "z" and len(column) == 7
+    column.extend(column)  # with itself: twice its rows
+    assert list(column) == [*first, *second, "z"] * 2
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -66,3 +69,7 @@ def test_order_of_strings_too_long_or_holding_nul_is_still_pythons() -> None:
         column = _column(values)
         rows = list(range(len(values)))[::-1]
         assert list(string_column.order(rows, column)) == sorted(rows, key=lambda k: column[k])
+
+
+def test_order_by_no_column_keeps_the_rows_as_given() -> None:
+    assert list(string_column.order([3, 1, 2])) == [3, 1, 2]
