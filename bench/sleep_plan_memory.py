@@ -19,9 +19,12 @@ import argparse
 import gc
 import hashlib
 import itertools
+import os
 import time
 from collections.abc import Callable
 from typing import Any
+
+from harness import proc_status_kb
 
 from hippod.base.clock import parse_iso
 from hippod.model import sleep_phases, sleep_plan
@@ -33,16 +36,9 @@ ROWS: list[tuple[float, int, int, str]] = []
 HELPER_PEAK_KB = [0]
 
 
-def _status_kb(pid: int | str, key: str) -> int:
-    with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-        for line in handle:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
 def _mark(what: str) -> None:
-    ROWS.append((time.perf_counter() - T0, _status_kb("self", "VmRSS"), _status_kb("self", "VmHWM"), what))
+    pid = os.getpid()
+    ROWS.append((time.perf_counter() - T0, proc_status_kb(pid, "VmRSS"), proc_status_kb(pid, "VmHWM"), what))
 
 
 def _timed(name: str, call: Callable[..., Any]) -> Callable[..., Any]:
@@ -78,7 +74,7 @@ def _instrument() -> None:
     def stopped(self: scan_process.Helper) -> None:
         pid = self._proc.pid
         if self._proc.poll() is None:
-            HELPER_PEAK_KB[0] = _status_kb(pid, "VmHWM")
+            HELPER_PEAK_KB[0] = proc_status_kb(pid, "VmHWM")
         stop(self)
 
     scan_process.Helper.stop = stopped  # type: ignore[method-assign]
