@@ -1,5 +1,6 @@
 """The team store's seventh migration: recall's candidates by their terms through the indexes, in
-two functions that rank a tenant's matches by FTS5's bm25() (store/postgres/memories.py `candidates_fts`).
+two functions that rank a tenant's matches by FTS5's bm25() (store/postgres/memories.py `candidates_fts`);
+and its eighth, which tells the planner what the rank keys cost to compute.
 
 PostgreSQL uses an index under a row-level security policy only for a leakproof operator, and the
 terms' `&&` is not one: searched as the application role, every recall read the tenant's whole
@@ -128,3 +129,16 @@ async def m007_term_ranks(conn: AsyncConnection[tuple[object, ...]], role: str) 
         await conn.execute(
             sql.SQL(f"GRANT EXECUTE ON FUNCTION {signature} TO {{}}").format(sql.Identifier(role))
         )
+
+
+# What the planner is told one call of hippo_rank_keys() costs, in units of cpu_operator_cost. At the
+# default (100) it took the call for cheap, and on a server of several tenants it read a common term's
+# keys through the tenant's index, computing every row's keys once per key: seconds for one query of
+# one word over 3,000 memories, where the rank-key index answers in milliseconds. A call builds and
+# groups the row's terms, tens of microseconds.
+RANK_KEYS_COST = 10_000
+
+
+async def m008_rank_keys_cost(conn: AsyncConnection[tuple[object, ...]], role: str) -> None:
+    """hippo_rank_keys() at its real cost, so that its rows are found through its index."""
+    await conn.execute(f"ALTER FUNCTION hippo_rank_keys(TEXT[], INTEGER) COST {RANK_KEYS_COST}")

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 
 from psycopg import AsyncConnection, sql
 
-from hippod.store.postgres.migration_term_ranks import m007_term_ranks
+from hippod.store.postgres.migration_term_ranks import m007_term_ranks, m008_rank_keys_cost
 
 # The role every request runs as (SET LOCAL ROLE): not a superuser and not the tables' owner, so
 # row-level security applies to it whoever the server logs in as.
@@ -345,6 +345,7 @@ MIGRATIONS: list[Migration] = [
     m005_tenants,
     m006_mark_batches,
     m007_term_ranks,
+    m008_rank_keys_cost,
 ]
 
 
