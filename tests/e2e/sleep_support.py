@@ -12,13 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippod.model.memory import Memory
-from hippod.store.sqlite import memories
+from hippod.store.sqlite import remembers
 from hippod.store.sqlite.db import Database
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo
 
 STAMP = "2026-01-01T00:00:00.000Z"
+# Rows per statement when planting: the daemon's own batch insert, well inside SQLite's bound on a
+# statement's parameters.
+PLANT_BATCH = 500
 
 
 def make(content: str, **fields: Any) -> Memory:
@@ -57,8 +60,8 @@ def plant(db_path: str, rows: list[Memory]) -> None:
         db, _ = await Database.open(db_path)
         try:
             async with db.transaction() as conn:
-                for row in rows:
-                    assert await memories.insert(conn, row)
+                for start in range(0, len(rows), PLANT_BATCH):
+                    assert all(await remembers.insert_many(conn, rows[start : start + PLANT_BATCH]))
         finally:
             await db.close()
 

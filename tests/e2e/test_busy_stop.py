@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from e2e.harness import Hippo, RawConn
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+# Notes imported for the embedding stop: four of the embedding pass's batches (embed/queue.py).
+EMBEDDED = 1024
 
 
 def planner(daemon: int) -> int | None:
@@ -50,30 +52,33 @@ def planner(daemon: int) -> int | None:
     return None
 
 
+@pytest.mark.long
 @pytest.mark.embeddings
 def test_a_stop_while_embedding_an_import_keeps_everything_and_embeds_the_rest_after_restart(
     hippo: Hippo,
 ) -> None:
     configure(hippo)
     path = Path(hippo.root, "notes.md")
-    # Tens of seconds of the model's work at the least: far more than the grace.
-    notes(path, 3000, seed=1)
+    # Several seconds of the model's work, and under load tens: more than the grace, so that the stop
+    # comes with most of it left (the pass stores a batch of vectors at a time).
+    notes(path, EMBEDDED, seed=1)
     hippo.start()
-    assert hippo.ok("import", "--markdown", str(path)).stdout.startswith("Imported 3000 of 3000")
+    assert hippo.ok("import", "--markdown", str(path)).stdout.startswith(f"Imported {EMBEDDED} of {EMBEDDED}")
     assert hippo.wait_for(lambda: vectors(hippo.db) > 0, 120), "the background pass never stored a vector"
     hippo.ok("remember", ACKNOWLEDGED)
     assert sigterm_gone(hippo) == 0
-    assert vectors(hippo.db) < memories(hippo.db) == 3001  # the stop came with most left to embed
+    assert vectors(hippo.db) < memories(hippo.db) == EMBEDDED + 1  # the stop came with some left to embed
 
     hippo.start()
-    assert holds(hippo.db, ACKNOWLEDGED) and memories(hippo.db) == 3001
+    assert holds(hippo.db, ACKNOWLEDGED) and memories(hippo.db) == EMBEDDED + 1
     # The restarted daemon embeds, unasked, every memory the stop left without a vector.
-    assert hippo.wait_for(lambda: vectors(hippo.db) == 3001, 900, interval=0.5), vectors(hippo.db)
+    assert hippo.wait_for(lambda: vectors(hippo.db) == EMBEDDED + 1, 900, interval=0.5), vectors(hippo.db)
     line = hippo.ok("embed", "--status").stdout.splitlines()[0]
-    assert "3001 of 3001 memories embedded" in line, line
+    assert f"{EMBEDDED + 1} of {EMBEDDED + 1} memories embedded" in line, line
     assert sigterm_gone(hippo) == 0
 
 
+@pytest.mark.long
 def test_a_stop_right_after_a_large_import_keeps_it_and_heals_its_mirrors_after_restart(hippo: Hippo) -> None:
     configure(hippo)
     path = Path(hippo.root, "notes.md")
@@ -149,6 +154,7 @@ def _planning(hippo: Hippo, conn: RawConn) -> tuple[int, int]:
     return daemon.pid, child
 
 
+@pytest.mark.long
 @linux_only
 def test_a_stop_during_a_sleep_plan_cancels_the_sleep_and_keeps_the_store(hippo: Hippo) -> None:
     configure(hippo)

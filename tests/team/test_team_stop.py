@@ -15,7 +15,8 @@ from hippo_memory import HippoSync
 from hippod.store.postgres.pg import TeamDatabase
 from team.support import create_key, start_server, store_rows
 
-TEAM_MEMORIES = 2000
+# Several of the embedding pass's batches (embed/queue.py): the stop comes with some left to embed.
+TEAM_MEMORIES = 800
 
 
 def _team_notes(dsn: str, tenant: str) -> None:
@@ -31,6 +32,7 @@ def _team_notes(dsn: str, tenant: str) -> None:
     asyncio.run(fill())
 
 
+@pytest.mark.long
 @pytest.mark.embeddings
 def test_a_stop_during_a_team_sync_keeps_the_queued_share_and_the_copy_catches_up(
     hippo: Hippo, server: Hippo, pg_fresh_dsn: str
@@ -43,11 +45,11 @@ def test_a_stop_during_a_team_sync_keeps_the_queued_share_and_the_copy_catches_u
     mine = hippo.json("remember", ACKNOWLEDGED, "--global")["id"]
     hippo.ok("team", "join", url, "--key", key)
     cache = os.path.join(hippo.home, "team-cache", "hippo.db")
-    # The copy's memories are embedded in the background once they arrive: minutes of the model's work.
+    # The copy's memories are embedded in the background once they arrive: seconds of the model's work.
     assert hippo.wait_for(lambda: vectors(cache) > 0, 300), "no team memory was embedded"
     assert hippo.json("share", "--team", mine)["queued"] == [mine]
     assert sigterm_gone(hippo) == 0
-    assert vectors(cache) < memories(cache)  # the stop came with most of the copy left to embed
+    assert vectors(cache) < memories(cache)  # the stop came with some of the copy left to embed
 
     hippo.start()
 
