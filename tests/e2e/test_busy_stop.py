@@ -28,13 +28,14 @@ from e2e.stop_support import (
     vectors,
 )
 from hippoctl.protocol import messages as m
+from hippod.embed import queue
 
 if TYPE_CHECKING:
     from e2e.harness import Hippo, RawConn
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-# Notes imported for the embedding stop: four of the embedding pass's batches (embed/queue.py).
-EMBEDDED = 1024
+# Notes imported for the embedding stop: four of the embedding pass's batches.
+EMBEDDED = 4 * queue.BATCH
 
 
 def planner(daemon: int) -> int | None:
@@ -59,8 +60,8 @@ def test_a_stop_while_embedding_an_import_keeps_everything_and_embeds_the_rest_a
 ) -> None:
     configure(hippo)
     path = Path(hippo.root, "notes.md")
-    # Several seconds of the model's work, and under load tens: more than the grace, so that the stop
-    # comes with most of it left (the pass stores a batch of vectors at a time).
+    # Seconds of the model's work: the pass stores a batch of vectors at a time, and the stop comes
+    # after the first, with three left and the acknowledged memory queued behind them.
     notes(path, EMBEDDED, seed=1)
     hippo.start()
     assert hippo.ok("import", "--markdown", str(path)).stdout.startswith(f"Imported {EMBEDDED} of {EMBEDDED}")

@@ -7,7 +7,6 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
 from playwright.sync_api import Browser, Page
 
 from e2e.dashboard_support import (
@@ -34,7 +33,6 @@ ON = "The feature flag is enabled for production users"
 OFF = "The feature flag is disabled for production users"
 
 
-@pytest.mark.long
 def test_every_view_draws_counts_match_status_and_fits_a_phone(
     hippo: Hippo, browser: Browser, screens: Path
 ) -> None:

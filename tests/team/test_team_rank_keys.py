@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 from e2e.stop_support import texts
+from psycopg import sql
 
 from hippod.model.terms import terms
 from hippod.store.postgres.pg import TeamDatabase
@@ -47,9 +48,10 @@ async def test_a_terms_rank_keys_are_read_through_their_index_among_several_tena
             admin.execute("SELECT set_config('hippo.tenant', %s, true)", (tenant,))
             admin.execute("SET LOCAL plan_cache_mode = force_generic_plan")
             admin.execute(_LOOKUP)
-            key = f"'{word} 1 12'"
-            [(explained,)] = admin.execute(f"EXPLAIN (FORMAT JSON) EXECUTE lookup({key})").fetchall()
-            found = admin.execute(f"EXECUTE lookup({key})").fetchall()
+            key = sql.Literal(f"{word} 1 12")
+            explain = sql.SQL("EXPLAIN (FORMAT JSON) EXECUTE lookup({})").format(key)
+            [(explained,)] = admin.execute(explain).fetchall()
+            found = admin.execute(sql.SQL("EXECUTE lookup({})").format(key)).fetchall()
             admin.execute("DEALLOCATE lookup")
     plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]["Plan"]
     assert "memories_rank_keys" in _indexes(plan), json.dumps(plan, indent=1)
