@@ -63,18 +63,21 @@ def _signatures(sets: Sequence[frozenset[str]]) -> npt.NDArray[np.uint64]:
     return np.minimum.reduceat(hashed, starts, axis=0)
 
 
-# Tokens hashed together: the hash matrix holds tokens × BANDS × ROWS numbers (100 MB at this many),
-# so one long memory cannot make it gigabytes.
-TOKENS_AT_ONCE = 65_536
+# Tokens and sets hashed together. The hash matrix holds tokens × BANDS × ROWS numbers (6 MB at this
+# many), so one long memory cannot make it gigabytes; and numpy's reduceat holds the GIL throughout,
+# so a small matrix keeps the event loop's waits short (50 ms at 65,536 tokens, 3 ms at this many,
+# and hashing is faster too: the matrix stays in the cache).
+TOKENS_AT_ONCE = 4_096
+SETS_AT_ONCE = 64
 
 
 def _parts(filled: list[int], sets: Sequence[frozenset[str]]) -> list[list[int]]:
-    """`filled` in runs of at most 1,024 sets and TOKENS_AT_ONCE tokens (a longer set alone)."""
+    """`filled` in runs of at most SETS_AT_ONCE sets and TOKENS_AT_ONCE tokens (a longer set alone)."""
     parts: list[list[int]] = []
     part: list[int] = []
     tokens = 0
     for i in filled:
-        if part and (len(part) == 1024 or tokens + len(sets[i]) > TOKENS_AT_ONCE):
+        if part and (len(part) == SETS_AT_ONCE or tokens + len(sets[i]) > TOKENS_AT_ONCE):
             parts.append(part)
             part, tokens = [], 0
         part.append(i)

@@ -55,6 +55,33 @@ def test_keys_are_fixed_across_processes_and_tenants_apart() -> None:
     assert minhash.band_keys("default", [tokens])[0] == keys
     assert not set(minhash.band_keys("other", [tokens])[0]) & set(keys)
     assert minhash.band_keys("default", [frozenset()]) == [[]]
+    # The values themselves, as stores already hold them: a change here needs a migration.
+    assert keys[:3] == [639429271909, 1504356462268, 2359902204614]
+    assert keys[-1] == 34741588454767
+
+
+def test_keys_do_not_depend_on_how_sets_are_grouped_for_hashing() -> None:
+    rng = random.Random(3)
+    sets = [frozenset(tokenize(t)) for t in _texts(rng, 3 * minhash.SETS_AT_ONCE + 5)]
+    together = minhash.band_keys("t", sets)
+    assert len(minhash._parts(list(range(len(sets))), sets)) > 3
+    assert together == [minhash.band_keys("t", [one])[0] for one in sets]
+
+
+def test_a_batch_keys_come_in_key_order_with_their_rows() -> None:
+    rng = random.Random(5)
+    texts = _texts(rng, 40)
+    rows = [(10 + i, "default" if i % 3 else "other", text) for i, text in enumerate(texts)]
+    rows.append((99, "default", None))  # a memory deleted since it was queued: no keys
+    expected = sorted(
+        (key, row)
+        for row, tenant, text in rows
+        if text is not None
+        for key in minhash.band_keys(tenant, [frozenset(tokenize(text))])[0]
+    )
+    got = near_index._keys(rows)
+    assert got == expected
+    assert all(type(key) is int and type(row) is int for key, row in got[:5])
 
 
 def test_near_sets_share_a_key_and_unrelated_ones_do_not() -> None:

@@ -60,22 +60,29 @@ async def waiting(conn: aiosqlite.Connection) -> int:
 
 
 def _keys(rows: Sequence[Any]) -> list[tuple[int, int]]:
-    """(key, row) of every band key of these memories (rows as _WAITING reads them)."""
+    """(key, row) of every band key of these memories (rows as _WAITING reads them), in key order."""
     # Imported here, not at the top: numpy loads with the first batch, not with the daemon.
+    import numpy as np
+
     from hippod.model.minhash import band_keys
 
     by_tenant: dict[str, list[tuple[int, frozenset[str]]]] = defaultdict(list)
     for row, tenant, content in rows:
         if content is not None:
             by_tenant[str(tenant)].append((int(row), frozenset(tokenize(str(content)))))
-    out: list[tuple[int, int]] = []
+    keys: list[int] = []
+    owners: list[int] = []
     for tenant, items in by_tenant.items():
-        for (row, _), keys in zip(items, band_keys(tenant, [tokens for _, tokens in items]), strict=True):
-            out.extend((key, row) for key in keys)
+        for (row, _), found in zip(items, band_keys(tenant, [tokens for _, tokens in items]), strict=True):
+            keys.extend(found)
+            owners.extend([row] * len(found))
     # In key order, the inserts walk the index's pages once instead of landing at random: 2.5
-    # times faster at 100,000 memories.
-    out.sort()
-    return out
+    # times faster at 100,000 memories. numpy sorts without the GIL; sorting the list of tuples
+    # held it for 75 ms a batch, and the event loop with it (heartbeats, recall).
+    key_column = np.array(keys, dtype=np.int64)
+    row_column = np.array(owners, dtype=np.int64)
+    order = np.lexsort((row_column, key_column))
+    return list(zip(key_column[order].tolist(), row_column[order].tolist(), strict=True))
 
 
 async def catch_up(db: Database, *, merge: bool = False) -> int:
