@@ -38,6 +38,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[PG_RUN] = pg_server.prepare()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked `long` first: the workers are handed them at the start, so that none is left
+    running alone at the end of the run while the other workers wait."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     """Say how the run's own PostgreSQL was started, and how long that took, if one was."""
     folder = config.stash.get(PG_RUN, None)

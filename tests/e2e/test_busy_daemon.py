@@ -31,6 +31,7 @@ def blocked_on_stdin(pid: int) -> bool:
     return state == "S"
 
 
+@pytest.mark.long
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process states from /proc")
 def test_simultaneous_calls_all_succeed(hippo: Hippo) -> None:
     """300 per-prompt hooks released together: each gets its reply; none is told hippod is not running."""

@@ -53,6 +53,7 @@ def planner(daemon: int) -> int | None:
     return None
 
 
+@pytest.mark.long
 @pytest.mark.embeddings
 def test_a_stop_while_embedding_an_import_keeps_everything_and_embeds_the_rest_after_restart(
     hippo: Hippo,
@@ -78,6 +79,7 @@ def test_a_stop_while_embedding_an_import_keeps_everything_and_embeds_the_rest_a
     assert sigterm_gone(hippo) == 0
 
 
+@pytest.mark.long
 def test_a_stop_right_after_a_large_import_keeps_it_and_heals_its_mirrors_after_restart(hippo: Hippo) -> None:
     configure(hippo)
     path = Path(hippo.root, "notes.md")
@@ -153,6 +155,7 @@ def _planning(hippo: Hippo, conn: RawConn) -> tuple[int, int]:
     return daemon.pid, child
 
 
+@pytest.mark.long
 @linux_only
 def test_a_stop_during_a_sleep_plan_cancels_the_sleep_and_keeps_the_store(hippo: Hippo) -> None:
     configure(hippo)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from model_stub import anthropic_error, anthropic_message
 
 from e2e.extraction_support import (
@@ -148,6 +149,7 @@ def test_a_retry_the_cap_cannot_afford_is_not_made(hippo: Hippo) -> None:
         )
 
 
+@pytest.mark.long
 def test_the_time_limit_stops_the_phase_and_keeps_the_answers_in(hippo: Hippo) -> None:
     # The first answer comes at once and the second never in time; the limit leaves a loaded machine
     # room for the first.

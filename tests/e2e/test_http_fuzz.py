@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
+import pytest
 
 from e2e.http_support import serve
 
@@ -42,6 +43,7 @@ def test_the_openapi_document_describes_every_route(hippo: Hippo) -> None:
     assert paths["/v1/memories"]["post"]["responses"]["201"]["content"]["application/json"]["schema"]
 
 
+@pytest.mark.long
 def test_schemathesis_finds_no_500(hippo: Hippo, tmp_path: Path) -> None:
     # Secrets set, so the webhooks answer 401 to unsigned fuzz rather than 503.
     url = serve(hippo, SLACK_SIGNING_SECRET="fuzz-secret", GITHUB_WEBHOOK_SECRET="fuzz-secret")

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
 from hippoctl.protocol import messages as m
 
 if TYPE_CHECKING:
@@ -68,6 +70,7 @@ sys.meta_path.insert(0, SlowLoad())
 SLOW_LOAD_SECONDS = 6
 
 
+@pytest.mark.long
 def test_client_waits_for_a_spawned_daemon_that_is_slow_to_load(hippo: Hippo) -> None:
     folder = os.path.join(hippo.root, "slow-load")
     os.makedirs(folder)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+import pytest
+
 from e2e.sleep_support import make, plant, project, query
 from hippoctl.protocol import messages as m
 
@@ -31,6 +33,7 @@ def _busy_store(hippo: Hippo) -> tuple[str, str]:
     return folder, db
 
 
+@pytest.mark.long
 def test_a_sleep_longer_than_the_client_timeout_succeeds(hippo: Hippo) -> None:
     folder, db = _busy_store(hippo)
     hippo.start()

@@ -159,6 +159,7 @@ def _stop_daemon(user: Newcomer) -> None:
         terminate_pid(int(daemon["pid"]))
 
 
+@pytest.mark.long
 def test_the_installed_package_carries_the_embedders_vocabulary(venv: Path) -> None:
     # The embed extra brings the model's weights; its vocabulary ships inside hippod itself, so a
     # plain install must hold it, word for word, for the extra to work once added.

@@ -6,6 +6,8 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from e2e.sleep_support import make, plant, project, query
 from hippoctl.protocol import messages as m
 
@@ -31,6 +33,7 @@ def _table(db: str) -> list[tuple[Any, ...]]:
     return query(db, "SELECT * FROM memories ORDER BY id")
 
 
+@pytest.mark.long
 def test_killed_sleep_leaves_the_store_as_before(hippo: Hippo) -> None:
     """SIGKILL after phase 3 (decay) was written inside the open transaction, before the commit.
 

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
 from e2e.sleep_support import query
 from e2e.transcripts import claude_records, codex_records, write_jsonl
 from hippoctl.protocol import spool
@@ -97,6 +99,7 @@ def copies(contents: list[str], said: list[list[str]]) -> list[int]:
     return [sum(" ".join(words) in content for content in contents) for words in said]
 
 
+@pytest.mark.long
 def test_killing_the_daemon_during_a_replay_of_session_ends_loses_no_capture(hippo: Hippo) -> None:
     rng = random.Random(SEED)
     said = sessions(rng, COUNT)

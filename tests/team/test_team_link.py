@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import psycopg
+import pytest
 from e2e.harness import Hippo
 from e2e.sleep_support import make, plant, project
 from hippo_memory import HippoSync
@@ -60,6 +61,7 @@ def test_join_share_status_and_leave(hippo: Hippo, server: Hippo, pg_fresh_dsn: 
     assert not_joined.returncode == 1 and "not in a team" in not_joined.stderr
 
 
+@pytest.mark.long
 def test_an_offline_laptop_queues_a_thousand_shares_that_arrive_once_in_order(
     hippo: Hippo, server: Hippo, pg_fresh_dsn: str
 ) -> None:
@@ -191,6 +193,7 @@ def test_sleep_queues_what_it_auto_shares_for_the_team_when_asked(
         ]
 
 
+@pytest.mark.long
 def test_shares_made_while_the_team_database_is_away_are_queued_and_arrive_once(
     hippo: Hippo, server: Hippo, pg_fresh_dsn: str
 ) -> None:

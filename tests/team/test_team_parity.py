@@ -128,6 +128,7 @@ async def _compare(
     return answered
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("bench", ["longmemeval", "synthetic"])
 async def test_both_backends_rank_the_bench_queries_alike(
     bench: str, sqlite_db: Database, team_db: TeamDatabase, pg_dsn: str, tenant: str
@@ -139,6 +140,7 @@ async def test_both_backends_rank_the_bench_queries_alike(
     assert answered >= 0.8 * len(queries)
 
 
+@pytest.mark.long
 async def test_one_common_term_ranks_alike_from_its_best_rows(
     sqlite_db: Database, team_db: TeamDatabase, pg_dsn: str, tenant: str
 ) -> None:

@@ -32,6 +32,7 @@ def _team_notes(dsn: str, tenant: str) -> None:
     asyncio.run(fill())
 
 
+@pytest.mark.long
 @pytest.mark.embeddings
 def test_a_stop_during_a_team_sync_keeps_the_queued_share_and_the_copy_catches_up(
     hippo: Hippo, server: Hippo, pg_fresh_dsn: str

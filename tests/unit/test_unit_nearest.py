@@ -143,6 +143,7 @@ def test_vectors_are_held_as_int8_with_cosines_close_to_the_float_ones() -> None
     assert index.nearest(vectors.to_blob(query), 0.3, set(), limit=2) == best
 
 
+@pytest.mark.long
 async def test_a_store_past_twenty_thousand_vectors_is_searched(
     database: dbmod.Database, make_memory: Any
 ) -> None:
