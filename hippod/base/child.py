@@ -4,9 +4,12 @@ starts one on this very copy of hippod, and the process's ties to the daemon tha
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
+import pickle
 import sqlite3
 import sys
+from typing import Any
 
 
 def argv(module: str) -> list[str]:
@@ -73,3 +76,57 @@ def sqlite_error(name: str, errorname: str, errorcode: int, message: str) -> sql
     error.sqlite_errorname = errorname
     error.sqlite_errorcode = errorcode
     return error
+
+
+class Pages:
+    """A pickle's bytes, handed to the unpickler a page (its 128 KiB prefetch) at a time.
+
+    `pickle.loads` is one call into C that holds the GIL until the last object is made: seconds
+    for the plan of a store of a million memories, and the daemon's event loop waits as long.
+    Reading through these methods, the unpickler comes back to Python for every page, where the
+    interpreter hands the GIL to a thread that waits for it.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self._data = memoryview(data)
+        self._at = 0
+
+    def _take(self, end: int) -> bytes:
+        taken = bytes(self._data[self._at : end])
+        self._at = end
+        return taken
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to `size` bytes from here on (all of them if `size` is negative)."""
+        end = len(self._data) if size < 0 else min(len(self._data), self._at + size)
+        return self._take(end)
+
+    def readinto(self, buffer: memoryview | bytearray) -> int:
+        """Fill `buffer` from here on; how many bytes went in."""
+        size = min(len(buffer), len(self._data) - self._at)
+        buffer[:size] = self._data[self._at : self._at + size]
+        self._at += size
+        return size
+
+    def readline(self) -> bytes:
+        """The bytes up to and including the next newline (protocol 0 reads lines)."""
+        rest = self._data[self._at :]
+        found = bytes(rest).find(b"\n")
+        return self._take(len(self._data) if found < 0 else self._at + found + 1)
+
+    def peek(self, size: int = 0) -> bytes:
+        """The next `size` bytes (at least one), without moving on."""
+        return bytes(self._data[self._at : self._at + max(size, 1)])
+
+
+def unpickle(data: bytes) -> Any:
+    """A child's pickled result, read a page at a time (Pages) with the cyclic collector off: a plan
+    is hundreds of thousands of small objects in no cycle, which collections triggered as they
+    arrive would walk again and again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.Unpickler(Pages(data)).load()
+    finally:
+        if enabled:
+            gc.enable()

@@ -46,7 +46,8 @@ def signatures(sets: Sequence[frozenset[str]]) -> npt.NDArray[np.uint64]:
     """One row of BANDS × ROWS minimum hashes for each non-empty set (the caller leaves out empty ones)."""
     if len(sets) == 1 and len(sets[0]) > TOKENS_AT_ONCE:
         # One long text: its minimums over slices of its tokens, a slice's matrix at a time.
-        tokens = sorted(sets[0])
+        # In any order: a minimum does not depend on how the tokens are sliced.
+        tokens = list(sets[0])
         slices = [frozenset(tokens[i : i + TOKENS_AT_ONCE]) for i in range(0, len(tokens), TOKENS_AT_ONCE)]
         return functools.reduce(np.minimum, (_signatures([part]) for part in slices))
     return _signatures(sets)

@@ -47,6 +47,16 @@ def test_binary_files_are_not_text(tmp_path: Path, fmt: str) -> None:
         _read(tmp_path, fmt, b"caf\xe9 au lait\n")
 
 
+@pytest.mark.parametrize("at", [0, 15, 16, 17, 40])
+def test_a_control_byte_is_found_in_any_window(monkeypatch: pytest.MonkeyPatch, at: int) -> None:
+    # The search goes a window at a time: a byte on either side of a window's edge, or in the last.
+    monkeypatch.setattr(readers, "_WINDOW", 16)
+    text = "é" * at + "\x07" + "plain text, " * 4
+    with pytest.raises(HippoError, match=rf"control byte 0x07 at offset {2 * at}\)"):
+        readers.text_of("notes.md", text.encode())
+    assert readers.text_of("notes.md", ("é" * at + "plain").encode()) == "é" * at + "plain"
+
+
 @pytest.mark.parametrize("fmt", ["claude", "markdown", "file", "cursor"])
 def test_text_that_yields_nothing_says_why(tmp_path: Path, fmt: str) -> None:
     assert _read(tmp_path, fmt, b"").empty == "the file is empty"

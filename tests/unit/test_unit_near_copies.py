@@ -70,9 +70,11 @@ def test_keys_do_not_depend_on_how_sets_are_grouped_for_hashing() -> None:
 
 def test_a_batch_keys_come_in_key_order_with_their_rows() -> None:
     rng = random.Random(5)
-    texts = _texts(rng, 40)
+    texts = _texts(rng, 400)
     rows = [(10 + i, "default" if i % 3 else "other", text) for i, text in enumerate(texts)]
     rows.append((99, "default", None))  # a memory deleted since it was queued: no keys
+    rows.append((98, "default", "!!! ..."))  # a text with no tokens: no keys either
+    rows.append((1, "default", texts[1]))  # the same keys as row 11: the smaller row first
     expected = sorted(
         (key, row)
         for row, tenant, text in rows
@@ -81,7 +83,10 @@ def test_a_batch_keys_come_in_key_order_with_their_rows() -> None:
     )
     got = near_index._keys(rows)
     assert got == expected
+    assert len(got) > near_index._SLICE  # made in more than one slice
     assert all(type(key) is int and type(row) is int for key, row in got[:5])
+    assert near_index._keys([]) == []
+    assert near_index._keys([(5, "default", None)]) == []
 
 
 def test_near_sets_share_a_key_and_unrelated_ones_do_not() -> None:

@@ -9,7 +9,7 @@ from hippod.model.memory import Memory
 from hippod.store.sleep_rows import row_mark
 from hippod.store.sqlite import db as dbmod
 from hippod.store.sqlite import memories
-from hippod.store.sqlite.sleep import _Marks, _still_there, changed_since
+from hippod.store.sqlite.sleep import _Marks, _still_there, _unique, changed_since
 from hippod.store.sqlite.sleep_snapshot import SnapshotReader
 
 ROWS = 5_300  # past the check's page of 5,000
@@ -92,3 +92,15 @@ def test_the_marks_found_again_are_those_the_snapshot_holds() -> None:
     wanted = np.asarray(marks[1:-1], dtype=np.int64)
     assert sorted(_still_there(rows, wanted).tolist()) == marks[1:-1]
     assert _still_there(rows, np.empty(0, dtype=np.int64)).tolist() == []
+
+
+def test_the_distinct_marks_come_sorted_as_numpy_gives_them() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    marks = rng.integers(-(1 << 62), 1 << 62, 20_000, dtype=np.int64)
+    with_repeats = np.concatenate([marks, marks[:500], marks[-3:]])
+    for given in (with_repeats, with_repeats.tolist(), [], [7], [7, 7], [9, -2, 9]):
+        got = _unique(given)
+        assert got.dtype == np.int64
+        assert got.tolist() == sorted(set(np.asarray(given, dtype=np.int64).tolist()))

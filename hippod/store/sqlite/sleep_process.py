@@ -104,18 +104,6 @@ def _split_plan(
         sleep_traits.discard(later)
 
 
-def _unpickle(data: bytes) -> Any:
-    """pickle.loads with the cyclic collector off: a plan is hundreds of thousands of small objects
-    in no cycle, which collections triggered as they arrive would walk again and again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return pickle.loads(data)
-    finally:
-        if enabled:
-            gc.enable()
-
-
 async def plan_in_child(
     path: str, settings: Settings, new_id: Callable[[], str], spill: str | None = None
 ) -> Planned:
@@ -136,8 +124,8 @@ async def plan_in_child(
         last = why.splitlines()[-1] if why else "no message"
         message = f"sleep could not plan {path}: its planner exited with {done.returncode} ({last})"
         raise HippoError(FAILED, message)
-    # Reading a large plan back takes a while: not on the loop.
-    outcome = await asyncio.to_thread(_unpickle, done.out)
+    # Reading a large plan back takes a while: not on the loop, and a page at a time.
+    outcome = await asyncio.to_thread(child.unpickle, done.out)
     if outcome[0] == "sqlite":
         raise child.sqlite_error(*outcome[1:])
     planned: Planned
