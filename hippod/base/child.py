@@ -79,15 +79,17 @@ def sqlite_error(name: str, errorname: str, errorcode: int, message: str) -> sql
 
 
 class Pages:
-    """A pickle's bytes, handed to the unpickler a page (its 128 KiB prefetch) at a time.
+    """A pickle's bytes, handed to the unpickler at most a page (its 128 KiB prefetch) at a time: a
+    frame of about 64 KiB with protocol 4 and up.
 
-    `pickle.loads` is one call into C that holds the GIL until the last object is made: seconds
-    for the plan of a store of a million memories, and the daemon's event loop waits as long.
+    `pickle.loads` is one call into C that holds the GIL until the last object is made, and the
+    daemon's event loop waits as long: 0.15 s for a plan of a million pairs (bench/gil_holds.py).
     Reading through these methods, the unpickler comes back to Python for every page, where the
     interpreter hands the GIL to a thread that waits for it.
     """
 
     def __init__(self, data: bytes) -> None:
+        self._raw = data
         self._data = memoryview(data)
         self._at = 0
 
@@ -110,12 +112,11 @@ class Pages:
 
     def readline(self) -> bytes:
         """The bytes up to and including the next newline (protocol 0 reads lines)."""
-        rest = self._data[self._at :]
-        found = bytes(rest).find(b"\n")
-        return self._take(len(self._data) if found < 0 else self._at + found + 1)
+        found = self._raw.find(b"\n", self._at)
+        return self._take(len(self._data) if found < 0 else found + 1)
 
     def peek(self, size: int = 0) -> bytes:
-        """The next `size` bytes (at least one), without moving on."""
+        """The next `size` bytes (fewer at the end), without moving on."""
         return bytes(self._data[self._at : self._at + max(size, 1)])
 
 

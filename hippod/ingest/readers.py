@@ -27,7 +27,8 @@ from hippod.ingest.export_doc import ParsedExport
 # C0 controls other than tab, line feed, vertical tab, form feed, carriage return and escape:
 # text files do not hold these, binary ones do within their first bytes.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
-# Characters searched for a control character at a time (a single character: no match spans two).
+# Characters searched for a control character at a time, 1,048,576 (a single character: no match
+# spans two windows).
 _WINDOW = 1 << 20
 # An export of this many conversations shows a progress bar while it is read.
 PROGRESS_CONVERSATIONS = 500
@@ -63,8 +64,8 @@ def load(fmt: str, path: str) -> Source:
 
 def _control_byte(text: str) -> re.Match[str] | None:
     """The first control character that marks a binary file, searched a window at a time: one
-    search of a 64 MiB file holds the GIL, and the daemon's event loop with it, for a third of a
-    second (the reading runs in a worker thread)."""
+    search of 64 MiB of text holds the GIL, and the daemon's event loop with it, for about 0.2 s
+    (the reading runs in a worker thread)."""
     for start in range(0, len(text), _WINDOW):
         found = _CONTROL.search(text, start, start + _WINDOW)
         if found is not None:

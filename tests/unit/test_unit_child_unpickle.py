@@ -50,9 +50,8 @@ def test_a_large_pickle_is_read_a_page_at_a_time(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(child, "Pages", Counted)
     data = pickle.dumps(_plan_like(50_000), protocol=pickle.HIGHEST_PROTOCOL)
     assert child.unpickle(data) == pickle.loads(data)
-    # Every call is a point where the interpreter may switch threads; one call per page at most.
-    assert len(calls) >= len(data) // (256 * 1024)
-    assert max(calls) <= 256 * 1024
+    # Every call is a point where the interpreter may switch threads: at least one a page.
+    assert len(calls) >= len(data) // (128 * 1024)
 
 
 def test_the_collector_is_back_as_it_was() -> None:
@@ -68,7 +67,13 @@ def test_the_collector_is_back_as_it_was() -> None:
         gc.enable()
 
 
-def test_a_truncated_pickle_raises() -> None:
-    data = pickle.dumps(_plan_like(100))
-    with pytest.raises((EOFError, pickle.UnpicklingError)):
-        child.unpickle(data[: len(data) // 2])
+@pytest.mark.parametrize("protocol", [0, 2, pickle.HIGHEST_PROTOCOL])
+def test_a_truncated_pickle_raises_as_pickle_loads_does(protocol: int) -> None:
+    data = pickle.dumps(_plan_like(100), protocol=protocol)
+    blob = data.find(bytes(range(256)))
+    # Inside the long text, inside the long bytes (read into a buffer), one byte short.
+    for cut in (len(data) // 3, blob + 1000, len(data) - 1):
+        with pytest.raises((EOFError, pickle.UnpicklingError)) as expected:
+            pickle.loads(data[:cut])
+        with pytest.raises(expected.type):
+            child.unpickle(data[:cut])
