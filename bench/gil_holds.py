@@ -11,9 +11,11 @@ The cases:
 - the near-copy index hashing a batch of memories (store/sqlite/near_index.py), of corpus texts
   and of four corpus texts joined;
 - a sleep's plan read back from its planning process (base/child.py `unpickle`), against one
-  `pickle.loads` of the same bytes, for a plan of `--plan-rows` (id, number) pairs.
+  `pickle.loads` of the same bytes, for a plan of `--plan-rows` (id, number) pairs;
+- a JSON export of `--export-records` records read for an import (ingest/export_doc.py `_decode`),
+  against one `msgspec.json.decode` of the whole.
 
-Usage: python bench/gil_holds.py [--batch 5000] [--plan-rows 1000000] [--repeat 5]
+Usage: python bench/gil_holds.py [--batch 5000] [--plan-rows 1000000] [--export-records 100000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 from corpus import TEXT_SEED, make_corpus, make_memories
 
 from hippod.base import child
+from hippod.ingest import export_doc
 from hippod.store.sqlite import near_index
 
 TICK = 0.0005
@@ -96,6 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=near_index.BATCH)
     parser.add_argument("--plan-rows", type=int, default=1_000_000)
+    parser.add_argument("--export-records", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
@@ -111,24 +116,33 @@ def main() -> None:
         [(f"m-{rng.getrandbits(64):016x}", rng.random()) for _ in range(args.plan_rows)],
         protocol=pickle.HIGHEST_PROTOCOL,
     )
+    records = [
+        {"content": text, "tags": tags, "layer": "episodic"}
+        for text, tags in make_memories(corpus, args.export_records, TEXT_SEED)
+    ]
+    export = msgspec.json.encode({"hippod_version": "bench", "memories": records})
+    del records
     near_index._keys(short[:100])  # numpy and the tokenizer loaded before timing
     # As the daemon does after starting (daemon/gc_policy.py): what is built before is not scanned by
     # every later collection, so the waits below are the work's own.
     gc.collect()
     gc.freeze()
     size = len(plan) / 1e6
-    print(f"{args.repeat} runs each; a hashing batch of {args.batch:,} memories; a plan of {size:.0f} MB")
+    print(
+        f"{args.repeat} runs each; a hashing batch of {args.batch:,} memories; a plan of {size:.0f} MB; "
+        f"an export of {len(export) / 1e6:.0f} MB"
+    )
     print()
     print("| work in a thread | took (ms, median) | longest wait (ms), median run | worst | p99 |")
     print("|---|---|---|---|---|")
     _measure("near-copy hashing, corpus texts", functools.partial(near_index._keys, short), args.repeat)
     _measure("near-copy hashing, four texts joined", functools.partial(near_index._keys, long), args.repeat)
-    _measure(f"plan of {args.plan_rows:,} pairs, pickle.loads", functools.partial(_loads, plan), args.repeat)
-    _measure(
-        f"plan of {args.plan_rows:,} pairs, child.unpickle",
-        functools.partial(child.unpickle, plan),
-        args.repeat,
-    )
+    planned = f"plan of {args.plan_rows:,} pairs"
+    _measure(f"{planned}, pickle.loads", functools.partial(_loads, plan), args.repeat)
+    _measure(f"{planned}, child.unpickle", functools.partial(child.unpickle, plan), args.repeat)
+    exported = f"export of {args.export_records:,} records"
+    _measure(f"{exported}, one decode", functools.partial(msgspec.json.decode, export), args.repeat)
+    _measure(f"{exported}, export_doc._decode", functools.partial(export_doc._decode, export), args.repeat)
 
 
 if __name__ == "__main__":

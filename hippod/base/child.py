@@ -83,9 +83,9 @@ class Pages:
     frame of about 64 KiB with protocol 4 and up.
 
     `pickle.loads` is one call into C that holds the GIL until the last object is made, and the
-    daemon's event loop waits as long: 0.15 s for a plan of a million pairs (bench/gil_holds.py).
-    Reading through these methods, the unpickler comes back to Python for every page, where the
-    interpreter hands the GIL to a thread that waits for it.
+    daemon's event loop waits as long: 0.15 to 0.17 s for a plan of a million pairs
+    (bench/gil_holds.py). Reading through these methods, the unpickler comes back to Python for
+    every page, where the interpreter hands the GIL to a thread that waits for it.
     """
 
     def __init__(self, data: bytes) -> None:
