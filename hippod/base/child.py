@@ -79,8 +79,8 @@ def sqlite_error(name: str, errorname: str, errorcode: int, message: str) -> sql
 
 
 class Pages:
-    """A pickle's bytes, handed to the unpickler at most a page (its 128 KiB prefetch) at a time: a
-    frame of about 64 KiB with protocol 4 and up.
+    """A pickle's bytes, handed to the unpickler a page (its 128 KiB prefetch) at a time, or a frame
+    of about 64 KiB with protocol 4 and up, or one object's bytes when it is larger.
 
     `pickle.loads` is one call into C that holds the GIL until the last object is made, and the
     daemon's event loop waits as long: 0.15 to 0.17 s for a plan of a million pairs

@@ -127,22 +127,39 @@ def parse_export(data: bytes) -> ParsedExport:
     return ParsedExport(records, hippod)
 
 
+class _Key(str):
+    """A key of an export's top-level object, read through a hook (`_decode` counts them)."""
+
+
 def _decode(data: bytes) -> Any:
     """What `msgspec.json.decode(data)` gives, with an export's records decoded one at a time.
 
     One decode of a whole export is one call into C that holds the GIL, and the daemon's event loop
-    with it, though it runs in a worker thread: 80 ms for 100,000 records (18 MB), some 0.3 s near
-    the 64 MiB limit (bench/gil_holds.py). Decoded a record at a time, the interpreter can switch
-    threads between records. A document that does not decode so (not JSON, or not an object or an
-    array) is decoded whole: it raises what it always raised, or gives what it always gave.
+    with it, though it runs in a worker thread: 80 ms for 100,000 records (18 MB), and about 0.3 s
+    near the 64 MiB limit by the same rate (bench/gil_holds.py). Decoded a record at a time, the
+    interpreter can switch threads between records. A document read otherwise than a record at a
+    time by that decode (not JSON, not an object or an array, `memories` not an array, a record
+    that fails, a key given twice) is decoded whole: it raises what it always raised, or gives
+    what it always gave.
     """
+    keys = 0
+
+    def counted(kind: type, text: Any) -> _Key:
+        nonlocal keys
+        keys += 1
+        return _Key(text)
+
     try:
-        top = msgspec.json.decode(data, type=dict[str, msgspec.Raw] | list[msgspec.Raw])
+        top = msgspec.json.decode(data, type=dict[_Key, msgspec.Raw] | list[msgspec.Raw], dec_hook=counted)
         if isinstance(top, list):
             return [msgspec.json.decode(raw) for raw in top]
-        value = {key: msgspec.json.decode(raw) for key, raw in top.items() if key != "memories"}
-        if "memories" in top:
-            raws = msgspec.json.decode(top["memories"], type=list[msgspec.Raw])
+        if keys != len(top):
+            # A key given twice: the value it replaced was skipped unchecked, which a whole decode checks.
+            return msgspec.json.decode(data)
+        # Keys in the document's order, as a whole decode gives them.
+        value = {str(k): None if k == "memories" else msgspec.json.decode(raw) for k, raw in top.items()}
+        if "memories" in value:
+            raws = msgspec.json.decode(top[_Key("memories")], type=list[msgspec.Raw])
             value["memories"] = [msgspec.json.decode(raw) for raw in raws]
         return value
     except (msgspec.DecodeError, RecursionError):

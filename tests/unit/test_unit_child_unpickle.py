@@ -70,9 +70,12 @@ def test_the_collector_is_back_as_it_was() -> None:
 @pytest.mark.parametrize("protocol", [0, 2, pickle.HIGHEST_PROTOCOL])
 def test_a_truncated_pickle_raises_as_pickle_loads_does(protocol: int) -> None:
     data = pickle.dumps(_plan_like(100), protocol=protocol)
-    blob = data.find(bytes(range(256)))
-    # Inside the long text, inside the long bytes (read into a buffer), one byte short.
-    for cut in (len(data) // 3, blob + 1000, len(data) - 1):
+    cuts = [len(data) // 3, len(data) - 1]  # inside the long text, one byte short
+    if protocol >= 3:  # bytes are bytes from protocol 3 on, read into a buffer
+        blob = data.find(bytes(range(256)))
+        assert blob >= 0
+        cuts.append(blob + 1000)
+    for cut in cuts:
         with pytest.raises((EOFError, pickle.UnpicklingError)) as expected:
             pickle.loads(data[:cut])
         with pytest.raises(expected.type):
