@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import messages_cards as mc
@@ -12,57 +13,10 @@ from hippoctl.protocol.body import Body
 from hippod.base.tenancy import REQUEST_TENANT
 from hippod.calls.request import RequestContext
 from hippod.daemon import door
-from hippod.handlers import (
-    admin,
-    agents,
-    audit,
-    auth_keys,
-    backup,
-    card_runs,
-    cards,
-    compaction,
-    conflicts,
-    continuity,
-    daily,
-    dashboard,
-    dead_letters,
-    decisions,
-    doctor,
-    dormant,
-    embed,
-    failures,
-    goals,
-    graph,
-    hooks_install,
-    imports,
-    learn,
-    lifecycle,
-    mcp_tools,
-    memory,
-    outcome,
-    pinned,
-    recall,
-    refine,
-    serve,
-    service,
-    session_hooks,
-    setup,
-    sharing,
-    slack,
-    sleep,
-    team,
-    team_feed,
-    watch,
-    working_memory,
-)
-from hippod.handlers import capture as capture_handler
-from hippod.handlers import context as context_handler
-from hippod.handlers import tokens as tokens_handler
 
 Reply = tuple[Any, str]
 # A handler takes the request's context and its body, of the one type it is listed under.
 Handler = Callable[[RequestContext, Any], Awaitable[Reply]]
-_B = TypeVar("_B", bound=Body)
 
 # Reads that merge the project and global stores: one that met a store gone corrupt since it was
 # opened runs again once that store is set aside, and answers from the other (request.read_stores).
@@ -96,144 +50,154 @@ async def dispatch(ctx: RequestContext) -> Reply:
 
 
 async def _run(ctx: RequestContext) -> Reply:
-    """The reply of the handler HANDLERS lists for the request body's type."""
+    """The reply of the handler for the request body's type."""
     body = ctx.request.body
-    handler = HANDLERS.get(type(body))
-    if handler is None:
-        raise AssertionError(f"no handler for {type(body).__name__}")
-    return await handler(ctx, body)
+    return await handler(type(body))(ctx, body)
+
+
+def handler(kind: type[Body]) -> Handler:
+    """The handler of a request body type, its module imported the first time a request needs it."""
+    found = _LOADED.get(kind)
+    if found is None:
+        where = HANDLERS.get(kind)
+        if where is None:
+            raise AssertionError(f"no handler for {kind.__name__}")
+        found = _LOADED[kind] = _function(*where)
+    return found
+
+
+def _function(module: str, name: str) -> Handler:
+    """A handler by its module under hippod.handlers and its name."""
+    found: Handler = getattr(importlib.import_module(f"hippod.handlers.{module}"), name)
+    return found
 
 
 async def _import(ctx: RequestContext, body: m.Import) -> Reply:
     """`import`: the agent-notes import for `--agents`, a file's import for every other format."""
     if body.format == "agents":
-        return await agents.import_agents(ctx, body)
-    return await imports.import_(ctx, body)
+        return await _function("agents", "import_agents")(ctx, body)
+    return await _function("imports", "import_")(ctx, body)
 
 
 async def _context(ctx: RequestContext, body: m.Context) -> Reply:
     """`context`: the pinned memories alone for the per-prompt hook (`--pinned-only`), else the block."""
     if body.pinned_only:
-        return await pinned.pinned_context(ctx, body)
-    return await context_handler.context(ctx, body)
+        return await _function("pinned", "pinned_context")(ctx, body)
+    return await _function("context", "context")(ctx, body)
 
 
-def _entry(
-    kind: type[_B], handler: Callable[[RequestContext, _B], Awaitable[Reply]]
-) -> tuple[type[Body], Handler]:
-    """One row of HANDLERS; the type checker holds the handler to the body type it is listed under."""
-    return kind, handler
+# The verbs whose handler is chosen by a flag of the request.
+CHOOSERS: dict[type[Body], Handler] = {m.Import: _import, m.Context: _context}
+_LOADED: dict[type[Body], Handler] = dict(CHOOSERS)
 
-
-# Every request body type and the handler that answers it; a body missing here is a bug
-# (tests/unit/test_unit_dispatch_table.py holds it to messages.RequestBody).
-HANDLERS: dict[type[Body], Handler] = dict(
-    [
-        _entry(m.Ping, admin.ping),
-        _entry(m.DaemonStatus, admin.daemon_status),
-        _entry(m.Shutdown, admin.shutdown),
-        _entry(m.Init, setup.init),
-        _entry(m.Status, admin.status),
-        _entry(m.Remember, memory.remember),
-        _entry(m.Recall, recall.recall),
-        _entry(m.Inspect, memory.inspect),
-        _entry(m.Forget, memory.forget),
-        _entry(m.Outcome, outcome.outcome),
-        _entry(m.Embed, embed.embed),
-        _entry(m.Graph, graph.graph),
-        _entry(m.Supersede, lifecycle.supersede),
-        _entry(m.Refine, refine.refine),
-        _entry(m.Reject, lifecycle.reject),
-        _entry(m.Rejections, lifecycle.rejections_list),
-        _entry(m.Unreject, lifecycle.unreject),
-        _entry(m.Invalidate, lifecycle.invalidate),
-        _entry(m.Decide, decisions.decide),
-        _entry(m.DecideList, decisions.decide_list),
-        _entry(m.DecideGet, decisions.decide_get),
-        _entry(m.DecideClose, decisions.decide_close),
-        _entry(m.Dormant, dormant.dormant),
-        _entry(m.DormantRestore, dormant.restore),
-        _entry(m.DormantForget, dormant.forget),
-        _entry(m.AuditList, audit.audit_list),
-        _entry(m.AuditPrune, audit.audit_prune),
-        _entry(m.Sleep, sleep.sleep),
-        _entry(m.Conflicts, conflicts.conflicts),
-        _entry(m.Resolve, conflicts.resolve),
-        _entry(m.Promote, sharing.promote),
-        _entry(m.Share, sharing.share),
-        _entry(m.Peers, sharing.peers),
-        _entry(m.Sync, sharing.sync),
-        _entry(m.TeamJoin, team.team_join),
-        _entry(m.TeamLeave, team.team_leave),
-        _entry(m.TeamStatus, team.team_status),
-        _entry(m.TeamShare, team.team_share),
-        _entry(m.TeamMarks, team_feed.team_marks),
-        _entry(m.TeamChanges, team_feed.team_changes),
-        _entry(m.Workspaces, daily.workspaces),
-        _entry(m.DailyRunner, daily.daily_runner),
-        _entry(m.Import, _import),
-        _entry(m.Export, imports.export),
-        _entry(m.Backup, backup.backup),
-        _entry(m.Restore, backup.restore),
-        _entry(m.Capture, capture_handler.capture),
-        _entry(m.LearnGit, learn.learn_git),
-        _entry(m.WatchFailure, watch.watch_failure),
-        _entry(m.CaptureError, failures.capture_error),
-        _entry(m.Failures, failures.failures),
-        _entry(m.SnapshotSave, continuity.snapshot_save),
-        _entry(m.SnapshotShow, continuity.snapshot_show),
-        _entry(m.SnapshotClear, continuity.snapshot_clear),
-        _entry(m.SessionLog, continuity.session_log),
-        _entry(m.SessionShow, continuity.session_show),
-        _entry(m.SessionLatest, continuity.session_latest),
-        _entry(m.SessionResume, continuity.session_resume),
-        _entry(m.HandoffCreate, continuity.handoff_create),
-        _entry(m.HandoffLatest, continuity.handoff_latest),
-        _entry(m.HandoffShow, continuity.handoff_show),
-        _entry(m.CurrentShow, continuity.current_show),
-        _entry(m.WmPush, working_memory.wm_push),
-        _entry(m.WmRead, working_memory.wm_read),
-        _entry(m.WmClear, working_memory.wm_clear),
-        _entry(m.WmFlush, working_memory.wm_flush),
-        _entry(m.GoalPush, goals.goal_push),
-        _entry(m.GoalPop, goals.goal_pop),
-        _entry(m.GoalList, goals.goal_list),
-        _entry(m.PreCompact, compaction.pre_compact),
-        _entry(m.PostCompact, compaction.post_compact),
-        _entry(m.CompactResume, compaction.compact_resume),
-        _entry(m.SessionEnd, session_hooks.session_end),
-        _entry(m.LastSleep, session_hooks.last_sleep),
-        _entry(m.Context, _context),
-        _entry(m.Tokens, tokens_handler.tokens),
-        _entry(m.Setup, setup.setup),
-        _entry(m.HookList, hooks_install.hook_list),
-        _entry(m.HookInstall, hooks_install.hook_install),
-        _entry(m.HookUninstall, hooks_install.hook_uninstall),
-        _entry(m.ServiceInstall, service.install_service),
-        _entry(m.ServiceUninstall, service.uninstall_service),
-        _entry(m.Doctor, doctor.doctor),
-        _entry(m.SupportBundle, doctor.support_bundle),
-        _entry(m.McpToolCall, mcp_tools.mcp_tool_call),
-        _entry(m.Serve, serve.serve),
-        _entry(m.DashboardStart, dashboard.dashboard_start),
-        _entry(m.DashboardStop, dashboard.dashboard_stop),
-        _entry(m.AuthCreate, auth_keys.auth_create),
-        _entry(m.AuthList, auth_keys.auth_list),
-        _entry(m.AuthRevoke, auth_keys.auth_revoke),
-        _entry(m.AuthToken, auth_keys.auth_token),
-        _entry(m.SlackBackfill, slack.slack_backfill),
-        _entry(m.DeadLetters, dead_letters.dead_letters),
-        _entry(m.DeadLetterReplay, dead_letters.replay_letters),
-        _entry(mc.CardCreate, cards.create),
-        _entry(mc.CardShow, cards.show),
-        _entry(mc.CardList, cards.list_cards),
-        _entry(mc.CardComment, cards.comment),
-        _entry(mc.CardDepend, cards.depend),
-        _entry(mc.CardClaim, card_runs.claim),
-        _entry(mc.CardHeartbeat, card_runs.heartbeat),
-        _entry(mc.CardBlock, card_runs.block),
-        _entry(mc.CardReview, card_runs.review),
-        _entry(mc.CardComplete, card_runs.complete),
-        _entry(mc.CardReclaim, card_runs.reclaim),
-    ]
-)
+# Every other request body type and its handler: (module under hippod.handlers, function). A daemon
+# imports a handler's module when a request first needs it, so it starts without the modules behind
+# verbs it may never serve (doctor, MCP, imports: about 190 modules). A body missing from both
+# tables is a bug: tests/unit/test_unit_dispatch_table.py holds them to messages.RequestBody, and
+# each handler to the body type it is listed under.
+HANDLERS: dict[type[Body], tuple[str, str]] = {
+    m.Ping: ("admin", "ping"),
+    m.DaemonStatus: ("admin", "daemon_status"),
+    m.Shutdown: ("admin", "shutdown"),
+    m.Init: ("setup", "init"),
+    m.Status: ("admin", "status"),
+    m.Remember: ("memory", "remember"),
+    m.Recall: ("recall", "recall"),
+    m.Inspect: ("memory", "inspect"),
+    m.Forget: ("memory", "forget"),
+    m.Outcome: ("outcome", "outcome"),
+    m.Embed: ("embed", "embed"),
+    m.Graph: ("graph", "graph"),
+    m.Supersede: ("lifecycle", "supersede"),
+    m.Refine: ("refine", "refine"),
+    m.Reject: ("lifecycle", "reject"),
+    m.Rejections: ("lifecycle", "rejections_list"),
+    m.Unreject: ("lifecycle", "unreject"),
+    m.Invalidate: ("lifecycle", "invalidate"),
+    m.Decide: ("decisions", "decide"),
+    m.DecideList: ("decisions", "decide_list"),
+    m.DecideGet: ("decisions", "decide_get"),
+    m.DecideClose: ("decisions", "decide_close"),
+    m.Dormant: ("dormant", "dormant"),
+    m.DormantRestore: ("dormant", "restore"),
+    m.DormantForget: ("dormant", "forget"),
+    m.AuditList: ("audit", "audit_list"),
+    m.AuditPrune: ("audit", "audit_prune"),
+    m.Sleep: ("sleep", "sleep"),
+    m.Conflicts: ("conflicts", "conflicts"),
+    m.Resolve: ("conflicts", "resolve"),
+    m.Promote: ("sharing", "promote"),
+    m.Share: ("sharing", "share"),
+    m.Peers: ("sharing", "peers"),
+    m.Sync: ("sharing", "sync"),
+    m.TeamJoin: ("team", "team_join"),
+    m.TeamLeave: ("team", "team_leave"),
+    m.TeamStatus: ("team", "team_status"),
+    m.TeamShare: ("team", "team_share"),
+    m.TeamMarks: ("team_feed", "team_marks"),
+    m.TeamChanges: ("team_feed", "team_changes"),
+    m.Workspaces: ("daily", "workspaces"),
+    m.DailyRunner: ("daily", "daily_runner"),
+    m.Export: ("imports", "export"),
+    m.Backup: ("backup", "backup"),
+    m.Restore: ("backup", "restore"),
+    m.Capture: ("capture", "capture"),
+    m.LearnGit: ("learn", "learn_git"),
+    m.WatchFailure: ("watch", "watch_failure"),
+    m.CaptureError: ("failures", "capture_error"),
+    m.Failures: ("failures", "failures"),
+    m.SnapshotSave: ("continuity", "snapshot_save"),
+    m.SnapshotShow: ("continuity", "snapshot_show"),
+    m.SnapshotClear: ("continuity", "snapshot_clear"),
+    m.SessionLog: ("continuity", "session_log"),
+    m.SessionShow: ("continuity", "session_show"),
+    m.SessionLatest: ("continuity", "session_latest"),
+    m.SessionResume: ("continuity", "session_resume"),
+    m.HandoffCreate: ("continuity", "handoff_create"),
+    m.HandoffLatest: ("continuity", "handoff_latest"),
+    m.HandoffShow: ("continuity", "handoff_show"),
+    m.CurrentShow: ("continuity", "current_show"),
+    m.WmPush: ("working_memory", "wm_push"),
+    m.WmRead: ("working_memory", "wm_read"),
+    m.WmClear: ("working_memory", "wm_clear"),
+    m.WmFlush: ("working_memory", "wm_flush"),
+    m.GoalPush: ("goals", "goal_push"),
+    m.GoalPop: ("goals", "goal_pop"),
+    m.GoalList: ("goals", "goal_list"),
+    m.PreCompact: ("compaction", "pre_compact"),
+    m.PostCompact: ("compaction", "post_compact"),
+    m.CompactResume: ("compaction", "compact_resume"),
+    m.SessionEnd: ("session_hooks", "session_end"),
+    m.LastSleep: ("session_hooks", "last_sleep"),
+    m.Tokens: ("tokens", "tokens"),
+    m.Setup: ("setup", "setup"),
+    m.HookList: ("hooks_install", "hook_list"),
+    m.HookInstall: ("hooks_install", "hook_install"),
+    m.HookUninstall: ("hooks_install", "hook_uninstall"),
+    m.ServiceInstall: ("service", "install_service"),
+    m.ServiceUninstall: ("service", "uninstall_service"),
+    m.Doctor: ("doctor", "doctor"),
+    m.SupportBundle: ("doctor", "support_bundle"),
+    m.McpToolCall: ("mcp_tools", "mcp_tool_call"),
+    m.Serve: ("serve", "serve"),
+    m.DashboardStart: ("dashboard", "dashboard_start"),
+    m.DashboardStop: ("dashboard", "dashboard_stop"),
+    m.AuthCreate: ("auth_keys", "auth_create"),
+    m.AuthList: ("auth_keys", "auth_list"),
+    m.AuthRevoke: ("auth_keys", "auth_revoke"),
+    m.AuthToken: ("auth_keys", "auth_token"),
+    m.SlackBackfill: ("slack", "slack_backfill"),
+    m.DeadLetters: ("dead_letters", "dead_letters"),
+    m.DeadLetterReplay: ("dead_letters", "replay_letters"),
+    mc.CardCreate: ("cards", "create"),
+    mc.CardShow: ("cards", "show"),
+    mc.CardList: ("cards", "list_cards"),
+    mc.CardComment: ("cards", "comment"),
+    mc.CardDepend: ("cards", "depend"),
+    mc.CardClaim: ("card_runs", "claim"),
+    mc.CardHeartbeat: ("card_runs", "heartbeat"),
+    mc.CardBlock: ("card_runs", "block"),
+    mc.CardReview: ("card_runs", "review"),
+    mc.CardComplete: ("card_runs", "complete"),
+    mc.CardReclaim: ("card_runs", "reclaim"),
+}
