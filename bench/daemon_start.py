@@ -1,11 +1,12 @@
 """Daemon start: how long a new daemon takes to answer, and the CPU one short daemon life costs.
 
 Each run makes a new sandbox, starts `python -m hippod run`, waits until it answers a Ping, sends
-one Remember and one Recall (as a hook's first calls would), and stops it. A client that starts its
-daemon waits the "answers" time; the test suite starts hundreds of daemons and pays the CPU time
-for each. `--daemon-path` runs another checkout's hippod (its folder first on PYTHONPATH), and the
-two are run interleaved so both see the same machine load. A measuring tool, not a test: it prints
-a table and asserts nothing about time.
+one Remember and one Recall (an agent's first calls), and stops it. A client that starts its daemon
+waits the "answers" time (polled every 50 ms: differences under that are noise); the test suite
+starts hundreds of daemons and pays the CPU time for each. The daemon is this checkout's (its folder
+first on PYTHONPATH); `--daemon-path` adds another checkout's, run interleaved with it so both see
+the same machine load. A measuring tool, not a test: it prints a table and asserts nothing about
+time.
 
 Usage: python bench/daemon_start.py [--runs 20] [--daemon-path DIR] [--tmpdir /tmp]
 """
@@ -18,10 +19,13 @@ import shutil
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from harness import BenchError, call, make_sandbox, pct, start_daemon, stop_daemon
 
 from hippoctl.protocol import messages as m
+
+HERE = str(Path(__file__).resolve().parents[1])
 
 
 def _children_cpu() -> float:
@@ -30,21 +34,22 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def one_life(daemon_path: str | None, tmpdir: str) -> tuple[float, float]:
+def one_life(daemon_path: str, tmpdir: str) -> tuple[float, float]:
     """(seconds until the new daemon answered, CPU seconds of its whole life)."""
     sb = make_sandbox(0, tmpdir)
-    if daemon_path:
-        sb.env["PYTHONPATH"] = daemon_path
+    sb.env["PYTHONPATH"] = daemon_path
     try:
         cpu = _children_cpu()
         started = time.perf_counter()
         proc = start_daemon(sb)
         answered = time.perf_counter() - started
-        first_calls = (m.Remember(content="the staging deploy needs the vpn"), m.Recall(query="staging"))
-        for body in first_calls:
-            if not isinstance(call(sb.sock, sb.home, sb.base, body), m.Result):
-                raise BenchError(f"{type(body).__name__} failed")
-        stop_daemon(proc)
+        try:
+            first_calls = (m.Remember(content="the staging deploy needs the vpn"), m.Recall(query="staging"))
+            for body in first_calls:
+                if not isinstance(call(sb.sock, sb.home, sb.base, body), m.Result):
+                    raise BenchError(f"{type(body).__name__} failed")
+        finally:
+            stop_daemon(proc)
         return answered, _children_cpu() - cpu
     finally:
         shutil.rmtree(sb.base, ignore_errors=True)
@@ -56,12 +61,13 @@ def main() -> int:
     parser.add_argument("--daemon-path", help="PYTHONPATH of a second daemon to compare: another checkout")
     parser.add_argument("--tmpdir", default="/tmp")
     args = parser.parse_args()
-    kinds = {"this checkout": None}
+    kinds = {"this checkout": HERE}
     if args.daemon_path:
         kinds[args.daemon_path] = args.daemon_path
     answers: dict[str, list[float]] = {kind: [] for kind in kinds}
     cpus: dict[str, list[float]] = {kind: [] for kind in kinds}
-    one_life(None, args.tmpdir)  # warm the page cache
+    for path in kinds.values():
+        one_life(path, args.tmpdir)  # warm the page cache
     for _ in range(args.runs):
         for kind, path in kinds.items():
             answered, cpu = one_life(path, args.tmpdir)

@@ -17,6 +17,10 @@ TEAM_UNREACHABLE = "team_unreachable"
 # and a write whose COMMIT was sent but never answered, stored or not (HTTP 503).
 COMMIT_UNKNOWN = "commit_unknown"
 
+# A verb whose handler the daemon had not loaded yet, and can no longer load: its installed code
+# changed since it started (an upgrade in place). `hippoctl daemon restart` mends it. Exit 1.
+DAEMON_OUTDATED = "daemon_outdated"
+
 
 def exit_code_for(code: str) -> int:
     """Return the process exit code that an `Error` with this code produces."""

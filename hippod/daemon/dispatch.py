@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -10,13 +11,18 @@ from typing import Any
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import messages_cards as mc
 from hippoctl.protocol.body import Body
+from hippoctl.protocol.errors import DAEMON_OUTDATED
+from hippod.base.errors import HippoError
 from hippod.base.tenancy import REQUEST_TENANT
 from hippod.calls.request import RequestContext
 from hippod.daemon import door
+from hippod.handlers import admin
 
 Reply = tuple[Any, str]
 # A handler takes the request's context and its body, of the one type it is listed under.
 Handler = Callable[[RequestContext, Any], Awaitable[Reply]]
+# Where a handler is: (its module under hippod.handlers, its name).
+Where = tuple[str, str]
 
 # Reads that merge the project and global stores: one that met a store gone corrupt since it was
 # opened runs again once that store is set aside, and answers from the other (request.read_stores).
@@ -52,50 +58,60 @@ async def dispatch(ctx: RequestContext) -> Reply:
 async def _run(ctx: RequestContext) -> Reply:
     """The reply of the handler for the request body's type."""
     body = ctx.request.body
-    return await handler(type(body))(ctx, body)
+    return await (await handler(_where(body)))(ctx, body)
 
 
-def handler(kind: type[Body]) -> Handler:
-    """The handler of a request body type, its module imported the first time a request needs it."""
-    found = _LOADED.get(kind)
+def _where(body: Body) -> Where:
+    """Where the handler of this request is."""
+    if isinstance(body, m.Import):
+        return CHOICES[m.Import][0 if body.format == "agents" else 1]
+    if isinstance(body, m.Context):
+        return CHOICES[m.Context][0 if body.pinned_only else 1]
+    where = HANDLERS.get(type(body))
+    if where is None:
+        raise AssertionError(f"no handler for {type(body).__name__}")
+    return where
+
+
+async def handler(where: Where) -> Handler:
+    """The handler at `where`, its module imported the first time a request needs it: in a worker
+    thread, as the loop serves on (the MCP tools' module takes about 40 ms)."""
+    found = _LOADED.get(where)
     if found is None:
-        where = HANDLERS.get(kind)
-        if where is None:
-            raise AssertionError(f"no handler for {kind.__name__}")
-        found = _LOADED[kind] = _function(*where)
+        # Two requests may import the same module at once: the import system's lock makes the second
+        # wait for the first, and both find the same function.
+        found = _LOADED[where] = await asyncio.to_thread(_function, *where)
     return found
 
 
 def _function(module: str, name: str) -> Handler:
     """A handler by its module under hippod.handlers and its name."""
-    found: Handler = getattr(importlib.import_module(f"hippod.handlers.{module}"), name)
+    try:
+        found: Handler = getattr(importlib.import_module(f"hippod.handlers.{module}"), name)
+    except ImportError as exc:
+        # Its code on disk is not what the daemon started with (an upgrade in place, a `git pull`).
+        raise HippoError(
+            DAEMON_OUTDATED,
+            f"hippod cannot load its handler for this request ({type(exc).__name__}: {exc})",
+            hint="the installed hippod changed since this daemon started: run `hippoctl daemon restart`",
+        ) from None
     return found
 
 
-async def _import(ctx: RequestContext, body: m.Import) -> Reply:
-    """`import`: the agent-notes import for `--agents`, a file's import for every other format."""
-    if body.format == "agents":
-        return await _function("agents", "import_agents")(ctx, body)
-    return await _function("imports", "import_")(ctx, body)
+# The verbs whose handler a flag of the request chooses: (the handler when it is set, else).
+CHOICES: dict[type[Body], tuple[Where, Where]] = {
+    # `import --agents`: the agent-notes import; a file's import for every other format.
+    m.Import: (("agents", "import_agents"), ("imports", "import_")),
+    # `context --pinned-only`, the per-prompt hook: the pinned memories alone; else the block.
+    m.Context: (("pinned", "pinned_context"), ("context", "context")),
+}
 
-
-async def _context(ctx: RequestContext, body: m.Context) -> Reply:
-    """`context`: the pinned memories alone for the per-prompt hook (`--pinned-only`), else the block."""
-    if body.pinned_only:
-        return await _function("pinned", "pinned_context")(ctx, body)
-    return await _function("context", "context")(ctx, body)
-
-
-# The verbs whose handler is chosen by a flag of the request.
-CHOOSERS: dict[type[Body], Handler] = {m.Import: _import, m.Context: _context}
-_LOADED: dict[type[Body], Handler] = dict(CHOOSERS)
-
-# Every other request body type and its handler: (module under hippod.handlers, function). A daemon
-# imports a handler's module when a request first needs it, so it starts without the modules behind
-# verbs it may never serve (doctor, MCP, imports: about 190 modules). A body missing from both
-# tables is a bug: tests/unit/test_unit_dispatch_table.py holds them to messages.RequestBody, and
-# each handler to the body type it is listed under.
-HANDLERS: dict[type[Body], tuple[str, str]] = {
+# Every other request body type and its handler. A daemon imports a handler's module when a request
+# first needs it, so it starts without the modules behind verbs it may never serve (doctor, MCP,
+# imports: about 190 modules). A body missing from both tables is a bug:
+# tests/unit/test_unit_dispatch_table.py holds them to messages.RequestBody, and each handler to
+# the body type it is listed under.
+HANDLERS: dict[type[Body], Where] = {
     m.Ping: ("admin", "ping"),
     m.DaemonStatus: ("admin", "daemon_status"),
     m.Shutdown: ("admin", "shutdown"),
@@ -200,4 +216,11 @@ HANDLERS: dict[type[Body], tuple[str, str]] = {
     mc.CardReview: ("card_runs", "review"),
     mc.CardComplete: ("card_runs", "complete"),
     mc.CardReclaim: ("card_runs", "reclaim"),
+}
+
+# Ping, DaemonStatus and Shutdown answer however the code on disk has changed since the daemon
+# started (daemon.md §7: `daemon status|stop|restart` work between any versions): their module is
+# loaded with the daemon.
+_LOADED: dict[Where, Handler] = {
+    where: getattr(admin, where[1]) for where in HANDLERS.values() if where[0] == "admin"
 }

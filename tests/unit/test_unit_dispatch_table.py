@@ -3,52 +3,81 @@ a handler written for that body type."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import subprocess
 import sys
 import typing
+from pathlib import Path
 
 import pytest
 
 from hippoctl.protocol import messages as m
+from hippod.base.errors import HippoError
 from hippod.daemon import dispatch
 
 WIRE = set(m.RequestBody.__args__)
+REPO = Path(__file__).resolve().parents[2]
+# Every (body type, where its handler is), the choices of a flag included.
+ROWS = [(kind, where) for kind, where in dispatch.HANDLERS.items()] + [
+    (kind, where) for kind, pair in dispatch.CHOICES.items() for where in pair
+]
 
 
 def test_every_request_body_has_a_handler() -> None:
-    listed = set(dispatch.HANDLERS) | set(dispatch.CHOOSERS)
+    listed = set(dispatch.HANDLERS) | set(dispatch.CHOICES)
     assert {kind.__name__ for kind in WIRE - listed} == set()
 
 
 def test_every_handler_answers_a_body_the_wire_carries() -> None:
     assert set(dispatch.HANDLERS) <= WIRE
-    assert set(dispatch.CHOOSERS) <= WIRE
-    assert not set(dispatch.HANDLERS) & set(dispatch.CHOOSERS)
+    assert set(dispatch.CHOICES) <= WIRE
+    assert not set(dispatch.HANDLERS) & set(dispatch.CHOICES)
 
 
-@pytest.mark.parametrize("kind", sorted(WIRE, key=lambda kind: kind.__name__), ids=lambda kind: kind.__name__)
-def test_each_handler_takes_the_body_it_is_listed_under(kind: type) -> None:
+@pytest.mark.parametrize(("kind", "where"), ROWS, ids=[f"{k.__name__}-{w[1]}" for k, w in ROWS])
+def test_each_handler_takes_the_body_it_is_listed_under(kind: type, where: dispatch.Where) -> None:
     # What the type checker held the table to while it named the functions themselves.
-    found = dispatch.handler(kind)
+    found = asyncio.run(dispatch.handler(where))
     assert inspect.iscoroutinefunction(found)
-    params = list(inspect.signature(found).parameters)
-    assert len(params) == 2
+    params = list(inspect.signature(found).parameters.values())
+    assert len(params) >= 2
+    assert all(p.default is not inspect.Parameter.empty for p in params[2:])
     hints = typing.get_type_hints(found)
-    assert hints[params[1]] is kind
+    assert hints[params[1].name] is kind
     assert typing.get_origin(hints["return"]) is tuple
+
+
+def test_a_flag_chooses_the_handler() -> None:
+    assert dispatch._where(m.Import(path="notes.md", format="agents")) == ("agents", "import_agents")
+    assert dispatch._where(m.Import(path="notes.md", format="markdown")) == ("imports", "import_")
+    assert dispatch._where(m.Context(pinned_only=True)) == ("pinned", "pinned_context")
+    assert dispatch._where(m.Context()) == ("context", "context")
+    assert dispatch._where(m.Recall(query="deploy")) == ("recall", "recall")
 
 
 def test_an_unknown_body_is_named() -> None:
     with pytest.raises(AssertionError, match="no handler for Welcome"):
-        dispatch.handler(m.Welcome)  # type: ignore[arg-type]
+        dispatch._where(m.Welcome(protocol=1, daemon_version="0", pid=1, started_at="", home=""))  # type: ignore[arg-type]
 
 
-def test_a_daemon_starts_without_the_handlers() -> None:
-    # Importing the daemon loads no handler: each is imported by the first request that needs it.
-    code = (
-        "import sys; import hippod.daemon.app; "
-        "print(sorted(n for n in sys.modules if n.startswith('hippod.handlers.')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+def test_a_handler_that_no_longer_loads_is_named_with_the_remedy() -> None:
+    with pytest.raises(HippoError) as caught:
+        asyncio.run(dispatch.handler(("no_such_module", "verb")))
+    assert caught.value.code == "daemon_outdated"
+    assert "ModuleNotFoundError" in caught.value.message
+    assert caught.value.hint is not None and "hippoctl daemon restart" in caught.value.hint
+
+
+def test_a_daemon_starts_with_the_status_and_stop_handlers_alone() -> None:
+    # Each handler is imported by the first request that needs it, but for Ping, DaemonStatus and
+    # Shutdown: `daemon status|stop|restart` must work whatever changed on disk since the start.
+    code = "import sys; import hippod.daemon.app; print('\\n'.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert {name for name in loaded if name.startswith("hippod.handlers.")} == {"hippod.handlers.admin"}
+    # Nor what only those handlers use.
+    behind = ("hippod.recall.", "hippod.mcp.", "hippod.integrations.")
+    assert {name for name in loaded if name.startswith(behind)} == set()
+    assert "hippod.doctor.run" not in loaded

