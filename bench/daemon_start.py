@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness import BenchError, call, make_sandbox, pct, start_daemon, stop_daemon
+from harness import BenchError, call, kill_all_daemons, make_sandbox, pct, start_daemon, stop_daemon
 
 from hippoctl.protocol import messages as m
 
@@ -66,13 +66,16 @@ def main() -> int:
         kinds[args.daemon_path] = args.daemon_path
     answers: dict[str, list[float]] = {kind: [] for kind in kinds}
     cpus: dict[str, list[float]] = {kind: [] for kind in kinds}
-    for path in kinds.values():
-        one_life(path, args.tmpdir)  # warm the page cache
-    for _ in range(args.runs):
-        for kind, path in kinds.items():
-            answered, cpu = one_life(path, args.tmpdir)
-            answers[kind].append(answered)
-            cpus[kind].append(cpu)
+    try:
+        for path in kinds.values():
+            one_life(path, args.tmpdir)  # warm the page cache
+        for _ in range(args.runs):
+            for kind, path in kinds.items():
+                answered, cpu = one_life(path, args.tmpdir)
+                answers[kind].append(answered)
+                cpus[kind].append(cpu)
+    finally:
+        kill_all_daemons()  # one that never answered
     print(f"daemon start, {args.runs} runs each, interleaved")
     print(f"{'daemon':<40}  {'answers p50 (ms)':>16}  {'p90':>6}  {'CPU per life p50 (ms)':>21}")
     for kind in kinds:

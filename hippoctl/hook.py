@@ -19,8 +19,9 @@ from hippoctl.protocol import messages as m
 DEFAULT_BUDGET_MS = 4000
 # Compaction hooks read transcripts and write snapshots; compact-resume prints one back.
 VERB_BUDGET_MS = {"pre-compact": 25_000, "post-compact": 25_000, "compact-resume": 8_000}
-# Replies that mean "not done, try later": the request is spooled rather than dropped.
-RETRY_LATER = frozenset({"shutting_down", "unsupported_request", "protocol_mismatch"})
+# Replies that mean "not done, try later": the request is spooled rather than dropped (a daemon
+# outdated by an upgrade in place replays it once restarted).
+RETRY_LATER = frozenset({"shutting_down", "unsupported_request", "protocol_mismatch", errors.DAEMON_OUTDATED})
 
 
 def budget_seconds(verb: str, environ: dict[str, str] | os._Environ[str] | None = None) -> float:

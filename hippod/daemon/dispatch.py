@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -17,6 +18,8 @@ from hippod.base.tenancy import REQUEST_TENANT
 from hippod.calls.request import RequestContext
 from hippod.daemon import door
 from hippod.handlers import admin
+
+log = logging.getLogger("hippod.server")
 
 Reply = tuple[Any, str]
 # A handler takes the request's context and its body, of the one type it is listed under.
@@ -88,12 +91,15 @@ def _function(module: str, name: str) -> Handler:
     """A handler by its module under hippod.handlers and its name."""
     try:
         found: Handler = getattr(importlib.import_module(f"hippod.handlers.{module}"), name)
-    except ImportError as exc:
-        # Its code on disk is not what the daemon started with (an upgrade in place, a `git pull`).
+    except (ImportError, AttributeError, SyntaxError) as exc:
+        # Its code on disk is not what the daemon started with: an upgrade in place, a `git pull`,
+        # or one still being written. The message names modules and names only, no memory text.
+        log.warning("the handler %s.%s does not load: %s: %s", module, name, type(exc).__name__, exc)
         raise HippoError(
             DAEMON_OUTDATED,
-            f"hippod cannot load its handler for this request ({type(exc).__name__}: {exc})",
-            hint="the installed hippod changed since this daemon started: run `hippoctl daemon restart`",
+            f"hippod cannot load its handler for this request ({type(exc).__name__}: {exc}):"
+            " the installed hippod changed since this daemon started",
+            hint="hippoctl daemon restart",
         ) from None
     return found
 

@@ -26,6 +26,7 @@ from typing import Any
 from watchfiles import Change, awatch
 
 from hippoctl.protocol import spool
+from hippoctl.protocol.errors import DAEMON_OUTDATED
 from hippoctl.protocol.files import replace
 from hippod.base import clock
 from hippod.base.errors import HippoError, log_failure
@@ -186,8 +187,9 @@ class SpoolReplayer:
         except HippoError as exc:
             if exc.code in PERMANENT:
                 self._fail(path, f"not replayable: {exc.message}")
-            else:
+            elif exc.code != DAEMON_OUTDATED:
                 self._tried(path, exc.message)
+            # else: not a try; the file waits for the restarted daemon (its handler logged why).
             return False
         except Exception as exc:
             log_failure(f"replaying spool file {folder}/{name}", exc)

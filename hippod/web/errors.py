@@ -47,6 +47,7 @@ STATUS_OF_CODE: dict[str, int] = {
     "slack_error": 502,
     "slack_unreachable": 502,
     "shutting_down": 503,
+    codes.DAEMON_OUTDATED: 503,
     sqlite_errors.CORRUPT: 503,
     "bad_config": 503,
     "foreign_store": 503,

@@ -103,7 +103,7 @@ def test_the_daemon_loads_an_http_client_only_when_a_model_api_is_called() -> No
 
 def test_the_daemon_loads_the_mcp_sdk_only_when_post_mcp_is_asked() -> None:
     # An open listener carries the /mcp route but not the SDK; its first request loads mcp_http.
-    loaded = _loaded_after("import hippod.main, hippod.daemon.app, hippod.web.listener, hippod.web.app")
+    loaded = _loaded_after(f"{EVERY_HANDLER}; import hippod.web.listener, hippod.web.app")
     assert loaded & {"mcp", "mcp_types", "pydantic"} == set()
     assert {"mcp", "pydantic"} <= _loaded_after("import hippod.web.mcp_http")
 

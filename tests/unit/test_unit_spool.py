@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -9,6 +10,7 @@ import stat
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import msgspec
 import platformdirs
@@ -17,9 +19,11 @@ import pytest
 from hippoctl import hook
 from hippoctl.protocol import messages as m
 from hippoctl.protocol import spool
+from hippoctl.protocol.errors import DAEMON_OUTDATED
 from hippod.base.config import load_daemon_config
+from hippod.base.errors import HippoError
 from hippod.ingest.spool_requests import NotReplayable, request_for, session_end_document
-from hippod.jobs.spool_replay import tries_so_far
+from hippod.jobs.spool_replay import SpoolReplayer, tries_so_far
 from hippod.store.roots import global_root
 
 NAME = re.compile(r"^(\d{8}T\d{9})-(\d+)-([0-9a-f]{4})\.json$")
@@ -221,3 +225,34 @@ def test_unusable_watch_settings_fall_back_to_the_defaults(tmp_path: Path) -> No
         "watch.debounceMs must be a number >= 0; using the default",
         "watch.rescanSeconds must be a number >= 0.1; using the default",
     ]
+
+
+def test_a_replay_an_outdated_daemon_refuses_waits_for_the_restart_without_a_try(tmp_path: Path) -> None:
+    # A daemon whose installed code changed under it cannot load the verb's handler: the file is
+    # kept for the restarted daemon, its tries untouched; any other refusal is a try.
+    path = spool.write(str(tmp_path), spool.new_name(), document())
+    err = path[: -len(spool.SUFFIX)] + spool.ERR_SUFFIX
+    refusals = iter([DAEMON_OUTDATED, "bad_config"])
+
+    async def refuse(ctx: object) -> object:
+        raise HippoError(next(refusals), "refused")
+
+    state = SimpleNamespace(hook_jobs=SimpleNamespace(holds=lambda key: False))
+    kind_folder, name = os.path.split(path)
+    root, folder = os.path.split(kind_folder)
+    replayer = SpoolReplayer(state, refuse, watch=False, root=root)  # type: ignore[arg-type]
+    assert asyncio.run(replayer.replay_file(folder, name)) is False
+    assert os.path.exists(path) and tries_so_far(err) == 0
+    assert asyncio.run(replayer.replay_file(folder, name)) is False
+    assert os.path.exists(path) and tries_so_far(err) == 1
+
+
+@pytest.mark.parametrize(("code", "spooled"), [(DAEMON_OUTDATED, 1), ("bad_input", 0)])
+def test_a_hook_an_outdated_daemon_refuses_is_spooled_for_its_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str, spooled: int
+) -> None:
+    monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr("hippoctl.hook.call", lambda *a, **k: m.Error(id=1, code=code, message="refused"))
+    request = m.Request(id=1, cwd=str(tmp_path), body=m.CaptureError())
+    assert hook.run("capture-error", request, spawn=False, strict=False, argv=["capture-error"]) == 0
+    assert len(spool.json_names(os.path.join(spool.spool_root(), "capture-error"))) == spooled
