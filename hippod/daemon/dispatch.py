@@ -7,6 +7,7 @@ import importlib
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hippoctl.protocol import messages as m
@@ -20,6 +21,8 @@ from hippod.daemon import door
 from hippod.handlers import admin
 
 log = logging.getLogger("hippod.server")
+# The thread that imports handlers' modules (`handler`); it exits with the daemon when idle.
+_IMPORTS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hippod-imports")
 
 Reply = tuple[Any, str]
 # A handler takes the request's context and its body, of the one type it is listed under.
@@ -77,13 +80,14 @@ def _where(body: Body) -> Where:
 
 
 async def handler(where: Where) -> Handler:
-    """The handler at `where`, its module imported the first time a request needs it: in a worker
-    thread, as the loop serves on (the MCP tools' module takes about 40 ms)."""
+    """The handler at `where`, its module imported the first time a request needs it: in a thread
+    of its own, as the loop serves on (the MCP tools' module takes about 40 ms)."""
     found = _LOADED.get(where)
     if found is None:
-        # Two requests may import the same module at once: the import system's lock makes the second
-        # wait for the first, and both find the same function.
-        found = _LOADED[where] = await asyncio.to_thread(_function, *where)
+        # Not the default executor's threads: a mirror heal or a sleep can hold them all for minutes,
+        # and the first request of a verb would wait behind that work. One thread imports in turn.
+        loading = asyncio.get_running_loop().run_in_executor(_IMPORTS, _function, *where)
+        found = _LOADED[where] = await loading
     return found
 
 
