@@ -18,7 +18,8 @@ TEAM_UNREACHABLE = "team_unreachable"
 COMMIT_UNKNOWN = "commit_unknown"
 
 # A verb whose handler the daemon had not loaded yet, and can no longer load: its installed code
-# changed since it started (an upgrade in place). `hippoctl daemon restart` mends it. Exit 1.
+# changed since it started (an upgrade in place). `hippoctl daemon restart` mends it. Exit 1
+# (HTTP 503).
 DAEMON_OUTDATED = "daemon_outdated"
 
 

@@ -3,7 +3,9 @@
 Files are replayed oldest first, at start and whenever one appears, as if live with their output
 discarded. Success deletes the file. A failure is noted in `<name>.err` beside it and retried at the
 next start or after 5 minutes, up to 3 tries; then both move to `spool/failed/`. A file that can
-never succeed (not JSON, unknown kind, a payload the verb refuses) moves there at once.
+never succeed (not JSON, unknown kind, a payload the verb refuses) moves there at once. One that a
+daemon can no longer serve because its installed code changed under it (`daemon_outdated`) is not
+a try: it waits for the restarted daemon.
 
 Exactly once: each hook request carries a key (its spool file name), and its handler records the
 key in the transaction that holds the request's effect (store/sqlite/spool_marks.py). A daemon killed
