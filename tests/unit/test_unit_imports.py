@@ -124,3 +124,14 @@ def test_the_daemon_loads_the_postgresql_driver_only_for_a_team_store() -> None:
     loaded = _loaded_after(f"{EVERY_HANDLER}; import hippod.web.listener")
     assert loaded & {"psycopg", "psycopg_pool"} == set()
     assert {"psycopg", "psycopg_pool"} <= _loaded_after("import hippod.store.postgres.memories")
+
+
+def test_a_daemon_starts_with_the_status_and_stop_handlers_alone() -> None:
+    # Each handler is imported by the first request that needs it, but for Ping, DaemonStatus and
+    # Shutdown: `daemon status|stop|restart` must work whatever changed on disk since the start.
+    loaded = _modules_after("import hippod.daemon.app")
+    assert {name for name in loaded if name.startswith("hippod.handlers.")} == {"hippod.handlers.admin"}
+    # Nor what only those handlers use.
+    behind = ("hippod.recall.", "hippod.mcp.", "hippod.integrations.")
+    assert {name for name in loaded if name.startswith(behind)} == set()
+    assert "hippod.doctor.run" not in loaded
